@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One-command set-up for a fresh Debian 12 machine (run as root): installs the Debian packages moetwin
+# needs, configures and builds, then either runs the main job on the shipped default scenario or runs
+# the test suite.
+#   bash bootstrap.sh run    # set up, build, predict scenarios/default.toml
+#   bash bootstrap.sh test   # set up, build, run every test (ctest)
+# Environment: BUILD_DIR (default build), CMAKE_ARGS (extra configure flags), JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-run}
+build_dir=${BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+
+packages=(
+  build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev
+  libsimgrid-dev libboost-graph-dev libtomlplusplus-dev libhdf5-dev hdf5-tools libfabric-dev libfabric-bin
+  libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin gnuplot-nox
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then echo "bootstrap: run as root to install packages" >&2; exit 1; fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The CUDA toolkit (nvcc, cuBLAS, NCCL) is used from /usr/local/cuda when present; without it the GPU
+# parts are skipped and everything else builds and tests.
+if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+
+# shellcheck disable=SC2086
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-}
+cmake --build "$build_dir" -j "$jobs"
+
+case "$mode" in
+  run)
+    "$build_dir"/cli/moetwin inspect scenarios/default.toml
+    ;;
+  test)
+    ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600
+    ;;
+  *)
+    echo "usage: bash bootstrap.sh run|test" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,136 @@
+// The hardware, model and dispatcher catalog: published facts with their sources, loaded from the
+// TOML data files in catalog/data/ (never code constants). All quantities in SI units.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace moetwin {
+
+// One GPU model (dense peak rates, no sparsity). Source: vendor datasheets, see catalog/data/gpus.toml.
+struct GpuSpec {
+  std::string name;                // e.g. "H200-SXM"
+  double bf16_flops = 0;           // dense BF16 peak, FLOP/s
+  double fp8_flops = 0;            // dense FP8 peak, FLOP/s
+  double hbm_bytes = 0;            // HBM capacity, bytes (decimal GB as marketed x 1e9)
+  double hbm_bandwidth = 0;        // HBM bandwidth, bytes/s
+  int nvlink_gen = 0;              // NVLink generation
+  double nvlink_bandwidth = 0;     // per-GPU NVLink bandwidth per direction, bytes/s (marketed bidir / 2)
+  int sms = 0;                     // streaming multiprocessors
+  // Achievable fraction of peak per op class, used by the roofline compute model until calibration
+  // data exists. Keys: "gemm", "grouped_gemm", "attention", "elementwise" (of HBM bandwidth).
+  std::map<std::string, double> efficiency;
+  std::string source;
+};
+
+// One EC2 instance type: a node of the simulated cluster.
+struct InstanceSpec {
+  std::string name;                 // e.g. "p5en.48xlarge"
+  std::string gpu;                  // GpuSpec::name
+  int gpus = 0;                     // GPUs per node
+  int efa_gen = 0;                  // EFA generation
+  int efa_nics = 0;                 // EFA NICs per node
+  double nic_bandwidth = 0;         // per NIC, per direction, bytes/s (Gb/s / 8 x 1e9)
+  int nics_per_gpu = 0;             // NICs with affinity to each GPU (rails)
+  double host_memory_bytes = 0;     // host DRAM, bytes
+  bool gpu_initiated_rdma = false;  // EFA-GDA: GPU can post RDMA work requests (NCCL GIN type 5)
+  double base_latency_s = 0;        // aws-ofi-nccl tuner base latency hint, seconds
+  double price_usd_per_hour = 0;    // on-demand price; 0 = unknown
+  std::string price_source;         // where and when the price was read
+  std::string source;
+};
+
+enum class AttentionKind { mla, gqa };
+enum class RouterScore { softmax, sigmoid };
+
+// One MoE (or dense) transformer, in Megatron-Core's terms. See shared/design/model-flops.md.
+struct ModelSpec {
+  std::string name;
+  int layers = 0;                 // transformer layers L (decoder blocks, excluding MTP)
+  int dense_layers = 0;           // first-k dense layers L_d (moe_layer_freq / first_k_dense_replace)
+  int hidden = 0;                 // h
+  int ffn_hidden = 0;             // dense FFN size f (SwiGLU: 3 matrices of h x f)
+  // Attention
+  AttentionKind attention = AttentionKind::gqa;
+  int heads = 0;                  // query heads n
+  int query_groups = 0;           // GQA KV groups g (== heads for MHA); unused for MLA
+  int head_dim = 0;               // GQA head dim c (kv_channels); unused for MLA
+  int q_lora_rank = 0;            // MLA q-LoRA rank r_q; 0 = no q compression
+  int kv_lora_rank = 0;           // MLA kv-LoRA rank r_kv
+  int qk_head_dim = 0;            // MLA d_qk (no-rope part)
+  int qk_rope_dim = 0;            // MLA d_r
+  int v_head_dim = 0;             // MLA d_v
+  // MoE
+  int experts = 0;                // routed experts E (0 = dense model)
+  int expert_ffn_hidden = 0;      // f_e
+  int shared_ffn_hidden = 0;      // f_s = shared experts x their FFN size (0 if none)
+  int top_k = 0;                  // k
+  RouterScore router_score = RouterScore::softmax;
+  int router_groups = 0;          // group-limited routing: n_group (0 = not group-limited)
+  int router_topk_groups = 0;     // topk_group
+  // Vocabulary and extras
+  int vocab = 0;                  // raw vocabulary size
+  int vocab_pad_multiple = 128;   // Megatron make_vocab_size_divisible_by (padded to this x tp)
+  int mtp_layers = 0;             // multi-token-prediction layers M
+  bool tied_embeddings = false;
+  std::string source;
+};
+
+enum class DispatcherTransport {
+  nccl,            // NCCL all-to-all via aws-ofi-nccl
+  cpu_proxy,       // UCCL-EP: GPU pushes commands to CPU proxy threads posting RDMA writes
+  host_proxy,      // NVSHMEM libfabric host proxy (single thread, fences)
+  gpu_initiated,   // NCCL GIN on EFA-GDA: GPU posts work requests itself
+};
+
+// Mechanism facts of one token dispatcher (no fitted numbers here; those live in profiles).
+struct DispatcherSpec {
+  std::string name;               // nccl-alltoall, deepep-uccl, deepep-nvshmem, deepep-v2-gin
+  std::string description;        // one line
+  std::string megatron_flag;      // e.g. "--moe-token-dispatcher-type alltoall"
+  DispatcherTransport transport = DispatcherTransport::nccl;
+  bool node_dedup = false;        // token sent once per destination node, fanned out over NVLink
+  bool fused_permute = false;     // permute fused into the dispatch kernel
+  int sms = 0;                    // SMs occupied while the normal kernels run (0 = NCCL channels)
+  int proxy_threads_per_gpu = 0;  // CPU proxy threads (UCCL: 4; NVSHMEM: 1)
+  int max_ranks_normal = 0;       // validity limit of normal kernels (0 = none)
+  int max_ranks_low_latency = 0;  // validity limit of low-latency kernels on EFA (0 = none)
+  // Transport to fall back to on instances without GPU-initiated RDMA (deepep-v2-gin on p5).
+  DispatcherTransport fallback_transport = DispatcherTransport::nccl;
+  bool needs_gpu_initiated_rdma = false;
+  std::string source;
+};
+
+// The whole catalog. Lookups throw InputError naming the unknown entry and listing the known ones.
+class Catalog {
+ public:
+  // Loads gpus.toml, instances.toml, models.toml and dispatchers.toml from `dir`.
+  // Throws InputError (file:line: key: value: expected) on any malformed entry or unknown key.
+  static Catalog load(const std::string& dir);
+  // The catalog directory: $MOETWIN_CATALOG if set, else the source tree's catalog/data.
+  static std::string default_dir();
+
+  const GpuSpec& gpu(const std::string& name) const;
+  const InstanceSpec& instance(const std::string& name) const;
+  const ModelSpec& model(const std::string& name) const;
+  const DispatcherSpec& dispatcher(const std::string& name) const;
+
+  const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
+  const std::map<std::string, InstanceSpec>& instances() const { return instances_; }
+  const std::map<std::string, ModelSpec>& models() const { return models_; }
+  const std::map<std::string, DispatcherSpec>& dispatchers() const { return dispatchers_; }
+
+ private:
+  std::string dir_;
+  std::map<std::string, GpuSpec> gpus_;
+  std::map<std::string, InstanceSpec> instances_;
+  std::map<std::string, ModelSpec> models_;
+  std::map<std::string, DispatcherSpec> dispatchers_;
+};
+
+const char* to_string(AttentionKind kind);
+const char* to_string(RouterScore score);
+const char* to_string(DispatcherTransport transport);
+
+}  // namespace moetwin

@@ -1,0 +1,66 @@
+// Strict reading of one TOML table: every key must be read exactly through these accessors, and
+// finish() rejects any key that was not, so a typo never passes silently. Messages follow
+// "file:line: key: value: expected ...". Include only from .cpp files (pulls in toml++).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <toml++/toml.h>
+#include <vector>
+
+#include "moetwin/common/input_error.hpp"
+
+namespace moetwin {
+
+// Parses TOML text; converts toml::parse_error into InputError with file and line.
+toml::table parse_toml(const std::string& text, const std::string& path);
+
+class StrictTable {
+ public:
+  // `prefix` is prepended to key names in messages (e.g. "parallel." or "[H100-SXM].").
+  StrictTable(const toml::table& table, std::string path, std::string prefix);
+
+  bool has(const std::string& key) const;
+  int line_of(const std::string& key) const;  // line of the key's value, or of the table
+  InputLocation where(const std::string& key) const { return {path_, line_of(key)}; }
+  const std::string& path() const { return path_; }
+  std::string name(const std::string& key) const { return prefix_ + key; }
+
+  // Required values. Integers must be integers (1.0 is rejected); doubles accept integers.
+  std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max);
+  int int32(const std::string& key, int min, int max);
+  double number(const std::string& key, double min, double max);
+  bool boolean(const std::string& key);
+  std::string string(const std::string& key);
+  // One of `allowed`; the message lists them.
+  std::string choice(const std::string& key, const std::vector<std::string>& allowed);
+
+  // Optional variants: return `fallback` when the key is absent.
+  int int32_or(const std::string& key, int min, int max, int fallback);
+  double number_or(const std::string& key, double min, double max, double fallback);
+  bool boolean_or(const std::string& key, bool fallback);
+  std::string string_or(const std::string& key, const std::string& fallback);
+  std::string choice_or(const std::string& key, const std::vector<std::string>& allowed,
+                        const std::string& fallback);
+
+  // A nested table; absent -> nullopt. Marks the key as read.
+  std::optional<StrictTable> table(const std::string& key);
+
+  // Throws for the first key (in file order of keys, alphabetical within toml::table) not read.
+  void finish() const;
+
+ private:
+  const toml::node& require(const std::string& key);
+  [[noreturn]] void fail(const std::string& key, const std::string& value, const std::string& expected) const;
+
+  const toml::table* table_;
+  std::string path_;
+  std::string prefix_;
+  std::set<std::string> read_;
+};
+
+// Renders a TOML node's value for error messages ("\"abc\"", "12", "true", "a table", ...).
+std::string describe_toml_value(const toml::node& node);
+
+}  // namespace moetwin

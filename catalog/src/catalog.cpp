@@ -1,0 +1,210 @@
+#include "moetwin/catalog/catalog.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "moetwin/catalog/strict_toml.hpp"
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/numbers.hpp"
+
+#ifndef MOETWIN_DEFAULT_CATALOG_DIR
+#define MOETWIN_DEFAULT_CATALOG_DIR "catalog/data"
+#endif
+
+namespace moetwin {
+namespace {
+
+constexpr int kBig = 1 << 30;
+
+// Calls `fn(name, StrictTable&)` for every top-level table of a catalog file, in name order.
+template <typename Fn>
+void for_each_entry(const std::string& path, Fn fn) {
+  const toml::table root = parse_toml(read_text_file(path), path);
+  for (auto&& [k, v] : root) {
+    const std::string key(k.str());
+    const auto* t = v.as_table();
+    if (!t) {
+      throw InputError({path, static_cast<int>(v.source().begin.line)}, key, describe_toml_value(v),
+                       "a table [" + key + "] describing one catalog entry");
+    }
+    StrictTable table(*t, path, "[" + key + "].");
+    fn(key, table);
+    table.finish();
+  }
+}
+
+GpuSpec read_gpu(const std::string& name, StrictTable& t) {
+  GpuSpec g;
+  g.name = name;
+  g.bf16_flops = t.number("bf16_tflops", 1, 1e5) * 1e12;
+  g.fp8_flops = t.number("fp8_tflops", 1, 1e5) * 1e12;
+  g.hbm_bytes = t.number("hbm_gb", 1, 1e5) * kGB;
+  g.hbm_bandwidth = t.number("hbm_tbps", 0.1, 1e3) * kTB;
+  g.nvlink_gen = t.int32("nvlink_gen", 1, 10);
+  // Marketed NVLink figures are bidirectional totals: per direction is half.
+  g.nvlink_bandwidth = t.number("nvlink_gbps_bidir", 1, 1e5) * kGB / 2.0;
+  g.sms = t.int32("sms", 1, 10000);
+  g.source = t.string("source");
+  auto eff = t.table("efficiency");
+  if (!eff) throw InputError(t.where("efficiency"), t.name("efficiency"), "missing", "a table of op-class efficiencies");
+  for (const char* cls : {"gemm", "grouped_gemm", "attention", "elementwise"}) {
+    g.efficiency[cls] = eff->number(cls, 0.01, 1.0);
+  }
+  eff->finish();
+  return g;
+}
+
+InstanceSpec read_instance(const std::string& name, StrictTable& t) {
+  InstanceSpec i;
+  i.name = name;
+  i.gpu = t.string("gpu");
+  i.gpus = t.int32("gpus", 1, 64);
+  i.efa_gen = t.int32("efa_gen", 1, 10);
+  i.efa_nics = t.int32("efa_nics", 1, 256);
+  i.nic_bandwidth = t.number("nic_gbps", 1, 1e5) * 1e9 / 8.0;
+  i.nics_per_gpu = t.int32("nics_per_gpu", 1, 64);
+  i.host_memory_bytes = t.number("host_mem_tib", 0.01, 1e3) * kGiB * 1024.0;
+  i.gpu_initiated_rdma = t.boolean("gpu_initiated_rdma");
+  i.base_latency_s = t.number("base_latency_us", 0, 1e6) * 1e-6;
+  i.price_usd_per_hour = t.number("price_usd_per_hour", 0, 1e6);
+  i.price_source = t.string("price_source");
+  i.source = t.string("source");
+  if (i.efa_nics != i.gpus * i.nics_per_gpu) {
+    throw InputError(t.where("nics_per_gpu"), t.name("nics_per_gpu"), std::to_string(i.nics_per_gpu),
+                     "efa_nics / gpus = " + std::to_string(i.efa_nics) + " / " + std::to_string(i.gpus));
+  }
+  return i;
+}
+
+ModelSpec read_model(const std::string& name, StrictTable& t) {
+  ModelSpec m;
+  m.name = name;
+  m.layers = t.int32("layers", 1, 10000);
+  m.dense_layers = t.int32("dense_layers", 0, m.layers);
+  m.hidden = t.int32("hidden", 1, kBig);
+  m.ffn_hidden = t.int32("ffn_hidden", 1, kBig);
+  m.attention = t.choice("attention", {"mla", "gqa"}) == "mla" ? AttentionKind::mla : AttentionKind::gqa;
+  m.heads = t.int32("heads", 1, 100000);
+  if (m.attention == AttentionKind::mla) {
+    m.q_lora_rank = t.int32_or("q_lora_rank", 0, kBig, 0);
+    m.kv_lora_rank = t.int32("kv_lora_rank", 1, kBig);
+    m.qk_head_dim = t.int32("qk_head_dim", 1, kBig);
+    m.qk_rope_dim = t.int32("qk_rope_dim", 0, kBig);
+    m.v_head_dim = t.int32("v_head_dim", 1, kBig);
+  } else {
+    m.query_groups = t.int32("query_groups", 1, m.heads);
+    m.head_dim = t.int32("head_dim", 1, kBig);
+    if (m.heads % m.query_groups != 0) {
+      throw InputError(t.where("query_groups"), t.name("query_groups"), std::to_string(m.query_groups),
+                       "a divisor of heads (" + std::to_string(m.heads) + ")");
+    }
+  }
+  m.experts = t.int32("experts", 0, 1 << 20);
+  if (m.experts > 0) {
+    m.expert_ffn_hidden = t.int32("expert_ffn_hidden", 1, kBig);
+    m.top_k = t.int32("top_k", 1, m.experts);
+    m.router_score = t.choice_or("router_score", {"softmax", "sigmoid"}, "softmax") == "sigmoid"
+                         ? RouterScore::sigmoid
+                         : RouterScore::softmax;
+    m.router_groups = t.int32_or("router_groups", 0, m.experts, 0);
+    m.router_topk_groups = t.int32_or("router_topk_groups", 0, m.router_groups, 0);
+    if (m.router_groups > 0 && m.experts % m.router_groups != 0) {
+      throw InputError(t.where("router_groups"), t.name("router_groups"), std::to_string(m.router_groups),
+                       "a divisor of experts (" + std::to_string(m.experts) + ")");
+    }
+  }
+  m.shared_ffn_hidden = t.int32_or("shared_ffn_hidden", 0, kBig, 0);
+  m.vocab = t.int32("vocab", 1, kBig);
+  m.vocab_pad_multiple = t.int32_or("vocab_pad_multiple", 1, 1 << 20, 128);
+  m.mtp_layers = t.int32_or("mtp_layers", 0, 64, 0);
+  m.tied_embeddings = t.boolean_or("tied_embeddings", false);
+  m.source = t.string("source");
+  return m;
+}
+
+DispatcherTransport parse_transport(StrictTable& t, const std::string& key) {
+  const std::string s = t.choice(key, {"nccl", "cpu-proxy", "host-proxy", "gpu-initiated"});
+  if (s == "cpu-proxy") return DispatcherTransport::cpu_proxy;
+  if (s == "host-proxy") return DispatcherTransport::host_proxy;
+  if (s == "gpu-initiated") return DispatcherTransport::gpu_initiated;
+  return DispatcherTransport::nccl;
+}
+
+DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t) {
+  DispatcherSpec d;
+  d.name = name;
+  d.description = t.string("description");
+  d.megatron_flag = t.string("megatron_flag");
+  d.transport = parse_transport(t, "transport");
+  d.fallback_transport = t.has("fallback_transport") ? parse_transport(t, "fallback_transport") : d.transport;
+  d.needs_gpu_initiated_rdma = t.boolean_or("needs_gpu_initiated_rdma", false);
+  d.node_dedup = t.boolean("node_dedup");
+  d.fused_permute = t.boolean("fused_permute");
+  d.sms = t.int32("sms", 0, 1000);
+  d.proxy_threads_per_gpu = t.int32("proxy_threads_per_gpu", 0, 256);
+  d.max_ranks_normal = t.int32("max_ranks_normal", 0, 1 << 20);
+  d.max_ranks_low_latency = t.int32("max_ranks_low_latency", 0, 1 << 20);
+  d.source = t.string("source");
+  return d;
+}
+
+template <typename Map>
+const typename Map::mapped_type& lookup(const Map& map, const std::string& name, const std::string& what,
+                                        const std::string& dir) {
+  auto it = map.find(name);
+  if (it != map.end()) return it->second;
+  std::string known;
+  for (const auto& [k, _] : map) known += (known.empty() ? "" : ", ") + k;
+  throw InputError({dir, 0}, what, "\"" + name + "\"", "a catalog " + what + ": one of " + known);
+}
+
+}  // namespace
+
+std::string Catalog::default_dir() {
+  if (const char* env = std::getenv("MOETWIN_CATALOG"); env && *env) return env;
+  return MOETWIN_DEFAULT_CATALOG_DIR;
+}
+
+Catalog Catalog::load(const std::string& dir) {
+  namespace fs = std::filesystem;
+  Catalog c;
+  c.dir_ = dir;
+  for_each_entry((fs::path(dir) / "gpus.toml").string(),
+                 [&](const std::string& n, StrictTable& t) { c.gpus_[n] = read_gpu(n, t); });
+  const std::string instances_path = (fs::path(dir) / "instances.toml").string();
+  for_each_entry(instances_path, [&](const std::string& n, StrictTable& t) {
+    InstanceSpec i = read_instance(n, t);
+    if (!c.gpus_.count(i.gpu)) {
+      throw InputError(t.where("gpu"), t.name("gpu"), "\"" + i.gpu + "\"", "a GPU defined in gpus.toml");
+    }
+    c.instances_[n] = std::move(i);
+  });
+  for_each_entry((fs::path(dir) / "models.toml").string(),
+                 [&](const std::string& n, StrictTable& t) { c.models_[n] = read_model(n, t); });
+  for_each_entry((fs::path(dir) / "dispatchers.toml").string(),
+                 [&](const std::string& n, StrictTable& t) { c.dispatchers_[n] = read_dispatcher(n, t); });
+  return c;
+}
+
+const GpuSpec& Catalog::gpu(const std::string& name) const { return lookup(gpus_, name, "gpu", dir_); }
+const InstanceSpec& Catalog::instance(const std::string& name) const {
+  return lookup(instances_, name, "instance", dir_);
+}
+const ModelSpec& Catalog::model(const std::string& name) const { return lookup(models_, name, "model", dir_); }
+const DispatcherSpec& Catalog::dispatcher(const std::string& name) const {
+  return lookup(dispatchers_, name, "dispatcher", dir_);
+}
+
+const char* to_string(AttentionKind kind) { return kind == AttentionKind::mla ? "mla" : "gqa"; }
+const char* to_string(RouterScore score) { return score == RouterScore::sigmoid ? "sigmoid" : "softmax"; }
+const char* to_string(DispatcherTransport transport) {
+  switch (transport) {
+    case DispatcherTransport::nccl: return "nccl";
+    case DispatcherTransport::cpu_proxy: return "cpu-proxy";
+    case DispatcherTransport::host_proxy: return "host-proxy";
+    case DispatcherTransport::gpu_initiated: return "gpu-initiated";
+  }
+  return "unknown";
+}
+
+}  // namespace moetwin

@@ -1,0 +1,22 @@
+// Each subcommand of the `moetwin` CLI lives in its own file cmd_<name>.cpp and registers itself here.
+// Commands throw InputError for bad input; main() turns it into a message on stderr and exit code 2.
+// Wiring only: the logic lives in the module libraries.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace moetwin::cli {
+
+// Options every command shares.
+struct GlobalOptions {
+  std::string catalog_dir;  // --catalog; default Catalog::default_dir()
+};
+
+// Registered commands. Each adds a subcommand to `app` whose callback does the work.
+void add_inspect_command(CLI::App& app, const GlobalOptions& global);
+
+// Writes `content` to `out_path` atomically, or to stdout when out_path is empty or "-".
+void emit_output(const std::string& content, const std::string& out_path);
+
+}  // namespace moetwin::cli

@@ -1,0 +1,48 @@
+// moetwin: the command-line entry point. Wires subcommands; no logic here.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/version.hpp"
+
+namespace moetwin::cli {
+
+void emit_output(const std::string& content, const std::string& out_path) {
+  if (out_path.empty() || out_path == "-") {
+    std::cout << content;
+    std::cout.flush();
+    return;
+  }
+  write_file_atomically(out_path, content);
+}
+
+}  // namespace moetwin::cli
+
+int main(int argc, char** argv) {
+  using namespace moetwin;
+  CLI::App app{"moetwin: deterministic digital twin of MoE expert-parallel training on AWS EFA"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(kVersion) + " (" + kGitRevision + ")");
+  cli::GlobalOptions global;
+  app.add_option("--catalog", global.catalog_dir, "Catalog directory (default: $MOETWIN_CATALOG or the shipped one)");
+
+  // Subcommands are registered here (see commands.hpp).
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? exit_code::ok : exit_code::input_error;
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return exit_code::input_error;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << '\n';
+    return exit_code::internal_error;
+  }
+  return exit_code::ok;
+}

@@ -1,0 +1,46 @@
+// Minimal RFC-4180 CSV: comment lines start with '#', first non-comment line is the header.
+// Fields may be quoted ("a,b" and "" for a quote). Used for live-run records and every row output.
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moetwin/common/input_error.hpp"
+
+namespace moetwin {
+
+struct CsvRow {
+  int line = 0;                     // 1-based line in the file
+  std::vector<std::string> fields;  // same order as CsvTable::header
+};
+
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<CsvRow> rows;
+
+  // Index of a header column; throws InputError naming the file and the missing column.
+  std::size_t column(const std::string& name) const;
+  bool has_column(const std::string& name) const;
+};
+
+// Parses CSV text; `path` is used in error messages only. Throws InputError on ragged rows,
+// unterminated quotes, empty or duplicate header names.
+CsvTable parse_csv(const std::string& text, const std::string& path);
+// Reads and parses a file; throws InputError if it cannot be opened.
+CsvTable read_csv_file(const std::string& path);
+
+// Quotes a field when it holds a comma, quote or newline.
+std::string csv_escape(const std::string& field);
+void write_csv_line(std::ostream& out, const std::vector<std::string>& fields);
+
+// Reads a whole file into a string; throws InputError if it cannot be read.
+std::string read_text_file(const std::string& path);
+
+// Writes `content` to `path` atomically (temporary file + rename), so a failure never leaves a
+// half-written output. Throws InputError if the directory is not writable.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+}  // namespace moetwin

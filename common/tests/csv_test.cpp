@@ -1,0 +1,45 @@
+#include "moetwin/common/csv.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace moetwin {
+namespace {
+
+TEST(Csv, SkipsCommentsAndReadsHeaderAndRows) {
+  const auto t = parse_csv("# comment\na,b\n1,2\n# mid\n3,\"x,y\"\n", "t.csv");
+  ASSERT_EQ(t.header.size(), 2u);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].line, 3);
+  EXPECT_EQ(t.rows[1].fields[1], "x,y");
+  EXPECT_EQ(t.rows[1].line, 5);
+  EXPECT_EQ(t.column("b"), 1u);
+}
+
+TEST(Csv, RaggedRowNamesFileAndLine) {
+  try {
+    parse_csv("a,b\n1,2,3\n", "runs.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "runs.csv:2: row: 3 fields: 2 fields as in the header");
+  }
+}
+
+TEST(Csv, RejectsUnterminatedQuoteAndDuplicateHeader) {
+  EXPECT_THROW(parse_csv("a,b\n\"1,2\n", "x.csv"), InputError);
+  EXPECT_THROW(parse_csv("a,a\n1,2\n", "x.csv"), InputError);
+  EXPECT_THROW(parse_csv("# only comments\n", "x.csv"), InputError);
+  EXPECT_THROW(parse_csv("a,b\n", "x.csv").column("c"), InputError);
+}
+
+TEST(Csv, EscapeRoundTrips) {
+  std::ostringstream out;
+  write_csv_line(out, {"plain", "a,b", "q\"q"});
+  EXPECT_EQ(out.str(), "plain,\"a,b\",\"q\"\"q\"\n");
+  const auto t = parse_csv("h1,h2,h3\n" + out.str(), "x");
+  EXPECT_EQ(t.rows[0].fields[2], "q\"q");
+}
+
+}  // namespace
+}  // namespace moetwin

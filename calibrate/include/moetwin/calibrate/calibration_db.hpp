@@ -1,0 +1,100 @@
+// The calibration database: what one node measured (or what an imported tool log reported), kept as
+// raw samples plus summary statistics, with the provenance needed to trust or reject it later.
+//
+// HDF5 layout (schema version kCalibrationDbSchemaVersion, written as root attribute "schema_version"):
+//   /                       attrs: format = "moetwin-calibration", schema_version (int)
+//   /provenance             attrs: gpu_name, gpu_count, sm_count, sm_clock_hz, mem_clock_hz, driver_version,
+//                                  cuda_version, cublas_version, nccl_version, libfabric_version,
+//                                  provider, host, time_utc, git_revision, tool
+//   /experiments/<name>     attrs: kind, unit, median, mean, p10, p90, min, max, count,
+//                                  "param:<key>" (double) for numeric parameters,
+//                                  "label:<key>" (string) for string parameters
+//                           dataset "samples" (double[count]): the raw samples, in `unit`
+// Experiment names are flat (no '/'), e.g. "gemm.m8192.n8192.k8192".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace moetwin {
+
+inline constexpr int kCalibrationDbSchemaVersion = 1;
+
+// Where and with what the samples were taken. Unknown strings stay empty, unknown numbers 0.
+struct Provenance {
+  std::string gpu_name;        // e.g. "NVIDIA H200"
+  std::int64_t gpu_count = 0;  // GPUs visible to the run
+  std::int64_t sm_count = 0;   // multiprocessors per GPU
+  double sm_clock_hz = 0;      // maximum SM clock, Hz
+  double mem_clock_hz = 0;     // maximum memory clock, Hz
+  std::string driver_version;
+  std::string cuda_version;
+  std::string cublas_version;
+  std::string nccl_version;
+  std::string libfabric_version;
+  std::string provider;      // libfabric provider of fabric runs ("efa", "tcp", "shm")
+  std::string host;          // hostname
+  std::string time_utc;      // ISO 8601, e.g. "2026-11-29T08:00:00Z"
+  std::string git_revision;  // moetwin revision that took the samples
+  std::string tool;          // "moetwin-calibrate gemm", "import nccl-tests", ...
+
+  bool operator==(const Provenance&) const = default;
+};
+
+// Order statistics of a sample set. Percentiles interpolate linearly between order statistics
+// (the "linear" method of numpy.percentile), so they are exact for the hand-computed test values.
+struct SummaryStats {
+  std::int64_t count = 0;
+  double min = 0;
+  double max = 0;
+  double mean = 0;
+  double median = 0;
+  double p10 = 0;
+  double p90 = 0;
+
+  bool operator==(const SummaryStats&) const = default;
+};
+
+SummaryStats summarize(const std::vector<double>& samples);
+// q in [0, 1]; `sorted` must be sorted ascending and non-empty.
+double percentile_sorted(const std::vector<double>& sorted, double q);
+
+struct Experiment {
+  std::string name;                           // unique in the db, no '/'
+  std::string kind;                           // "gemm", "nccl", "fabric_latency", "nccl_tests", ...
+  std::string unit;                           // unit of `samples`, e.g. "s"
+  std::map<std::string, double> params;       // numeric parameters (m, n, k, bytes, ranks ...)
+  std::map<std::string, std::string> labels;  // string parameters (op, dtype, provider ...)
+  std::vector<double> samples;                // raw samples in `unit`
+
+  SummaryStats stats() const { return summarize(samples); }
+  double param(const std::string& key) const;  // throws std::out_of_range naming the key
+  bool operator==(const Experiment&) const = default;
+};
+
+struct CalibrationDb {
+  Provenance provenance;
+  std::map<std::string, Experiment> experiments;  // keyed by name: deterministic order
+
+  // Adds or replaces the experiment of the same name. Throws std::invalid_argument on a bad name.
+  void put(Experiment experiment);
+  // Experiments of one kind, in name order.
+  std::vector<const Experiment*> of_kind(const std::string& kind) const;
+};
+
+// Writes atomically (temporary file in the same directory, then rename): a failed or interrupted
+// write never leaves a half-written database. Throws InputError if the path is not writable.
+void write_calibration_db(const CalibrationDb& db, const std::string& path);
+// Throws InputError for a missing file, a file that is not HDF5, or a different schema version.
+CalibrationDb read_calibration_db(const std::string& path);
+// Reads `path` when it exists, else returns an empty db (used to append to a database).
+CalibrationDb read_or_create_calibration_db(const std::string& path);
+
+}  // namespace moetwin
+
+namespace moetwin {
+// Provenance fields every tool knows: host, UTC time now, moetwin git revision, `tool`.
+Provenance base_provenance(const std::string& tool);
+}  // namespace moetwin

@@ -1,0 +1,127 @@
+#include "moetwin/calibrate/calibration_db.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "moetwin/common/input_error.hpp"
+
+namespace moetwin {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))).string();
+}
+
+TEST(SummaryStats, HandComputedPercentiles) {
+  // Sorted: 1 2 3 4 5 6 7 8 9 10 11. Positions: p10 -> 1.0 -> 2, median -> 5 -> 6, p90 -> 9 -> 10.
+  const SummaryStats s = summarize({11, 3, 1, 2, 5, 4, 6, 7, 8, 10, 9});
+  EXPECT_EQ(s.count, 11);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 11);
+  EXPECT_DOUBLE_EQ(s.mean, 6);
+  EXPECT_DOUBLE_EQ(s.median, 6);
+  EXPECT_DOUBLE_EQ(s.p10, 2);
+  EXPECT_DOUBLE_EQ(s.p90, 10);
+}
+
+TEST(SummaryStats, InterpolatesBetweenSamples) {
+  // 4 samples: median position 1.5 -> (20+30)/2; p10 position 0.3 -> 10 + 0.3*10; p90 2.7 -> 30+0.7*10.
+  const SummaryStats s = summarize({40, 10, 30, 20});
+  EXPECT_DOUBLE_EQ(s.median, 25);
+  EXPECT_DOUBLE_EQ(s.p10, 13);
+  EXPECT_DOUBLE_EQ(s.p90, 37);
+  EXPECT_DOUBLE_EQ(s.mean, 25);
+}
+
+TEST(SummaryStats, EmptyIsZero) {
+  EXPECT_EQ(summarize({}).count, 0);
+}
+
+CalibrationDb sample_db() {
+  CalibrationDb db;
+  db.provenance.gpu_name = "NVIDIA H200";
+  db.provenance.gpu_count = 8;
+  db.provenance.sm_count = 132;
+  db.provenance.sm_clock_hz = 1.98e9;
+  db.provenance.mem_clock_hz = 3.201e9;
+  db.provenance.driver_version = "580.159.04";
+  db.provenance.cuda_version = "13.0";
+  db.provenance.cublas_version = "13.0.0";
+  db.provenance.nccl_version = "2.27.7";
+  db.provenance.libfabric_version = "1.17";
+  db.provenance.provider = "efa";
+  db.provenance.host = "node-1";
+  db.provenance.time_utc = "2026-11-29T08:00:00Z";
+  db.provenance.git_revision = "abc123";
+  db.provenance.tool = "test";
+  Experiment gemm;
+  gemm.name = "gemm.m8192.n8192.k8192";
+  gemm.kind = "gemm";
+  gemm.unit = "s";
+  gemm.params = {{"m", 8192}, {"n", 8192}, {"k", 8192}};
+  gemm.labels = {{"dtype", "bf16"}, {"layout", "TN"}};
+  gemm.samples = {1.4e-3, 1.5e-3, 1.45e-3};
+  db.put(gemm);
+  Experiment empty;
+  empty.name = "launch.empty";
+  empty.kind = "launch";
+  empty.unit = "s";
+  db.put(empty);
+  return db;
+}
+
+TEST(CalibrationDb, RoundTripKeepsEverything) {
+  const std::string path = temp_path("moetwin-db-roundtrip.h5");
+  const CalibrationDb db = sample_db();
+  write_calibration_db(db, path);
+  const CalibrationDb back = read_calibration_db(path);
+  EXPECT_EQ(back.provenance, db.provenance);
+  ASSERT_EQ(back.experiments.size(), 2u);
+  EXPECT_EQ(back.experiments.at("gemm.m8192.n8192.k8192"), db.experiments.at("gemm.m8192.n8192.k8192"));
+  EXPECT_EQ(back.experiments.at("launch.empty"), db.experiments.at("launch.empty"));
+  EXPECT_DOUBLE_EQ(back.experiments.at("gemm.m8192.n8192.k8192").stats().median, 1.45e-3);
+  EXPECT_DOUBLE_EQ(back.experiments.at("gemm.m8192.n8192.k8192").param("k"), 8192);
+  EXPECT_EQ(back.of_kind("gemm").size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp-" + std::to_string(::getpid())));
+  std::filesystem::remove(path);
+}
+
+TEST(CalibrationDb, PutReplacesAndRejectsSlash) {
+  CalibrationDb db = sample_db();
+  Experiment e = db.experiments.at("launch.empty");
+  e.samples = {1, 2};
+  db.put(e);
+  EXPECT_EQ(db.experiments.at("launch.empty").samples.size(), 2u);
+  e.name = "a/b";
+  EXPECT_THROW(db.put(e), std::invalid_argument);
+}
+
+TEST(CalibrationDb, RejectsMissingAndNonHdf5Files) {
+  EXPECT_THROW(read_calibration_db("/nonexistent/x.h5"), InputError);
+  const std::string path = temp_path("moetwin-not-hdf5.h5");
+  std::ofstream(path) << "not hdf5\n";
+  try {
+    read_calibration_db(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not an HDF5 file"), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(CalibrationDb, UnwritableDirectoryIsInputError) {
+  EXPECT_THROW(write_calibration_db(sample_db(), "/nonexistent-dir/x.h5"), InputError);
+}
+
+TEST(CalibrationDb, BaseProvenanceHasTimeAndRevision) {
+  const Provenance p = base_provenance("unit test");
+  EXPECT_EQ(p.tool, "unit test");
+  EXPECT_EQ(p.time_utc.size(), 20u);  // YYYY-MM-DDTHH:MM:SSZ
+  EXPECT_FALSE(p.git_revision.empty());
+}
+
+}  // namespace
+}  // namespace moetwin

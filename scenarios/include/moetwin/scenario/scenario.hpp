@@ -29,9 +29,9 @@ struct ParallelLayout {
 enum class Recompute { none, selective, full };
 
 struct TrainingConfig {
-  int micro_batch = 1;                // sequences per microbatch (mb)
-  int global_batch = 1;               // sequences per iteration (gbs)
-  int seq_length = 4096;              // tokens per sequence
+  int micro_batch = 1;    // sequences per microbatch (mb)
+  int global_batch = 1;   // sequences per iteration (gbs)
+  int seq_length = 4096;  // tokens per sequence
   Recompute recompute = Recompute::none;
   bool bf16 = true;
   bool distributed_optimizer = true;  // ZeRO-1 style optimizer-state sharding over dp
@@ -47,21 +47,22 @@ enum class RoutingKind { balanced, zipf, group_limited, histogram };
 
 struct RoutingConfig {
   RoutingKind kind = RoutingKind::balanced;
-  double zipf_exponent = 0;      // zipf: expert popularity ~ 1 / rank^s
-  std::string histogram_path;    // histogram: measured expert loads (CSV or HDF5), resolved path
-  std::uint64_t seed = 1;        // root seed; streams derive from (seed, layer, microbatch)
+  double zipf_exponent = 0;    // zipf: expert popularity ~ 1 / rank^s
+  std::string histogram_path;  // histogram: measured expert loads (CSV or HDF5), resolved path
+  std::uint64_t seed = 1;      // root seed; streams derive from (seed, layer, microbatch)
 };
 
 struct Scenario {
-  std::string name;          // scenario name (file stem or campaign/row id)
-  std::string source;        // where it came from: "path.toml" or "runs.csv:LINE"
-  ModelSpec model;           // catalog model with overrides applied (incl. layers override)
-  InstanceSpec instance;     // catalog instance
-  GpuSpec gpu;               // the instance's GPU
+  std::string name;         // scenario name (file stem or campaign/row id)
+  std::string source;       // where it came from: "path.toml" or "runs.csv:LINE"
+  std::string description;  // free text from the scenario file ("" if none)
+  ModelSpec model;          // catalog model with overrides applied (incl. layers override)
+  InstanceSpec instance;    // catalog instance
+  GpuSpec gpu;              // the instance's GPU
   int nodes = 1;
   ParallelLayout parallel;
   TrainingConfig training;
-  DispatcherSpec dispatcher; // catalog dispatcher
+  DispatcherSpec dispatcher;  // catalog dispatcher
   RoutingConfig routing;
   std::string calibration_profile;  // profile name or path; "" = shipped default
 

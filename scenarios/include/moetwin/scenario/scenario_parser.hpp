@@ -6,6 +6,7 @@
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/scenario.hpp"
 
 namespace moetwin {

@@ -1,0 +1,181 @@
+// Live-run records (shared/data/live-runs.csv schema) -> LiveRun: every row is a full scenario, checked by
+// the same rules as a scenario file, with the CSV column as the key in messages.
+#include "moetwin/scenario/live_runs.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "scenario_rules.hpp"
+
+namespace moetwin {
+namespace {
+
+using detail::Field;
+
+const char* const kRequired[] = {"campaign",  "model",   "instance",   "nodes",  "gpus",
+                                 "tp",        "pp",      "vpp",        "ep",     "etp",
+                                 "dp",        "mb",      "gbs",        "seq",    "layers",
+                                 "recompute", "overlap", "dispatcher", "iter_s", "tflops_gpu"};
+const char* const kOptional[] = {"cp", "source", "seed"};
+
+std::string shown(const std::string& text) {
+  return text.empty() ? "\"\"" : text;
+}
+
+// Reads the cells of one row by column name.
+class RowReader {
+ public:
+  RowReader(const CsvTable& table, const CsvRow& row) : table_(table), row_(row) {}
+
+  bool has(const std::string& column) const { return table_.has_column(column); }
+  const std::string& text(const std::string& column) const { return row_.fields.at(table_.column(column)); }
+  InputLocation where() const { return {table_.path, row_.line}; }
+
+  [[noreturn]] void fail(const std::string& column, const std::string& expected) const {
+    throw InputError(where(), column, shown(text(column)), expected);
+  }
+
+  std::int64_t integer(const std::string& column, std::int64_t min, std::int64_t max) const {
+    const std::string& s = text(column);
+    std::int64_t v = 0;
+    const char* end = s.data() + s.size();
+    auto [ptr, ec] = std::from_chars(s.data(), end, v);
+    const std::string range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (s.empty() || ec != std::errc() || ptr != end || v < min || v > max) fail(column, range);
+    return v;
+  }
+  int int32(const std::string& column, int min, int max) const {
+    return static_cast<int>(integer(column, min, max));
+  }
+
+  double number(const std::string& column, double min, double max) const {
+    const std::string& s = text(column);
+    double v = 0;
+    const char* end = s.data() + s.size();
+    auto [ptr, ec] = std::from_chars(s.data(), end, v);
+    if (s.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < min || v > max) {
+      fail(column, "a number in [" + format_exact(min) + ", " + format_exact(max) + "]");
+    }
+    return v;
+  }
+
+  std::string choice(const std::string& column, const std::vector<std::string>& allowed) const {
+    const std::string& s = text(column);
+    std::string list;
+    for (const auto& a : allowed) {
+      if (a == s) return s;
+      list += (list.empty() ? "" : ", ") + a;
+    }
+    fail(column, "one of " + list);
+  }
+
+ private:
+  const CsvTable& table_;
+  const CsvRow& row_;
+};
+
+template <typename Map>
+std::vector<std::string> names_of(const Map& map) {
+  std::vector<std::string> out;
+  for (const auto& [k, _] : map) out.push_back(k);
+  return out;
+}
+
+void check_header(const CsvTable& table) {
+  for (const char* column : kRequired) table.column(column);  // throws naming the missing column
+  std::set<std::string> known(std::begin(kRequired), std::end(kRequired));
+  known.insert(std::begin(kOptional), std::end(kOptional));
+  for (const std::string& h : table.header) {
+    if (!known.count(h)) {
+      std::string list;
+      for (const char* c : kRequired) list += (list.empty() ? "" : ", ") + std::string(c);
+      for (const char* c : kOptional) list += ", " + std::string(c);
+      throw InputError({table.path, 0}, "header", h, "a live-run column: one of " + list);
+    }
+  }
+}
+
+LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catalog) {
+  const RowReader r(table, row);
+  LiveRun run;
+  run.row = row;
+  run.campaign = r.text("campaign");
+  if (run.campaign.empty()) r.fail("campaign", "a non-empty campaign name");
+
+  Scenario& s = run.scenario;
+  s.model = catalog.model(r.choice("model", names_of(catalog.models())));
+  s.instance = catalog.instance(r.choice("instance", names_of(catalog.instances())));
+  s.gpu = catalog.gpu(s.instance.gpu);
+  s.nodes = r.int32("nodes", 1, 100000);
+  const int gpus = r.int32("gpus", 1, 1 << 30);
+  if (gpus != s.nodes * s.instance.gpus) {
+    r.fail("gpus", "nodes * GPUs per node = " + std::to_string(s.nodes) + " * " +
+                       std::to_string(s.instance.gpus) + " = " + std::to_string(s.nodes * s.instance.gpus) +
+                       " (" + s.instance.name + ")");
+  }
+  constexpr int kMaxParallel = 1 << 20;
+  ParallelLayout& p = s.parallel;
+  p.tp = r.int32("tp", 1, kMaxParallel);
+  p.pp = r.int32("pp", 1, kMaxParallel);
+  p.vpp = r.int32("vpp", 1, kMaxParallel);
+  p.ep = r.int32("ep", 1, kMaxParallel);
+  p.etp = r.int32("etp", 1, kMaxParallel);
+  p.dp = r.int32("dp", 1, kMaxParallel);
+  p.cp = r.has("cp") ? r.int32("cp", 1, kMaxParallel) : 1;
+
+  TrainingConfig& t = s.training;
+  t.micro_batch = r.int32("mb", 1, 1 << 20);
+  t.global_batch = r.int32("gbs", 1, 1 << 30);
+  t.seq_length = r.int32("seq", 1, 1 << 24);
+  s.model.layers = r.int32("layers", 1, 10000);
+  const std::string recompute = r.choice("recompute", {"none", "selective", "full"});
+  t.recompute = recompute == "full"        ? Recompute::full
+                : recompute == "selective" ? Recompute::selective
+                                           : Recompute::none;
+  t.overlap_moe_a2a = r.choice("overlap", {"on", "off"}) == "on";
+  s.dispatcher = catalog.dispatcher(r.choice("dispatcher", names_of(catalog.dispatchers())));
+  s.routing.kind = RoutingKind::balanced;  // the campaigns forced load balancing
+  s.routing.seed =
+      r.has("seed")
+          ? static_cast<std::uint64_t>(r.integer("seed", 0, std::numeric_limits<std::int64_t>::max()))
+          : 1;
+
+  run.iter_s = r.number("iter_s", 1e-9, 1e9);
+  run.tflops_gpu = r.number("tflops_gpu", 0, 1e9);
+  run.source = r.has("source") ? r.text("source") : "";
+
+  s.name = run.campaign + "/mb" + std::to_string(t.micro_batch) + "/" + s.dispatcher.name +
+           (t.overlap_moe_a2a ? "/overlap" : "");
+  s.source = table.path + ":" + std::to_string(row.line);
+
+  detail::FieldNames names;
+  names.csv = true;
+  names.fallback = r.where();
+  detail::check_scenario_rules(s, names);
+  return run;
+}
+
+}  // namespace
+
+LiveRunTable parse_live_runs(const CsvTable& table, const Catalog& catalog) {
+  check_header(table);
+  LiveRunTable out;
+  out.header = table.header;
+  out.runs.reserve(table.rows.size());
+  for (const CsvRow& row : table.rows) out.runs.push_back(parse_row(table, row, catalog));
+  return out;
+}
+
+LiveRunTable read_live_runs(const std::string& path, const Catalog& catalog) {
+  return parse_live_runs(read_csv_file(path), catalog);
+}
+
+}  // namespace moetwin

@@ -1,0 +1,294 @@
+// The scenario language: TOML -> Scenario (schema in scenarios/README.md). Single-key checks (types,
+// ranges, names in the catalog, unknown keys) happen here as each key is read; cross-field rules live in
+// scenario_validation.cpp and are shared with the live-run CSV reader.
+#include "moetwin/scenario/scenario_parser.hpp"
+
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "moetwin/catalog/strict_toml.hpp"
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/numbers.hpp"
+#include "scenario_rules.hpp"
+
+namespace moetwin {
+namespace {
+
+using detail::Field;
+using detail::FieldNames;
+
+constexpr int kBig = 1 << 30;          // upper bound of model dimensions (as in the catalog loader)
+constexpr int kMaxParallel = 1 << 20;  // upper bound of each parallel size; the rules catch the rest
+
+template <typename Map>
+std::vector<std::string> names_of(const Map& map) {
+  std::vector<std::string> out;
+  for (const auto& [k, _] : map) out.push_back(k);
+  return out;
+}
+
+StrictTable required_table(std::optional<StrictTable>& table, const StrictTable& top,
+                           const std::string& key) {
+  if (!table) throw InputError(top.where(key), key, "missing", "a [" + key + "] table (required)");
+  return *table;
+}
+
+// One overridable integer field of ModelSpec.
+struct ModelOverride {
+  const char* key;
+  int ModelSpec::*member;
+  int min;
+  int max;
+  int only_for;  // 0 = any model, 1 = MLA models only, 2 = GQA models only
+};
+
+constexpr int kAny = 0;
+constexpr int kMla = 1;
+constexpr int kGqa = 2;
+
+// Ranges as in the catalog loader (catalog/src/catalog.cpp read_model).
+const ModelOverride kModelOverrides[] = {
+    {"layers", &ModelSpec::layers, 1, 10000, kAny},
+    {"dense_layers", &ModelSpec::dense_layers, 0, 10000, kAny},
+    {"hidden", &ModelSpec::hidden, 1, kBig, kAny},
+    {"ffn_hidden", &ModelSpec::ffn_hidden, 1, kBig, kAny},
+    {"heads", &ModelSpec::heads, 1, 100000, kAny},
+    {"query_groups", &ModelSpec::query_groups, 1, 100000, kGqa},
+    {"head_dim", &ModelSpec::head_dim, 1, kBig, kGqa},
+    {"q_lora_rank", &ModelSpec::q_lora_rank, 0, kBig, kMla},
+    {"kv_lora_rank", &ModelSpec::kv_lora_rank, 1, kBig, kMla},
+    {"qk_head_dim", &ModelSpec::qk_head_dim, 1, kBig, kMla},
+    {"qk_rope_dim", &ModelSpec::qk_rope_dim, 0, kBig, kMla},
+    {"v_head_dim", &ModelSpec::v_head_dim, 1, kBig, kMla},
+    {"experts", &ModelSpec::experts, 0, 1 << 20, kAny},
+    {"expert_ffn_hidden", &ModelSpec::expert_ffn_hidden, 1, kBig, kAny},
+    {"shared_ffn_hidden", &ModelSpec::shared_ffn_hidden, 0, kBig, kAny},
+    {"top_k", &ModelSpec::top_k, 1, 1 << 20, kAny},
+    {"router_groups", &ModelSpec::router_groups, 0, 1 << 20, kAny},
+    {"router_topk_groups", &ModelSpec::router_topk_groups, 0, 1 << 20, kAny},
+    {"vocab", &ModelSpec::vocab, 1, kBig, kAny},
+    {"mtp_layers", &ModelSpec::mtp_layers, 0, 64, kAny},
+};
+
+std::optional<Field> field_of_override(const std::string& key) {
+  if (key == "layers") return Field::layers;
+  if (key == "dense_layers") return Field::dense_layers;
+  if (key == "heads") return Field::heads;
+  if (key == "query_groups") return Field::query_groups;
+  if (key == "experts") return Field::experts;
+  if (key == "expert_ffn_hidden") return Field::expert_ffn_hidden;
+  if (key == "top_k") return Field::top_k;
+  if (key == "router_groups") return Field::router_groups;
+  if (key == "router_topk_groups") return Field::router_topk_groups;
+  return std::nullopt;
+}
+
+ModelSpec read_model(StrictTable& t, const Catalog& catalog, FieldNames& names) {
+  names.lines[Field::model] = t.where("name");
+  ModelSpec m = catalog.model(t.choice("name", names_of(catalog.models())));
+  for (const ModelOverride& o : kModelOverrides) {
+    if (auto f = field_of_override(o.key)) names.lines[*f] = t.where(o.key);
+    if (!t.has(o.key)) continue;
+    const bool mla = m.attention == AttentionKind::mla;
+    if ((o.only_for == kMla && !mla) || (o.only_for == kGqa && mla)) {
+      const int value = t.int32(o.key, std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
+      throw InputError(t.where(o.key), t.name(o.key), std::to_string(value),
+                       std::string("a key of ") + (o.only_for == kMla ? "MLA" : "GQA") + " models only (" +
+                           m.name + " uses " + to_string(m.attention) + " attention)");
+    }
+    m.*(o.member) = t.int32(o.key, o.min, o.max);
+  }
+  t.finish();
+  return m;
+}
+
+void read_parallelism(StrictTable& t, Scenario& s, FieldNames& names) {
+  ParallelLayout& p = s.parallel;
+  const std::pair<const char*, Field> keys[] = {{"tp", Field::tp}, {"pp", Field::pp},   {"vpp", Field::vpp},
+                                                {"ep", Field::ep}, {"etp", Field::etp}, {"cp", Field::cp},
+                                                {"dp", Field::dp}};
+  for (const auto& [key, field] : keys) names.lines[field] = t.where(key);
+  p.tp = t.int32("tp", 1, kMaxParallel);
+  p.pp = t.int32("pp", 1, kMaxParallel);
+  p.vpp = t.int32_or("vpp", 1, kMaxParallel, 1);
+  p.ep = t.int32_or("ep", 1, kMaxParallel, 1);
+  p.etp = t.int32_or("etp", 1, kMaxParallel, 1);
+  p.cp = t.int32_or("cp", 1, kMaxParallel, 1);
+  if (t.has("dp")) {
+    p.dp = t.int32("dp", 1, kMaxParallel);
+  } else {
+    // Derived as Megatron does: dp = world / (tp * cp * pp).
+    const long long world = static_cast<long long>(s.nodes) * s.instance.gpus;
+    const long long model_ranks = static_cast<long long>(p.tp) * p.cp * p.pp;
+    if (world % model_ranks != 0) {
+      throw InputError(t.where("dp"), t.name("dp"), "absent",
+                       "derivable as world / (tp * cp * pp), but the world size " + std::to_string(world) +
+                           " (" + std::to_string(s.nodes) + " nodes * " + std::to_string(s.instance.gpus) +
+                           " GPUs) is not a multiple of tp * cp * pp = " + std::to_string(model_ranks));
+    }
+    p.dp = static_cast<int>(world / model_ranks);
+  }
+  t.finish();
+}
+
+void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names) {
+  names.lines[Field::micro_batch] = t.where("micro_batch");
+  names.lines[Field::global_batch] = t.where("global_batch");
+  names.lines[Field::seq_length] = t.where("seq_length");
+  names.lines[Field::recompute] = t.where("recompute");
+  names.lines[Field::overlap_moe_a2a] = t.where("overlap_moe_a2a");
+  tr.micro_batch = t.int32("micro_batch", 1, 1 << 20);
+  tr.global_batch = t.int32("global_batch", 1, kBig);
+  tr.seq_length = t.int32("seq_length", 1, 1 << 24);
+  const std::string recompute = t.choice_or("recompute", {"none", "selective", "full"}, "none");
+  tr.recompute = recompute == "full"        ? Recompute::full
+                 : recompute == "selective" ? Recompute::selective
+                                            : Recompute::none;
+  tr.bf16 = t.boolean_or("bf16", true);
+  tr.distributed_optimizer = t.boolean_or("distributed_optimizer", true);
+  tr.overlap_moe_a2a = t.boolean_or("overlap_moe_a2a", false);
+  tr.overlap_grad_reduce = t.boolean_or("overlap_grad_reduce", true);
+  tr.overlap_param_gather = t.boolean_or("overlap_param_gather", true);
+  t.finish();
+}
+
+// A key that only makes sense for one routing kind must not appear with another.
+void reject_unless(StrictTable& t, const std::string& key, bool allowed, const std::string& kind) {
+  if (allowed || !t.has(key)) return;
+  std::string value;
+  if (key == "zipf_exponent") {
+    value =
+        format_exact(t.number(key, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max()));
+  } else {
+    value = "\"" + t.string(key) + "\"";
+  }
+  throw InputError(t.where(key), t.name(key), value, "only with kind = \"" + kind + "\"");
+}
+
+RoutingConfig read_routing(StrictTable& t, const std::string& path, FieldNames& names) {
+  RoutingConfig r;
+  names.lines[Field::routing_kind] = t.where("kind");
+  names.lines[Field::zipf_exponent] = t.where("zipf_exponent");
+  names.lines[Field::histogram] = t.where("histogram");
+  const std::string kind =
+      t.choice_or("kind", {"balanced", "zipf", "group-limited", "histogram"}, "balanced");
+  r.kind = kind == "zipf"            ? RoutingKind::zipf
+           : kind == "group-limited" ? RoutingKind::group_limited
+           : kind == "histogram"     ? RoutingKind::histogram
+                                     : RoutingKind::balanced;
+  reject_unless(t, "zipf_exponent", r.kind == RoutingKind::zipf, "zipf");
+  reject_unless(t, "histogram", r.kind == RoutingKind::histogram, "histogram");
+  if (r.kind == RoutingKind::zipf) {
+    if (!t.has("zipf_exponent")) {
+      throw InputError(t.where("zipf_exponent"), t.name("zipf_exponent"), "missing",
+                       "a number in (0, 5] (required for kind = \"zipf\")");
+    }
+    r.zipf_exponent =
+        t.number("zipf_exponent", -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+    if (!(r.zipf_exponent > 0 && r.zipf_exponent <= 5)) {
+      throw InputError(t.where("zipf_exponent"), t.name("zipf_exponent"), format_exact(r.zipf_exponent),
+                       "a number in (0, 5]");
+    }
+  }
+  if (r.kind == RoutingKind::histogram) {
+    if (!t.has("histogram")) {
+      throw InputError(t.where("histogram"), t.name("histogram"), "missing",
+                       "the path of a file of measured expert loads (required for kind = \"histogram\")");
+    }
+    const std::string file = t.string("histogram");
+    namespace fs = std::filesystem;
+    const fs::path resolved =
+        fs::path(file).is_absolute() ? fs::path(file) : fs::path(path).parent_path() / file;
+    std::error_code ec;
+    if (file.empty() || !fs::is_regular_file(resolved, ec)) {
+      throw InputError(
+          t.where("histogram"), t.name("histogram"), "\"" + file + "\"",
+          "an existing file, relative to the scenario file (looked for " + resolved.string() + ")");
+    }
+    r.histogram_path = resolved.string();
+  }
+  const std::int64_t seed =
+      t.has("seed") ? t.integer("seed", 0, std::numeric_limits<std::int64_t>::max()) : 1;
+  r.seed = static_cast<std::uint64_t>(seed);
+  t.finish();
+  return r;
+}
+
+std::string default_name(const std::string& path) {
+  const std::string stem = std::filesystem::path(path).stem().string();
+  return stem.empty() ? "scenario" : stem;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& toml_text, const std::string& path, const Catalog& catalog) {
+  const toml::table root = parse_toml(toml_text, path);
+  StrictTable top(root, path, "");
+  FieldNames names;
+  names.fallback = {path, 0};
+
+  Scenario s;
+  s.source = path;
+  s.name = top.string_or("name", default_name(path));
+  if (s.name.empty())
+    throw InputError(top.where("name"), "name", "\"\"", "a non-empty name (or no name key)");
+  s.description = top.string_or("description", "");
+  // Take every table first, so that a misspelt table name is reported as an unknown key rather than as
+  // the required table it was meant to be.
+  auto model = top.table("model");
+  auto cluster = top.table("cluster");
+  auto parallelism = top.table("parallelism");
+  auto training = top.table("training");
+  auto dispatcher = top.table("dispatcher");
+  auto routing = top.table("routing");
+  auto calibration = top.table("calibration");
+  top.finish();
+
+  StrictTable model_t = required_table(model, top, "model");
+  s.model = read_model(model_t, catalog, names);
+
+  StrictTable cluster_t = required_table(cluster, top, "cluster");
+  names.lines[Field::instance] = cluster_t.where("instance");
+  names.lines[Field::nodes] = cluster_t.where("nodes");
+  s.instance = catalog.instance(cluster_t.choice("instance", names_of(catalog.instances())));
+  s.gpu = catalog.gpu(s.instance.gpu);
+  s.nodes = cluster_t.int32("nodes", 1, 100000);
+  cluster_t.finish();
+
+  StrictTable parallel_t = required_table(parallelism, top, "parallelism");
+  read_parallelism(parallel_t, s, names);
+
+  StrictTable training_t = required_table(training, top, "training");
+  read_training(training_t, s.training, names);
+
+  if (dispatcher) {
+    names.lines[Field::dispatcher] = dispatcher->where("name");
+    s.dispatcher = catalog.dispatcher(dispatcher->choice("name", names_of(catalog.dispatchers())));
+    dispatcher->finish();
+  } else {
+    names.lines[Field::dispatcher] = top.where("dispatcher");
+    s.dispatcher = catalog.dispatcher("nccl-alltoall");
+  }
+
+  if (routing) {
+    s.routing = read_routing(*routing, path, names);
+  } else {
+    names.lines[Field::routing_kind] = top.where("routing");
+  }
+
+  if (calibration) {
+    s.calibration_profile = calibration->string_or("profile", "");
+    calibration->finish();
+  }
+
+  detail::check_scenario_rules(s, names);
+  return s;
+}
+
+Scenario load_scenario_file(const std::string& path, const Catalog& catalog) {
+  return parse_scenario(read_text_file(path), path, catalog);
+}
+
+}  // namespace moetwin

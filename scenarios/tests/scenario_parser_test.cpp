@@ -1,0 +1,207 @@
+// The scenario language: shipped scenarios, defaults, derived values, overrides and routing options.
+#include "moetwin/scenario/scenario_parser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/scenario/pipeline_layout.hpp"
+
+namespace moetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(Catalog::default_dir());
+  return c;
+}
+
+std::string scenarios_dir() {
+  return std::string(MOETWIN_SOURCE_DIR) + "/scenarios";
+}
+
+// A minimal valid scenario; tests append or replace tables.
+const char* const kMinimal = R"(
+[model]
+name = "qwen3-30b-a3b"
+[cluster]
+instance = "p5en.48xlarge"
+nodes = 2
+[parallelism]
+tp = 2
+pp = 1
+ep = 8
+[training]
+micro_batch = 1
+global_batch = 64
+seq_length = 4096
+)";
+
+TEST(ScenarioParser, DefaultScenario) {
+  const Scenario s = load_scenario_file(scenarios_dir() + "/default.toml", catalog());
+  EXPECT_EQ(s.name, "dsv3-b300-32n");
+  EXPECT_EQ(s.source, scenarios_dir() + "/default.toml");
+  EXPECT_EQ(s.model.name, "deepseek-v3");
+  EXPECT_EQ(s.model.layers, 61);
+  EXPECT_EQ(s.instance.name, "p6-b300.48xlarge");
+  EXPECT_EQ(s.gpu.name, s.instance.gpu);
+  EXPECT_EQ(s.nodes, 32);
+  EXPECT_EQ(s.gpus(), 256);
+  EXPECT_EQ(s.parallel.tp, 8);
+  EXPECT_EQ(s.parallel.pp, 8);
+  EXPECT_EQ(s.parallel.vpp, 1);
+  EXPECT_EQ(s.parallel.ep, 32);
+  EXPECT_EQ(s.parallel.etp, 1);
+  EXPECT_EQ(s.parallel.cp, 1);
+  EXPECT_EQ(s.parallel.dp, 4);
+  EXPECT_EQ(s.parallel.edp(), 1);  // 8 * 1 * 4 / (32 * 1)
+  EXPECT_EQ(s.training.micro_batch, 4);
+  EXPECT_EQ(s.training.global_batch, 256);
+  EXPECT_EQ(s.training.microbatches(s.parallel), 16);
+  EXPECT_EQ(s.training.recompute, Recompute::full);
+  EXPECT_FALSE(s.training.overlap_moe_a2a);
+  EXPECT_EQ(s.dispatcher.name, "nccl-alltoall");
+  EXPECT_EQ(s.routing.kind, RoutingKind::balanced);
+  EXPECT_EQ(s.routing.seed, 1u);
+  EXPECT_EQ(s.calibration_profile, "");
+}
+
+TEST(ScenarioParser, MinimalUsesDefaultsAndDerivesDp) {
+  const Scenario s = parse_scenario(kMinimal, "/tmp/x/my-run.toml", catalog());
+  EXPECT_EQ(s.name, "my-run");  // file stem
+  EXPECT_EQ(s.description, "");
+  EXPECT_EQ(s.parallel.dp, 8);  // 16 GPUs / (tp 2 * cp 1 * pp 1)
+  EXPECT_EQ(s.parallel.vpp, 1);
+  EXPECT_EQ(s.parallel.etp, 1);
+  EXPECT_EQ(s.parallel.cp, 1);
+  EXPECT_EQ(s.parallel.edp(), 2);  // 2 * 8 / 8
+  EXPECT_EQ(s.training.recompute, Recompute::none);
+  EXPECT_TRUE(s.training.bf16);
+  EXPECT_TRUE(s.training.distributed_optimizer);
+  EXPECT_FALSE(s.training.overlap_moe_a2a);
+  EXPECT_TRUE(s.training.overlap_grad_reduce);
+  EXPECT_TRUE(s.training.overlap_param_gather);
+  EXPECT_EQ(s.training.microbatches(s.parallel), 8);  // 64 / (1 * 8)
+  EXPECT_EQ(s.dispatcher.name, "nccl-alltoall");
+  EXPECT_EQ(s.routing.kind, RoutingKind::balanced);
+  EXPECT_EQ(s.routing.seed, 1u);
+}
+
+TEST(ScenarioParser, ModelOverrides) {
+  const std::string text = std::string(kMinimal) + R"(
+[routing]
+kind = "zipf"
+zipf_exponent = 1.2
+seed = 42
+)";
+  std::string with_overrides = text;
+  with_overrides.replace(with_overrides.find("name = \"qwen3-30b-a3b\""), 22,
+                         "name = \"qwen3-30b-a3b\"\nlayers = 24\nexperts = 64\ntop_k = 4\nvocab = 1000");
+  const Scenario s = parse_scenario(with_overrides, "o.toml", catalog());
+  EXPECT_EQ(s.model.layers, 24);
+  EXPECT_EQ(s.model.experts, 64);
+  EXPECT_EQ(s.model.top_k, 4);
+  EXPECT_EQ(s.model.vocab, 1000);
+  EXPECT_EQ(s.model.hidden, catalog().model("qwen3-30b-a3b").hidden);  // untouched fields kept
+  EXPECT_EQ(s.routing.kind, RoutingKind::zipf);
+  EXPECT_DOUBLE_EQ(s.routing.zipf_exponent, 1.2);
+  EXPECT_EQ(s.routing.seed, 42u);
+}
+
+TEST(ScenarioParser, HistogramResolvedRelativeToTheScenarioFile) {
+  const std::string dir = scenarios_dir() + "/tests/data";
+  const std::string text =
+      std::string(kMinimal) + "[routing]\nkind = \"histogram\"\nhistogram = \"loads.csv\"\n";
+  const Scenario s = parse_scenario(text, dir + "/h.toml", catalog());
+  EXPECT_EQ(s.routing.kind, RoutingKind::histogram);
+  EXPECT_EQ(s.routing.histogram_path, dir + "/loads.csv");
+}
+
+TEST(ScenarioParser, GroupLimitedRoutingOnDeepSeek) {
+  Scenario s = load_scenario_file(scenarios_dir() + "/default.toml", catalog());
+  std::string text = read_text_file(scenarios_dir() + "/default.toml");
+  text.replace(text.find("kind = \"balanced\""), 17, "kind = \"group-limited\"");
+  s = parse_scenario(text, "g.toml", catalog());
+  EXPECT_EQ(s.routing.kind, RoutingKind::group_limited);
+  EXPECT_EQ(s.name, "dsv3-b300-32n");
+}
+
+TEST(ScenarioParser, EveryShippedScenarioLoads) {
+  int count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(scenarios_dir())) {
+    const std::string p = entry.path().string();
+    if (entry.path().extension() != ".toml" || p.find("/tests/") != std::string::npos) continue;
+    SCOPED_TRACE(p);
+    EXPECT_NO_THROW(load_scenario_file(p, catalog()));
+    ++count;
+  }
+  EXPECT_EQ(count, 10);  // default, 8 live-run layouts, 1 example
+}
+
+TEST(ScenarioParser, KimiK2OnP5Parses) {
+  const Scenario s = load_scenario_file(scenarios_dir() + "/examples/kimi-k2-p5-32n.toml", catalog());
+  EXPECT_EQ(s.model.name, "kimi-k2");
+  EXPECT_EQ(s.instance.name, "p5.48xlarge");
+  EXPECT_EQ(s.gpus(), 256);
+  EXPECT_EQ(s.parallel.dp, 4);
+  EXPECT_EQ(s.training.micro_batch, 1);
+  EXPECT_EQ(s.training.recompute, Recompute::full);
+}
+
+// Each shipped live scenario is exactly one cell of the live-run table (same layout and settings).
+TEST(ScenarioParser, LiveScenariosAreLiveRunCells) {
+  const LiveRunTable table = read_live_runs(scenarios_dir() + "/tests/data/live-runs.csv", catalog());
+  int matched = 0;
+  for (const auto& entry : fs::directory_iterator(scenarios_dir() + "/live")) {
+    const Scenario s = load_scenario_file(entry.path().string(), catalog());
+    SCOPED_TRACE(entry.path().string());
+    int hits = 0;
+    for (const LiveRun& run : table.runs) {
+      const Scenario& r = run.scenario;
+      if (s.name.rfind(run.campaign, 0) == 0 && r.model.name == s.model.name &&
+          r.model.layers == s.model.layers && r.nodes == s.nodes && r.instance.name == s.instance.name &&
+          r.parallel.tp == s.parallel.tp && r.parallel.pp == s.parallel.pp &&
+          r.parallel.vpp == s.parallel.vpp && r.parallel.ep == s.parallel.ep &&
+          r.parallel.dp == s.parallel.dp && r.training.micro_batch == s.training.micro_batch &&
+          r.training.global_batch == s.training.global_batch &&
+          r.training.recompute == s.training.recompute &&
+          r.training.overlap_moe_a2a == s.training.overlap_moe_a2a &&
+          r.dispatcher.name == s.dispatcher.name) {
+        ++hits;
+      }
+    }
+    EXPECT_EQ(hits, 1);
+    ++matched;
+  }
+  EXPECT_EQ(matched, 8);
+}
+
+TEST(ScenarioParser, Qwen3OverlapCellBuildsNinetySixLayers) {
+  const Scenario s =
+      load_scenario_file(scenarios_dir() + "/live/qwen3-235b-b300-8n-20260621.toml", catalog());
+  EXPECT_EQ(s.model.layers, 96);
+  const PipelineLayout l = make_pipeline_layout(s.model, s.parallel, {s.source, 0});
+  EXPECT_EQ(l.rule, "even");
+  EXPECT_EQ(l.decoder_layers_on_stage(0), 24);
+}
+
+TEST(ValidateScenario, ProgrammaticScenarioHeldToTheSameRules) {
+  Scenario s = load_scenario_file(scenarios_dir() + "/default.toml", catalog());
+  EXPECT_NO_THROW(validate_scenario(s, {"sweep", 3}));
+  s.parallel.ep = 64;  // 8 * 1 * 4 = 32 ranks per stage cannot hold 64 expert ranks
+  try {
+    validate_scenario(s, {"sweep", 3});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "sweep:3: parallelism.ep: 64: ep * etp = 64 * 1 dividing tp * cp * dp = 8 * 1 * 4 = 32 "
+                 "(Megatron-Core carves ep * etp * edp = tp * cp * dp from the ranks of a pipeline stage)");
+  }
+  s.parallel.ep = 0;
+  EXPECT_THROW(validate_scenario(s, {"sweep", 3}), InputError);
+}
+
+}  // namespace
+}  // namespace moetwin

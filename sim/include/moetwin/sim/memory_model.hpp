@@ -1,0 +1,76 @@
+// Per-GPU memory of a Megatron-Core MoE training job: weights, gradients, optimizer states,
+// activations held for backward (by recompute mode and pipeline schedule), logits/loss buffers,
+// dispatcher buffers and a fixed reserve. Every pipeline stage is evaluated; the most loaded one sets
+// the verdict. All sizes in bytes. Formulas and sources are documented in memory_model.cpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/scenario/scenario.hpp"
+
+namespace moetwin {
+
+// Fixed reserve per GPU for the CUDA context, NCCL communicators and caching-allocator fragmentation
+// (derivation in memory_model.cpp), bytes.
+extern const double kMemoryReserveBytes;
+
+// Activations one decoder layer holds for backward, for one microbatch, on one GPU, bytes.
+struct LayerActivations {
+  double attention = 0;  // input norm .. output projection input
+  double mlp = 0;        // pre-MLP norm .. expert outputs
+  double total() const { return attention + mlp; }
+};
+// `moe` selects the MLP kind. With Recompute::full only the layer input is kept (all in `attention`).
+LayerActivations layer_activation_bytes(const ModelSpec& model, bool moe, const ParallelLayout& parallel,
+                                        int micro_batch, int seq_length, Recompute recompute);
+
+// The order of Megatron's pipeline schedules on one stage: forward and backward passes of
+// (microbatch, virtual chunk), and the in-flight peak. vpp == 1 is 1F1B (warm-up pp - stage - 1);
+// vpp > 1 is the interleaved schedule (warm-up (pp - stage - 1) * 2 + (vpp - 1) * pp, all when
+// microbatches == pp), both capped by the total (megatron/core/pipeline_parallel/schedules.py).
+struct InFlight {
+  std::vector<int> per_chunk;  // chunk-microbatches held per virtual chunk at the peak
+  int total() const;
+};
+// `chunk_bytes[v]` weighs virtual chunk v; the peak is the maximum over the schedule of the summed
+// weights of the forwards whose backward has not run yet.
+InFlight peak_in_flight(int pp, int vpp, int stage, int microbatches, const std::vector<double>& chunk_bytes);
+
+// DeepEP normal-mode buffers (NVLink + RDMA) for an EP group of `ep_ranks`, hidden size `hidden`,
+// `sms` SMs, bytes: DeepEP's get_nvl/rdma_buffer_size_hint as Megatron-Core sizes them.
+double deepep_buffer_bytes(int hidden, int ep_ranks, int sms);
+
+struct StageMemory {
+  int stage = 0;
+  std::int64_t dense_params = 0;   // non-expert parameters on one GPU of the stage
+  std::int64_t expert_params = 0;  // routed-expert parameters on one GPU of the stage
+  int decoder_layers = 0;
+  int mtp_layers = 0;
+  bool embedding = false;
+  bool loss = false;
+  InFlight in_flight;      // chunk-microbatches held at the activation peak
+  double weights = 0;      // bf16 parameters, 2 B/param
+  double gradients = 0;    // fp32 main-grad buffers, 4 B/param
+  double optimizer = 0;    // fp32 master + Adam m, v: 12 B/param, sharded by the distributed optimizer
+  double activations = 0;  // layer activations of the in-flight chunk-microbatches (+ recompute working set)
+  double logits = 0;       // output-layer logits and loss buffers (loss stage only)
+  double dispatcher = 0;   // token-dispatcher buffers
+  double reserve = 0;      // kMemoryReserveBytes
+  double total() const {
+    return weights + gradients + optimizer + activations + logits + dispatcher + reserve;
+  }
+};
+
+struct MemoryEstimate {
+  std::vector<StageMemory> stages;  // one per pipeline stage
+  int worst_stage = 0;              // stage with the largest total (first on ties)
+  double hbm_bytes = 0;             // GPU HBM capacity (catalog)
+  bool fits = false;                // worst().total() <= hbm_bytes
+  const StageMemory& worst() const { return stages.at(static_cast<std::size_t>(worst_stage)); }
+};
+
+MemoryEstimate estimate_memory(const Scenario& scenario, const PipelineLayout& layout);
+
+}  // namespace moetwin

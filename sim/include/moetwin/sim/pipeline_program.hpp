@@ -1,0 +1,70 @@
+// Expands a stage's pipeline schedule (schedule.hpp) into its Program: the ops of every forward and
+// backward step come from a StageEmitter (the workload builder's layer ops, or a unit step in tests);
+// this file adds the P2P sends/receives with their data dependencies:
+//  - a receive's data feeds the first op of the step that consumes it (dep);
+//  - a send waits for the last op of the step that produced its data (dep);
+//  - the last op of a batched P2P call syncs the host (Megatron batch_p2p_sync: torch.cuda.synchronize()
+//    after batch_isend_irecv) when PipelineOptions::p2p_device_sync is set.
+// Sends and receives rendezvous with the peer stage's matching op on the pp_* channels; each direction
+// has its own stream so that a send never queues behind a receive.
+#pragma once
+
+#include "moetwin/sim/program.hpp"
+#include "moetwin/sim/schedule.hpp"
+
+namespace moetwin {
+
+// Streams of a rank. Compute and, without overlap, TP/EP collectives run on stream 0.
+enum Stream : std::uint8_t {
+  kStreamCompute = 0,
+  kStreamEpComm = 1,  // A2A when overlap_moe_expert_parallel_comm puts it on its own stream
+  kStreamPpSendFwd = 2,
+  kStreamPpRecvFwd = 3,
+  kStreamPpSendBwd = 4,
+  kStreamPpRecvBwd = 5,
+  kStreamDpComm = 6,  // distributed-optimizer reduce-scatter / all-gather
+  kStreams = 7,
+};
+
+struct StepContext {
+  int microbatch = 0;
+  int chunk = 0;
+  int input_dep = kNoOp;  // op the step's first op must wait for (its receive), or kNoOp
+};
+
+class StageEmitter {
+ public:
+  virtual ~StageEmitter() = default;
+  // Ops before the first step (e.g. DP parameter all-gather).
+  virtual void prologue(Program& program) { (void)program; }
+  // Emit one step; return the program index of its last op (what a send depends on).
+  virtual int forward(Program& program, const StepContext& step) = 0;
+  virtual int backward(Program& program, const StepContext& step) = 0;
+  // Forward of one microbatch and backward of another in one step (overlap_moe_expert_parallel_comm);
+  // returns {last forward op, last backward op}. Default: forward then backward.
+  virtual std::pair<int, int> forward_backward(Program& program, const StepContext& fwd,
+                                               const StepContext& bwd) {
+    const int f = forward(program, fwd);
+    const int b = backward(program, bwd);
+    return {f, b};
+  }
+  // Called after a backward step finished the last microbatch of `chunk` (gradient buckets are ready).
+  virtual void chunk_grads_ready(Program& program, int chunk, int last_op) {
+    (void)program, (void)chunk, (void)last_op;
+  }
+  // Ops after the last step (e.g. DP reduce-scatter, optimizer step).
+  virtual void epilogue(Program& program) { (void)program; }
+  // A P2P op carrying the activation (forward) or gradient (!forward) of (microbatch, chunk): duration,
+  // host cost, SMs. The caller sets kind, stream, channel, deps and sync.
+  virtual OpSpec p2p(bool forward, int microbatch, int chunk) = 0;
+};
+
+struct PipelineOptions {
+  bool p2p_device_sync = true;        // Megatron batch_p2p_sync (default True)
+  bool combine_steady_steps = false;  // pass adjacent forward+backward steps to forward_backward()
+};
+
+void emit_pipeline(Program& program, const std::vector<PipeAction>& actions, int vpp, int microbatches,
+                   StageEmitter& emitter, const PipelineOptions& options);
+
+}  // namespace moetwin

@@ -1,0 +1,56 @@
+// Pipeline schedules in Megatron-Core's order (megatron/core/pipeline_parallel/schedules.py, 0.17):
+//  - vpp == 1: forward_backward_pipelining_without_interleaving (1F1B): warm-up
+//    min(pp - stage - 1, m) forwards, then 1F1B pairs, then the cool-down backwards; pp == 1 degenerates
+//    to forward_backward_no_pipelining's order (F0 B0 F1 B1 ...).
+//  - vpp > 1: forward_backward_pipelining_with_interleaving without overlap_p2p_comm: warm-up
+//    (pp - stage - 1) * 2 + (vpp - 1) * pp virtual microbatches capped at m * vpp (then all forwards run
+//    first), the (microbatch, chunk) order of get_schedule_table with microbatch groups of pp
+//    (microbatch_group_size_per_vp_stage = pp), backward chunks reversed.
+// P2P calls become P2P actions holding the sends and receives of one batched _communicate call.
+// Stages form a ring: the last stage sends chunk c's output to stage 0's chunk c + 1.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace moetwin {
+
+enum class PipeActionKind { forward, backward, p2p };
+
+// One transfer of a P2P batch: which (microbatch, chunk) of the data it carries, in this stage's chunk
+// numbering (for a receive: the consumer on this stage; for a send: the producer on this stage).
+struct PipeTransfer {
+  bool active = false;
+  int microbatch = -1;
+  int chunk = -1;
+};
+
+struct PipeAction {
+  PipeActionKind kind = PipeActionKind::forward;
+  int microbatch = -1;  // forward/backward
+  int chunk = -1;       // virtual chunk on this stage, 0 .. vpp-1
+  // p2p: sends/receives of one batched call, issued in this order: send_fwd, recv_fwd, send_bwd,
+  // recv_bwd (NCCL groups them; the order only fixes trace order).
+  PipeTransfer send_fwd, recv_fwd, send_bwd, recv_bwd;
+
+  bool empty_p2p() const {
+    return !send_fwd.active && !recv_fwd.active && !send_bwd.active && !recv_bwd.active;
+  }
+};
+
+// Megatron's get_schedule_table: forward virtual microbatch k -> (microbatch, chunk).
+std::vector<std::pair<int, int>> interleaved_schedule_table(int microbatches, int vpp, int group_size);
+
+// Warm-up forwards of `stage` (virtual microbatches when vpp > 1).
+int warmup_microbatches(int pp, int vpp, int microbatches, int stage);
+
+// The ordered actions of one stage for one iteration. Empty P2P batches are omitted. Throws
+// std::invalid_argument for pp, vpp, microbatches < 1, stage out of range, vpp > 1 with pp == 1, or
+// vpp > 1 with microbatches not a multiple of pp (Megatron's older assertion; ragged groups unmodelled).
+std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage);
+
+// "F0.0 P[sf rf] B0.0 ..." for tests and debugging.
+std::string describe(const std::vector<PipeAction>& actions);
+
+}  // namespace moetwin

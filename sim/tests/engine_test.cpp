@@ -1,0 +1,243 @@
+#include "moetwin/sim/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include "pipeline_fixture.hpp"
+
+namespace moetwin {
+namespace {
+
+using testing_support::build_unit_pipeline;
+using testing_support::UnitPipeline;
+
+OpSpec compute(TimeNs d, std::int32_t host_ns = 0) {
+  OpSpec op;
+  op.duration = d;
+  op.host_ns = host_ns;
+  return op;
+}
+
+OpSpec comm(TimeNs d, ChannelKind ch, CommClass cls, std::uint8_t stream, std::uint16_t sms = 0) {
+  OpSpec op;
+  op.kind = OpKind::comm;
+  op.duration = d;
+  op.channel = ch;
+  op.comm_class = cls;
+  op.stream = stream;
+  op.sms = sms;
+  return op;
+}
+
+// One rank, one program; channels of single members where needed.
+Workload single(Program p, int sms = 100) {
+  Workload w;
+  w.sms = sms;
+  p.seal(kStreams);
+  w.programs.push_back(std::move(p));
+  w.init_ranks(1);
+  w.add_group_channels(ChannelKind::tp, {{0}});
+  w.add_group_channels(ChannelKind::ep, {{0}});
+  return w;
+}
+
+TEST(Engine, LaunchBoundKernelsWaitForTheHost) {
+  // Three 5 ns kernels, 10 ns to launch each: issued at 10, 20, 30; the GPU waits for the host.
+  Program p;
+  for (int i = 0; i < 3; ++i) p.add(compute(5, 10));
+  const EngineResult r = run_engine(single(std::move(p)));
+  EXPECT_EQ(r.iteration, 35);
+  EXPECT_EQ(r.ranks[0].compute, 15);
+  EXPECT_EQ(r.ranks[0].host_wait, 20);
+  EXPECT_EQ(r.ranks[0].bubble, 0);
+  EXPECT_EQ(r.ranks[0].ops_run, 3);
+}
+
+TEST(Engine, GpuBoundKernelsRunBackToBack) {
+  Program p;
+  for (int i = 0; i < 3; ++i) p.add(compute(50, 10));
+  const EngineResult r = run_engine(single(std::move(p)));
+  EXPECT_EQ(r.iteration, 10 + 150);
+  EXPECT_EQ(r.ranks[0].host_wait, 10);
+}
+
+TEST(Engine, HostSyncDrainsTheGpuBeforeTheNextLaunch) {
+  // Op 0 syncs the host (D2H): op 1 is launched only after op 0 finished at 10 + 100, i.e. at 120.
+  Program p;
+  OpSpec a = compute(100, 10);
+  a.sync = HostSync::op;
+  p.add(a);
+  p.add(compute(100, 10));
+  const EngineResult r = run_engine(single(std::move(p)));
+  EXPECT_EQ(r.iteration, 220);
+  EXPECT_EQ(r.ranks[0].host_wait, 20);
+}
+
+TEST(Engine, CommKernelStealsSmsFromConcurrentCompute) {
+  // 1000 ns of compute (100 SMs); an overlapped comm kernel holding 20 SMs runs 0..500: compute gets
+  // 80 SMs -> 500 * 80 = 40000 of 100000 SM-ns done, the remaining 60000 at 100 SMs take 600 ns.
+  Program p;
+  p.add(compute(1000));
+  p.add(comm(500, ChannelKind::ep, CommClass::ep, kStreamEpComm, 20));
+  const EngineResult r = run_engine(single(std::move(p)));
+  EXPECT_EQ(r.iteration, 1100);
+  EXPECT_EQ(r.ranks[0].compute, 1100);
+  EXPECT_EQ(r.ranks[0].exposed[static_cast<int>(CommClass::ep)], 0);
+  EXPECT_EQ(r.ranks[0].comm_total[static_cast<int>(CommClass::ep)], 500);
+}
+
+TEST(Engine, StealRoundsUpToWholeNanoseconds) {
+  // 10 ns at 3 SMs with 1 stolen for the first 4 ns: 4 * 2 = 8 of 30 SM-ns; 22 left at 3 SMs -> ceil 7.33.
+  Program p;
+  p.add(compute(10));
+  p.add(comm(4, ChannelKind::ep, CommClass::ep, kStreamEpComm, 1));
+  const EngineResult r = run_engine(single(std::move(p), 3));
+  EXPECT_EQ(r.iteration, 4 + 8);
+}
+
+TEST(Engine, ExposedCommOnTheComputeStream) {
+  // compute 100, TP collective 50 on stream 0, compute 100: the collective is exposed.
+  Program p;
+  p.add(compute(100));
+  p.add(comm(50, ChannelKind::tp, CommClass::tp, kStreamCompute));
+  p.add(compute(100));
+  const EngineResult r = run_engine(single(std::move(p)));
+  EXPECT_EQ(r.iteration, 250);
+  EXPECT_EQ(r.ranks[0].exposed[static_cast<int>(CommClass::tp)], 50);
+  EXPECT_EQ(r.ranks[0].compute, 200);
+}
+
+TEST(Engine, OverlappedCommIsHiddenButWaitedFor) {
+  // A2A on its own stream (300 ns) next to 100 ns of compute; the next compute needs the A2A.
+  Program p;
+  const int a2a = p.add(comm(300, ChannelKind::ep, CommClass::ep, kStreamEpComm));
+  p.add(compute(100));
+  OpSpec c = compute(100);
+  c.deps[0] = a2a;
+  p.add(c);
+  const EngineResult r = run_engine(single(std::move(p)));
+  EXPECT_EQ(r.iteration, 400);
+  EXPECT_EQ(r.ranks[0].compute, 200);
+  EXPECT_EQ(r.ranks[0].exposed[static_cast<int>(CommClass::ep)], 200);  // 100..300: nothing else runs
+}
+
+TEST(Engine, CollectiveIsARendezvousGatedBySlowestMember) {
+  // Two ranks: rank 0 computes 50 ns first; both then all-gather. Rank 1 waits (bubble) 50 ns. Member
+  // durations 100 and 120: the collective takes 120 on both.
+  Workload w;
+  w.sms = 100;
+  w.init_ranks(2);
+  for (int r = 0; r < 2; ++r) {
+    Program p;
+    if (r == 0) p.add(compute(50));
+    p.add(comm(r == 0 ? 100 : 120, ChannelKind::tp, CommClass::tp, kStreamCompute));
+    p.seal(kStreams);
+    w.programs.push_back(std::move(p));
+    w.rank_program[static_cast<std::size_t>(r)] = r;
+  }
+  w.add_group_channels(ChannelKind::tp, {{0, 1}});
+  const EngineResult res = run_engine(w);
+  EXPECT_EQ(res.iteration, 170);
+  EXPECT_EQ(res.ranks[1].bubble, 50);
+  EXPECT_EQ(res.ranks[1].exposed[static_cast<int>(CommClass::tp)], 120);
+  EXPECT_EQ(res.ranks[0].compute, 50);
+}
+
+TEST(Engine, DeadlockIsReportedNotHung) {
+  // Rank 0 waits on a collective rank 1 never reaches (rank 1 lacks the channel's op).
+  Workload w;
+  w.sms = 100;
+  w.init_ranks(2);
+  Program p0;
+  p0.add(comm(10, ChannelKind::tp, CommClass::tp, kStreamCompute));
+  p0.add(comm(10, ChannelKind::ep, CommClass::ep, kStreamCompute));
+  p0.seal(kStreams);
+  Program p1;
+  p1.add(comm(10, ChannelKind::ep, CommClass::ep, kStreamCompute));
+  p1.add(comm(10, ChannelKind::tp, CommClass::tp, kStreamCompute));
+  p1.seal(kStreams);
+  w.programs = {p0, p1};
+  w.rank_program = {0, 1};
+  w.add_group_channels(ChannelKind::tp, {{0, 1}});
+  w.add_group_channels(ChannelKind::ep, {{0, 1}});
+  EXPECT_THROW(run_engine(w), std::logic_error);
+}
+
+// --- Pipeline goldens (exact integer ns) ---
+
+TEST(EngineGolden, OneF1BIterationAndBubble) {
+  // pp 4, m 8, F 100, B 200, free P2P: iteration (m + pp - 1)(F + B) = 11 * 300 = 3300, every stage
+  // computes m (F + B) = 2400 and waits (pp - 1)(F + B) = 900: bubble fraction (pp-1)/(m+pp-1) = 3/11.
+  UnitPipeline u;
+  u.pp = 4;
+  u.microbatches = 8;
+  const EngineResult r = run_engine(build_unit_pipeline(u));
+  EXPECT_EQ(r.iteration, 3300);
+  for (const RankStats& s : r.ranks) {
+    EXPECT_EQ(s.compute, 2400);
+    EXPECT_EQ(s.bubble + s.idle, 900);
+    EXPECT_EQ(s.accounted(), 3300);
+  }
+  // Stage 0 ends last; the last stage's tail after its last backward is idle: (pp-1) * B = 600.
+  EXPECT_EQ(r.ranks[3].idle, 600);
+  EXPECT_EQ(r.ranks[0].idle, 0);
+}
+
+TEST(EngineGolden, OneF1BWithFewerMicrobatchesThanStages) {
+  // m 2 < pp 4: still (m + pp - 1)(F + B) = 5 * 300.
+  UnitPipeline u;
+  u.pp = 4;
+  u.microbatches = 2;
+  EXPECT_EQ(run_engine(build_unit_pipeline(u)).iteration, 1500);
+}
+
+TEST(EngineGolden, InterleavedBubbleShrinksByVpp) {
+  // pp 4, vpp 2, m 8, per chunk F 50, B 100: ideal m * vpp * 150 = 2400 plus a bubble of
+  // (pp - 1)(F + B) per chunk = 450: bubble fraction (pp - 1) / (vpp m) = 3/16.
+  UnitPipeline u;
+  u.pp = 4;
+  u.vpp = 2;
+  u.microbatches = 8;
+  u.forward = 50;
+  u.backward = 100;
+  const EngineResult r = run_engine(build_unit_pipeline(u));
+  EXPECT_EQ(r.iteration, 2400 + 450);
+  for (const RankStats& s : r.ranks) {
+    EXPECT_EQ(s.compute, 2400);
+    EXPECT_EQ(s.bubble + s.idle, 450);
+  }
+}
+
+TEST(EngineGolden, P2PLatencyIsExposedOnTheCriticalPath) {
+  // pp 2, m 1, F 100, B 200, P2P 10: F(s0) 0..100, send 100..110, F(s1) 110..210, B(s1) 210..410,
+  // send 410..420, B(s0) 420..620.
+  UnitPipeline u;
+  u.pp = 2;
+  u.microbatches = 1;
+  u.p2p = 10;
+  const EngineResult r = run_engine(build_unit_pipeline(u));
+  EXPECT_EQ(r.iteration, 620);
+  EXPECT_EQ(r.ranks[0].exposed[static_cast<int>(CommClass::pp)], 20);
+}
+
+TEST(EngineGolden, DeterministicTrace) {
+  UnitPipeline u;
+  u.pp = 4;
+  u.vpp = 2;
+  u.microbatches = 8;
+  u.p2p = 7;
+  u.host_ns = 3;
+  EngineOptions o;
+  o.trace = true;
+  const EngineResult a = run_engine(build_unit_pipeline(u), o);
+  const EngineResult b = run_engine(build_unit_pipeline(u), o);
+  ASSERT_EQ(a.trace.size(), b.trace.size());
+  for (std::size_t i = 0; i < a.trace.size(); ++i) {
+    EXPECT_EQ(a.trace[i].start, b.trace[i].start);
+    EXPECT_EQ(a.trace[i].end, b.trace[i].end);
+    EXPECT_EQ(a.trace[i].op, b.trace[i].op);
+  }
+  EXPECT_EQ(a.iteration, b.iteration);
+}
+
+}  // namespace
+}  // namespace moetwin

@@ -1,0 +1,105 @@
+#include "moetwin/sim/schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+namespace moetwin {
+namespace {
+
+TEST(Schedule, OneF1BWarmupCounts) {
+  EXPECT_EQ(warmup_microbatches(4, 1, 8, 0), 3);
+  EXPECT_EQ(warmup_microbatches(4, 1, 8, 3), 0);
+  EXPECT_EQ(warmup_microbatches(4, 1, 2, 0), 2);  // capped at m
+  // Interleaved: (pp - stage - 1) * 2 + (vpp - 1) * pp, capped at m * vpp.
+  EXPECT_EQ(warmup_microbatches(4, 2, 8, 0), 10);
+  EXPECT_EQ(warmup_microbatches(4, 2, 8, 3), 4);
+  EXPECT_EQ(warmup_microbatches(4, 2, 4, 0), 8);  // == total: all forwards first
+}
+
+TEST(Schedule, OneF1BOrderMatchesMegatron) {
+  // pp 2, m 3, stage 0: warm-up 1 forward, then 1F1B, then 1 cool-down backward.
+  EXPECT_EQ(describe(pipeline_schedule(2, 1, 3, 0)),
+            "F0.0 P[sf] F1.0 P[sf rb] B0.0 F2.0 P[sf rb] B1.0 P[rb] B2.0");
+  EXPECT_EQ(describe(pipeline_schedule(2, 1, 3, 1)),
+            "P[rf] F0.0 B0.0 P[rf sb] F1.0 B1.0 P[rf sb] F2.0 B2.0 P[sb]");
+  // No pipeline: forward_backward_no_pipelining order.
+  EXPECT_EQ(describe(pipeline_schedule(1, 1, 3, 0)), "F0.0 B0.0 F1.0 B1.0 F2.0 B2.0");
+}
+
+TEST(Schedule, InterleavedTableGroupsOfPp) {
+  // m 4, vpp 2, groups of 2: (0,0)(1,0)(0,1)(1,1)(2,0)(3,0)(2,1)(3,1).
+  const auto t = interleaved_schedule_table(4, 2, 2);
+  const std::vector<std::pair<int, int>> want = {{0, 0}, {1, 0}, {0, 1}, {1, 1},
+                                                 {2, 0}, {3, 0}, {2, 1}, {3, 1}};
+  EXPECT_EQ(t, want);
+  // m not a multiple of the group: the last group takes the remainder (m 3, groups of 2). The schedule
+  // itself refuses such m (see pipeline_schedule).
+  const std::vector<std::pair<int, int>> want3 = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}};
+  EXPECT_EQ(interleaved_schedule_table(3, 2, 2), want3);
+}
+
+TEST(Schedule, InterleavedOrderStage0) {
+  // pp 2, vpp 2, m 4, stage 0: warm-up (2-0-1)*2 + 1*2 = 4 forwards in table order, then 1F1B with
+  // backward chunks reversed.
+  const auto a = pipeline_schedule(2, 2, 4, 0);
+  std::string steps;
+  for (const auto& x : a) {
+    if (x.kind == PipeActionKind::p2p) continue;
+    steps += (x.kind == PipeActionKind::forward ? "F" : "B") + std::to_string(x.microbatch) + "." +
+             std::to_string(x.chunk) + " ";
+  }
+  EXPECT_EQ(steps, "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0 ");
+}
+
+// Every send on a link pairs with the receive of the same data on the peer, in order, for many shapes.
+TEST(Schedule, SendsAndReceivesPairUpAcrossStages) {
+  for (int pp : {2, 3, 4, 8}) {
+    for (int vpp : {1, 2, 3}) {
+      for (int m : {1, 2, 3, 4, 5, 8, 12, 16}) {
+        if (vpp > 1 && m % pp != 0) {
+          EXPECT_THROW(pipeline_schedule(pp, vpp, m, 0), std::invalid_argument);
+          continue;
+        }
+        std::vector<std::vector<PipeAction>> st;
+        for (int s = 0; s < pp; ++s) st.push_back(pipeline_schedule(pp, vpp, m, s));
+        for (int s = 0; s < pp; ++s) {
+          const int next = (s + 1) % pp;
+          std::vector<std::pair<int, int>> sent_f, recv_f, sent_b, recv_b;
+          for (const auto& a : st[static_cast<std::size_t>(s)]) {
+            if (a.send_fwd.active) {
+              // Wrap-around: the last stage's chunk c feeds stage 0's chunk c + 1.
+              sent_f.emplace_back(a.send_fwd.microbatch, a.send_fwd.chunk + (s == pp - 1 ? 1 : 0));
+            }
+            if (a.recv_bwd.active)
+              recv_b.emplace_back(a.recv_bwd.microbatch, a.recv_bwd.chunk + (s == pp - 1 ? 1 : 0));
+          }
+          for (const auto& a : st[static_cast<std::size_t>(next)]) {
+            if (a.recv_fwd.active) recv_f.emplace_back(a.recv_fwd.microbatch, a.recv_fwd.chunk);
+            if (a.send_bwd.active) sent_b.emplace_back(a.send_bwd.microbatch, a.send_bwd.chunk);
+          }
+          if (s == pp - 1 && vpp == 1) {
+            EXPECT_TRUE(sent_f.empty());
+            EXPECT_TRUE(recv_b.empty());
+            continue;
+          }
+          EXPECT_EQ(sent_f, recv_f) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
+          EXPECT_EQ(sent_b, recv_b) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
+        }
+        // Every (microbatch, chunk) runs exactly one forward and one backward on every stage.
+        for (const auto& acts : st) {
+          std::map<std::tuple<int, int, int>, int> seen;
+          for (const auto& a : acts) {
+            if (a.kind != PipeActionKind::p2p) ++seen[{static_cast<int>(a.kind), a.microbatch, a.chunk}];
+          }
+          EXPECT_EQ(seen.size(), static_cast<std::size_t>(2 * m * vpp));
+          for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace moetwin

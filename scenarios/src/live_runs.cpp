@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "scenario_rules.hpp"
 
@@ -56,13 +55,13 @@ class RowReader {
     return static_cast<int>(integer(column, min, max));
   }
 
-  double number(const std::string& column, double min, double max) const {
+  double number(const std::string& column, double min, double max, const std::string& expected) const {
     const std::string& s = text(column);
     double v = 0;
     const char* end = s.data() + s.size();
     auto [ptr, ec] = std::from_chars(s.data(), end, v);
     if (s.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < min || v > max) {
-      fail(column, "a number in [" + format_exact(min) + ", " + format_exact(max) + "]");
+      fail(column, expected);
     }
     return v;
   }
@@ -148,8 +147,9 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
           ? static_cast<std::uint64_t>(r.integer("seed", 0, std::numeric_limits<std::int64_t>::max()))
           : 1;
 
-  run.iter_s = r.number("iter_s", 1e-9, 1e9);
-  run.tflops_gpu = r.number("tflops_gpu", 0, 1e9);
+  // Bounds only reject nonsense: 1 ns .. ~30 years per iteration, 0 .. 1e9 TFLOP/s per GPU.
+  run.iter_s = r.number("iter_s", 1e-9, 1e9, "a positive number of seconds (mean iteration time)");
+  run.tflops_gpu = r.number("tflops_gpu", 0, 1e9, "a number >= 0 (logged model TFLOP/s per GPU)");
   run.source = r.has("source") ? r.text("source") : "";
 
   s.name = run.campaign + "/mb" + std::to_string(t.micro_batch) + "/" + s.dispatcher.name +

@@ -1,0 +1,119 @@
+#include "moetwin/topology/bandwidth_sharing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace moetwin {
+
+BandwidthSharing::BandwidthSharing(std::vector<double> capacities, SharingTolerance tolerance)
+    : capacity_(std::move(capacities)), tolerance_(tolerance) {
+  for (std::size_t l = 0; l < capacity_.size(); ++l) {
+    if (!std::isfinite(capacity_[l]) || capacity_[l] <= 0) {
+      throw std::invalid_argument("link " + std::to_string(l) + ": capacity: " +
+                                  std::to_string(capacity_[l]) + ": expected a finite number of bytes/s > 0");
+    }
+  }
+  if (!std::isfinite(tolerance_.relative) || tolerance_.relative < 0 || tolerance_.relative >= 1e-3) {
+    throw std::invalid_argument("sharing tolerance: relative: " + std::to_string(tolerance_.relative) +
+                                ": expected 0 <= relative < 1e-3");
+  }
+  remaining_.assign(capacity_.size(), 0.0);
+  weight_.assign(capacity_.size(), 0);
+  slot_.assign(capacity_.size(), -1);
+}
+
+std::vector<double> BandwidthSharing::solve(const std::vector<std::vector<int>>& routes) {
+  std::vector<std::span<const int>> spans(routes.begin(), routes.end());
+  std::vector<double> rates;
+  solve(spans, rates);
+  return rates;
+}
+
+void BandwidthSharing::solve(std::span<const std::span<const int>> routes, std::vector<double>& rates) {
+  const std::size_t n = routes.size();
+  const int links = static_cast<int>(capacity_.size());
+  rates.assign(n, 0.0);
+  fixed_.assign(n, 0);
+
+  // Links crossed by any route, and their crossing counts.
+  touched_.clear();
+  for (std::size_t f = 0; f < n; ++f) {
+    if (routes[f].empty()) {
+      throw std::invalid_argument("flow " + std::to_string(f) + ": route: empty: expected at least one link");
+    }
+    for (const int l : routes[f]) {
+      if (l < 0 || l >= links) {
+        // Undo the counts taken so far so the workspace stays clean for the next call.
+        for (const int t : touched_) {
+          weight_[t] = 0;
+        }
+        throw std::invalid_argument("flow " + std::to_string(f) + ": link id: " + std::to_string(l) +
+                                    ": expected 0 <= id < " + std::to_string(links));
+      }
+      if (weight_[l] == 0) {
+        touched_.push_back(l);
+      }
+      ++weight_[l];
+    }
+  }
+  std::sort(touched_.begin(), touched_.end());
+
+  // CSR index: for each touched link, the flows crossing it in ascending flow order (a flow crossing a
+  // link twice appears twice; the `fixed_` check below skips the second occurrence).
+  offset_.assign(touched_.size() + 1, 0);
+  for (std::size_t k = 0; k < touched_.size(); ++k) {
+    slot_[touched_[k]] = static_cast<int>(k);
+    offset_[k + 1] = offset_[k] + static_cast<std::size_t>(weight_[touched_[k]]);
+    remaining_[touched_[k]] = capacity_[touched_[k]];
+  }
+  flows_.resize(offset_.back());
+  fill_.assign(offset_.begin(), offset_.end() - 1);
+  for (std::size_t f = 0; f < n; ++f) {
+    for (const int l : routes[f]) {
+      flows_[fill_[static_cast<std::size_t>(slot_[l])]++] = f;
+    }
+  }
+
+  active_.assign(touched_.begin(), touched_.end());
+  const double relative = tolerance_.relative;
+  while (!active_.empty()) {
+    // The round's bottleneck share: smallest remaining / crossings over links still carrying unfixed flows.
+    double share = std::numeric_limits<double>::infinity();
+    for (const int l : active_) {
+      share = std::min(share, remaining_[l] / weight_[l]);
+    }
+    // Saturate every link whose share is within the tolerance of the minimum, visiting links by id.
+    const double limit = share * (1.0 + relative);
+    for (const int l : active_) {
+      if (weight_[l] == 0 || remaining_[l] > limit * weight_[l]) {
+        continue;
+      }
+      const auto k = static_cast<std::size_t>(slot_[l]);
+      for (std::size_t i = offset_[k]; i < offset_[k + 1]; ++i) {
+        const std::size_t f = flows_[i];
+        if (fixed_[f] != 0) {
+          continue;
+        }
+        fixed_[f] = 1;
+        rates[f] = share;
+        for (const int m : routes[f]) {
+          // Snap rounding below zero back to zero (see SharingTolerance).
+          remaining_[m] = std::max(0.0, remaining_[m] - share);
+          --weight_[m];
+        }
+      }
+    }
+    // Keep only links that still carry unfixed flows (order preserved: still by id).
+    std::erase_if(active_, [this](int l) { return weight_[l] == 0; });
+  }
+
+  for (const int l : touched_) {
+    slot_[l] = -1;
+  }
+}
+
+}  // namespace moetwin

@@ -40,7 +40,9 @@ struct Provenance {
   std::string git_revision;  // moetwin revision that took the samples
   std::string tool;          // "moetwin-calibrate gemm", "import nccl-tests", ...
 
+#if __cplusplus >= 202002L  // CUDA sources (C++17) include this header too
   bool operator==(const Provenance&) const = default;
+#endif
 };
 
 // Order statistics of a sample set. Percentiles interpolate linearly between order statistics
@@ -54,7 +56,9 @@ struct SummaryStats {
   double p10 = 0;
   double p90 = 0;
 
+#if __cplusplus >= 202002L  // CUDA sources (C++17) include this header too
   bool operator==(const SummaryStats&) const = default;
+#endif
 };
 
 SummaryStats summarize(const std::vector<double>& samples);
@@ -71,7 +75,9 @@ struct Experiment {
 
   SummaryStats stats() const { return summarize(samples); }
   double param(const std::string& key) const;  // throws std::out_of_range naming the key
+#if __cplusplus >= 202002L  // CUDA sources (C++17) include this header too
   bool operator==(const Experiment&) const = default;
+#endif
 };
 
 struct CalibrationDb {

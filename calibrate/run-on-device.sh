@@ -1,0 +1,31 @@
+#!/bin/bash
+# Runs the whole one-node calibration on a GPU machine from a carried folder of prebuilt binaries
+# (.device/: moetwin-calibrate, kernels_gpu_tests, lib/ with their non-glibc, non-CUDA shared libraries).
+# Usage: bash calibrate/run-on-device.sh OUTDIR [DEVICE_DIR]
+# Writes OUTDIR/calibration.h5, logs and nvidia-smi output. Each step is bounded (timeout) and the
+# script carries on after a failed step so one missing piece (NCCL, a fabric provider) loses only itself.
+set -u
+out="${1:?usage: run-on-device.sh OUTDIR [DEVICE_DIR]}"
+dev="${2:-.device}"
+mkdir -p "$out"
+# CUDA libraries come from the machine: the toolkit's lib64, else the Python wheels (PyTorch's).
+libdirs="$dev/lib"
+for name in libcublasLt.so.13 libnccl.so.2; do
+  found=$(find /usr/local/cuda*/lib64 /usr/local/cuda*/targets /usr/lib /opt -name "$name" 2>/dev/null | head -1)
+  [ -n "$found" ] && libdirs="$libdirs:$(dirname "$found")"
+done
+export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast on shared hosts
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" | tee "$out/env.txt"
+nvidia-smi > "$out/nvidia-smi.txt" 2>&1
+nvidia-smi -q -d CLOCK >> "$out/nvidia-smi.txt" 2>&1
+cal="$dev/moetwin-calibrate"
+db="$out/calibration.h5"
+{
+  echo "== kernels_gpu_tests"; timeout 120 "$dev/kernels_gpu_tests"; echo "rc=$?"
+  echo "== all"; timeout 420 "$cal" all --db "$db" --timeout 400; echo "rc=$?"
+  echo "== fabric tcp"; timeout 60 "$cal" fabric --provider tcp --db "$db" --max-bytes 1048576 --timeout 10; echo "rc=$?"
+  echo "== fabric shm"; timeout 60 "$cal" fabric --provider shm --db "$db" --max-bytes 4194304 --timeout 10; echo "rc=$?"
+  echo "== fabric shm gpu"; timeout 60 "$cal" fabric --provider shm --gpu --db "$out/fabric-gpu.h5" --max-bytes 4194304 --timeout 10; echo "rc=$?"
+  echo "== show"; "$cal" show "$db" > "$out/show.csv"; echo "rc=$?"
+} 2>&1 | tee "$out/calibrate.log"

@@ -1,0 +1,56 @@
+// Shared pieces of the GPU calibrations (CUDA builds only): device checks that turn a missing GPU into
+// NoDeviceError (exit 4), provenance from the CUDA runtime, and event timing of repeated launches.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "moetwin/calibrate/calibration_db.hpp"
+
+namespace moetwin::gpu {
+
+// Throws NoDeviceError when no CUDA device is usable; returns the device count.
+int require_gpu();
+// Throws std::runtime_error naming `what` on a CUDA error.
+void check(cudaError_t status, const char* what);
+// Provenance with GPU name, count, SMs, clocks, driver and runtime versions (cuBLAS/NCCL by callers).
+Provenance gpu_provenance(const std::string& tool);
+
+struct TimingOptions {
+  int warmup = 3;
+  int samples = 10;
+  double target_batch_s = 2e-3;  // each sample times enough back-to-back calls to fill ~2 ms
+  int max_reps = 2000;
+};
+
+// Times `launch` (which enqueues one call on `stream`): per-call seconds of `samples` batches.
+std::vector<double> time_launches(const std::function<void()>& launch, cudaStream_t stream,
+                                  const TimingOptions& options);
+
+// Fills `count` bf16 values at `ptr` with deterministic values uniform in [-1, 1) (random data:
+// the tensor cores run faster on zeros, which would flatter the GEMM rates).
+void fill_bf16(void* ptr, std::size_t count, unsigned long long seed, cudaStream_t stream);
+void fill_f32(float* ptr, std::size_t count, unsigned long long seed, float lo, float hi,
+              cudaStream_t stream);
+
+// Device memory freed on scope exit.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(std::size_t bytes);
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  void* get() const { return ptr_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+}  // namespace moetwin::gpu

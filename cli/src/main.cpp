@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   app.add_option("--catalog", global.catalog_dir, "Catalog directory (default: $MOETWIN_CATALOG or the shipped one)");
 
   // Subcommands are registered here (see commands.hpp).
+  cli::add_inspect_command(app, global);
   cli::add_import_command(app, global);
 
   try {

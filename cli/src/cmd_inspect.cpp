@@ -1,0 +1,89 @@
+// `moetwin inspect SCENARIO.toml | --runs FILE.csv`: parameters, layers per stage, model FLOPs and
+// per-GPU memory with a fits verdict. Wiring only; the work is in reports/inspect_report.
+#include <memory>
+
+#include "commands.hpp"
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/reports/inspect_report.hpp"
+#include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+
+namespace moetwin::cli {
+
+void add_inspect_command(CLI::App& app, const GlobalOptions& global) {
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Parameters, layers per stage, model FLOPs per iteration and memory per GPU (fits or not)");
+  struct Options {
+    std::string scenario;
+    std::string runs;
+    std::string format = "text";
+    std::string out;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* scenario = cmd->add_option("SCENARIO", opts->scenario, "Scenario file (.toml)");
+  auto* runs =
+      cmd->add_option("--runs", opts->runs, "Live-run CSV (shared/data/live-runs.csv schema): one row each");
+  scenario->excludes(runs);
+  runs->excludes(scenario);
+  cmd->add_option("--format", opts->format, "text | json | csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
+  cmd->callback([opts, &global] {
+    if (opts->scenario.empty() == opts->runs.empty()) {
+      throw InputError({"", 0}, "inspect", "", "a scenario file or --runs FILE.csv");
+    }
+    const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
+    const Catalog catalog = Catalog::load(catalog_dir);
+    OutputContext context{"inspect", catalog_dir, {opts->scenario.empty() ? opts->runs : opts->scenario}};
+    std::string content;
+    if (!opts->runs.empty()) {
+      const LiveRunTable table = read_live_runs(opts->runs, catalog);
+      std::vector<Inspection> inspections;
+      inspections.reserve(table.runs.size());
+      for (const LiveRun& run : table.runs) {
+        inspections.push_back(inspect_scenario(run.scenario, {opts->runs, run.row.line}));
+      }
+      const ResultTable result = inspect_runs_table(table, inspections);
+      if (opts->format == "csv") {
+        content = render_csv(result);
+      } else if (opts->format == "json") {
+        content = render_json(context, result);
+      } else {
+        ResultTable brief;
+        brief.columns = {"line",
+                         "campaign",
+                         "mb",
+                         "overlap",
+                         "dispatcher",
+                         "flops_per_token",
+                         "flops_vs_logged_pct",
+                         "memory_per_gpu_gib",
+                         "worst_stage",
+                         "fits"};
+        for (std::size_t i = 0; i < result.rows.size(); ++i) {
+          std::vector<Cell> row{Cell::integer(table.runs[i].row.line)};
+          for (std::size_t c = 1; c < brief.columns.size(); ++c)
+            row.push_back(result.rows[i][result.column(brief.columns[c])]);
+          brief.add_row(std::move(row));
+        }
+        content = render_text(brief);
+      }
+    } else {
+      const Scenario s = load_scenario_file(opts->scenario, catalog);
+      const Inspection in = inspect_scenario(s, {opts->scenario, 0});
+      const ResultTable row = inspect_scenario_table(s, in);
+      if (opts->format == "csv") {
+        content = render_csv(row);
+      } else if (opts->format == "json") {
+        const ResultTable stages = stage_table(in);
+        content = render_json(context, {{"rows", &row}, {"stages", &stages}});
+      } else {
+        content = render_inspect_text(s, in);
+      }
+    }
+    emit_output(content, opts->out);
+  });
+}
+
+}  // namespace moetwin::cli

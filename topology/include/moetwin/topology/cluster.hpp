@@ -1,0 +1,132 @@
+// The cluster graph: N nodes of one catalog instance as a Boost.Graph of GPUs, one NVSwitch per node,
+// EFA NICs (rails with GPU affinity), optional per-node uplinks and the inter-node fabric. Built once,
+// then sealed; the network models see it as a NetPlatform of directed link resources and routes of
+// link ids.
+//
+// Resources (the links of platform(), all directed, capacities per direction):
+//   per GPU:   NVLink port tx and rx into the node's NVSwitch, each GpuSpec::nvlink_bandwidth. The
+//              NVSwitch itself is non-blocking (NVLink 4/5 switch domains have full bisection), so the
+//              only NVLink bottlenecks are the GPU ports.
+//   per NIC:   EFA tx and rx, each InstanceSpec::nic_bandwidth. GPU g of a node owns NICs
+//              g*nics_per_gpu .. g*nics_per_gpu + nics_per_gpu - 1 (its PCIe-local NICs; the "rails").
+//   per node (optional): uplink tx and rx of capacity (efa_nics * nic_bandwidth) / oversubscription,
+//              for studying an oversubscribed fabric. Without it the fabric is non-blocking (AWS places
+//              capacity blocks on non-blocking EFA spines; SRD sprays packets over many paths).
+// GPU -> local NIC goes over PCIe (GPUDirect RDMA); it is not a bottleneck by default, so it carries no
+// resource (graph edge with link id -1).
+//
+// GPU id = node * gpus_per_node + local index = global rank in torchrun order.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/topology/network_model.hpp"
+
+namespace moetwin {
+
+// One NVLink hop through NCCL, seconds. NCCL's tuning model (src/graph/tuning.cc, hwLat[NVLINK]) uses
+// ~0.6 us per Simple-protocol step on top of a ~1-2 us base; nccl-tests intra-node small-message
+// latencies on H100/B200 are 1-2 us end to end. We take 1 us per hop.
+inline constexpr double kNvlinkHopLatencyS = 1.0e-6;
+// One EFA (SRD) small message, one way, seconds: half the ~15-25 us round trip quoted in
+// shared/data/hardware.csv (UCCL blog), i.e. ~10 us.
+inline constexpr double kEfaMessageLatencyS = 10.0e-6;
+
+struct ClusterOptions {
+  // Per-node uplink with capacity (efa_nics * nic_bandwidth) / oversubscription, per direction. Unset:
+  // non-blocking rail fabric, no uplink resources. Must be >= 1 when set.
+  std::optional<double> uplink_oversubscription;
+  double nvlink_latency_s = kNvlinkHopLatencyS;  // per NVLink hop (put on the tx port)
+  double efa_latency_s = kEfaMessageLatencyS;    // per EFA message, one way (put on the NIC tx)
+};
+
+enum class VertexKind { gpu, nvswitch, nic, uplink, fabric };
+
+struct ClusterVertex {
+  VertexKind kind = VertexKind::gpu;
+  int node = -1;   // -1 for the fabric
+  int index = -1;  // GPU id (global), NIC index within node, or -1
+};
+
+struct ClusterEdge {
+  double capacity = 0;  // bytes/s per direction; +inf for PCIe GPU<->NIC (not modelled as a resource)
+  double latency = 0;   // seconds
+  int link = -1;        // NetPlatform link id, -1 when not a resource
+};
+
+using ClusterGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ClusterVertex, ClusterEdge>;
+
+class Cluster {
+ public:
+  // Builds the graph of `nodes` nodes of `instance` with `gpu`. Throws InputError for nodes < 1, an
+  // oversubscription < 1, or an instance whose efa_nics != gpus * nics_per_gpu.
+  Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, ClusterOptions options = {});
+
+  // After seal() the graph and platform are immutable; mutators throw std::logic_error.
+  void seal();
+  bool sealed() const { return sealed_; }
+  // Overrides the capacity of one link (e.g. a degraded NIC) before sealing. Throws std::logic_error
+  // once sealed, std::out_of_range for a bad id.
+  void set_link_bandwidth(int link, double bytes_per_s);
+
+  int nodes() const { return nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int gpus() const { return nodes_ * gpus_per_node_; }
+  int nics_per_gpu() const { return nics_per_gpu_; }
+  int nics_per_node() const { return gpus_per_node_ * nics_per_gpu_; }
+  int node_of(int gpu) const { return gpu / gpus_per_node_; }
+  int local_of(int gpu) const { return gpu % gpus_per_node_; }
+  bool has_uplinks() const { return options_.uplink_oversubscription.has_value(); }
+  const ClusterOptions& options() const { return options_; }
+  const InstanceSpec& instance() const { return instance_; }
+  const GpuSpec& gpu_spec() const { return gpu_; }
+
+  // The links as a sealed platform. Requires seal() first (std::logic_error otherwise).
+  const NetPlatform& platform() const;
+  const ClusterGraph& graph() const { return graph_; }
+
+  // Link ids for `src_gpu` -> `dst_gpu`. Same node: [src nvl tx, dst nvl rx]. Other node: [src NIC tx,
+  // (src uplink tx, dst uplink rx), dst NIC rx], using NIC `rail` (0 .. nics_per_gpu-1) of each GPU's
+  // affinity set. Empty for src == dst. Throws std::out_of_range for bad ids or rail.
+  std::vector<int> route(int src_gpu, int dst_gpu, int rail = 0) const;
+  // Route between two NICs given by node-level NIC index (0 .. nics_per_node-1) on different nodes:
+  // [src NIC tx, (uplinks), dst NIC rx]. Used by flow builders that aggregate per (node pair, rail).
+  std::vector<int> nic_route(int src_node, int src_nic, int dst_node, int dst_nic) const;
+
+  // Link ids by role (for reports and tests).
+  int nvlink_tx(int gpu) const;
+  int nvlink_rx(int gpu) const;
+  int nic_tx(int node, int nic) const;  // nic: node-level NIC index
+  int nic_rx(int node, int nic) const;
+  int uplink_tx(int node) const;  // std::logic_error without uplinks
+  int uplink_rx(int node) const;
+  // Node-level NIC index of `rail` of `gpu`'s affinity set.
+  int nic_of(int gpu, int rail) const;
+  // Per-GPU inter-node bandwidth (all its rails), bytes/s per direction.
+  double gpu_network_bandwidth() const { return nics_per_gpu_ * instance_.nic_bandwidth; }
+
+ private:
+  void check_gpu(int gpu) const;
+  int add_link(const std::string& name, double bandwidth, double latency);
+
+  InstanceSpec instance_;
+  GpuSpec gpu_;
+  int nodes_ = 0;
+  int gpus_per_node_ = 0;
+  int nics_per_gpu_ = 0;
+  ClusterOptions options_;
+  ClusterGraph graph_;
+  std::vector<NetLink> pending_;  // links until seal(), then moved into platform_
+  NetPlatform platform_;
+  bool sealed_ = false;
+  int links_per_node_ = 0;  // link ids are laid out node by node
+};
+
+const char* to_string(VertexKind kind);
+
+}  // namespace moetwin

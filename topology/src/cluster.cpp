@@ -1,0 +1,218 @@
+#include "moetwin/topology/cluster.hpp"
+
+#include <limits>
+#include <stdexcept>
+
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+
+namespace moetwin {
+
+namespace {
+
+std::string node_prefix(int node) {
+  return "n" + std::to_string(node) + ".";
+}
+
+}  // namespace
+
+const char* to_string(VertexKind kind) {
+  switch (kind) {
+    case VertexKind::gpu:
+      return "gpu";
+    case VertexKind::nvswitch:
+      return "nvswitch";
+    case VertexKind::nic:
+      return "nic";
+    case VertexKind::uplink:
+      return "uplink";
+    case VertexKind::fabric:
+      return "fabric";
+  }
+  return "unknown";
+}
+
+Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, ClusterOptions options)
+    : instance_(instance), gpu_(gpu), nodes_(nodes), options_(options) {
+  const InputLocation where{"cluster", 0};
+  if (nodes < 1) throw InputError(where, "nodes", std::to_string(nodes), "expected >= 1");
+  if (instance.gpus < 1) {
+    throw InputError(where, instance.name + ".gpus", std::to_string(instance.gpus), "expected >= 1");
+  }
+  if (instance.nics_per_gpu < 1 || instance.efa_nics != instance.gpus * instance.nics_per_gpu) {
+    throw InputError(where, instance.name + ".efa_nics", std::to_string(instance.efa_nics),
+                     "expected gpus * nics_per_gpu = " +
+                         std::to_string(instance.gpus * instance.nics_per_gpu) + " (NIC affinity rails)");
+  }
+  if (!(instance.nic_bandwidth > 0)) {
+    throw InputError(where, instance.name + ".nic_bandwidth", format_exact(instance.nic_bandwidth),
+                     "expected > 0 bytes/s");
+  }
+  if (!(gpu.nvlink_bandwidth > 0)) {
+    throw InputError(where, gpu.name + ".nvlink_bandwidth", format_exact(gpu.nvlink_bandwidth),
+                     "expected > 0 bytes/s");
+  }
+  if (options.uplink_oversubscription && !(*options.uplink_oversubscription >= 1.0)) {
+    throw InputError(where, "oversubscription", format_exact(*options.uplink_oversubscription),
+                     "expected >= 1");
+  }
+  if (!(options.nvlink_latency_s >= 0) || !(options.efa_latency_s >= 0)) {
+    throw InputError(where, "latency", format_exact(options.efa_latency_s), "expected >= 0 s");
+  }
+  gpus_per_node_ = instance.gpus;
+  nics_per_gpu_ = instance.nics_per_gpu;
+  const int nics = nics_per_node();
+  links_per_node_ = 2 * gpus_per_node_ + 2 * nics + (has_uplinks() ? 2 : 0);
+
+  const double pcie = std::numeric_limits<double>::infinity();
+  const double nvl_bw = gpu.nvlink_bandwidth;
+  const double nic_bw = instance.nic_bandwidth;
+  std::vector<ClusterGraph::vertex_descriptor> uplink_or_fabric(static_cast<std::size_t>(nodes));
+  // Vertices first (node by node, then the fabric) so that descriptors are stable and ordered.
+  std::vector<std::vector<ClusterGraph::vertex_descriptor>> gpu_v(static_cast<std::size_t>(nodes));
+  std::vector<std::vector<ClusterGraph::vertex_descriptor>> nic_v(static_cast<std::size_t>(nodes));
+  std::vector<ClusterGraph::vertex_descriptor> switch_v(static_cast<std::size_t>(nodes));
+  std::vector<ClusterGraph::vertex_descriptor> uplink_v(static_cast<std::size_t>(nodes));
+  for (int n = 0; n < nodes; ++n) {
+    const auto un = static_cast<std::size_t>(n);
+    for (int g = 0; g < gpus_per_node_; ++g) {
+      gpu_v[un].push_back(
+          boost::add_vertex(ClusterVertex{VertexKind::gpu, n, n * gpus_per_node_ + g}, graph_));
+    }
+    switch_v[un] = boost::add_vertex(ClusterVertex{VertexKind::nvswitch, n, -1}, graph_);
+    for (int c = 0; c < nics; ++c) {
+      nic_v[un].push_back(boost::add_vertex(ClusterVertex{VertexKind::nic, n, c}, graph_));
+    }
+    if (has_uplinks()) uplink_v[un] = boost::add_vertex(ClusterVertex{VertexKind::uplink, n, -1}, graph_);
+  }
+  const auto fabric = boost::add_vertex(ClusterVertex{VertexKind::fabric, -1, -1}, graph_);
+
+  // Links and edges, node by node in the id layout documented in nvlink_tx() and friends.
+  for (int n = 0; n < nodes; ++n) {
+    const auto un = static_cast<std::size_t>(n);
+    const std::string p = node_prefix(n);
+    for (int g = 0; g < gpus_per_node_; ++g) {
+      const auto gv = gpu_v[un][static_cast<std::size_t>(g)];
+      const std::string gp = p + "gpu" + std::to_string(g) + ".nvl.";
+      const int tx = add_link(gp + "tx", nvl_bw, options.nvlink_latency_s);
+      const int rx = add_link(gp + "rx", nvl_bw, 0.0);
+      boost::add_edge(gv, switch_v[un], ClusterEdge{nvl_bw, options.nvlink_latency_s, tx}, graph_);
+      boost::add_edge(switch_v[un], gv, ClusterEdge{nvl_bw, 0.0, rx}, graph_);
+    }
+    const auto net_side = has_uplinks() ? uplink_v[un] : fabric;
+    for (int c = 0; c < nics; ++c) {
+      const auto cv = nic_v[un][static_cast<std::size_t>(c)];
+      const std::string cp = p + "nic" + std::to_string(c) + ".";
+      const int tx = add_link(cp + "tx", nic_bw, options.efa_latency_s);
+      const int rx = add_link(cp + "rx", nic_bw, 0.0);
+      const auto owner = gpu_v[un][static_cast<std::size_t>(c / nics_per_gpu_)];
+      boost::add_edge(owner, cv, ClusterEdge{pcie, 0.0, -1}, graph_);
+      boost::add_edge(cv, owner, ClusterEdge{pcie, 0.0, -1}, graph_);
+      boost::add_edge(cv, net_side, ClusterEdge{nic_bw, options.efa_latency_s, tx}, graph_);
+      boost::add_edge(net_side, cv, ClusterEdge{nic_bw, 0.0, rx}, graph_);
+    }
+    if (has_uplinks()) {
+      const double up_bw = nics * nic_bw / *options.uplink_oversubscription;
+      const int tx = add_link(p + "uplink.tx", up_bw, 0.0);
+      const int rx = add_link(p + "uplink.rx", up_bw, 0.0);
+      boost::add_edge(uplink_v[un], fabric, ClusterEdge{up_bw, 0.0, tx}, graph_);
+      boost::add_edge(fabric, uplink_v[un], ClusterEdge{up_bw, 0.0, rx}, graph_);
+    }
+  }
+}
+
+int Cluster::add_link(const std::string& name, double bandwidth, double latency) {
+  if (sealed_) throw std::logic_error("Cluster: add_link after seal");
+  // Links live in the platform only after seal(); until then they are kept here so that
+  // set_link_bandwidth() can still change them.
+  NetLink link{name, bandwidth, latency};
+  pending_.push_back(std::move(link));
+  return static_cast<int>(pending_.size()) - 1;
+}
+
+void Cluster::set_link_bandwidth(int link, double bytes_per_s) {
+  if (sealed_) throw std::logic_error("Cluster: set_link_bandwidth after seal");
+  if (link < 0 || link >= static_cast<int>(pending_.size())) {
+    throw std::out_of_range("Cluster: link id " + std::to_string(link));
+  }
+  if (!(bytes_per_s > 0)) {
+    throw InputError(InputLocation{"cluster", 0}, pending_[static_cast<std::size_t>(link)].name,
+                     format_exact(bytes_per_s), "expected bandwidth > 0 bytes/s");
+  }
+  pending_[static_cast<std::size_t>(link)].bandwidth = bytes_per_s;
+  auto [it, end] = boost::edges(graph_);
+  for (; it != end; ++it) {
+    if (graph_[*it].link == link) graph_[*it].capacity = bytes_per_s;
+  }
+}
+
+void Cluster::seal() {
+  if (sealed_) return;
+  for (const NetLink& l : pending_) platform_.add_link(l);
+  pending_.clear();
+  platform_.seal();
+  sealed_ = true;
+}
+
+const NetPlatform& Cluster::platform() const {
+  if (!sealed_) throw std::logic_error("Cluster: platform() before seal()");
+  return platform_;
+}
+
+void Cluster::check_gpu(int gpu) const {
+  if (gpu < 0 || gpu >= gpus()) throw std::out_of_range("Cluster: GPU id " + std::to_string(gpu));
+}
+
+int Cluster::nvlink_tx(int gpu) const {
+  check_gpu(gpu);
+  return node_of(gpu) * links_per_node_ + 2 * local_of(gpu);
+}
+int Cluster::nvlink_rx(int gpu) const {
+  return nvlink_tx(gpu) + 1;
+}
+
+int Cluster::nic_tx(int node, int nic) const {
+  if (node < 0 || node >= nodes_ || nic < 0 || nic >= nics_per_node()) {
+    throw std::out_of_range("Cluster: NIC " + std::to_string(node) + "." + std::to_string(nic));
+  }
+  return node * links_per_node_ + 2 * gpus_per_node_ + 2 * nic;
+}
+int Cluster::nic_rx(int node, int nic) const {
+  return nic_tx(node, nic) + 1;
+}
+
+int Cluster::uplink_tx(int node) const {
+  if (!has_uplinks()) throw std::logic_error("Cluster: no uplinks configured");
+  if (node < 0 || node >= nodes_) throw std::out_of_range("Cluster: node " + std::to_string(node));
+  return node * links_per_node_ + 2 * gpus_per_node_ + 2 * nics_per_node();
+}
+int Cluster::uplink_rx(int node) const {
+  return uplink_tx(node) + 1;
+}
+
+int Cluster::nic_of(int gpu, int rail) const {
+  check_gpu(gpu);
+  if (rail < 0 || rail >= nics_per_gpu_) throw std::out_of_range("Cluster: rail " + std::to_string(rail));
+  return local_of(gpu) * nics_per_gpu_ + rail;
+}
+
+std::vector<int> Cluster::nic_route(int src_node, int src_nic, int dst_node, int dst_nic) const {
+  if (src_node == dst_node) throw std::logic_error("Cluster: nic_route within one node");
+  std::vector<int> r{nic_tx(src_node, src_nic)};
+  if (has_uplinks()) {
+    r.push_back(uplink_tx(src_node));
+    r.push_back(uplink_rx(dst_node));
+  }
+  r.push_back(nic_rx(dst_node, dst_nic));
+  return r;
+}
+
+std::vector<int> Cluster::route(int src_gpu, int dst_gpu, int rail) const {
+  check_gpu(src_gpu);
+  check_gpu(dst_gpu);
+  if (src_gpu == dst_gpu) return {};
+  if (node_of(src_gpu) == node_of(dst_gpu)) return {nvlink_tx(src_gpu), nvlink_rx(dst_gpu)};
+  return nic_route(node_of(src_gpu), nic_of(src_gpu, rail), node_of(dst_gpu), nic_of(dst_gpu, rail));
+}
+
+}  // namespace moetwin

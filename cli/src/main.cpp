@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   // Subcommands are registered here (see commands.hpp).
   cli::add_inspect_command(app, global);
   cli::add_import_command(app, global);
+  cli::add_net_command(app, global);
 
   try {
     app.parse(argc, argv);

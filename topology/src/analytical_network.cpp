@@ -51,6 +51,25 @@ NetworkRun AnalyticalNetwork::run(const NetPlatform& platform, const std::vector
     remaining[i] = flows[i].bytes;
   }
   std::vector<std::size_t> active;  // flow indices, ascending
+  // All routes copied once into one contiguous array in activation order: each event's solve walks the
+  // active routes, and scattered per-flow vectors made that walk cache-bound.
+  std::vector<int> route_links;
+  std::vector<std::span<const int>> route_of(flows.size());
+  {
+    std::size_t total = 0;
+    for (const std::size_t i : pending) {
+      total += flows[i].route.size();
+    }
+    route_links.reserve(total);
+    for (const std::size_t i : pending) {
+      route_links.insert(route_links.end(), flows[i].route.begin(), flows[i].route.end());
+    }
+    std::size_t at = 0;
+    for (const std::size_t i : pending) {
+      route_of[i] = std::span<const int>(route_links.data() + at, flows[i].route.size());
+      at += flows[i].route.size();
+    }
+  }
   std::vector<std::span<const int>> routes;
   std::vector<double> rates;  // bytes/s, parallel to `active`
   std::vector<TimeNs> done_at;
@@ -72,7 +91,7 @@ NetworkRun AnalyticalNetwork::run(const NetPlatform& platform, const std::vector
 
     routes.clear();
     for (const std::size_t i : active) {
-      routes.emplace_back(flows[i].route);
+      routes.push_back(route_of[i]);
     }
     sharing.solve(routes, rates);
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -78,37 +77,54 @@ void BandwidthSharing::solve(std::span<const std::span<const int>> routes, std::
     }
   }
 
-  active_.assign(touched_.begin(), touched_.end());
+  // Progressive filling with a lazy min-heap of link shares (remaining / unfixed crossings), ties by link
+  // id. Fixing flows at the current level never lowers another link's share (the level is the minimum),
+  // so shares only grow: an entry whose link's share has grown since it was pushed is re-pushed with the
+  // current share when it reaches the top, and an entry that is current there is the true minimum. Each
+  // link sits in the heap once. Cost: O(crossings + links * log(links) * re-pushes).
+  heap_.clear();
+  for (const int l : touched_) {
+    heap_.push_back({remaining_[l] / weight_[l], l});
+  }
+  const auto later = [](const HeapEntry& a, const HeapEntry& b) {
+    return a.share > b.share || (a.share == b.share && a.link > b.link);
+  };
+  std::make_heap(heap_.begin(), heap_.end(), later);
   const double relative = tolerance_.relative;
-  while (!active_.empty()) {
-    // The round's bottleneck share: smallest remaining / crossings over links still carrying unfixed flows.
-    double share = std::numeric_limits<double>::infinity();
-    for (const int l : active_) {
-      share = std::min(share, remaining_[l] / weight_[l]);
+  double level = -1;  // bytes/s: the rate given at the current bottleneck level
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    const int l = heap_.back().link;
+    const double pushed = heap_.back().share;
+    if (weight_[l] == 0) {
+      heap_.pop_back();  // all its flows were fixed through other links
+      continue;
     }
-    // Saturate every link whose share is within the tolerance of the minimum, visiting links by id.
-    const double limit = share * (1.0 + relative);
-    for (const int l : active_) {
-      if (weight_[l] == 0 || remaining_[l] > limit * weight_[l]) {
+    const double share = remaining_[l] / weight_[l];
+    if (share > pushed) {
+      heap_.back().share = share;  // stale: re-queue at its current share
+      std::push_heap(heap_.begin(), heap_.end(), later);
+      continue;
+    }
+    heap_.pop_back();
+    // Links whose share is within the tolerance of the level saturate at the level itself.
+    if (level < 0 || share > level * (1.0 + relative)) {
+      level = share;
+    }
+    const auto k = static_cast<std::size_t>(slot_[l]);
+    for (std::size_t i = offset_[k]; i < offset_[k + 1]; ++i) {
+      const std::size_t f = flows_[i];
+      if (fixed_[f] != 0) {
         continue;
       }
-      const auto k = static_cast<std::size_t>(slot_[l]);
-      for (std::size_t i = offset_[k]; i < offset_[k + 1]; ++i) {
-        const std::size_t f = flows_[i];
-        if (fixed_[f] != 0) {
-          continue;
-        }
-        fixed_[f] = 1;
-        rates[f] = share;
-        for (const int m : routes[f]) {
-          // Snap rounding below zero back to zero (see SharingTolerance).
-          remaining_[m] = std::max(0.0, remaining_[m] - share);
-          --weight_[m];
-        }
+      fixed_[f] = 1;
+      rates[f] = level;
+      for (const int m : routes[f]) {
+        // Snap rounding below zero back to zero (see SharingTolerance).
+        remaining_[m] = std::max(0.0, remaining_[m] - level);
+        --weight_[m];
       }
     }
-    // Keep only links that still carry unfixed flows (order preserved: still by id).
-    std::erase_if(active_, [this](int l) { return weight_[l] == 0; });
   }
 
   for (const int l : touched_) {

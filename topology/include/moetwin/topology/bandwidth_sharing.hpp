@@ -2,9 +2,9 @@
 // component with explicit float tolerances (STYLE.md #6; after SimGrid src/kernel/lmm/System.hpp, whose
 // saturation loop and precision handling this follows without the weights and bounds we do not need).
 //
-// Progressive filling (water-filling): every round, the link with the smallest fair share
-// (remaining capacity / number of unfixed crossings) is the bottleneck; all unfixed flows crossing it get
-// that share, which is charged to every link of their routes; repeat until every flow is fixed. The
+// Progressive filling (water-filling): the link with the smallest fair share (remaining capacity / number
+// of unfixed crossings) is the bottleneck; all unfixed flows crossing it get that share, which is charged
+// to every link of their routes; repeat until every flow is fixed (links kept in a min-heap by share). The
 // result is the unique max-min fair allocation (Bertsekas & Gallager, Data Networks, 2nd ed., 6.5.2).
 #pragma once
 
@@ -55,7 +55,11 @@ class BandwidthSharing {
   std::vector<std::size_t> flows_;   // flow indices, ascending within one link
   std::vector<std::size_t> fill_;    // CSR fill cursor
   std::vector<char> fixed_;          // flow has its rate
-  std::vector<int> active_;          // touched links with unfixed crossings, by id
+  struct HeapEntry {
+    double share;  // bytes/s: remaining / unfixed crossings when pushed (<= the current share)
+    int link;
+  };
+  std::vector<HeapEntry> heap_;  // lazy min-heap by (share, link)
 };
 
 }  // namespace moetwin

@@ -17,6 +17,7 @@ struct GlobalOptions {
 void add_inspect_command(CLI::App& app, const GlobalOptions& global);
 void add_import_command(CLI::App& app, const GlobalOptions& global);
 void add_net_command(CLI::App& app, const GlobalOptions& global);
+void add_predict_command(CLI::App& app, const GlobalOptions& global);
 
 // Writes `content` to `out_path` atomically, or to stdout when out_path is empty or "-".
 void emit_output(const std::string& content, const std::string& out_path);

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   cli::add_inspect_command(app, global);
   cli::add_import_command(app, global);
   cli::add_net_command(app, global);
+  cli::add_predict_command(app, global);
 
   try {
     app.parse(argc, argv);

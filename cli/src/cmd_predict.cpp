@@ -1,0 +1,186 @@
+// `moetwin predict SCENARIO.toml | --runs FILE.csv`: replay one iteration and report iteration time,
+// tokens/s, model TFLOP/s per GPU and where the time goes. Wiring only: the work is in sim/prediction.
+#include <memory>
+
+#include "commands.hpp"
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/reports/result_table.hpp"
+#include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/prediction.hpp"
+#include "moetwin/sim/trace.hpp"
+
+namespace moetwin::cli {
+
+namespace {
+
+const char* kClassNames[kCommClasses] = {"tp", "ep", "pp", "dp"};
+
+// Columns every prediction row adds (seconds unless named otherwise).
+std::vector<std::string> predict_columns() {
+  std::vector<std::string> c = {"predicted_iter_s", "predicted_tokens_s", "predicted_tflops_gpu",
+                                "microbatches",     "critical_rank",      "critical_stage",
+                                "compute_s_median", "compute_s_max"};
+  for (const char* k : kClassNames) c.push_back(std::string("exposed_") + k + "_s_max");
+  for (const char* k : {"host_wait", "bubble", "idle"}) c.push_back(std::string(k) + "_s_max");
+  c.push_back("events");
+  c.push_back("ops");
+  return c;
+}
+
+std::vector<Cell> predict_cells(const Prediction& p) {
+  std::vector<Cell> row = {Cell::fixed(p.iteration_s, 6),          Cell::fixed(p.tokens_per_s, 1),
+                           Cell::fixed(p.model_tflops_per_gpu, 2), Cell::integer(p.microbatches),
+                           Cell::integer(p.critical_rank),         Cell::integer(p.critical_stage),
+                           Cell::fixed(p.compute.median_s, 6),     Cell::fixed(p.compute.max_s, 6)};
+  for (const RankSpread& e : p.exposed) row.push_back(Cell::fixed(e.max_s, 6));
+  for (const RankSpread* s : {&p.host_wait, &p.bubble, &p.idle}) row.push_back(Cell::fixed(s->max_s, 6));
+  row.push_back(Cell::integer(static_cast<std::int64_t>(p.events)));
+  row.push_back(Cell::integer(static_cast<std::int64_t>(p.ops)));
+  return row;
+}
+
+// Per-category spread over ranks, and the critical rank's own breakdown.
+ResultTable breakdown_table(const Prediction& p) {
+  ResultTable t;
+  t.columns = {"category", "min_s", "median_s", "max_s", "critical_rank_s"};
+  const RankStats& c = p.engine.ranks.at(static_cast<std::size_t>(p.critical_rank));
+  auto add = [&](const std::string& name, const RankSpread& s, TimeNs crit) {
+    t.add_row({name, Cell::fixed(s.min_s, 6), Cell::fixed(s.median_s, 6), Cell::fixed(s.max_s, 6),
+               Cell::fixed(static_cast<double>(crit) * 1e-9, 6)});
+  };
+  add("compute", p.compute, c.compute);
+  for (int k = 0; k < kCommClasses; ++k)
+    add(std::string("exposed_") + kClassNames[k], p.exposed[k], c.exposed[k]);
+  add("host_wait", p.host_wait, c.host_wait);
+  add("bubble", p.bubble, c.bubble);
+  add("idle", p.idle, c.idle);
+  return t;
+}
+
+std::string render_prediction_text(const Scenario& s, const Prediction& p) {
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"scenario", s.name},
+      {"model / instance", s.model.name + " on " + std::to_string(s.nodes) + " x " + s.instance.name},
+      {"layout", "tp" + std::to_string(s.parallel.tp) + " pp" + std::to_string(s.parallel.pp) + " vpp" +
+                     std::to_string(s.parallel.vpp) + " ep" + std::to_string(s.parallel.ep) + " etp" +
+                     std::to_string(s.parallel.etp) + " dp" + std::to_string(s.parallel.dp) + ", mb " +
+                     std::to_string(s.training.micro_batch) + ", " + std::to_string(p.microbatches) +
+                     " microbatches"},
+      {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
+                         ", collectives: " + p.built.comm_model + ")"},
+      {"iteration", format_fixed(p.iteration_s, 4) + " s"},
+      {"tokens/s", format_fixed(p.tokens_per_s, 0)},
+      {"model TFLOP/s/GPU", format_fixed(p.model_tflops_per_gpu, 1)},
+      {"critical rank", std::to_string(p.critical_rank) + " (" + rank_name(s.parallel, p.critical_rank) +
+                            ", stage " + std::to_string(p.critical_stage) + ")"},
+      {"replay", std::to_string(p.ops) + " ops, " + std::to_string(p.events) + " events"},
+  };
+  return render_key_values(kv) + "\nper-rank breakdown (s):\n" + render_text(breakdown_table(p));
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app, const GlobalOptions& global) {
+  CLI::App* cmd = app.add_subcommand(
+      "predict", "Replay one training iteration: time, tokens/s, TFLOP/s/GPU, per-rank breakdown, trace");
+  struct Options {
+    std::string scenario;
+    std::string runs;
+    std::string format = "text";
+    std::string out;
+    std::string trace;
+    int trace_ranks = -1;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* scenario = cmd->add_option("SCENARIO", opts->scenario, "Scenario file (.toml)");
+  auto* runs =
+      cmd->add_option("--runs", opts->runs, "Live-run CSV (shared/data/live-runs.csv schema): one row each");
+  scenario->excludes(runs);
+  runs->excludes(scenario);
+  cmd->add_option("--format", opts->format, "text | json | csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
+  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace (JSON) of every rank's streams");
+  cmd->add_option("--trace-ranks", opts->trace_ranks, "Only the first N ranks in the trace (default all)");
+  cmd->callback([opts, &global] {
+    if (opts->scenario.empty() == opts->runs.empty()) {
+      throw InputError({"", 0}, "predict", "", "a scenario file or --runs FILE.csv");
+    }
+    const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
+    const Catalog catalog = Catalog::load(catalog_dir);
+    OutputContext context{"predict", catalog_dir, {opts->scenario.empty() ? opts->runs : opts->scenario}};
+    std::string content;
+    if (!opts->runs.empty()) {
+      if (!opts->trace.empty())
+        throw InputError({"", 0}, "--trace", opts->trace, "a single scenario (not --runs)");
+      const LiveRunTable table = read_live_runs(opts->runs, catalog);
+      ResultTable result;
+      result.columns = table.header;
+      for (const std::string& c : predict_columns()) result.columns.push_back(c);
+      result.columns.push_back("iter_err_pct");
+      for (const LiveRun& run : table.runs) {
+        const Prediction p = predict(run.scenario);
+        std::vector<Cell> row;
+        for (const std::string& f : run.row.fields) row.emplace_back(f);
+        for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
+        row.push_back(Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2));
+        result.add_row(std::move(row));
+      }
+      if (opts->format == "csv") {
+        content = render_csv(result);
+      } else if (opts->format == "json") {
+        content = render_json(context, result);
+      } else {
+        ResultTable brief;
+        brief.columns = {"campaign",
+                         "mb",
+                         "vpp",
+                         "overlap",
+                         "dispatcher",
+                         "iter_s",
+                         "predicted_iter_s",
+                         "iter_err_pct",
+                         "tflops_gpu",
+                         "predicted_tflops_gpu"};
+        for (const auto& r : result.rows) {
+          std::vector<Cell> b;
+          for (const std::string& c : brief.columns) b.push_back(r[result.column(c)]);
+          brief.add_row(std::move(b));
+        }
+        content = render_text(brief);
+      }
+    } else {
+      const Scenario s = load_scenario_file(opts->scenario, catalog);
+      PredictOptions po;
+      po.trace = !opts->trace.empty();
+      const Prediction p = predict(s, po);
+      ResultTable row;
+      row.columns = {"scenario"};
+      for (const std::string& c : predict_columns()) row.columns.push_back(c);
+      std::vector<Cell> cells{s.name};
+      for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
+      row.add_row(std::move(cells));
+      if (opts->format == "csv") {
+        content = render_csv(row);
+      } else if (opts->format == "json") {
+        const ResultTable breakdown = breakdown_table(p);
+        content = render_json(context, {{"rows", &row}, {"breakdown", &breakdown}});
+      } else {
+        content = render_prediction_text(s, p);
+      }
+      if (!opts->trace.empty()) {
+        std::vector<std::string> names;
+        for (int r = 0; r < p.gpus; ++r) names.push_back(rank_name(s.parallel, r));
+        write_file_atomically(opts->trace,
+                              chrome_trace_json(p.built.workload, p.engine, opts->trace_ranks, names));
+      }
+    }
+    emit_output(content, opts->out);
+  });
+}
+
+}  // namespace moetwin::cli

@@ -1,0 +1,102 @@
+// Communication cost seams of the workload builder, each with a documented default:
+//  - CommCostModel: one NCCL collective or send/recv on a group of global ranks. Default: alpha-beta
+//    over the instance's links (AlphaBetaComm). The integrator replaces it with topology's
+//    estimate_collective (collectives.hpp) on the scenario's Cluster.
+//  - MoeCostModel: per (MoE layer, microbatch, EP group), for every EP rank the token copies its local
+//    experts receive and its dispatch / combine A2A times, permute / unpermute kernels and the SMs the A2A
+//    kernels hold. Default: balanced routing over NCCL all-to-all (BalancedMoeCost). The integrator
+//    replaces it with the routing plans and dispatcher models (routing_plan.hpp, dispatcher_model.hpp).
+// Both are called while the workload is built (never in the engine's event loop).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/compute_model.hpp"
+
+namespace moetwin {
+
+enum class CollectiveOp { all_gather, reduce_scatter, all_reduce, all_to_all, send_recv };
+const char* to_string(CollectiveOp op);
+
+class CommCostModel {
+ public:
+  virtual ~CommCostModel() = default;
+  virtual std::string name() const = 0;
+  // Seconds of `op` on `ranks` (global rank ids, Megatron order: node = rank / gpus per node). `bytes`
+  // follows nccl-tests: all-gather the output, reduce-scatter the input, all-reduce the buffer,
+  // all-to-all each rank's send buffer, send/recv the message (ranks = {src, dst}).
+  virtual double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const = 0;
+};
+
+// Alpha-beta default. Ring AG/RS move (n-1)/n of the buffer per rank, all-reduce twice that; all-to-all
+// sends (n-g)/n of its buffer over the GPU's EFA rails and (g-1)/n over NVLink (g = members on its
+// node); send/recv the message. The bandwidth of a step is the GPU's NVLink (per direction) when the
+// group stays in one node, else its rails (nics_per_gpu x NIC bandwidth). Latency: per ring step /
+// per message, base_latency_s of the instance across nodes, nvlink_latency_s inside one.
+struct AlphaBetaParams {
+  double nvlink_efficiency = 0.8;  // nccl-tests intra-node busbw ~360 of 450 GB/s on H100 (0.8)
+  double efa_efficiency = 0.9;     // streamed RDMA writes at ~0.9 of line rate (topology/collectives.hpp)
+  double nvlink_latency_s = 3e-6;  // NCCL Simple-protocol step inside a node, ~2-4 us
+};
+
+class AlphaBetaComm : public CommCostModel {
+ public:
+  AlphaBetaComm(const InstanceSpec& instance, const GpuSpec& gpu, AlphaBetaParams params = {});
+  std::string name() const override { return "alpha-beta"; }
+  double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override;
+
+ private:
+  InstanceSpec instance_;
+  GpuSpec gpu_;
+  AlphaBetaParams params_;
+};
+
+struct MoeRankCost {
+  std::int64_t tokens = 0;  // token copies this rank's local experts process (sum over its experts)
+  TimeNs dispatch_ns = 0;   // this rank's dispatch A2A time (the call ends at the slowest member)
+  TimeNs combine_ns = 0;    // this rank's combine A2A time
+  TimeNs permute_ns = 0;    // separate permute kernel on the compute stream, 0 when fused
+  TimeNs unpermute_ns = 0;  // separate unpermute kernel, 0 when fused
+  std::uint16_t sms = 0;    // SMs the A2A kernels hold while they run
+};
+
+class MoeCostModel {
+ public:
+  virtual ~MoeCostModel() = default;
+  virtual std::string name() const = 0;
+  // `out` gets one entry per member of `ep_ranks` (global ranks in EP-rank order) for MoE layer
+  // `layer` (0-based model order; MTP layers follow the decoder layers) and `microbatch`.
+  // `ep_group` is the group's index in the job (distinct groups route different data).
+  virtual void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                           std::vector<MoeRankCost>& out) const = 0;
+};
+
+// Balanced default (the live runs' forced load balancing): every EP rank routes its tokens_per_rank
+// (mb x seq / tp with sequence parallelism) x top_k copies evenly over all experts, so every rank
+// receives tokens_per_rank x top_k copies. NCCL all-to-all moves one copy per (token, expert); the A2A
+// time comes from `comm` on the EP group with bytes = copies x hidden x 2 (bf16); the permute/unpermute
+// kernels (separate unless the dispatcher fuses them) read and write every copy once (HBM-bound).
+// Expert-tensor parallelism gathers the copies of the ETP group: tokens x etp.
+class BalancedMoeCost : public MoeCostModel {
+ public:
+  BalancedMoeCost(const Scenario& scenario, std::shared_ptr<const CommCostModel> comm,
+                  const ComputeProfile& compute, std::uint16_t a2a_sms);
+  std::string name() const override { return "balanced"; }
+  void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                   std::vector<MoeRankCost>& out) const override;
+
+ private:
+  std::shared_ptr<const CommCostModel> comm_;
+  MoeRankCost cost_;      // identical for all ranks under balanced routing, A2A times aside
+  double a2a_bytes_ = 0;  // each rank's dispatch send buffer, bytes
+  // The A2A time depends only on the group's node pattern; the last group's answer is reused when the
+  // next call is for the same members (the builder asks layer by layer for the same group).
+  mutable std::vector<int> cached_ranks_;
+  mutable MoeRankCost cached_;
+};
+
+}  // namespace moetwin

@@ -1,0 +1,56 @@
+// One predicted iteration: build the workload, replay it, summarise. What `moetwin predict` prints.
+//  - iteration time, tokens/s, model TFLOP/s per GPU (model FLOPs from model_accounting.hpp's
+//    model_flops(), the function `inspect` uses, so both report the figure Megatron logs);
+//  - per rank the breakdown (compute, exposed TP/EP/PP/DP communication, host wait, bubble, idle),
+//    summarised as min / median / max over ranks, and the critical rank (the one whose last op ends the
+//    iteration; lowest id on ties) with its stage and breakdown.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/engine.hpp"
+#include "moetwin/sim/workload.hpp"
+
+namespace moetwin {
+
+struct PredictOptions {
+  SimProfile profile;
+  WorkloadSeams seams;
+  bool trace = false;  // keep every op's span (EngineResult::trace) for write_chrome_trace
+};
+
+// min / median (lower median) / max over ranks, seconds.
+struct RankSpread {
+  double min_s = 0;
+  double median_s = 0;
+  double max_s = 0;
+};
+
+struct Prediction {
+  std::string scenario;
+  int gpus = 0;
+  int microbatches = 0;
+  double tokens = 0;  // global batch x sequence length
+  double iteration_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;  // per iteration (Megatron-Core accounting, recompute not counted)
+  double model_tflops_per_gpu = 0;
+  RankSpread compute, host_wait, bubble, idle;
+  RankSpread exposed[kCommClasses];  // by CommClass
+  int critical_rank = 0;
+  int critical_stage = 0;
+  std::uint64_t events = 0;
+  std::size_t ops = 0;
+  BuiltWorkload built;  // the replayed programs (labels, groups, layout)
+  EngineResult engine;  // per-rank stats and, with PredictOptions::trace, the spans
+};
+
+// Throws InputError for scenarios the replay cannot represent.
+Prediction predict(const Scenario& scenario, const PredictOptions& options = {});
+
+// Rank names for reports: "pp1.tp3.dp0" (dense coordinates).
+std::string rank_name(const ParallelLayout& layout, int rank);
+
+}  // namespace moetwin

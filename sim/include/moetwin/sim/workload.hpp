@@ -1,0 +1,93 @@
+// The workload builder: from a Scenario, the per-rank op programs of one training iteration.
+//
+// Per stage, the Megatron-Core pipeline schedule (schedule.hpp) expanded into ops (pipeline_program.hpp):
+//  - layer forward: [TP all-gather] QKV or MLA projections, core attention, output projection
+//    [TP reduce-scatter] (sequence parallel); dense MLP [AG, SwiGLU GEMMs, RS]; MoE: router, permute,
+//    dispatch A2A, expert grouped GEMMs on the rank's received token copies, shared expert [AG, GEMMs,
+//    RS], combine A2A, unpermute;
+//  - backward mirrors it (dgrad + wgrad = 2x the GEMM FLOPs, core attention x attention_backward_factor;
+//    AG <-> RS); recompute: selective re-runs core attention before its backward, full re-runs the whole
+//    layer forward (incl. its TP collectives and A2As) before the layer's backward;
+//  - embedding on the first chunk, output layer + loss (and MTP layers) on the last;
+//  - P2P of activations / gradients: mb x seq x hidden x 2 bytes / (tp x cp) (sequence parallel);
+//  - DP (distributed optimizer): gradient reduce-scatter per chunk when its last backward is done
+//    (overlap_grad_reduce) or after the pipeline; parameter all-gather per chunk before its first forward
+//    (overlap_param_gather) or after the optimizer step; the optimizer step over the local shard;
+//  - overlap_moe_a2a (Megatron overlap_moe_expert_parallel_comm, vpp >= 2): in the interleaved 1F1B
+//    steady state the forward of one microbatch and the backward of another run as one step, layer by
+//    layer in the order of Megatron's TransformerLayerSchedulePlan.run (F.attn, B.combine, F.dispatch,
+//    B.mlp, F.mlp, B.dispatch, F.combine, B.attn) with the A2As (incl. their permute/unpermute) on their
+//    own stream: one microbatch's A2A overlaps the other's compute, and the A2A kernels' SMs slow it.
+//
+// Kernel times: roofline (compute_model.hpp). Collectives: CommCostModel. MoE tokens and A2As:
+// MoeCostModel. Both are seams with defaults (comm_cost.hpp); the engine never calls them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/comm_cost.hpp"
+#include "moetwin/sim/compute_model.hpp"
+#include "moetwin/sim/program.hpp"
+
+namespace moetwin {
+
+// Named, documented parameters of the replay (not fitted yet; a calibration profile will set them).
+struct SimProfile {
+  // Host time per kernel launch in the forward pass (Python + PyTorch eager dispatch), s. The design brief
+  // measures ~5-20 us per op; 10 us is its middle.
+  double launch_s = 10e-6;
+  // Host time per kernel in the backward pass (C++ autograd engine, no Python frames), s: about half.
+  double backward_launch_s = 5e-6;
+  // SMs an NCCL kernel holds while it overlaps compute (P2P, DP, NCCL all-to-all on its own stream): one
+  // CTA per channel, NCCL's default 16 channels on 8-GPU H100/B200 nodes.
+  int nccl_sms = 16;
+  bool p2p_device_sync = true;  // Megatron batch_p2p_sync: torch.cuda.synchronize() after P2P
+  // The host waits for the router before each dispatch: the alltoall dispatcher copies the token counts
+  // to the host (.tolist()) to size the A2A; DeepEP's normal mode busy-waits for the received counts.
+  bool dispatch_host_sync = true;
+  double grad_bytes = 4;   // bytes per gradient element reduced over DP (fp32 grad reduce)
+  double param_bytes = 2;  // bytes per parameter all-gathered (bf16)
+  // Adam step bytes per local parameter: read fp32 param, grad, m, v (16), write param, m, v (12) and the
+  // bf16 copy (2).
+  double optimizer_bytes_per_param = 30;
+  // FlashAttention backward / forward FLOPs: 5 GEMMs (incl. recomputing P) vs 2 in forward -> 2.5.
+  double attention_backward_factor = 2.5;
+};
+
+// Megatron rank groups (order tp-cp-ep-dp-pp, see topology/placement.hpp). A stand-in built here until
+// topology's Placement is wired in: same order, same group membership.
+struct RankGroups {
+  int world = 0;
+  int gpus_per_node = 8;
+  int stage_size = 0;  // ranks per pipeline stage
+  std::vector<std::vector<int>> tp, dp, ep, etp, edp, pipelines;
+  std::vector<int> ep_group_of;  // rank -> index into ep
+};
+RankGroups megatron_rank_groups(const ParallelLayout& layout, int gpus_per_node);
+
+struct WorkloadSeams {
+  std::shared_ptr<const CommCostModel> comm;  // null: AlphaBetaComm on the scenario's instance
+  std::shared_ptr<const MoeCostModel> moe;    // null: BalancedMoeCost
+  const ComputeProfile* compute = nullptr;    // null: ComputeProfile::from_gpu(scenario.gpu)
+};
+
+struct BuiltWorkload {
+  Workload workload;
+  PipelineLayout layout;
+  RankGroups groups;
+  ComputeProfile compute;
+  int microbatches = 0;
+  std::string comm_model;
+  std::string moe_model;
+};
+
+// Throws InputError for scenarios the replay cannot represent (e.g. vpp > 1 with microbatches not a
+// multiple of pp), naming the scenario source.
+BuiltWorkload build_workload(const Scenario& scenario, const SimProfile& profile = {},
+                             const WorkloadSeams& seams = {});
+
+}  // namespace moetwin

@@ -1,0 +1,94 @@
+#include "moetwin/sim/comm_cost.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace moetwin {
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_gather:
+      return "all-gather";
+    case CollectiveOp::reduce_scatter:
+      return "reduce-scatter";
+    case CollectiveOp::all_reduce:
+      return "all-reduce";
+    case CollectiveOp::all_to_all:
+      return "all-to-all";
+    case CollectiveOp::send_recv:
+      return "send-recv";
+  }
+  return "?";
+}
+
+AlphaBetaComm::AlphaBetaComm(const InstanceSpec& instance, const GpuSpec& gpu, AlphaBetaParams params)
+    : instance_(instance), gpu_(gpu), params_(params) {
+  if (instance_.gpus < 1 || instance_.nic_bandwidth <= 0 || instance_.nics_per_gpu < 1 ||
+      gpu_.nvlink_bandwidth <= 0) {
+    throw std::logic_error("AlphaBetaComm: instance/GPU without link rates");
+  }
+}
+
+double AlphaBetaComm::seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+  const auto n = static_cast<double>(ranks.size());
+  if (ranks.size() < 2 || bytes <= 0) return 0;
+  // Nodes spanned and the largest number of members on one node.
+  std::map<int, int> per_node;
+  for (int r : ranks) ++per_node[r / instance_.gpus];
+  int g = 0;
+  for (const auto& [node, count] : per_node) g = std::max(g, count);
+  const bool one_node = per_node.size() == 1;
+  const double nvl = gpu_.nvlink_bandwidth * params_.nvlink_efficiency;
+  const double efa = instance_.nic_bandwidth * instance_.nics_per_gpu * params_.efa_efficiency;
+  const double bw = one_node ? nvl : efa;
+  const double lat = one_node ? params_.nvlink_latency_s : instance_.base_latency_s;
+  switch (op) {
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      return (n - 1) * lat + (n - 1) / n * bytes / bw;
+    case CollectiveOp::all_reduce:
+      return 2 * (n - 1) * lat + 2 * (n - 1) / n * bytes / bw;
+    case CollectiveOp::all_to_all: {
+      const double inter = bytes * (n - g) / n;
+      const double intra = bytes * (g - 1) / n;
+      return lat + std::max(inter / efa, intra / nvl);
+    }
+    case CollectiveOp::send_recv:
+      return lat + bytes / bw;
+  }
+  return 0;
+}
+
+BalancedMoeCost::BalancedMoeCost(const Scenario& s, std::shared_ptr<const CommCostModel> comm,
+                                 const ComputeProfile& compute, std::uint16_t a2a_sms)
+    : comm_(std::move(comm)) {
+  const ParallelLayout& p = s.parallel;
+  const std::int64_t tokens_per_rank =
+      static_cast<std::int64_t>(s.training.micro_batch) * s.training.seq_length / (p.tp * p.cp);
+  const std::int64_t copies = tokens_per_rank * s.model.top_k;
+  a2a_bytes_ = static_cast<double>(copies) * s.model.hidden * 2.0;
+  cost_.tokens = copies * p.etp;
+  // Permute reads and writes every copy's hidden vector once (bf16): 2 x copies x h x 2 bytes.
+  if (!s.dispatcher.fused_permute) {
+    const double bytes = 4.0 * static_cast<double>(copies) * s.model.hidden;
+    cost_.permute_ns = to_ns(kernel_seconds(compute, OpClass::elementwise, 0, bytes));
+    cost_.unpermute_ns = cost_.permute_ns;
+  }
+  cost_.sms = s.dispatcher.sms > 0 ? static_cast<std::uint16_t>(s.dispatcher.sms) : a2a_sms;
+}
+
+void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                                  std::vector<MoeRankCost>& out) const {
+  (void)layer, (void)microbatch, (void)ep_group;
+  if (ep_ranks != cached_ranks_) {
+    MoeRankCost c = cost_;
+    c.dispatch_ns = to_ns(comm_->seconds(CollectiveOp::all_to_all, a2a_bytes_, ep_ranks));
+    c.combine_ns = c.dispatch_ns;
+    cached_ = c;
+    cached_ranks_ = ep_ranks;
+  }
+  out.assign(ep_ranks.size(), cached_);
+}
+
+}  // namespace moetwin

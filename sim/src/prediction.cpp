@@ -1,0 +1,73 @@
+#include "moetwin/sim/prediction.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "moetwin/sim/model_accounting.hpp"
+
+namespace moetwin {
+
+namespace {
+
+RankSpread spread(std::vector<TimeNs> v) {
+  RankSpread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.min_s = static_cast<double>(v.front()) * 1e-9;
+  s.median_s = static_cast<double>(v[(v.size() - 1) / 2]) * 1e-9;
+  s.max_s = static_cast<double>(v.back()) * 1e-9;
+  return s;
+}
+
+}  // namespace
+
+std::string rank_name(const ParallelLayout& p, int rank) {
+  const int stage_size = p.tp * p.cp * p.dp;
+  const int stage = rank / stage_size;
+  const int local = rank % stage_size;
+  std::string s = "pp" + std::to_string(stage) + ".tp" + std::to_string(local % p.tp);
+  if (p.cp > 1) s += ".cp" + std::to_string((local / p.tp) % p.cp);
+  s += ".dp" + std::to_string(local / (p.tp * p.cp));
+  return s;
+}
+
+Prediction predict(const Scenario& scenario, const PredictOptions& options) {
+  Prediction out;
+  out.scenario = scenario.name;
+  out.built = build_workload(scenario, options.profile, options.seams);
+  EngineOptions eo;
+  eo.trace = options.trace;
+  out.engine = run_engine(out.built.workload, eo);
+  out.gpus = out.built.workload.ranks();
+  out.microbatches = out.built.microbatches;
+  out.tokens = static_cast<double>(scenario.training.global_batch) * scenario.training.seq_length;
+  out.iteration_s = static_cast<double>(out.engine.iteration) * 1e-9;
+  out.events = out.engine.events;
+  out.ops = out.built.workload.total_ops();
+  if (out.iteration_s > 0) {
+    out.tokens_per_s = out.tokens / out.iteration_s;
+    out.model_flops = model_flops(scenario).per_iteration;
+    out.model_tflops_per_gpu = out.model_flops / (out.iteration_s * out.gpus) / 1e12;
+  }
+  const auto& ranks = out.engine.ranks;
+  std::vector<TimeNs> compute, host, bubble, idle, exposed[kCommClasses];
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankStats& s = ranks[r];
+    compute.push_back(s.compute);
+    host.push_back(s.host_wait);
+    bubble.push_back(s.bubble);
+    idle.push_back(s.idle);
+    for (int k = 0; k < kCommClasses; ++k) exposed[k].push_back(s.exposed[k]);
+    if (s.finish > ranks[static_cast<std::size_t>(out.critical_rank)].finish)
+      out.critical_rank = static_cast<int>(r);
+  }
+  out.compute = spread(compute);
+  out.host_wait = spread(host);
+  out.bubble = spread(bubble);
+  out.idle = spread(idle);
+  for (int k = 0; k < kCommClasses; ++k) out.exposed[k] = spread(exposed[k]);
+  out.critical_stage = out.critical_rank / std::max(1, out.built.groups.stage_size);
+  return out;
+}
+
+}  // namespace moetwin

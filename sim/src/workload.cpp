@@ -1,0 +1,1008 @@
+#include "moetwin/sim/workload.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/sim/model_accounting.hpp"
+#include "moetwin/sim/pipeline_program.hpp"
+#include "moetwin/sim/schedule.hpp"
+
+namespace moetwin {
+
+RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node) {
+  RankGroups g;
+  g.world = p.world();
+  g.gpus_per_node = gpus_per_node;
+  g.stage_size = p.tp * p.cp * p.dp;
+  const int S = g.stage_size;
+  const int edp = p.edp();
+  std::map<std::tuple<int, int>, std::vector<int>> tp, dp, ep, etp, edpg;
+  std::map<int, std::vector<int>> pipes;
+  for (int rank = 0; rank < g.world; ++rank) {
+    const int stage = rank / S;
+    const int local = rank % S;
+    // Dense side: local = tp + TP * (cp + CP * dp).
+    const int t = local % p.tp;
+    const int rest = local / p.tp;  // cp + CP * dp
+    tp[{stage, rest}].push_back(rank);
+    dp[{stage, t}].push_back(rank);  // dp x cp ranks sharing (tp, pp)
+    pipes[local].push_back(rank);
+    // Expert side: local = etp + ETP * (ep + EP * edp).
+    const int e_t = local % p.etp;
+    const int e_ep = (local / p.etp) % p.ep;
+    const int e_dp = local / (p.etp * p.ep);
+    ep[{stage, e_t + p.etp * e_dp}].push_back(rank);
+    etp[{stage, e_ep + p.ep * e_dp}].push_back(rank);
+    edpg[{stage, e_t + p.etp * e_ep}].push_back(rank);
+  }
+  (void)edp;
+  auto flatten = [](const auto& m) {
+    std::vector<std::vector<int>> out;
+    for (const auto& [k, v] : m) out.push_back(v);
+    return out;
+  };
+  g.tp = flatten(tp);
+  g.dp = flatten(dp);
+  g.ep = flatten(ep);
+  g.etp = flatten(etp);
+  g.edp = flatten(edpg);
+  g.pipelines = flatten(pipes);
+  g.ep_group_of.assign(static_cast<std::size_t>(g.world), -1);
+  for (std::size_t i = 0; i < g.ep.size(); ++i) {
+    for (int r : g.ep[i]) g.ep_group_of[static_cast<std::size_t>(r)] = static_cast<int>(i);
+  }
+  return g;
+}
+
+namespace {
+
+enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
+
+struct VarReq {
+  VarKind kind = VarKind::comm;
+  bool fold = false;      // dispatch/combine: add the permute/unpermute kernel (run on the comm stream)
+  std::int32_t moe = -1;  // index into the stage's MoE layers
+  std::int32_t mb = -1;
+  std::int32_t comm = -1;  // index into comm entries
+};
+
+struct CommEntry {
+  bool uniform = true;
+  TimeNs value = 0;
+  std::vector<TimeNs> per_local;  // by local rank in the stage
+};
+
+struct Ctx {
+  const Scenario& s;
+  const SimProfile& prof;
+  const ComputeProfile& cp;
+  const RankGroups& groups;
+  const PipelineLayout& layout;
+  const CommCostModel& comm;
+  const MoeCostModel& moe;
+  int m = 0;     // microbatches
+  double T = 0;  // tokens per microbatch on a TP group (mb x seq / cp)
+  int t = 1;     // tp
+  bool combined = false;
+  std::vector<const std::vector<int>*> tp_of, dp_of, ep_of, etp_of, edp_of;
+  std::vector<int> prev_of, next_of;  // pipeline neighbours (ring)
+};
+
+// Parameters (elements) of one chunk held by one rank, for the DP collectives and the optimizer.
+struct ChunkParams {
+  double dense = 0;   // reduced over the dp x cp group
+  double expert = 0;  // reduced over the expert-data-parallel group
+};
+
+class StageBuilder : public StageEmitter {
+ public:
+  StageBuilder(const Ctx& c, int stage) : c_(c), stage_(stage) {
+    const ModelSpec& model = c.s.model;
+    for (int v = 0; v < c.layout.vpp; ++v) {
+      const PipelineChunk& ch = c.layout.chunk(stage, v);
+      chunks_.push_back(&ch);
+      for (int i = 0; i < ch.decoder_layers; ++i) {
+        const int layer = ch.first_layer + i;
+        if (layer_is_moe(model, layer)) add_moe_layer(layer);
+      }
+      if (mtp_is_moe(model)) {
+        for (int i = 0; i < ch.mtp_layers; ++i) add_moe_layer(model.layers + i);
+      }
+    }
+    local_experts_ = model.experts > 0 ? model.experts / c.s.parallel.ep : 0;
+    params_ = chunk_params();
+    ag_op_.assign(static_cast<std::size_t>(c.layout.vpp), kNoOp);
+    first_fwd_done_.assign(static_cast<std::size_t>(c.layout.vpp), false);
+  }
+
+  const std::vector<VarReq>& vars() const { return vars_; }
+  const std::vector<int>& moe_layers() const { return moe_layers_; }
+  const std::vector<CommEntry>& comm_entries() const { return comm_entries_; }
+  double local_experts() const { return local_experts_; }
+
+  // --- StageEmitter ---
+  void prologue(Program& p) override {
+    if (!c_.s.training.overlap_param_gather) return;
+    for (int v = 0; v < c_.layout.vpp; ++v) ag_op_[static_cast<std::size_t>(v)] = param_gather(p, v);
+  }
+
+  int forward(Program& p, const StepContext& st) override {
+    Chain ch{st.input_dep};
+    extra_dep_ = first_forward_dep(st.chunk);
+    const PipelineChunk& chunk = *chunks_[static_cast<std::size_t>(st.chunk)];
+    mb_ = st.microbatch;
+    chunk_ = st.chunk;
+    if (chunk.embedding) embedding_fwd(p, ch, OpPhase::forward);
+    for (int i = 0; i < chunk.decoder_layers; ++i) layer_fwd(p, ch, chunk.first_layer + i, OpPhase::forward);
+    if (chunk.loss) post_fwd(p, ch, chunk);
+    last_compute_ = ch.last;
+    return ch.last;
+  }
+
+  int backward(Program& p, const StepContext& st) override {
+    Chain ch{st.input_dep};
+    const PipelineChunk& chunk = *chunks_[static_cast<std::size_t>(st.chunk)];
+    mb_ = st.microbatch;
+    chunk_ = st.chunk;
+    if (chunk.loss) post_bwd(p, ch, chunk);
+    for (int i = chunk.decoder_layers - 1; i >= 0; --i) layer_bwd(p, ch, chunk.first_layer + i);
+    if (chunk.embedding) embedding_bwd(p, ch);
+    last_compute_ = ch.last;
+    return ch.last;
+  }
+
+  std::pair<int, int> forward_backward(Program& p, const StepContext& fs, const StepContext& bs) override;
+
+  void chunk_grads_ready(Program& p, int chunk, int last_op) override {
+    if (c_.s.training.overlap_grad_reduce) grad_reduce(p, chunk, last_op);
+  }
+
+  void epilogue(Program& p) override {
+    int last = kNoOp;
+    if (!c_.s.training.overlap_grad_reduce) {
+      for (int v = 0; v < c_.layout.vpp; ++v) {
+        const int op = grad_reduce(p, v, last_compute_);
+        if (op != kNoOp) last = op;
+      }
+    } else {
+      last = last_grad_op_;
+    }
+    // Optimizer step over the local shard (distributed optimizer: 1 / (dp x cp) of the dense and
+    // 1 / edp of the expert parameters).
+    double shard = 0;
+    for (const ChunkParams& cpar : params_) {
+      shard += cpar.dense / static_cast<double>(dp_size()) + cpar.expert / static_cast<double>(edp_size());
+    }
+    Chain ch{last};
+    chunk_ = -1;
+    mb_ = -1;
+    const int opt = compute(p, ch, "optimizer.adam", OpPhase::optimizer, OpClass::elementwise, 0,
+                            shard * c_.prof.optimizer_bytes_per_param, 12, false);
+    last_compute_ = opt;
+    if (!c_.s.training.overlap_param_gather) {
+      for (int v = 0; v < c_.layout.vpp; ++v) {
+        Chain g{opt};
+        param_gather_ops(p, g, v);
+      }
+    }
+  }
+
+  OpSpec p2p(bool forward, int microbatch, int chunk) override {
+    (void)microbatch, (void)chunk;
+    OpSpec op;
+    op.label = 0;  // set below
+    const double bytes = c_.T * c_.s.model.hidden * 2.0 / c_.t;
+    const ChannelKind kind = forward ? ChannelKind::pp_fwd_out : ChannelKind::pp_bwd_out;
+    // Both ends see the same pair, so the send side's entry serves both (max over members anyway).
+    const int e = comm_entry(CollectiveOp::send_recv, bytes, kind);
+    set_comm_duration(op, e);
+    op.sms = static_cast<std::uint16_t>(c_.prof.nccl_sms);
+    op.host_ns = host_ns(1, !forward);
+    op.phase = forward ? OpPhase::forward : OpPhase::backward;
+    op.label = forward ? label_fwd_p2p_ : label_bwd_p2p_;
+    return op;
+  }
+
+  void set_labels(Program& p) {
+    label_fwd_p2p_ = p.label("pp.activation");
+    label_bwd_p2p_ = p.label("pp.gradient");
+  }
+
+ private:
+  struct Chain {
+    int last = kNoOp;
+  };
+
+  void add_moe_layer(int layer) { moe_layers_.push_back(layer); }
+  int moe_index(int layer) const {
+    const auto it = std::find(moe_layers_.begin(), moe_layers_.end(), layer);
+    return it == moe_layers_.end() ? -1 : static_cast<int>(it - moe_layers_.begin());
+  }
+  int dp_size() const { return c_.s.parallel.dp * c_.s.parallel.cp; }
+  int edp_size() const { return c_.s.parallel.edp(); }
+
+  std::int32_t host_ns(int launches, bool backward) const {
+    const double per = backward ? c_.prof.backward_launch_s : c_.prof.launch_s;
+    return static_cast<std::int32_t>(to_ns(per * launches));
+  }
+
+  int first_forward_dep(int chunk) {
+    auto idx = static_cast<std::size_t>(chunk);
+    if (first_fwd_done_[idx]) return kNoOp;
+    first_fwd_done_[idx] = true;
+    return ag_op_[idx];
+  }
+
+  int add(Program& p, Chain& ch, OpSpec op) {
+    op.deps[0] = ch.last;
+    op.deps[1] = extra_dep_;
+    extra_dep_ = kNoOp;
+    op.microbatch = mb_;
+    op.chunk = static_cast<std::int16_t>(chunk_);
+    ch.last = p.add(op);
+    return ch.last;
+  }
+
+  int compute(Program& p, Chain& ch, const char* name, OpPhase phase, OpClass cls, double flops, double bytes,
+              int launches, bool backward) {
+    OpSpec op;
+    op.duration = to_ns(kernel_seconds(c_.cp, cls, flops, bytes));
+    op.host_ns = host_ns(launches, backward);
+    op.label = p.label(name);
+    op.phase = phase;
+    return add(p, ch, op);
+  }
+
+  // A collective of the stage's `kind` groups on `stream`.
+  int collective(Program& p, Chain& ch, const char* name, OpPhase phase, CollectiveOp cop, double bytes,
+                 ChannelKind kind, CommClass cls, std::uint8_t stream, bool backward) {
+    OpSpec op;
+    op.kind = OpKind::comm;
+    op.channel = kind;
+    op.comm_class = cls;
+    op.stream = stream;
+    op.sms = stream == kStreamCompute ? 0 : static_cast<std::uint16_t>(c_.prof.nccl_sms);
+    set_comm_duration(op, comm_entry(cop, bytes, kind));
+    op.host_ns = host_ns(1, backward);
+    op.label = p.label(name);
+    op.phase = phase;
+    return add(p, ch, op);
+  }
+
+  int tp_collective(Program& p, Chain& ch, const char* name, OpPhase phase, CollectiveOp cop, double bytes,
+                    bool backward) {
+    if (c_.t <= 1) return ch.last;
+    return collective(p, ch, name, phase, cop, bytes, ChannelKind::tp, CommClass::tp, kStreamCompute,
+                      backward);
+  }
+
+  void set_comm_duration(OpSpec& op, int entry) {
+    const CommEntry& e = comm_entries_[static_cast<std::size_t>(entry)];
+    if (e.uniform) {
+      op.duration = e.value;
+    } else {
+      VarReq r;
+      r.kind = VarKind::comm;
+      r.comm = entry;
+      op.var_slot = new_var(r);
+    }
+  }
+
+  int new_var(const VarReq& r) {
+    vars_.push_back(r);
+    return static_cast<int>(vars_.size()) - 1;
+  }
+
+  int var_op(Program& p, Chain& ch, const char* name, OpPhase phase, VarKind kind, bool fold, int layer,
+             int launches, bool backward, bool is_comm) {
+    VarReq r;
+    r.kind = kind;
+    r.fold = fold;
+    r.moe = moe_index(layer);
+    r.mb = mb_;
+    OpSpec op;
+    op.var_slot = new_var(r);
+    op.host_ns = host_ns(launches, backward);
+    op.label = p.label(name);
+    op.phase = phase;
+    if (is_comm) {
+      op.kind = OpKind::comm;
+      op.channel = ChannelKind::ep;
+      op.comm_class = CommClass::ep;
+      op.stream = c_.combined ? kStreamEpComm : kStreamCompute;
+      op.sms = moe_sms_;
+    }
+    return add(p, ch, op);
+  }
+
+  // Memoised collective times for every local rank of the stage.
+  int comm_entry(CollectiveOp cop, double bytes, ChannelKind kind) {
+    const auto key = std::make_tuple(static_cast<int>(cop), bytes, static_cast<int>(kind));
+    const auto it = comm_index_.find(key);
+    if (it != comm_index_.end()) return it->second;
+    CommEntry e;
+    const int S = c_.groups.stage_size;
+    e.per_local.resize(static_cast<std::size_t>(S));
+    std::map<const std::vector<int>*, TimeNs> group_memo;
+    std::vector<int> pair(2);
+    for (int local = 0; local < S; ++local) {
+      const int rank = stage_ * S + local;
+      const auto r = static_cast<std::size_t>(rank);
+      const std::vector<int>* members = nullptr;
+      switch (kind) {
+        case ChannelKind::tp:
+          members = c_.tp_of[r];
+          break;
+        case ChannelKind::dp:
+          members = c_.dp_of[r];
+          break;
+        case ChannelKind::ep:
+          members = c_.ep_of[r];
+          break;
+        case ChannelKind::etp:
+          members = c_.etp_of[r];
+          break;
+        case ChannelKind::edp:
+          members = c_.edp_of[r];
+          break;
+        case ChannelKind::pp_fwd_out:
+        case ChannelKind::pp_bwd_in:
+          pair = {rank, c_.next_of[r]};
+          break;
+        case ChannelKind::pp_fwd_in:
+        case ChannelKind::pp_bwd_out:
+          pair = {c_.prev_of[r], rank};
+          break;
+        case ChannelKind::count:
+          break;
+      }
+      TimeNs v = 0;
+      if (members != nullptr) {
+        // Groups are vectors owned by RankGroups: their address identifies them (lookup only, never
+        // iterated, so the order of this map does not matter).
+        const auto g = group_memo.find(members);
+        if (g != group_memo.end()) {
+          v = g->second;
+        } else {
+          v = to_ns(c_.comm.seconds(cop, bytes, *members));
+          group_memo[members] = v;
+        }
+      } else {
+        v = to_ns(c_.comm.seconds(cop, bytes, pair));
+      }
+      e.per_local[static_cast<std::size_t>(local)] = v;
+    }
+    e.value = e.per_local.empty() ? 0 : e.per_local[0];
+    for (TimeNs v : e.per_local) e.uniform = e.uniform && v == e.value;
+    if (e.uniform) e.per_local.clear();
+    comm_entries_.push_back(std::move(e));
+    const int id = static_cast<int>(comm_entries_.size()) - 1;
+    comm_index_[key] = id;
+    return id;
+  }
+
+  // --- model shapes ---
+  double h() const { return c_.s.model.hidden; }
+  bool mla() const { return c_.s.model.attention == AttentionKind::mla; }
+  double heads() const { return c_.s.model.heads; }
+  double q_width() const {  // per-head query/key width x heads (QK^T contraction)
+    const ModelSpec& m = c_.s.model;
+    return mla() ? heads() * (m.qk_head_dim + m.qk_rope_dim) : heads() * m.head_dim;
+  }
+  double v_width() const {
+    const ModelSpec& m = c_.s.model;
+    return mla() ? heads() * m.v_head_dim : heads() * m.head_dim;
+  }
+  double mla_down_width() const {
+    const ModelSpec& m = c_.s.model;
+    return static_cast<double>(m.q_lora_rank) + m.kv_lora_rank + m.qk_rope_dim;
+  }
+
+  // --- layer parts (forward) ---
+  void attn_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+    const double T = c_.T, t = c_.t;
+    const ModelSpec& m = c_.s.model;
+    if (mla()) {
+      // Down projections are TP-duplicated and run on the rank's sequence shard (T / t tokens); the
+      // compressed q/kv are then gathered (sequence parallel) for the head-split up projections.
+      const double down_out =
+          m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
+      compute(p, ch, "attn.mla_down", phase, OpClass::gemm, 2 * (T / t) * h() * down_out,
+              2 * (h() * down_out + (T / t) * (h() + down_out)), 4, backward_pass);
+      tp_collective(p, ch, "tp.ag.mla_latent", phase, CollectiveOp::all_gather, T * down_out * 2,
+                    backward_pass);
+      const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
+      const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
+      compute(p, ch, "attn.mla_up", phase, OpClass::gemm, 2 * T * (up + kv_up) / t,
+              2 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width() + heads() * m.qk_head_dim) / t)),
+              6, backward_pass);
+    } else {
+      tp_collective(p, ch, "tp.ag.attn", phase, CollectiveOp::all_gather, T * h() * 2, backward_pass);
+      const double kv = static_cast<double>(m.query_groups) * m.head_dim;
+      const double n_out = q_width() + 2 * kv;
+      compute(p, ch, "attn.qkv", phase, OpClass::gemm, 2 * T * h() * n_out / t,
+              2 * (h() * n_out / t + T * (h() + n_out / t)), 5, backward_pass);
+    }
+    core_attn(p, ch, phase, backward_pass);
+    compute(p, ch, "attn.out_proj", phase, OpClass::gemm, 2 * T * v_width() * h() / t,
+            2 * (v_width() * h() / t + T * (v_width() / t + h())), 1, backward_pass);
+    tp_collective(p, ch, "tp.rs.attn", phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
+  }
+
+  void core_attn(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+    // Causal: half of 2 x seq^2 x (qk + v) per sequence and head group on this rank.
+    const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
+    const double mb = c_.s.training.micro_batch;
+    const double flops = mb * seq * seq * (q_width() + v_width()) / c_.t;
+    const double bytes = 2 * c_.T * (2 * q_width() + 2 * v_width()) / c_.t;
+    compute(p, ch, "attn.core", phase, OpClass::attention, flops, bytes, 2, backward_pass);
+  }
+
+  void router_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+    const double E = c_.s.model.experts;
+    const int op = compute(p, ch, "moe.router", phase, OpClass::gemm, 2 * (c_.T / c_.t) * h() * E,
+                           2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, backward_pass);
+    if (c_.prof.dispatch_host_sync) sync_ops_.push_back(op);
+  }
+
+  void dense_mlp_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+    const double f = c_.s.model.ffn_hidden;
+    tp_collective(p, ch, "tp.ag.mlp", phase, CollectiveOp::all_gather, c_.T * h() * 2, backward_pass);
+    compute(p, ch, "mlp.dense", phase, OpClass::gemm, 6 * c_.T * h() * f / c_.t,
+            2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 4, backward_pass);
+    tp_collective(p, ch, "tp.rs.mlp", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, backward_pass);
+  }
+
+  void shared_expert_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+    const double fs = c_.s.model.shared_ffn_hidden;
+    if (fs <= 0) return;
+    tp_collective(p, ch, "tp.ag.shared_expert", phase, CollectiveOp::all_gather, c_.T * h() * 2,
+                  backward_pass);
+    compute(p, ch, "moe.shared_expert", phase, OpClass::gemm, 6 * c_.T * h() * fs / c_.t,
+            2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 3, backward_pass);
+    tp_collective(p, ch, "tp.rs.shared_expert", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2,
+                  backward_pass);
+  }
+
+  int expert_launches() const { return 2 * static_cast<int>(local_experts_) + 2; }
+
+  // Sequential layer forward (also the full-recompute forward in backward).
+  void layer_fwd(Program& p, Chain& ch, int layer, OpPhase phase) {
+    const bool bwd = phase == OpPhase::recompute;
+    attn_fwd(p, ch, phase, bwd);
+    if (!layer_is_moe_any(layer)) {
+      dense_mlp_fwd(p, ch, phase, bwd);
+      return;
+    }
+    moe_attn_tail_fwd(p, ch, layer, phase, bwd);
+    moe_dispatch_fwd(p, ch, layer, phase, bwd);
+    moe_mlp_fwd(p, ch, layer, phase, bwd);
+    moe_combine_fwd(p, ch, layer, phase, bwd);
+  }
+
+  bool layer_is_moe_any(int layer) const { return moe_index(layer) >= 0; }
+
+  void moe_attn_tail_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
+    router_fwd(p, ch, phase, bwd);
+    if (!c_.s.dispatcher.fused_permute && !c_.combined) {
+      var_op(p, ch, "moe.permute", phase, VarKind::permute, false, layer, 6, bwd, false);
+    }
+  }
+  void moe_dispatch_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
+    if (c_.s.parallel.ep > 1 || c_.combined) {
+      var_op(p, ch, "ep.dispatch", phase, VarKind::dispatch, c_.combined, layer, 2, bwd, true);
+    }
+  }
+  void moe_mlp_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
+    var_op(p, ch, "moe.experts", phase, VarKind::expert_fwd, false, layer, expert_launches(), bwd, false);
+    shared_expert_fwd(p, ch, phase, bwd);
+  }
+  void moe_combine_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
+    if (c_.s.parallel.ep > 1 || c_.combined) {
+      var_op(p, ch, "ep.combine", phase, VarKind::combine, c_.combined, layer, 2, bwd, true);
+    }
+    if (!c_.s.dispatcher.fused_permute && !c_.combined) {
+      var_op(p, ch, "moe.unpermute", phase, VarKind::unpermute, false, layer, 4, bwd, false);
+    }
+  }
+
+  // --- layer parts (backward) ---
+  void attn_bwd(Program& p, Chain& ch) {
+    const double T = c_.T, t = c_.t;
+    const ModelSpec& m = c_.s.model;
+    const OpPhase ph = OpPhase::backward;
+    tp_collective(p, ch, "tp.ag.attn_bwd", ph, CollectiveOp::all_gather, T * h() * 2, true);
+    compute(p, ch, "attn.out_proj_bwd", ph, OpClass::gemm, 4 * T * v_width() * h() / t,
+            4 * (v_width() * h() / t + T * (v_width() / t + h())), 2, true);
+    if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, OpPhase::recompute, true);
+    {
+      const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
+      const double mb = c_.s.training.micro_batch;
+      const double flops = c_.prof.attention_backward_factor * mb * seq * seq * (q_width() + v_width()) / t;
+      compute(p, ch, "attn.core_bwd", ph, OpClass::attention, flops,
+              4 * T * (2 * q_width() + 2 * v_width()) / t, 3, true);
+    }
+    if (mla()) {
+      const double down_out =
+          m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
+      const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
+      const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
+      compute(p, ch, "attn.mla_up_bwd", ph, OpClass::gemm, 4 * T * (up + kv_up) / t,
+              4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), 8, true);
+      tp_collective(p, ch, "tp.rs.mla_latent_bwd", ph, CollectiveOp::reduce_scatter, T * down_out * 2, true);
+      compute(p, ch, "attn.mla_down_bwd", ph, OpClass::gemm, 4 * (T / t) * h() * down_out,
+              4 * (h() * down_out + (T / t) * (h() + down_out)), 5, true);
+    } else {
+      const double kv = static_cast<double>(m.query_groups) * m.head_dim;
+      const double n_out = q_width() + 2 * kv;
+      compute(p, ch, "attn.qkv_bwd", ph, OpClass::gemm, 4 * T * h() * n_out / t,
+              4 * (h() * n_out / t + T * (h() + n_out / t)), 6, true);
+      tp_collective(p, ch, "tp.rs.attn_bwd", ph, CollectiveOp::reduce_scatter, T * h() * 2, true);
+    }
+  }
+
+  void dense_mlp_bwd(Program& p, Chain& ch) {
+    const double f = c_.s.model.ffn_hidden;
+    tp_collective(p, ch, "tp.ag.mlp_bwd", OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2, true);
+    compute(p, ch, "mlp.dense_bwd", OpPhase::backward, OpClass::gemm, 12 * c_.T * h() * f / c_.t,
+            4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 8, true);
+    tp_collective(p, ch, "tp.rs.mlp_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, c_.T * h() * 2,
+                  true);
+  }
+
+  void moe_combine_bwd(Program& p, Chain& ch, int layer) {
+    if (!c_.s.dispatcher.fused_permute && !c_.combined) {
+      var_op(p, ch, "moe.unpermute_bwd", OpPhase::backward, VarKind::unpermute, false, layer, 4, true, false);
+    }
+    // The gradient of combine is dispatch-shaped.
+    if (c_.s.parallel.ep > 1 || c_.combined) {
+      var_op(p, ch, "ep.combine_bwd", OpPhase::backward, VarKind::dispatch, c_.combined, layer, 2, true,
+             true);
+    }
+  }
+  void moe_mlp_bwd(Program& p, Chain& ch, int layer) {
+    const double fs = c_.s.model.shared_ffn_hidden;
+    if (fs > 0) {
+      tp_collective(p, ch, "tp.ag.shared_expert_bwd", OpPhase::backward, CollectiveOp::all_gather,
+                    c_.T * h() * 2, true);
+      compute(p, ch, "moe.shared_expert_bwd", OpPhase::backward, OpClass::gemm, 12 * c_.T * h() * fs / c_.t,
+              4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 6, true);
+      tp_collective(p, ch, "tp.rs.shared_expert_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
+                    c_.T * h() * 2, true);
+    }
+    var_op(p, ch, "moe.experts_bwd", OpPhase::backward, VarKind::expert_bwd, false, layer,
+           2 * expert_launches(), true, false);
+  }
+  void moe_dispatch_bwd(Program& p, Chain& ch, int layer) {
+    if (c_.s.parallel.ep > 1 || c_.combined) {
+      var_op(p, ch, "ep.dispatch_bwd", OpPhase::backward, VarKind::combine, c_.combined, layer, 2, true,
+             true);
+    }
+  }
+  void moe_attn_head_bwd(Program& p, Chain& ch, int layer) {
+    if (!c_.s.dispatcher.fused_permute && !c_.combined) {
+      var_op(p, ch, "moe.permute_bwd", OpPhase::backward, VarKind::permute, false, layer, 4, true, false);
+    }
+    const double E = c_.s.model.experts;
+    compute(p, ch, "moe.router_bwd", OpPhase::backward, OpClass::gemm, 4 * (c_.T / c_.t) * h() * E,
+            4 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, true);
+  }
+
+  void layer_bwd(Program& p, Chain& ch, int layer) {
+    if (c_.s.training.recompute == Recompute::full) layer_fwd(p, ch, layer, OpPhase::recompute);
+    if (layer_is_moe_any(layer)) {
+      moe_combine_bwd(p, ch, layer);
+      moe_mlp_bwd(p, ch, layer);
+      moe_dispatch_bwd(p, ch, layer);
+      moe_attn_head_bwd(p, ch, layer);
+    } else {
+      dense_mlp_bwd(p, ch);
+    }
+    attn_bwd(p, ch);
+  }
+
+  // --- embedding, output layer, MTP ---
+  void embedding_fwd(Program& p, Chain& ch, OpPhase phase) {
+    compute(p, ch, "embedding", phase, OpClass::elementwise, 0, 2 * c_.T * h() * 2, 4, false);
+    tp_collective(p, ch, "tp.rs.embedding", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, false);
+  }
+  void embedding_bwd(Program& p, Chain& ch) {
+    tp_collective(p, ch, "tp.ag.embedding_bwd", OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2,
+                  true);
+    compute(p, ch, "embedding_bwd", OpPhase::backward, OpClass::elementwise, 0, 3 * c_.T * h() * 2, 4, true);
+  }
+  double vocab() const { return static_cast<double>(padded_vocab(c_.s.model, c_.t)); }
+  void loss_fwd(Program& p, Chain& ch) {
+    const double T = c_.T, V = vocab();
+    tp_collective(p, ch, "tp.ag.output", OpPhase::forward, CollectiveOp::all_gather, T * h() * 2, false);
+    compute(p, ch, "output_layer", OpPhase::forward, OpClass::gemm, 2 * T * h() * V / c_.t,
+            2 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, false);
+    // Vocab-parallel cross-entropy: fp32 logits read/written ~3 times; max, sum and target all-reduces.
+    compute(p, ch, "loss.cross_entropy", OpPhase::forward, OpClass::elementwise, 0, 3 * T * V / c_.t * 4, 10,
+            false);
+    tp_collective(p, ch, "tp.ar.cross_entropy", OpPhase::forward, CollectiveOp::all_reduce, 3 * T * 4, false);
+  }
+  void loss_bwd(Program& p, Chain& ch) {
+    const double T = c_.T, V = vocab();
+    compute(p, ch, "loss.cross_entropy_bwd", OpPhase::backward, OpClass::elementwise, 0, 2 * T * V / c_.t * 4,
+            4, true);
+    compute(p, ch, "output_layer_bwd", OpPhase::backward, OpClass::gemm, 4 * T * h() * V / c_.t,
+            4 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, true);
+    tp_collective(p, ch, "tp.rs.output_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, T * h() * 2,
+                  true);
+  }
+  void mtp_pre_fwd(Program& p, Chain& ch, OpPhase phase) {
+    // MTP block: embedding of the shifted tokens, enorm/hnorm, eh_proj (2h -> h, TP-split).
+    embedding_fwd(p, ch, phase);
+    tp_collective(p, ch, "tp.ag.mtp_eh", phase, CollectiveOp::all_gather, c_.T * 2 * h() * 2, false);
+    compute(p, ch, "mtp.eh_proj", phase, OpClass::gemm, 2 * c_.T * 2 * h() * h() / c_.t,
+            2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, false);
+  }
+  void mtp_pre_bwd(Program& p, Chain& ch) {
+    compute(p, ch, "mtp.eh_proj_bwd", OpPhase::backward, OpClass::gemm, 4 * c_.T * 2 * h() * h() / c_.t,
+            4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, true);
+    tp_collective(p, ch, "tp.rs.mtp_eh_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
+                  c_.T * 2 * h() * 2, true);
+    embedding_bwd(p, ch);
+  }
+  void post_fwd(Program& p, Chain& ch, const PipelineChunk& chunk) {
+    loss_fwd(p, ch);
+    for (int i = 0; i < chunk.mtp_layers; ++i) {
+      mtp_pre_fwd(p, ch, OpPhase::forward);
+      layer_fwd(p, ch, c_.s.model.layers + i, OpPhase::forward);
+      loss_fwd(p, ch);
+    }
+  }
+  void post_bwd(Program& p, Chain& ch, const PipelineChunk& chunk) {
+    for (int i = chunk.mtp_layers - 1; i >= 0; --i) {
+      loss_bwd(p, ch);
+      layer_bwd(p, ch, c_.s.model.layers + i);
+      mtp_pre_bwd(p, ch);
+    }
+    loss_bwd(p, ch);
+  }
+
+  // --- data parallel ---
+  std::vector<ChunkParams> chunk_params() const {
+    const ModelSpec& m = c_.s.model;
+    const LayerParams lp = layer_params(m);
+    const double t = c_.t, etp = c_.s.parallel.etp;
+    const double experts_local = m.experts > 0 ? static_cast<double>(m.experts) / c_.s.parallel.ep : 0;
+    const double attn = static_cast<double>(lp.attention - lp.attention_tp_replicated) / t +
+                        static_cast<double>(lp.attention_tp_replicated);
+    auto layer = [&](int index, ChunkParams& cp) {
+      cp.dense += attn + static_cast<double>(lp.mlp_norm);
+      if (layer_is_moe(m, index)) {
+        cp.dense += static_cast<double>(lp.shared_experts) / t + static_cast<double>(lp.router);
+        cp.expert += experts_local * static_cast<double>(lp.routed_expert) / etp;
+      } else {
+        cp.dense += static_cast<double>(lp.dense_mlp) / t;
+      }
+    };
+    std::vector<ChunkParams> out;
+    for (const PipelineChunk* ch : chunks_) {
+      ChunkParams cp;
+      for (int i = 0; i < ch->decoder_layers; ++i) layer(ch->first_layer + i, cp);
+      const double table = static_cast<double>(padded_vocab(m, c_.t)) * m.hidden / t;
+      if (ch->embedding) cp.dense += table;
+      if (ch->loss) cp.dense += (m.tied_embeddings ? 0 : table) + m.hidden;
+      for (int i = 0; i < ch->mtp_layers; ++i) {
+        cp.dense += static_cast<double>(mtp_extra_params(m)) / t;
+        if (mtp_is_moe(m)) {
+          cp.dense += attn + static_cast<double>(lp.mlp_norm + lp.router) +
+                      static_cast<double>(lp.shared_experts) / t;
+          cp.expert += experts_local * static_cast<double>(lp.routed_expert) / etp;
+        } else {
+          cp.dense += attn + static_cast<double>(lp.mlp_norm) + static_cast<double>(lp.dense_mlp) / t;
+        }
+      }
+      out.push_back(cp);
+    }
+    return out;
+  }
+
+  int param_gather(Program& p, int chunk) {
+    Chain ch{kNoOp};
+    return param_gather_ops(p, ch, chunk);
+  }
+  int param_gather_ops(Program& p, Chain& ch, int chunk) {
+    const ChunkParams& cp = params_[static_cast<std::size_t>(chunk)];
+    chunk_ = chunk;
+    mb_ = -1;
+    if (dp_size() > 1) {
+      collective(p, ch, "dp.param_all_gather", OpPhase::optimizer, CollectiveOp::all_gather,
+                 cp.dense * c_.prof.param_bytes, ChannelKind::dp, CommClass::dp, kStreamDpComm, false);
+    }
+    if (edp_size() > 1 && cp.expert > 0) {
+      collective(p, ch, "edp.param_all_gather", OpPhase::optimizer, CollectiveOp::all_gather,
+                 cp.expert * c_.prof.param_bytes, ChannelKind::edp, CommClass::dp, kStreamDpComm, false);
+    }
+    return ch.last;
+  }
+  int grad_reduce(Program& p, int chunk, int after) {
+    const ChunkParams& cp = params_[static_cast<std::size_t>(chunk)];
+    Chain ch{after};
+    const int saved_chunk = chunk_, saved_mb = mb_;
+    chunk_ = chunk;
+    mb_ = -1;
+    int last = kNoOp;
+    if (dp_size() > 1) {
+      last = collective(p, ch, "dp.grad_reduce_scatter", OpPhase::optimizer, CollectiveOp::reduce_scatter,
+                        cp.dense * c_.prof.grad_bytes, ChannelKind::dp, CommClass::dp, kStreamDpComm, true);
+    }
+    if (edp_size() > 1 && cp.expert > 0) {
+      last = collective(p, ch, "edp.grad_reduce_scatter", OpPhase::optimizer, CollectiveOp::reduce_scatter,
+                        cp.expert * c_.prof.grad_bytes, ChannelKind::edp, CommClass::dp, kStreamDpComm, true);
+    }
+    chunk_ = saved_chunk;
+    mb_ = saved_mb;
+    if (last != kNoOp) last_grad_op_ = last;
+    return last;
+  }
+
+ public:
+  std::vector<int> sync_ops_;  // router ops whose D2H count copy syncs the host
+  std::uint16_t moe_sms_ = 0;
+
+ private:
+  const Ctx& c_;
+  int stage_;
+  std::vector<const PipelineChunk*> chunks_;
+  std::vector<int> moe_layers_;
+  std::vector<VarReq> vars_;
+  std::vector<CommEntry> comm_entries_;
+  std::map<std::tuple<int, double, int>, int> comm_index_;
+  std::vector<ChunkParams> params_;
+  std::vector<int> ag_op_;
+  std::vector<bool> first_fwd_done_;
+  double local_experts_ = 0;
+  int extra_dep_ = kNoOp;
+  int mb_ = -1;
+  int chunk_ = -1;
+  int last_compute_ = kNoOp;
+  int last_grad_op_ = kNoOp;
+  int label_fwd_p2p_ = 0;
+  int label_bwd_p2p_ = 0;
+};
+
+// Megatron TransformerLayerSchedulePlan.run order for one forward and one backward step.
+std::pair<int, int> StageBuilder::forward_backward(Program& p, const StepContext& fs, const StepContext& bs) {
+  const PipelineChunk& fc = *chunks_[static_cast<std::size_t>(fs.chunk)];
+  const PipelineChunk& bc = *chunks_[static_cast<std::size_t>(bs.chunk)];
+  Chain f{fs.input_dep}, b{bs.input_dep};
+  int f_extra = first_forward_dep(fs.chunk);  // parameter all-gather: dep of the first forward op
+  auto as_f = [&]() {
+    mb_ = fs.microbatch;
+    chunk_ = fs.chunk;
+    extra_dep_ = f_extra;
+    f_extra = kNoOp;
+  };
+  auto as_b = [&]() {
+    mb_ = bs.microbatch;
+    chunk_ = bs.chunk;
+    extra_dep_ = kNoOp;
+  };
+  as_f();
+  if (fc.embedding) embedding_fwd(p, f, OpPhase::forward);
+  as_b();
+  if (bc.loss) post_bwd(p, b, bc);
+  const int nf = fc.decoder_layers, nb = bc.decoder_layers;
+  for (int i = 0; i < std::max(nf, nb); ++i) {
+    const int fl = i < nf ? fc.first_layer + i : -1;
+    const int bl = i < nb ? bc.first_layer + (nb - 1 - i) : -1;
+    const bool f_moe = fl >= 0 && layer_is_moe_any(fl);
+    const bool b_moe = bl >= 0 && layer_is_moe_any(bl);
+    const bool b_full = bl >= 0 && c_.s.training.recompute == Recompute::full;
+    if (b_full) {  // the recompute forward precedes the backward as a whole
+      as_b();
+      layer_fwd(p, b, bl, OpPhase::recompute);
+    }
+    if (fl >= 0) {
+      as_f();
+      attn_fwd(p, f, OpPhase::forward, false);
+      if (f_moe) moe_attn_tail_fwd(p, f, fl, OpPhase::forward, false);
+    }
+    if (b_moe) {
+      as_b();
+      moe_combine_bwd(p, b, bl);
+    }
+    if (f_moe) {
+      as_f();
+      moe_dispatch_fwd(p, f, fl, OpPhase::forward, false);
+    }
+    if (bl >= 0) {
+      as_b();
+      if (b_moe) {
+        moe_mlp_bwd(p, b, bl);
+      } else {
+        dense_mlp_bwd(p, b);
+      }
+    }
+    if (fl >= 0) {
+      as_f();
+      if (f_moe) {
+        moe_mlp_fwd(p, f, fl, OpPhase::forward, false);
+      } else {
+        dense_mlp_fwd(p, f, OpPhase::forward, false);
+      }
+    }
+    if (b_moe) {
+      as_b();
+      moe_dispatch_bwd(p, b, bl);
+    }
+    if (f_moe) {
+      as_f();
+      moe_combine_fwd(p, f, fl, OpPhase::forward, false);
+    }
+    if (bl >= 0) {
+      as_b();
+      if (b_moe) moe_attn_head_bwd(p, b, bl);
+      attn_bwd(p, b);
+    }
+  }
+  as_f();
+  if (fc.loss) post_fwd(p, f, fc);
+  as_b();
+  if (bc.embedding) embedding_bwd(p, b);
+  last_compute_ = std::max(f.last, b.last);
+  return {f.last, b.last};
+}
+
+}  // namespace
+
+BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const WorkloadSeams& seams) {
+  const InputLocation where{s.source, 0};
+  BuiltWorkload out;
+  const ParallelLayout& par = s.parallel;
+  out.microbatches = s.training.microbatches(par);
+  if (out.microbatches < 1)
+    throw InputError(where, "global_batch", std::to_string(s.training.global_batch), ">= mb x dp");
+  if (par.vpp > 1 && out.microbatches % par.pp != 0) {
+    throw InputError(where, "global_batch", std::to_string(s.training.global_batch),
+                     "microbatches (gbs / (mb x dp) = " + std::to_string(out.microbatches) +
+                         ") divisible by pp with vpp > 1 (Megatron's interleaved schedule)");
+  }
+  out.layout = make_pipeline_layout(s.model, par, where);
+  out.groups = megatron_rank_groups(par, s.instance.gpus);
+  out.compute = seams.compute != nullptr ? *seams.compute : ComputeProfile::from_gpu(s.gpu);
+  std::shared_ptr<const CommCostModel> comm = seams.comm;
+  if (!comm) comm = std::make_shared<AlphaBetaComm>(s.instance, s.gpu);
+  std::shared_ptr<const MoeCostModel> moe = seams.moe;
+  if (!moe)
+    moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
+  out.comm_model = comm->name();
+  out.moe_model = moe->name();
+
+  Ctx c{s,  prof, out.compute, out.groups, out.layout, *comm, *moe, out.microbatches, 0, par.tp, false,
+        {}, {},   {},          {},         {},         {},    {}};
+  c.T = static_cast<double>(s.training.micro_batch) * s.training.seq_length / par.cp;
+  c.combined = s.training.overlap_moe_a2a && par.vpp > 1;
+  const RankGroups& g = out.groups;
+  const auto W = static_cast<std::size_t>(g.world);
+  c.tp_of.assign(W, nullptr);
+  c.dp_of.assign(W, nullptr);
+  c.ep_of.assign(W, nullptr);
+  c.etp_of.assign(W, nullptr);
+  c.edp_of.assign(W, nullptr);
+  c.prev_of.assign(W, 0);
+  c.next_of.assign(W, 0);
+  auto index = [](std::vector<const std::vector<int>*>& of, const std::vector<std::vector<int>>& groups) {
+    for (const auto& grp : groups) {
+      for (int r : grp) of[static_cast<std::size_t>(r)] = &grp;
+    }
+  };
+  index(c.tp_of, g.tp);
+  index(c.dp_of, g.dp);
+  index(c.ep_of, g.ep);
+  index(c.etp_of, g.etp);
+  index(c.edp_of, g.edp);
+  for (const auto& pipe : g.pipelines) {
+    const std::size_t n = pipe.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      c.next_of[static_cast<std::size_t>(pipe[i])] = pipe[(i + 1) % n];
+      c.prev_of[static_cast<std::size_t>(pipe[i])] = pipe[(i + n - 1) % n];
+    }
+  }
+
+  Workload& w = out.workload;
+  w.sms = out.compute.sms;
+  w.init_ranks(g.world);
+  const int S = g.stage_size;
+  std::int64_t var_total = 0;
+  std::vector<MoeRankCost> scratch;
+  PipelineOptions popt;
+  popt.p2p_device_sync = prof.p2p_device_sync;
+  popt.combine_steady_steps = c.combined;
+  for (int stage = 0; stage < par.pp; ++stage) {
+    StageBuilder b(c, stage);
+    // MoE costs of every (MoE layer on this stage, microbatch) for every local rank.
+    const auto L = b.moe_layers().size();
+    const auto M = static_cast<std::size_t>(out.microbatches);
+    std::vector<MoeRankCost> table(L * M * static_cast<std::size_t>(S));
+    for (std::size_t li = 0; li < L; ++li) {
+      for (std::size_t mb = 0; mb < M; ++mb) {
+        for (std::size_t gi = 0; gi < g.ep.size(); ++gi) {
+          const auto& members = g.ep[gi];
+          if (members.front() / S != stage) continue;
+          moe->layer_costs(b.moe_layers()[li], static_cast<int>(mb), static_cast<int>(gi), members, scratch);
+          if (scratch.size() != members.size()) throw std::logic_error("MoeCostModel: wrong number of ranks");
+          for (std::size_t k = 0; k < members.size(); ++k) {
+            table[(li * M + mb) * static_cast<std::size_t>(S) + static_cast<std::size_t>(members[k] % S)] =
+                scratch[k];
+            b.moe_sms_ = std::max(b.moe_sms_, scratch[k].sms);
+          }
+        }
+      }
+    }
+    Program prog;
+    b.set_labels(prog);
+    emit_pipeline(prog, pipeline_schedule(par.pp, par.vpp, out.microbatches, stage), par.vpp,
+                  out.microbatches, b, popt);
+    for (int op : b.sync_ops_) prog.op(op).sync = HostSync::op;
+    for (std::size_t i = 0; i < b.vars().size(); ++i) prog.new_var_slot();
+    prog.seal(kStreams);
+    // Per-rank durations of the var slots.
+    const auto& vars = b.vars();
+    const ModelSpec& m = s.model;
+    const double hid = m.hidden, fe = m.expert_ffn_hidden, etp = par.etp;
+    const double weights = b.local_experts() * 3 * hid * fe / etp * 2;
+    for (int local = 0; local < S; ++local) {
+      const int rank = stage * S + local;
+      w.rank_program[static_cast<std::size_t>(rank)] = static_cast<std::int32_t>(w.programs.size());
+      w.var_offset[static_cast<std::size_t>(rank)] = var_total;
+      for (const VarReq& r : vars) {
+        TimeNs v = 0;
+        if (r.kind == VarKind::comm) {
+          const CommEntry& e = b.comm_entries()[static_cast<std::size_t>(r.comm)];
+          v = e.uniform ? e.value : e.per_local[static_cast<std::size_t>(local)];
+        } else {
+          const MoeRankCost& mc =
+              table[(static_cast<std::size_t>(r.moe) * M + static_cast<std::size_t>(r.mb)) *
+                        static_cast<std::size_t>(S) +
+                    static_cast<std::size_t>(local)];
+          const double tok = static_cast<double>(mc.tokens);
+          switch (r.kind) {
+            case VarKind::expert_fwd:
+              v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                       weights + tok * (2 * hid + 3 * fe / etp) * 2));
+              break;
+            case VarKind::expert_bwd:
+              v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 12 * tok * hid * fe / etp,
+                                       2 * (weights + tok * (2 * hid + 3 * fe / etp) * 2)));
+              break;
+            case VarKind::dispatch:
+              v = mc.dispatch_ns + (r.fold ? mc.permute_ns : 0);
+              break;
+            case VarKind::combine:
+              v = mc.combine_ns + (r.fold ? mc.unpermute_ns : 0);
+              break;
+            case VarKind::permute:
+              v = mc.permute_ns;
+              break;
+            case VarKind::unpermute:
+              v = mc.unpermute_ns;
+              break;
+            case VarKind::comm:
+              break;
+          }
+        }
+        w.var_durations.push_back(v);
+      }
+      var_total += static_cast<std::int64_t>(vars.size());
+    }
+    w.programs.push_back(std::move(prog));
+  }
+  w.add_group_channels(ChannelKind::tp, g.tp);
+  w.add_group_channels(ChannelKind::dp, g.dp);
+  w.add_group_channels(ChannelKind::ep, g.ep);
+  w.add_group_channels(ChannelKind::etp, g.etp);
+  w.add_group_channels(ChannelKind::edp, g.edp);
+  for (const auto& pipe : g.pipelines) w.add_pipeline_channels(pipe);
+  w.validate();
+  return out;
+}
+
+}  // namespace moetwin

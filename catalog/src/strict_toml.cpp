@@ -7,7 +7,72 @@
 
 namespace moetwin {
 
+namespace {
+
+// Rejects what TOML 1.0 forbids and toml++ 3.3 mishandles, before toml++ sees it (both found by
+// tests/fuzz/scenario_fuzz): raw control characters other than tab, LF and CR anywhere (toml++ asserted on
+// "[\0"), and non-ASCII bytes outside strings and comments (bare keys are ASCII; toml++'s whitespace
+// classifier reaches __builtin_unreachable on e.g. U+03D2 there). A small lexer tracks strings and comments.
+void check_toml_characters(const std::string& text, const std::string& path) {
+  enum class State { normal, comment, basic, literal, multi_basic, multi_literal };
+  State state = State::normal;
+  bool escaped = false;  // the previous character was a backslash inside a basic string
+  int line = 1;
+  const auto starts = [&](std::size_t i, const char* three) { return text.compare(i, 3, three) == 0; };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      throw InputError({path, line}, "TOML syntax error: control character " + std::to_string(c) +
+                                         " (only tab, LF and CR are allowed)");
+    }
+    if (c == '\n') ++line;
+    if (escaped) {
+      escaped = false;
+      continue;
+    }
+    switch (state) {
+      case State::normal:
+        if (c >= 0x80) {
+          throw InputError({path, line}, "TOML syntax error: non-ASCII character outside a string or comment");
+        }
+        if (c == '#') {
+          state = State::comment;
+        } else if (c == '"' || c == '\'') {
+          const bool multi = starts(i, c == '"' ? "\"\"\"" : "'''");
+          state = c == '"' ? (multi ? State::multi_basic : State::basic)
+                           : (multi ? State::multi_literal : State::literal);
+          if (multi) i += 2;
+        }
+        break;
+      case State::comment:
+        if (c == '\n') state = State::normal;
+        break;
+      case State::basic:
+      case State::multi_basic:
+        if (c == '\\') {
+          escaped = true;
+        } else if (state == State::basic ? (c == '"' || c == '\n') : starts(i, "\"\"\"")) {
+          if (state == State::multi_basic) i += 2;
+          state = State::normal;
+        }
+        break;
+      case State::literal:
+        if (c == '\'' || c == '\n') state = State::normal;
+        break;
+      case State::multi_literal:
+        if (starts(i, "'''")) {
+          i += 2;
+          state = State::normal;
+        }
+        break;
+    }
+  }
+}
+
+}  // namespace
+
 toml::table parse_toml(const std::string& text, const std::string& path) {
+  check_toml_characters(text, path);
   try {
     return toml::parse(text, path);
   } catch (const toml::parse_error& e) {

@@ -63,6 +63,18 @@ std::vector<Case> toml_cases() {
   return {
       {"TomlSyntax", base("nodes = 32", "nodes = "),
        "bad.toml:6: TOML syntax error: Error while parsing key-value pair: expected value, saw '\\n'"},
+      // toml++ 3.3 asserted on "[" followed by NUL (found by the fuzzer); control characters are rejected
+      // first.
+      {"NulInTableHeader", std::string("name = \"t\"\n[\0", 13),
+       "bad.toml:2: TOML syntax error: control character 0 (only tab, LF and CR are allowed)"},
+      // toml++ 3.3 asserted on a table header starting with a non-key character (found by the fuzzer).
+      {"BacktickTableHeader", "[`",
+       "bad.toml:1: TOML syntax error: Error while parsing key: expected bare key starting character or "
+       "string "
+       "delimiter, saw '`'"},
+      // toml++ 3.3 reached __builtin_unreachable on some non-ASCII characters where whitespace may stand.
+      {"NonAsciiOutsideStrings", base("nodes = 32", "nodes = 32 \u03d2"),
+       "bad.toml:6: TOML syntax error: non-ASCII character outside a string or comment"},
       {"UnknownTopLevelKey", base("name = \"t\"", "name = \"t\"\nnodes = 3"),
        "bad.toml:2: nodes: 3: no such key (unknown key; see the documentation of this file)"},
       {"MisspeltTable", base("[parallelism]", "[parallelsim]"),

@@ -89,6 +89,13 @@ TEST(ScenarioParser, MinimalUsesDefaultsAndDerivesDp) {
   EXPECT_EQ(s.routing.seed, 1u);
 }
 
+TEST(ScenarioParser, NonAsciiInStringsAndComments) {
+  const std::string text =
+      "description = \"K\u00f6nig \u2014 \u03d2\"  # \u00b5s \u03d2\n" + std::string(kMinimal);
+  const Scenario s = parse_scenario(text, "u.toml", catalog());
+  EXPECT_EQ(s.description, "K\u00f6nig \u2014 \u03d2");
+}
+
 TEST(ScenarioParser, ModelOverrides) {
   const std::string text = std::string(kMinimal) + R"(
 [routing]

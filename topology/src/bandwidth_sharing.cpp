@@ -101,7 +101,12 @@ void BandwidthSharing::solve(std::span<const std::span<const int>> routes, std::
       continue;
     }
     const double share = remaining_[l] / weight_[l];
-    if (share > pushed) {
+    // Stale (its share grew since it was pushed) and no longer the minimum: re-queue. A grown share that
+    // still does not exceed the next entry's (a lower bound of every other current share) is processed
+    // now, which saves most re-pushes.
+    const bool still_min = heap_.size() == 1 || share < heap_.front().share ||
+                           (share == heap_.front().share && l < heap_.front().link);
+    if (share > pushed && !still_min) {
       heap_.back().share = share;  // stale: re-queue at its current share
       std::push_heap(heap_.begin(), heap_.end(), later);
       continue;

@@ -42,6 +42,14 @@ class NetworkModelSuite : public ::testing::TestWithParam<std::string> {
     const double makespan_error =
         std::abs(static_cast<double>(got.makespan - want.makespan)) / static_cast<double>(want.makespan);
     EXPECT_LE(makespan_error, kTolerance);
+    // Per-link accounting follows from the flow times: same bytes, busy time within the tolerance.
+    EXPECT_EQ(got.links.size(), want.links.size());
+    for (std::size_t l = 0; l < got.links.size() && l < want.links.size(); ++l) {
+      EXPECT_DOUBLE_EQ(got.links[l].bytes, want.links[l].bytes) << "link " << l;
+      const double busy_error = std::abs(static_cast<double>(got.links[l].busy - want.links[l].busy)) /
+                                std::max(1.0, static_cast<double>(want.links[l].busy));
+      EXPECT_LE(busy_error, kTolerance) << "link " << l;
+    }
     worst_ = std::max(worst_, worst);
     flows_ += flows.size();
     return got;
@@ -182,6 +190,23 @@ TEST_P(NetworkModelSuite, FlowsWithDifferentLatenciesShareFairly) {
   const NetworkRun run = run_and_compare(p, {{0, 2, 1e9, 0, {slow, shared}}, {1, 2, 1e9, 0, {fast, shared}}});
   EXPECT_EQ(run.flows[0].finish, 2'000'000'000);
   EXPECT_EQ(run.flows[1].finish, 1'990'000'000);
+}
+
+TEST_P(NetworkModelSuite, RepeatedRunsAreIdentical) {
+  const TestCluster c = nettest::make_cluster(4);
+  std::vector<FlowSpec> flows;
+  nettest::add_all_to_all(c, {0, 1, 2, 3}, 1 * kMiB, 0, flows, [](int node) { return 1.0 + 0.5 * node; });
+  nettest::add_ring_step(c, {0, 9, 18, 27}, 8 * kMiB, 20'000, flows);
+  const NetworkRun a = model_->run(c.platform, flows);
+  const NetworkRun b = model_->run(c.platform, flows);
+  ASSERT_EQ(a.flows.size(), b.flows.size());
+  for (std::size_t i = 0; i < a.flows.size(); ++i) {
+    EXPECT_EQ(a.flows[i].finish, b.flows[i].finish) << "flow " << i;
+  }
+  for (std::size_t l = 0; l < a.links.size(); ++l) {
+    EXPECT_EQ(a.links[l].busy, b.links[l].busy) << "link " << l;
+  }
+  EXPECT_EQ(a.makespan, b.makespan);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, NetworkModelSuite, ::testing::ValuesIn(network_model_names()),

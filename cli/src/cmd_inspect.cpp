@@ -31,7 +31,7 @@ void add_inspect_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
   cmd->callback([opts, &global] {
     if (opts->scenario.empty() == opts->runs.empty()) {
-      throw InputError({"", 0}, "inspect", "", "a scenario file or --runs FILE.csv");
+      throw InputError({"inspect", 0}, "expected one input: SCENARIO.toml or --runs FILE.csv");
     }
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);

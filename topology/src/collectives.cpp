@@ -462,6 +462,7 @@ CollectiveSimulation simulate_collective(const Cluster& cluster, const Collectiv
     sim.links.push_back(load);
   }
   std::stable_sort(sim.links.begin(), sim.links.end(), [](const LinkLoad& a, const LinkLoad& b) {
+    if (a.busy_fraction != b.busy_fraction) return a.busy_fraction > b.busy_fraction;
     if (a.payload_bytes != b.payload_bytes) return a.payload_bytes > b.payload_bytes;
     return a.link < b.link;
   });

@@ -115,7 +115,7 @@ struct LinkLoad {
 struct CollectiveSimulation {
   CollectiveEstimate estimate;  // time_s, algbw, busbw from the network run (+ extra latency)
   NetworkRun run;
-  std::vector<LinkLoad> links;  // links that carried bytes, most loaded first (payload, then id)
+  std::vector<LinkLoad> links;  // links that carried bytes, most loaded first (busy fraction, payload, id)
 };
 
 // Runs the flows through `model` on the sealed cluster platform.

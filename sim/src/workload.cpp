@@ -9,47 +9,23 @@
 #include "moetwin/sim/model_accounting.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
+#include "moetwin/sim/topology_comm.hpp"
+#include "moetwin/topology/placement.hpp"
 
 namespace moetwin {
 
 RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node) {
+  const Placement placement(p, gpus_per_node);
   RankGroups g;
   g.world = p.world();
   g.gpus_per_node = gpus_per_node;
   g.stage_size = p.tp * p.cp * p.dp;
-  const int S = g.stage_size;
-  const int edp = p.edp();
-  std::map<std::tuple<int, int>, std::vector<int>> tp, dp, ep, etp, edpg;
-  std::map<int, std::vector<int>> pipes;
-  for (int rank = 0; rank < g.world; ++rank) {
-    const int stage = rank / S;
-    const int local = rank % S;
-    // Dense side: local = tp + TP * (cp + CP * dp).
-    const int t = local % p.tp;
-    const int rest = local / p.tp;  // cp + CP * dp
-    tp[{stage, rest}].push_back(rank);
-    dp[{stage, t}].push_back(rank);  // dp x cp ranks sharing (tp, pp)
-    pipes[local].push_back(rank);
-    // Expert side: local = etp + ETP * (ep + EP * edp).
-    const int e_t = local % p.etp;
-    const int e_ep = (local / p.etp) % p.ep;
-    const int e_dp = local / (p.etp * p.ep);
-    ep[{stage, e_t + p.etp * e_dp}].push_back(rank);
-    etp[{stage, e_ep + p.ep * e_dp}].push_back(rank);
-    edpg[{stage, e_t + p.etp * e_ep}].push_back(rank);
-  }
-  (void)edp;
-  auto flatten = [](const auto& m) {
-    std::vector<std::vector<int>> out;
-    for (const auto& [k, v] : m) out.push_back(v);
-    return out;
-  };
-  g.tp = flatten(tp);
-  g.dp = flatten(dp);
-  g.ep = flatten(ep);
-  g.etp = flatten(etp);
-  g.edp = flatten(edpg);
-  g.pipelines = flatten(pipes);
+  g.tp = placement.groups(GroupKind::tp);
+  g.dp = placement.groups(GroupKind::dp);
+  g.ep = placement.groups(GroupKind::ep);
+  g.etp = placement.groups(GroupKind::etp);
+  g.edp = placement.groups(GroupKind::edp);
+  g.pipelines = placement.groups(GroupKind::pp);
   g.ep_group_of.assign(static_cast<std::size_t>(g.world), -1);
   for (std::size_t i = 0; i < g.ep.size(); ++i) {
     for (int r : g.ep[i]) g.ep_group_of[static_cast<std::size_t>(r)] = static_cast<int>(i);
@@ -869,7 +845,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
   out.groups = megatron_rank_groups(par, s.instance.gpus);
   out.compute = seams.compute != nullptr ? *seams.compute : ComputeProfile::from_gpu(s.gpu);
   std::shared_ptr<const CommCostModel> comm = seams.comm;
-  if (!comm) comm = std::make_shared<AlphaBetaComm>(s.instance, s.gpu);
+  if (!comm) comm = std::make_shared<TopologyComm>(s);
   std::shared_ptr<const MoeCostModel> moe = seams.moe;
   if (!moe)
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));

@@ -58,8 +58,9 @@ struct SimProfile {
   double attention_backward_factor = 2.5;
 };
 
-// Megatron rank groups (order tp-cp-ep-dp-pp, see topology/placement.hpp). A stand-in built here until
-// topology's Placement is wired in: same order, same group membership.
+// Megatron rank groups (order tp-cp-ep-dp-pp) from topology's Placement, flattened for the builder.
+// dp is Placement's dp group (the gradient group is dp x cp in Megatron; cp > 1 is not modelled beyond
+// shortening the local sequence).
 struct RankGroups {
   int world = 0;
   int gpus_per_node = 8;
@@ -70,7 +71,7 @@ struct RankGroups {
 RankGroups megatron_rank_groups(const ParallelLayout& layout, int gpus_per_node);
 
 struct WorkloadSeams {
-  std::shared_ptr<const CommCostModel> comm;  // null: AlphaBetaComm on the scenario's instance
+  std::shared_ptr<const CommCostModel> comm;  // null: TopologyComm (topology's closed form) on the cluster
   std::shared_ptr<const MoeCostModel> moe;    // null: BalancedMoeCost
   const ComputeProfile* compute = nullptr;    // null: ComputeProfile::from_gpu(scenario.gpu)
 };

@@ -15,7 +15,8 @@ struct GemmBenchOptions {
   bool quick = false;
   int samples = 10;
   int candidates = 6;
-  std::string only;  // substring filter on shape names; empty = all
+  std::string only;          // substring filter on shape names; empty = all
+  double cooldown_s = 0.02;  // idle before each sample (see TimingOptions::cooldown_s)
 };
 
 // Experiments of kind "gemm" / "grouped_gemm" / "attention" (unit s, samples = seconds per call),

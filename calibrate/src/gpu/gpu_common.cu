@@ -2,8 +2,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <thread>
 
 #include "gpu_common.hpp"
 #include "moetwin/calibrate/no_device_error.hpp"
@@ -96,6 +98,7 @@ std::vector<double> time_launches(const std::function<void()>& launch, cudaStrea
       static_cast<int>(std::clamp(std::ceil(o.target_batch_s / one), 1.0, static_cast<double>(o.max_reps)));
   std::vector<double> out;
   for (int s = 0; s < o.samples; ++s) {
+    if (o.cooldown_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.cooldown_s));
     check(cudaEventRecord(start, stream), "cudaEventRecord");
     for (int r = 0; r < reps; ++r) launch();
     check(cudaEventRecord(stop, stream), "cudaEventRecord");

@@ -24,6 +24,10 @@ struct TimingOptions {
   int samples = 10;
   double target_batch_s = 2e-3;  // each sample times enough back-to-back calls to fill ~2 ms
   int max_reps = 2000;
+  // Idle time before each sample. Long dense GEMMs on random data hold the H200 at its 700 W cap and
+  // its clocks sink; an idle gap lets every sample start from the same (boost) state, so samples of
+  // different shapes are comparable. The sustained rate is measured separately (gemm_sustained).
+  double cooldown_s = 0;
 };
 
 // Times `launch` (which enqueues one call on `stream`): per-call seconds of `samples` batches.

@@ -75,7 +75,7 @@ struct Experiment {
 
   SummaryStats stats() const { return summarize(samples); }
   double param(const std::string& key) const;  // throws std::out_of_range naming the key
-#if __cplusplus >= 202002L  // CUDA sources (C++17) include this header too
+#if __cplusplus >= 202002L                     // CUDA sources (C++17) include this header too
   bool operator==(const Experiment&) const = default;
 #endif
 };

@@ -1,0 +1,86 @@
+// A calibration profile: what the simulator needs from a calibration database, as plain data.
+// Written by the fitter (`moetwin-calibrate fit`) as a versioned TOML file under calibrate/profiles/,
+// read here without HDF5 or CUDA, so sim can depend on this library alone (moetwin::calibrate_profile).
+//
+//   GEMM time  t = floor_s + flops / (peak_bf16_flops * efficiency(min_dim))
+//              efficiency: piecewise linear in log2 of the GEMM's smallest dimension (per GEMM of a
+//              batch), clamped at the ends; one curve per op class (gemm, grouped_gemm, attention).
+//              A GEMM whose k is its strictly smallest dimension (weight gradients over few tokens)
+//              uses the curve "<op>.small_k" when the profile has one: such GEMMs run at a lower
+//              efficiency than ones whose m or n is as small (H200 run, calibrate/data/).
+//   Kernel time t = bytes_moved / bandwidth(bytes_moved), piecewise linear in log2(bytes).
+//   Transport  t = latency_s + bytes / bandwidth of the band holding `bytes` (SimGrid-style factors
+//              by message-size band), per transport ("nccl.all_reduce.n8", "fabric.efa", ...).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moetwin {
+
+inline constexpr int kCalibrationProfileSchemaVersion = 1;
+
+// y as a function of x, linear in log2(x) between points, constant beyond the ends. x ascending.
+struct LogCurve {
+  std::vector<double> x;
+  std::vector<double> y;
+  double at(double value) const;
+};
+
+struct GemmCurve {
+  double floor_s = 0;   // fixed cost per call, s
+  LogCurve efficiency;  // x = smallest dimension, y = fraction of peak_bf16_flops
+  // Held-back validation: shapes not used in the fit, relative time error |pred - meas| / meas.
+  int heldout_shapes = 0;
+  double heldout_median_error = 0;
+  double heldout_max_error = 0;
+  double heldout_within_5pct = 0;  // fraction of held-back shapes within 5 %
+};
+
+struct TransportBand {
+  double min_bytes = 0;  // band holds messages >= min_bytes (up to the next band's)
+  double latency_s = 0;
+  double bandwidth = 0;  // bytes/s
+};
+
+struct TransportCurve {
+  std::vector<TransportBand> bands;  // ascending min_bytes; the first band starts at 0
+  double time_s(double bytes) const;
+};
+
+struct CalibrationProfile {
+  int schema_version = kCalibrationProfileSchemaVersion;
+  std::string gpu;           // catalog GPU name, e.g. "H200-SXM"
+  std::string measured_gpu;  // as the driver named it, e.g. "NVIDIA H200"
+  std::string source_db;     // database the profile was fitted from
+  std::string git_revision;  // moetwin revision that measured
+  std::string measured_at;   // UTC time of the measurement
+  double peak_bf16_flops = 0;
+  double launch_sync_s = 0;                 // launch + wait for one empty kernel
+  double launch_back_to_back_s = 0;         // per kernel, back-to-back launches
+  double launch_graph_s = 0;                // per kernel inside a CUDA graph
+  double d2d_bandwidth = 0;                 // device-to-device copy, bytes read + written per second
+  std::map<std::string, GemmCurve> gemm;    // op class -> curve
+  std::map<std::string, LogCurve> kernels;  // op -> bandwidth (bytes/s) vs bytes moved
+  std::map<std::string, TransportCurve> transports;
+
+  // Predicted seconds of one GEMM call (batch > 1: strided-batched/grouped); nullopt when the op
+  // class has no curve (the caller falls back to catalog efficiencies and says so).
+  std::optional<double> gemm_time_s(const std::string& op, double m, double n, double k, double batch) const;
+};
+
+// The curve a GEMM uses: "<op>.small_k" when k < m and k < n, else "<op>".
+std::string gemm_curve_key(const std::string& op, double m, double n, double k);
+
+// Strict reading: unknown keys, wrong types, unsorted or mismatched arrays -> InputError file:line.
+CalibrationProfile parse_calibration_profile(const std::string& text, const std::string& path);
+CalibrationProfile load_calibration_profile(const std::string& path);
+std::string format_calibration_profile(const CalibrationProfile& profile);
+
+// The profile for catalog GPU `gpu` in `dir` (the first *.toml, by file name, whose gpu matches), or
+// nullopt: GPUs without measurements fall back to catalog efficiencies.
+std::optional<CalibrationProfile> find_calibration_profile(const std::string& dir, const std::string& gpu);
+
+}  // namespace moetwin

@@ -1,0 +1,205 @@
+// Database -> profile (fitter.hpp).
+#include "moetwin/calibrate/fitter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "moetwin/common/input_error.hpp"
+
+namespace moetwin {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return percentile_sorted(v, 0.5);
+}
+
+// Merges (x, y) points with equal x by the median of their y; ascending x.
+LogCurve merged_curve(const std::vector<std::pair<double, double>>& points) {
+  std::map<double, std::vector<double>> by_x;
+  for (const auto& [x, y] : points) by_x[x].push_back(y);
+  LogCurve c;
+  for (const auto& [x, ys] : by_x) {
+    c.x.push_back(x);
+    c.y.push_back(median_of(ys));
+  }
+  return c;
+}
+
+struct Shape {
+  std::string name;
+  std::string op;
+  double m, n, k, batch, flops, t;
+};
+
+const Experiment* find_experiment(const CalibrationDb& db, const std::string& name) {
+  const auto it = db.experiments.find(name);
+  return it == db.experiments.end() || it->second.samples.empty() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+double HeldOutShape::relative_error() const {
+  return std::fabs(predicted_s - measured_s) / measured_s;
+}
+
+TransportCurve fit_transport(const std::vector<std::pair<double, double>>& points) {
+  TransportCurve c;
+  if (points.empty()) return c;
+  if (points.size() == 1) {
+    c.bands.push_back({0, 0, points[0].first / points[0].second});
+    return c;
+  }
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    const auto [s0, t0] = points[i];
+    const auto [s1, t1] = points[i + 1];
+    TransportBand b;
+    b.min_bytes = i == 0 ? 0 : s0;
+    if (t1 > t0) {
+      b.bandwidth = (s1 - s0) / (t1 - t0);
+      b.latency_s = t0 - s0 / b.bandwidth;
+      if (b.latency_s < 0) {  // steeper than through the origin: throughput-bound band
+        b.bandwidth = s1 / t1;
+        b.latency_s = 0;
+      }
+    } else {
+      // Flat or falling (noise at latency-bound sizes): the band costs its smaller time; the
+      // bandwidth term stays negligible (1e15 bytes/s).
+      b.latency_s = std::min(t0, t1);
+      b.bandwidth = 1e15;
+    }
+    c.bands.push_back(b);
+  }
+  return c;
+}
+
+FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) {
+  const std::string& path = o.source_db;
+  FitResult result;
+  CalibrationProfile& p = result.profile;
+  p.gpu = o.gpu;
+  p.measured_gpu = db.provenance.gpu_name;
+  p.source_db = o.source_db;
+  p.git_revision = db.provenance.git_revision;
+  p.measured_at = db.provenance.time_utc;
+  p.peak_bf16_flops = o.peak_bf16_flops;
+
+  const Experiment* sync = find_experiment(db, "launch.empty.sync_latency");
+  const Experiment* b2b = find_experiment(db, "launch.empty.back_to_back");
+  const Experiment* graph = find_experiment(db, "launch.empty.graph_per_kernel");
+  if (sync == nullptr || b2b == nullptr || graph == nullptr) {
+    throw InputError({path, 0},
+                     "no launch.empty.* experiments: run `moetwin-calibrate all` (or launch) first");
+  }
+  p.launch_sync_s = sync->stats().median;
+  p.launch_back_to_back_s = b2b->stats().median;
+  p.launch_graph_s = graph->stats().median;
+
+  // Kernels: bandwidth vs bytes moved per op; the copy reference is the largest copy measured.
+  std::map<std::string, std::vector<std::pair<double, double>>> kernel_points;
+  double copy_bytes = 0;
+  for (const Experiment* e : db.of_kind("kernel")) {
+    const double bytes = e->param("bytes_moved");
+    const double bw = bytes / e->stats().median;
+    kernel_points[e->labels.at("op")].push_back({bytes, bw});
+    if (e->labels.at("op") == "d2d_copy" && bytes >= copy_bytes) {
+      copy_bytes = bytes;
+      p.d2d_bandwidth = bw;
+    }
+  }
+  if (copy_bytes == 0)
+    throw InputError({path, 0}, "no kernel.d2d_copy.* experiments: run `moetwin-calibrate all` first");
+  for (const auto& [op, points] : kernel_points) p.kernels[op] = merged_curve(points);
+
+  // GEMM classes.
+  std::vector<Shape> shapes;
+  for (const char* kind : {"gemm", "grouped_gemm", "attention"}) {
+    for (const Experiment* e : db.of_kind(kind)) {
+      shapes.push_back({e->name, kind, e->param("m"), e->param("n"), e->param("k"), e->param("batch"),
+                        e->param("flops"), e->stats().median});
+    }
+  }
+  if (shapes.size() < 3)
+    throw InputError({path, 0}, "fewer than 3 GEMM experiments: run `moetwin-calibrate gemm` first");
+  std::sort(shapes.begin(), shapes.end(),
+            [](const Shape& a, const Shape& b) { return a.op != b.op ? a.op < b.op : a.name < b.name; });
+  // Every third shape of each class (in name order) is held back from the fit.
+  std::vector<const Shape*> train, test;
+  std::map<std::string, int> seen;
+  for (const Shape& s : shapes) (seen[s.op]++ % 3 == 2 ? test : train).push_back(&s);
+  // The per-call floor: 90 % of the fastest trained call of any class (launch-bound tiny GEMMs).
+  double fastest = train.front()->t;
+  for (const Shape* s : train) fastest = std::min(fastest, s->t);
+  const double floor_s = 0.9 * fastest;
+  std::map<std::string, std::vector<std::pair<double, double>>> eff_points;
+  for (const Shape* s : train) {
+    // Calls within 1.5x of the floor carry no information on throughput.
+    if (s->t < 1.5 * floor_s) continue;
+    const double eff = s->flops / (o.peak_bf16_flops * (s->t - floor_s));
+    eff_points[gemm_curve_key(s->op, s->m, s->n, s->k)].push_back(
+        {std::min({s->m, s->n, s->k}), std::min(eff, 1.0)});
+  }
+  for (const auto& [op, points] : eff_points) {
+    GemmCurve g;
+    g.floor_s = floor_s;
+    g.efficiency = merged_curve(points);
+    p.gemm[op] = g;
+  }
+  std::map<std::string, std::vector<double>> errors;
+  for (const Shape* s : test) {
+    const auto predicted = p.gemm_time_s(s->op, s->m, s->n, s->k, s->batch);
+    if (!predicted) continue;
+    HeldOutShape h{s->name, s->op, s->t, *predicted};
+    errors[gemm_curve_key(s->op, s->m, s->n, s->k)].push_back(h.relative_error());
+    result.heldout.push_back(h);
+  }
+  for (auto& [op, g] : p.gemm) {
+    const std::vector<double>& e = errors[op];
+    g.heldout_shapes = static_cast<int>(e.size());
+    if (e.empty()) continue;
+    g.heldout_median_error = median_of(e);
+    g.heldout_max_error = *std::max_element(e.begin(), e.end());
+    g.heldout_within_5pct =
+        static_cast<double>(std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.05; })) /
+        static_cast<double>(e.size());
+  }
+
+  // Transports: NCCL per (op, ranks), imported nccl-tests out-of-place, libfabric per provider.
+  std::map<std::string, std::vector<std::pair<double, double>>> transport_points;
+  for (const Experiment* e : db.of_kind("nccl")) {
+    const std::string name =
+        "nccl." + e->labels.at("op") + ".n" + std::to_string(static_cast<int>(e->param("ranks")));
+    transport_points[name].push_back({e->param("bytes"), e->stats().median});
+  }
+  for (const Experiment* e : db.of_kind("nccl_tests")) {
+    if (e->labels.at("placement") != "out_of_place") continue;
+    const auto ranks = e->params.find("ranks");
+    const std::string name =
+        "nccl_tests." + e->labels.at("op") +
+        (ranks == e->params.end() ? "" : ".n" + std::to_string(static_cast<int>(ranks->second)));
+    transport_points[name].push_back({e->param("size_bytes"), e->stats().median});
+  }
+  for (const char* kind : {"fabric_latency", "fabric_bandwidth"}) {
+    for (const Experiment* e : db.of_kind(kind)) {
+      // Experiment names are fabric.<provider>.<latency|bandwidth>.<bytes>.
+      const std::size_t a = e->name.find('.');
+      const std::size_t b = e->name.find('.', a + 1);
+      const std::string provider = e->name.substr(a + 1, b - a - 1);
+      const std::string name =
+          "fabric." + provider + (std::string(kind) == "fabric_latency" ? "" : ".stream");
+      transport_points[name].push_back({e->param("bytes"), e->stats().median});
+    }
+  }
+  for (auto& [name, points] : transport_points) {
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end(),
+                             [](const auto& x, const auto& y) { return x.first == y.first; }),
+                 points.end());
+    p.transports[name] = fit_transport(points);
+  }
+  return result;
+}
+
+}  // namespace moetwin

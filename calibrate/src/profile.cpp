@@ -1,0 +1,322 @@
+// Calibration profile: evaluation, strict TOML reading and deterministic writing (profile.hpp).
+#include "moetwin/calibrate/profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "moetwin/catalog/strict_toml.hpp"
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+
+namespace moetwin {
+
+double LogCurve::at(double value) const {
+  if (x.empty()) return 0;
+  if (value <= x.front()) return y.front();
+  if (value >= x.back()) return y.back();
+  const auto upper = static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), value) - x.begin());
+  const std::size_t lower = upper - 1;
+  const double f = (std::log2(value) - std::log2(x[lower])) / (std::log2(x[upper]) - std::log2(x[lower]));
+  return y[lower] + (y[upper] - y[lower]) * f;
+}
+
+double TransportCurve::time_s(double bytes) const {
+  if (bands.empty()) return 0;
+  const TransportBand* band = &bands.front();
+  for (const TransportBand& b : bands) {
+    if (bytes >= b.min_bytes) band = &b;
+  }
+  return band->latency_s + bytes / band->bandwidth;
+}
+
+std::string gemm_curve_key(const std::string& op, double m, double n, double k) {
+  return k < m && k < n ? op + ".small_k" : op;
+}
+
+std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, double m, double n, double k,
+                                                      double batch) const {
+  auto it = gemm.find(gemm_curve_key(op, m, n, k));
+  if (it == gemm.end()) it = gemm.find(op);
+  if (it == gemm.end() || peak_bf16_flops <= 0) return std::nullopt;
+  const double flops = 2 * m * n * k * batch;
+  const double eff = it->second.efficiency.at(std::min({m, n, k}));
+  return it->second.floor_s + flops / (peak_bf16_flops * eff);
+}
+
+namespace {
+
+// Strict reader of one TOML table that also knows arrays of numbers.
+class Reader {
+ public:
+  Reader(const toml::table& table, std::string path, std::string prefix)
+      : table_(table), path_(std::move(path)), prefix_(std::move(prefix)) {}
+
+  InputLocation where(const std::string& key) const {
+    const toml::node* n = table_.get(key);
+    return {path_, n != nullptr ? static_cast<int>(n->source().begin.line)
+                                : static_cast<int>(table_.source().begin.line)};
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& value,
+                         const std::string& expected) const {
+    throw InputError(where(key), prefix_ + key, value, expected);
+  }
+  const toml::node& node(const std::string& key) {
+    read_.insert(key);
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) fail(key, "missing", "a value (required key)");
+    return *n;
+  }
+  bool has(const std::string& key) const { return table_.get(key) != nullptr; }
+  double number(const std::string& key, double min, double max) {
+    const toml::node& n = node(key);
+    std::optional<double> v;
+    if (auto f = n.as_floating_point()) v = f->get();
+    if (auto i = n.as_integer()) v = static_cast<double>(i->get());
+    if (!v) fail(key, describe_toml_value(n), "a number");
+    if (!(*v >= min && *v <= max))
+      fail(key, format_exact(*v), "a number in [" + format_exact(min) + ", " + format_exact(max) + "]");
+    return *v;
+  }
+  int integer(const std::string& key, int min, int max) {
+    const toml::node& n = node(key);
+    const auto i = n.as_integer();
+    if (i == nullptr || i->get() < min || i->get() > max) {
+      fail(key, describe_toml_value(n),
+           "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    return static_cast<int>(i->get());
+  }
+  std::string string(const std::string& key) {
+    const toml::node& n = node(key);
+    const auto s = n.as_string();
+    if (s == nullptr) fail(key, describe_toml_value(n), "a string");
+    return s->get();
+  }
+  // Non-empty array of numbers in [min, max]; `ascending` demands strictly increasing values.
+  std::vector<double> numbers(const std::string& key, double min, double max, bool ascending) {
+    const toml::node& n = node(key);
+    const auto a = n.as_array();
+    if (a == nullptr || a->empty()) fail(key, describe_toml_value(n), "a non-empty array of numbers");
+    std::vector<double> out;
+    for (const toml::node& e : *a) {
+      std::optional<double> v;
+      if (auto f = e.as_floating_point()) v = f->get();
+      if (auto i = e.as_integer()) v = static_cast<double>(i->get());
+      if (!v || !(*v >= min && *v <= max)) {
+        fail(key, describe_toml_value(e),
+             "numbers in [" + format_exact(min) + ", " + format_exact(max) + "]");
+      }
+      if (ascending && !out.empty() && *v <= out.back())
+        fail(key, format_exact(*v), "strictly increasing values");
+      out.push_back(*v);
+    }
+    return out;
+  }
+  const toml::table& table(const std::string& key) {
+    const toml::node& n = node(key);
+    const auto t = n.as_table();
+    if (t == nullptr) fail(key, describe_toml_value(n), "a table");
+    return *t;
+  }
+  // Keys of a table whose values are all tables (e.g. [gemm.<op>]).
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : table_) out.emplace_back(k.str());
+    return out;
+  }
+  void finish() const {
+    for (const auto& [k, v] : table_) {
+      const std::string key(k.str());
+      if (read_.count(key) == 0) {
+        throw InputError({path_, static_cast<int>(v.source().begin.line)}, prefix_ + key,
+                         describe_toml_value(v), "no such key");
+      }
+    }
+  }
+  const std::string& path() const { return path_; }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  const toml::table& table_;
+  std::string path_;
+  std::string prefix_;
+  std::set<std::string> read_;
+};
+
+LogCurve read_curve(Reader& r, const std::string& x_key, const std::string& y_key, double y_max) {
+  LogCurve c;
+  c.x = r.numbers(x_key, 1e-300, 1e300, true);
+  c.y = r.numbers(y_key, 1e-300, y_max, false);
+  if (c.x.size() != c.y.size()) {
+    r.fail(y_key, std::to_string(c.y.size()) + " values",
+           std::to_string(c.x.size()) + " values, one per " + x_key);
+  }
+  return c;
+}
+
+std::string array(const std::vector<double>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i == 0 ? "" : ", ") + format_exact(v[i]);
+  return out + "]";
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+CalibrationProfile parse_calibration_profile(const std::string& text, const std::string& path) {
+  const toml::table root_table = parse_toml(text, path);
+  Reader root(root_table, path, "");
+  CalibrationProfile p;
+  p.schema_version =
+      root.integer("schema_version", kCalibrationProfileSchemaVersion, kCalibrationProfileSchemaVersion);
+  p.gpu = root.string("gpu");
+  p.measured_gpu = root.string("measured_gpu");
+  p.source_db = root.string("source_db");
+  p.git_revision = root.string("git_revision");
+  p.measured_at = root.string("measured_at");
+  p.peak_bf16_flops = root.number("peak_bf16_flops", 1e12, 1e17);
+  {
+    Reader launch(root.table("launch"), path, "launch.");
+    p.launch_sync_s = launch.number("sync_latency_s", 0, 1);
+    p.launch_back_to_back_s = launch.number("back_to_back_s", 0, 1);
+    p.launch_graph_s = launch.number("graph_per_kernel_s", 0, 1);
+    launch.finish();
+  }
+  {
+    Reader memory(root.table("memory"), path, "memory.");
+    p.d2d_bandwidth = memory.number("d2d_copy_bandwidth", 1e9, 1e15);
+    memory.finish();
+  }
+  if (root.has("gemm")) {
+    Reader ops(root.table("gemm"), path, "gemm.");
+    for (const std::string& op : ops.keys()) {
+      Reader r(ops.table(op), path, "gemm." + op + ".");
+      GemmCurve g;
+      g.floor_s = r.number("floor_s", 0, 1);
+      g.efficiency = read_curve(r, "min_dim", "efficiency", 1.0);
+      g.heldout_shapes = r.integer("heldout_shapes", 0, 1000000);
+      g.heldout_median_error = r.number("heldout_median_error", 0, 1e6);
+      g.heldout_max_error = r.number("heldout_max_error", 0, 1e6);
+      g.heldout_within_5pct = r.number("heldout_within_5pct", 0, 1);
+      r.finish();
+      p.gemm[op] = g;
+    }
+    ops.finish();
+  }
+  if (root.has("kernels")) {
+    Reader ops(root.table("kernels"), path, "kernels.");
+    for (const std::string& op : ops.keys()) {
+      Reader r(ops.table(op), path, "kernels." + op + ".");
+      p.kernels[op] = read_curve(r, "bytes", "bandwidth", 1e16);
+      r.finish();
+    }
+    ops.finish();
+  }
+  if (root.has("transports")) {
+    Reader names(root.table("transports"), path, "transports.");
+    for (const std::string& name : names.keys()) {
+      Reader r(names.table(name), path, "transports." + name + ".");
+      const auto min_bytes = r.numbers("min_bytes", 0, 1e15, true);
+      const auto latency = r.numbers("latency_s", 0, 10, false);
+      const auto bandwidth = r.numbers("bandwidth", 1, 1e16, false);
+      if (latency.size() != min_bytes.size() || bandwidth.size() != min_bytes.size()) {
+        r.fail("latency_s",
+               std::to_string(latency.size()) + " and " + std::to_string(bandwidth.size()) + " values",
+               std::to_string(min_bytes.size()) + " latency_s and bandwidth values, one per band");
+      }
+      if (min_bytes.front() != 0)
+        r.fail("min_bytes", format_exact(min_bytes.front()), "a first band starting at 0");
+      TransportCurve t;
+      for (std::size_t i = 0; i < min_bytes.size(); ++i)
+        t.bands.push_back({min_bytes[i], latency[i], bandwidth[i]});
+      r.finish();
+      p.transports[name] = t;
+    }
+    names.finish();
+  }
+  root.finish();
+  return p;
+}
+
+CalibrationProfile load_calibration_profile(const std::string& path) {
+  return parse_calibration_profile(read_text_file(path), path);
+}
+
+std::string format_calibration_profile(const CalibrationProfile& p) {
+  std::ostringstream o;
+  o << "# moetwin calibration profile (written by `moetwin-calibrate fit`; see calibrate/README.md).\n"
+    << "# GEMM: t = floor_s + flops / (peak_bf16_flops * efficiency(min_dim)), efficiency linear in\n"
+    << "# log2(min_dim). Kernels: bandwidth (bytes read + written per s) vs bytes moved. Transports:\n"
+    << "# t = latency_s + bytes / bandwidth of the band with the largest min_bytes <= bytes.\n"
+    << "schema_version = " << p.schema_version << '\n'
+    << "gpu = " << quoted(p.gpu) << '\n'
+    << "measured_gpu = " << quoted(p.measured_gpu) << '\n'
+    << "source_db = " << quoted(p.source_db) << '\n'
+    << "git_revision = " << quoted(p.git_revision) << '\n'
+    << "measured_at = " << quoted(p.measured_at) << '\n'
+    << "peak_bf16_flops = " << format_exact(p.peak_bf16_flops) << "  # catalog peak, FLOP/s\n\n"
+    << "[launch]  # seconds\n"
+    << "sync_latency_s = " << format_exact(p.launch_sync_s) << '\n'
+    << "back_to_back_s = " << format_exact(p.launch_back_to_back_s) << '\n'
+    << "graph_per_kernel_s = " << format_exact(p.launch_graph_s) << "\n\n"
+    << "[memory]\n"
+    << "d2d_copy_bandwidth = " << format_exact(p.d2d_bandwidth) << "  # bytes read + written per s\n";
+  for (const auto& [op, g] : p.gemm) {
+    o << "\n[gemm." << quoted(op) << "]\n"
+      << "floor_s = " << format_exact(g.floor_s) << '\n'
+      << "min_dim = " << array(g.efficiency.x) << '\n'
+      << "efficiency = " << array(g.efficiency.y) << '\n'
+      << "heldout_shapes = " << g.heldout_shapes << '\n'
+      << "heldout_median_error = " << format_exact(g.heldout_median_error) << '\n'
+      << "heldout_max_error = " << format_exact(g.heldout_max_error) << '\n'
+      << "heldout_within_5pct = " << format_exact(g.heldout_within_5pct) << '\n';
+  }
+  for (const auto& [op, c] : p.kernels) {
+    o << "\n[kernels." << quoted(op) << "]\n"
+      << "bytes = " << array(c.x) << '\n'
+      << "bandwidth = " << array(c.y) << '\n';
+  }
+  for (const auto& [name, t] : p.transports) {
+    std::vector<double> min_bytes, latency, bandwidth;
+    for (const TransportBand& b : t.bands) {
+      min_bytes.push_back(b.min_bytes);
+      latency.push_back(b.latency_s);
+      bandwidth.push_back(b.bandwidth);
+    }
+    o << "\n[transports." << quoted(name) << "]\n"
+      << "min_bytes = " << array(min_bytes) << '\n'
+      << "latency_s = " << array(latency) << '\n'
+      << "bandwidth = " << array(bandwidth) << '\n';
+  }
+  return o.str();
+}
+
+std::optional<CalibrationProfile> find_calibration_profile(const std::string& dir, const std::string& gpu) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".toml") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    CalibrationProfile p = load_calibration_profile(f);
+    if (p.gpu == gpu) return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace moetwin

@@ -1,0 +1,193 @@
+#include "moetwin/calibrate/profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "moetwin/calibrate/fitter.hpp"
+#include "moetwin/common/input_error.hpp"
+
+namespace moetwin {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_calibration_profile(text, "p.toml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+CalibrationProfile sample_profile() {
+  CalibrationProfile p;
+  p.gpu = "H200-SXM";
+  p.measured_gpu = "NVIDIA H200";
+  p.source_db = "db.h5";
+  p.git_revision = "abc";
+  p.measured_at = "2026-11-29T09:00:00Z";
+  p.peak_bf16_flops = 1e15;
+  p.launch_sync_s = 1e-5;
+  p.launch_back_to_back_s = 4e-6;
+  p.launch_graph_s = 5e-7;
+  p.d2d_bandwidth = 4e12;
+  GemmCurve g;
+  g.floor_s = 1e-5;
+  g.efficiency = {{64, 1024}, {0.25, 0.75}};
+  g.heldout_shapes = 3;
+  g.heldout_median_error = 0.01;
+  g.heldout_max_error = 0.04;
+  g.heldout_within_5pct = 1;
+  p.gemm["gemm"] = g;
+  p.kernels["permute"] = {{1e6, 1e9}, {1e12, 4e12}};
+  p.transports["nccl.all_reduce.n8"] = {{{0, 5e-6, 1e11}, {1e6, 1e-5, 3e11}}};
+  return p;
+}
+
+TEST(LogCurve, InterpolatesInLog2AndClamps) {
+  const LogCurve c{{64, 1024}, {0.25, 0.75}};
+  EXPECT_DOUBLE_EQ(c.at(32), 0.25);
+  EXPECT_DOUBLE_EQ(c.at(4096), 0.75);
+  // 256 is 2 of the 4 doublings from 64 to 1024: halfway.
+  EXPECT_DOUBLE_EQ(c.at(256), 0.5);
+}
+
+TEST(TransportCurve, PicksBandByMessageSize) {
+  const TransportCurve t{{{0, 5e-6, 1e11}, {1e6, 1e-5, 3e11}}};
+  EXPECT_DOUBLE_EQ(t.time_s(1e5), 5e-6 + 1e-6);
+  EXPECT_DOUBLE_EQ(t.time_s(3e6), 1e-5 + 1e-5);
+}
+
+TEST(CalibrationProfile, GemmTimeUsesFloorPeakAndEfficiency) {
+  const CalibrationProfile p = sample_profile();
+  // m=n=k=256: flops 2*256^3 = 33554432; efficiency at 256 = 0.5; t = 1e-5 + 33554432 / 5e14.
+  EXPECT_DOUBLE_EQ(*p.gemm_time_s("gemm", 256, 256, 256, 1), 1e-5 + 33554432.0 / 5e14);
+  // batch 4, smallest dim 64: efficiency 0.25.
+  EXPECT_DOUBLE_EQ(*p.gemm_time_s("gemm", 64, 4096, 4096, 4), 1e-5 + 2.0 * 64 * 4096 * 4096 * 4 / 2.5e14);
+  EXPECT_FALSE(p.gemm_time_s("attention", 1, 1, 1, 1).has_value());
+  EXPECT_EQ(gemm_curve_key("gemm", 4096, 4096, 64), "gemm.small_k");
+  EXPECT_EQ(gemm_curve_key("gemm", 64, 4096, 64), "gemm");
+}
+
+TEST(CalibrationProfile, WriteThenParseGivesTheSameNumbers) {
+  const CalibrationProfile p = sample_profile();
+  const std::string text = format_calibration_profile(p);
+  const CalibrationProfile back = parse_calibration_profile(text, "p.toml");
+  EXPECT_EQ(format_calibration_profile(back), text);
+  EXPECT_EQ(back.gpu, "H200-SXM");
+  EXPECT_DOUBLE_EQ(back.gemm.at("gemm").efficiency.y[1], 0.75);
+  EXPECT_DOUBLE_EQ(back.transports.at("nccl.all_reduce.n8").bands[1].bandwidth, 3e11);
+  EXPECT_DOUBLE_EQ(back.kernels.at("permute").x[1], 1e9);
+  EXPECT_DOUBLE_EQ(back.kernels.at("permute").y[1], 4e12);
+}
+
+TEST(CalibrationProfile, StrictErrorsNameFileLineAndKey) {
+  const std::string good = format_calibration_profile(sample_profile());
+  EXPECT_NE(error_of(good + "typo = 1\n").find("transports.nccl.all_reduce.n8.typo: 1: no such key"),
+            std::string::npos)
+      << error_of(good + "typo = 1\n");
+  std::string bad = good;
+  bad.replace(bad.find("efficiency = [0.25, 0.75]"), 25, "efficiency = [0.25]");
+  EXPECT_NE(error_of(bad).find("gemm.gemm.efficiency: 1 values: 2 values, one per min_dim"),
+            std::string::npos)
+      << error_of(bad);
+  bad = good;
+  bad.replace(bad.find("min_dim = [64, 1024]"), 20, "min_dim = [1024, 64]");
+  EXPECT_NE(error_of(bad).find(": gemm.gemm.min_dim: 64: strictly increasing values"), std::string::npos)
+      << error_of(bad);
+  bad = good;
+  bad.replace(bad.find("schema_version = 1"), 18, "schema_version = 2");
+  EXPECT_NE(error_of(bad).find("p.toml:5: schema_version: 2: an integer in [1, 1]"), std::string::npos)
+      << error_of(bad);
+}
+
+TEST(CalibrationProfile, ShippedH200ProfileLoads) {
+  const std::string dir = std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles";
+  const auto p = find_calibration_profile(dir, "H200-SXM");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->measured_gpu, "NVIDIA H200");
+  EXPECT_GT(p->d2d_bandwidth, 3e12);
+  EXPECT_TRUE(p->gemm.count("grouped_gemm") == 1);
+  // 8192^3 predicted within 10 % of the rate measured in the same run (747 TFLOP/s).
+  const double t = *p->gemm_time_s("gemm", 8192, 8192, 8192, 1);
+  EXPECT_NEAR(2.0 * 8192 * 8192 * 8192 / t / 1e12, 747, 75);
+  EXPECT_FALSE(find_calibration_profile(dir, "B300").has_value());
+}
+
+TEST(FitTransport, BandsThroughConsecutivePoints) {
+  // (1 kB, 10 us), (1 MB, 20 us), (2 MB, 30 us): band 0 slope 999000 B / 10 us = 9.99e10 B/s,
+  // latency 10 us - 1000 / 9.99e10; band 1 from 1 MB: 1e6 B / 10 us = 1e11 B/s, latency 20 - 10 = 10 us.
+  const TransportCurve t = fit_transport({{1e3, 1e-5}, {1e6, 2e-5}, {2e6, 3e-5}});
+  ASSERT_EQ(t.bands.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.bands[0].min_bytes, 0);
+  EXPECT_NEAR(t.bands[0].bandwidth, 9.99e10, 1);
+  EXPECT_NEAR(t.bands[0].latency_s, 1e-5 - 1e3 / 9.99e10, 1e-15);
+  EXPECT_DOUBLE_EQ(t.bands[1].min_bytes, 1e6);
+  EXPECT_NEAR(t.bands[1].bandwidth, 1e11, 1e-3);
+  EXPECT_NEAR(t.bands[1].latency_s, 1e-5, 1e-15);
+  // Flat segment: latency = smaller time, negligible bandwidth term.
+  const TransportCurve flat = fit_transport({{1e3, 5e-6}, {4e3, 4.9e-6}});
+  EXPECT_DOUBLE_EQ(flat.bands[0].latency_s, 4.9e-6);
+  EXPECT_DOUBLE_EQ(flat.bands[0].bandwidth, 1e15);
+}
+
+Experiment experiment(const std::string& name, const std::string& kind, std::map<std::string, double> params,
+                      std::map<std::string, std::string> labels, double t) {
+  Experiment e;
+  e.name = name;
+  e.kind = kind;
+  e.unit = "s";
+  e.params = std::move(params);
+  e.labels = std::move(labels);
+  e.samples = {t, t, t};
+  return e;
+}
+
+TEST(Fitter, RecoversAKnownModelAndPredictsHeldBackShapes) {
+  // Synthetic GPU: peak 1e15, every GEMM t = 10 us + flops / (1e15 * 0.5). The fitted floor is 0.9x the
+  // fastest trained call (14.3 us), not the true 10 us, so small shapes carry a few % of error.
+  CalibrationDb db;
+  db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
+  db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));
+  db.put(experiment("launch.empty.graph_per_kernel", "launch", {}, {}, 5e-7));
+  db.put(experiment("kernel.d2d_copy.a", "kernel", {{"bytes_moved", 1e9}}, {{"op", "d2d_copy"}}, 1e9 / 4e12));
+  db.put(experiment("nccl.all_reduce.n2.1000", "nccl", {{"bytes", 1e3}, {"ranks", 2}}, {{"op", "all_reduce"}},
+                    1e-5));
+  db.put(experiment("nccl.all_reduce.n2.1000000", "nccl", {{"bytes", 1e6}, {"ranks", 2}},
+                    {{"op", "all_reduce"}}, 2e-5));
+  for (const double s : {1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0}) {
+    const double flops = 2 * s * s * s;
+    db.put(experiment("gemm.square.m" + std::to_string(static_cast<int>(s)), "gemm",
+                      {{"m", s}, {"n", s}, {"k", s}, {"batch", 1}, {"flops", flops}}, {},
+                      1e-5 + flops / 5e14));
+  }
+  FitOptions o;
+  o.gpu = "X";
+  o.peak_bf16_flops = 1e15;
+  o.source_db = "db.h5";
+  const FitResult fit = fit_calibration_profile(db, o);
+  const CalibrationProfile& p = fit.profile;
+  EXPECT_DOUBLE_EQ(p.d2d_bandwidth, 4e12);
+  EXPECT_DOUBLE_EQ(p.launch_back_to_back_s, 4e-6);
+  ASSERT_EQ(p.gemm.count("gemm"), 1u);
+  // Name order: 1024, 16384, 2048, 32768, 4096, 8192 -> held back: 2048 and 8192.
+  ASSERT_EQ(fit.heldout.size(), 2u);
+  EXPECT_EQ(fit.heldout[0].name, "gemm.square.m2048");
+  EXPECT_EQ(fit.heldout[1].name, "gemm.square.m8192");
+  EXPECT_LT(fit.heldout[0].relative_error(), 0.10);
+  EXPECT_LT(fit.heldout[1].relative_error(), 0.01);
+  EXPECT_EQ(p.gemm.at("gemm").heldout_shapes, 2);
+  EXPECT_NEAR(p.transports.at("nccl.all_reduce.n2").time_s(1e6), 2e-5, 1e-12);
+  // The profile text round-trips through the strict reader.
+  EXPECT_NO_THROW(parse_calibration_profile(format_calibration_profile(p), "fit.toml"));
+}
+
+TEST(Fitter, DatabaseWithoutGpuRunsIsInputError) {
+  FitOptions o;
+  o.peak_bf16_flops = 1e15;
+  o.source_db = "empty.h5";
+  EXPECT_THROW(fit_calibration_profile(CalibrationDb{}, o), InputError);
+}
+
+}  // namespace
+}  // namespace moetwin

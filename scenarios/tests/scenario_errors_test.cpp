@@ -75,6 +75,12 @@ std::vector<Case> toml_cases() {
       // toml++ 3.3 reached __builtin_unreachable on some non-ASCII characters where whitespace may stand.
       {"NonAsciiOutsideStrings", base("nodes = 32", "nodes = 32 \u03d2"),
        "bad.toml:6: TOML syntax error: non-ASCII character outside a string or comment"},
+      {"MisreadCharacterInString", base("name = \"t\"", "name = \"t\"\ndescription = \"K\u00f6nig\""),
+       "bad.toml:2: unsupported character U+00F6 in a string (the TOML reader, toml++ 3.3, misreads "
+       "U+00A1..U+0499 and U+FB26..U+FEFE; write it in ASCII)"},
+      {"MisreadCharacterAfterMisplacedQuote", "i = 2\"\u0316",
+       "bad.toml:1: unsupported character U+0316 in a string (the TOML reader, toml++ 3.3, misreads "
+       "U+00A1..U+0499 and U+FB26..U+FEFE; write it in ASCII)"},
       {"UnknownTopLevelKey", base("name = \"t\"", "name = \"t\"\nnodes = 3"),
        "bad.toml:2: nodes: 3: no such key (unknown key; see the documentation of this file)"},
       {"MisspeltTable", base("[parallelism]", "[parallelsim]"),

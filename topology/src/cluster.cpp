@@ -67,7 +67,13 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
   const double pcie = std::numeric_limits<double>::infinity();
   const double nvl_bw = gpu.nvlink_bandwidth;
   const double nic_bw = instance.nic_bandwidth;
-  std::vector<ClusterGraph::vertex_descriptor> uplink_or_fabric(static_cast<std::size_t>(nodes));
+  // add_vertex(g) then assign: add_vertex(property, g) goes through Boost's named_graph lookup, whose
+  // empty boost::optional trips GCC 12's -Wmaybe-uninitialized under the sanitizers.
+  const auto add_vertex = [this](ClusterVertex v) {
+    const auto d = boost::add_vertex(graph_);
+    graph_[d] = v;
+    return d;
+  };
   // Vertices first (node by node, then the fabric) so that descriptors are stable and ordered.
   std::vector<std::vector<ClusterGraph::vertex_descriptor>> gpu_v(static_cast<std::size_t>(nodes));
   std::vector<std::vector<ClusterGraph::vertex_descriptor>> nic_v(static_cast<std::size_t>(nodes));
@@ -76,16 +82,15 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
   for (int n = 0; n < nodes; ++n) {
     const auto un = static_cast<std::size_t>(n);
     for (int g = 0; g < gpus_per_node_; ++g) {
-      gpu_v[un].push_back(
-          boost::add_vertex(ClusterVertex{VertexKind::gpu, n, n * gpus_per_node_ + g}, graph_));
+      gpu_v[un].push_back(add_vertex(ClusterVertex{VertexKind::gpu, n, n * gpus_per_node_ + g}));
     }
-    switch_v[un] = boost::add_vertex(ClusterVertex{VertexKind::nvswitch, n, -1}, graph_);
+    switch_v[un] = add_vertex(ClusterVertex{VertexKind::nvswitch, n, -1});
     for (int c = 0; c < nics; ++c) {
-      nic_v[un].push_back(boost::add_vertex(ClusterVertex{VertexKind::nic, n, c}, graph_));
+      nic_v[un].push_back(add_vertex(ClusterVertex{VertexKind::nic, n, c}));
     }
-    if (has_uplinks()) uplink_v[un] = boost::add_vertex(ClusterVertex{VertexKind::uplink, n, -1}, graph_);
+    if (has_uplinks()) uplink_v[un] = add_vertex(ClusterVertex{VertexKind::uplink, n, -1});
   }
-  const auto fabric = boost::add_vertex(ClusterVertex{VertexKind::fabric, -1, -1}, graph_);
+  const auto fabric = add_vertex(ClusterVertex{VertexKind::fabric, -1, -1});
 
   // Links and edges, node by node in the id layout documented in nvlink_tx() and friends.
   for (int n = 0; n < nodes; ++n) {

@@ -120,6 +120,31 @@ TEST(Engine, OverlappedCommIsHiddenButWaitedFor) {
   EXPECT_EQ(r.ranks[0].exposed[static_cast<int>(CommClass::ep)], 200);  // 100..300: nothing else runs
 }
 
+TEST(Engine, FullyOverlappedVsExposedA2A) {
+  // Compute 300, an A2A of 100 the next compute (300) needs. On its own stream the A2A hides under the
+  // first compute: 600, nothing exposed. On the compute stream: 700, 100 exposed. On its own stream
+  // holding 20 of 100 SMs: the first compute does 100 x 80 = 8000 of 30000 SM-ns while it runs, the
+  // remaining 22000 at 100 SMs take 220 -> 320, then 300 more: 620.
+  auto run = [](std::uint8_t stream, std::uint16_t sms) {
+    Program p;
+    const int a2a = p.add(comm(100, ChannelKind::ep, CommClass::ep, stream, sms));
+    p.add(compute(300));
+    OpSpec c = compute(300);
+    c.deps[0] = a2a;
+    p.add(c);
+    return run_engine(single(std::move(p)));
+  };
+  const EngineResult hidden = run(kStreamEpComm, 0);
+  EXPECT_EQ(hidden.iteration, 600);
+  EXPECT_EQ(hidden.ranks[0].exposed[static_cast<int>(CommClass::ep)], 0);
+  const EngineResult exposed = run(kStreamCompute, 0);
+  EXPECT_EQ(exposed.iteration, 700);
+  EXPECT_EQ(exposed.ranks[0].exposed[static_cast<int>(CommClass::ep)], 100);
+  const EngineResult stealing = run(kStreamEpComm, 20);
+  EXPECT_EQ(stealing.iteration, 620);
+  EXPECT_EQ(stealing.ranks[0].compute, 620);
+}
+
 TEST(Engine, CollectiveIsARendezvousGatedBySlowestMember) {
   // Two ranks: rank 0 computes 50 ns first; both then all-gather. Rank 1 waits (bubble) 50 ns. Member
   // durations 100 and 120: the collective takes 120 on both.

@@ -302,7 +302,7 @@ class StageBuilder : public StageEmitter {
     CommEntry e;
     const int S = c_.groups.stage_size;
     e.per_local.resize(static_cast<std::size_t>(S));
-    std::map<const std::vector<int>*, TimeNs> group_memo;
+    std::map<int, TimeNs> group_memo;  // groups of one kind are disjoint: keyed by first member
     std::vector<int> pair(2);
     for (int local = 0; local < S; ++local) {
       const int rank = stage_ * S + local;
@@ -337,14 +337,12 @@ class StageBuilder : public StageEmitter {
       }
       TimeNs v = 0;
       if (members != nullptr) {
-        // Groups are vectors owned by RankGroups: their address identifies them (lookup only, never
-        // iterated, so the order of this map does not matter).
-        const auto g = group_memo.find(members);
+        const auto g = group_memo.find(members->front());
         if (g != group_memo.end()) {
           v = g->second;
         } else {
           v = to_ns(c_.comm.seconds(cop, bytes, *members));
-          group_memo[members] = v;
+          group_memo[members->front()] = v;
         }
       } else {
         v = to_ns(c_.comm.seconds(cop, bytes, pair));

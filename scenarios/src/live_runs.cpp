@@ -129,6 +129,15 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
   p.etp = r.int32("etp", 1, kMaxParallel);
   p.dp = r.int32("dp", 1, kMaxParallel);
   p.cp = r.has("cp") ? r.int32("cp", 1, kMaxParallel) : 1;
+  // dp is derived in Megatron (world / (tp * cp * pp)); repair a contradicting dp loudly, never silently.
+  const long long model_parallel = static_cast<long long>(p.tp) * p.cp * p.pp;
+  if (static_cast<long long>(p.dp) * model_parallel != gpus && gpus % model_parallel == 0) {
+    const int derived = static_cast<int>(gpus / model_parallel);
+    run.warnings.push_back(table.path + ":" + std::to_string(row.line) + ": dp: " + std::to_string(p.dp) +
+                           ": contradicts gpus / (tp * cp * pp) = " + std::to_string(gpus) + " / " +
+                           std::to_string(model_parallel) + "; using dp = " + std::to_string(derived));
+    p.dp = derived;
+  }
 
   TrainingConfig& t = s.training;
   t.micro_batch = r.int32("mb", 1, 1 << 20);

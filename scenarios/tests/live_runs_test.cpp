@@ -89,5 +89,24 @@ TEST(LiveRuns, OptionalColumnsCpAndSeed) {
   EXPECT_EQ(t.runs[0].source, "");
 }
 
+// The verbatim published table (validate/data) carries dp=2 on the seven kimik2-b300-16n rows, where 16
+// nodes at TP8/PP4 give dp=4: the reader repairs them and says so, once per row.
+TEST(LiveRuns, PublishedTableRepairsContradictingDpWithWarnings) {
+  const std::string path = std::string(MOETWIN_SOURCE_DIR) + "/validate/data/live-runs.csv";
+  const LiveRunTable t = read_live_runs(path, catalog());
+  ASSERT_EQ(t.runs.size(), 51u);
+  int warned = 0;
+  for (const LiveRun& r : t.runs) {
+    if (r.warnings.empty()) continue;
+    ++warned;
+    EXPECT_EQ(r.campaign, "kimik2-b300-16n-20260604");
+    EXPECT_EQ(r.scenario.parallel.dp, 4);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0], path + ":" + std::to_string(r.row.line) +
+                                 ": dp: 2: contradicts gpus / (tp * cp * pp) = 128 / 32; using dp = 4");
+  }
+  EXPECT_EQ(warned, 7);
+}
+
 }  // namespace
 }  // namespace moetwin

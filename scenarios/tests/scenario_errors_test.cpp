@@ -289,11 +289,11 @@ std::vector<Case> csv_cases() {
        "runs.csv: header: tok_s: a live-run column: one of campaign, model, instance, nodes, gpus, tp, pp, "
        "vpp, ep, etp, dp, mb, gbs, seq, layers, recompute, overlap, dispatcher, iter_s, tflops_gpu, cp, "
        "source, seed"},
-      {"WorldSizeAsInTheSharedKimi16nRows",
-       std::string(kHeader) + "kimik2-b300-16n-20260604,kimi-k2,p6-b300.48xlarge,16,128,8,4,2,32,1,2,4,256,"
+      {"WorldSizeNotRepairable",
+       std::string(kHeader) + "kimik2-b300-16n-20260604,kimi-k2,p6-b300.48xlarge,16,128,8,3,2,32,1,2,4,256,"
                               "4096,61,none,on,deepep-uccl,"
                               "6.420,261.3,src\n",
-       "runs.csv:2: dp: 2: tp * cp * dp * pp = 8 * 1 * 2 * 4 = 64 equal to the world size, nodes * GPUs per "
+       "runs.csv:2: dp: 2: tp * cp * dp * pp = 8 * 1 * 2 * 3 = 48 equal to the world size, nodes * GPUs per "
        "node = 16 * 8 = 128"},
       {"LayersColumnVsPipeline", row(",4096,61,", ",4096,7,"),
        "runs.csv:2: layers: 7: a layer count that splits over pp * vpp = 8 * 1 = 8 chunks: a multiple of 8 "

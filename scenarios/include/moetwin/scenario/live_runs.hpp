@@ -19,6 +19,9 @@ struct LiveRun {
   double tflops_gpu = 0;  // logged MODEL TFLOP/s per GPU
   std::string source;     // where the figures were read
   CsvRow row;             // the input row, echoed by row-driven outputs
+  // Corrections applied to an inconsistent but recoverable row ("file:line: column: what was done and why"),
+  // printed on stderr by every row-driven command. Empty for a clean row.
+  std::vector<std::string> warnings;
 };
 
 struct LiveRunTable {
@@ -29,6 +32,10 @@ struct LiveRunTable {
 // Required columns: campaign, model, instance, nodes, gpus, tp, pp, vpp, ep, etp, dp, mb, gbs, seq,
 // layers, recompute, overlap, dispatcher, iter_s, tflops_gpu. Optional: cp (default 1), source, seed.
 // Every row is validated like a scenario; errors name file, line, column and value.
+// One repair, always reported in LiveRun::warnings: a `dp` that contradicts the world size while `gpus`
+// agrees with nodes x GPUs per node is replaced by gpus / (tp * cp * pp) — dp is derived in Megatron, and the
+// published kimik2-b300-16n-20260604 rows log dp=2 where 16 nodes at TP8/PP4 give 4 (their logged MODEL
+// TFLOP/s x iter_s x 128 GPUs matches Kimi-K2's FLOPs for gbs 256, so 128 GPUs is right).
 LiveRunTable read_live_runs(const std::string& path, const Catalog& catalog);
 LiveRunTable parse_live_runs(const CsvTable& table, const Catalog& catalog);
 

@@ -125,7 +125,13 @@ std::string run_net(const NetOptions& o, const GlobalOptions& global) {
   const double bytes = parse_size(o.bytes);
 
   ClusterOptions copts;
-  if (o.oversubscription != 0) copts.uplink_oversubscription = o.oversubscription;
+  if (o.oversubscription != 0) {
+    if (!(o.oversubscription >= 1)) {
+      throw InputError(flag, "--oversubscription", format_exact(o.oversubscription),
+                       "expected >= 1 (or 0: no uplink)");
+    }
+    copts.uplink_oversubscription = o.oversubscription;
+  }
   Cluster cluster(scenario.instance, scenario.gpu, scenario.nodes, copts);
   cluster.seal();
   const Placement placement(scenario);

@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "moetwin/scenario/live_runs.hpp"
+
 namespace moetwin::cli {
 
 // Options every command shares.
@@ -16,8 +18,12 @@ struct GlobalOptions {
 // Registered commands. Each adds a subcommand to `app` whose callback does the work.
 void add_inspect_command(CLI::App& app, const GlobalOptions& global);
 void add_import_command(CLI::App& app, const GlobalOptions& global);
+void add_dispatch_command(CLI::App& app, const GlobalOptions& global);
 void add_net_command(CLI::App& app, const GlobalOptions& global);
 void add_predict_command(CLI::App& app, const GlobalOptions& global);
+
+// Prints every live-run row's repair warnings (LiveRun::warnings) on stderr, prefixed "warning: ".
+void print_row_warnings(const LiveRunTable& table);
 
 // Writes `content` to `out_path` atomically, or to stdout when out_path is empty or "-".
 void emit_output(const std::string& content, const std::string& out_path);

@@ -11,6 +11,12 @@
 
 namespace moetwin::cli {
 
+void print_row_warnings(const LiveRunTable& table) {
+  for (const LiveRun& run : table.runs) {
+    for (const std::string& warning : run.warnings) std::cerr << "warning: " << warning << '\n';
+  }
+}
+
 void emit_output(const std::string& content, const std::string& out_path) {
   if (out_path.empty() || out_path == "-") {
     std::cout << content;
@@ -34,6 +40,7 @@ int main(int argc, char** argv) {
   cli::add_inspect_command(app, global);
   cli::add_import_command(app, global);
   cli::add_net_command(app, global);
+  cli::add_dispatch_command(app, global);
   cli::add_predict_command(app, global);
 
   try {

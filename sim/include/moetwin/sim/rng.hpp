@@ -1,0 +1,89 @@
+// Own pseudo-random numbers and distributions (ARCHITECTURE.md "Determinism"; STYLE.md #5): std::
+// distributions differ across standard libraries, so every draw the simulator makes goes through this
+// file and gives the same numbers on every platform.
+//   - SplitMix64 (Steele, Lea, Flood 2014; Vigna's reference splitmix64.c) seeds generators and hashes
+//     stream ids.
+//   - xoshiro256** 1.0 (Blackman, Vigna 2018; reference xoshiro256starstar.c) is the generator.
+//   - Streams: derive_stream(seed, {ids...}) hashes a root seed and a list of stream ids (e.g. a component
+//     tag, layer, microbatch) into an independent 64-bit stream seed; outputs record seed and ids.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+namespace moetwin {
+
+// One SplitMix64 step: advances `state` by the golden-ratio increment and returns the mixed value.
+std::uint64_t splitmix64_next(std::uint64_t& state);
+// The SplitMix64 finaliser alone (a bijective 64-bit mix).
+std::uint64_t mix64(std::uint64_t value);
+// Stream seed for (seed, ids...): order-sensitive, collision-resistant hash of the ids.
+std::uint64_t derive_stream(std::uint64_t seed, std::initializer_list<std::uint64_t> ids);
+
+// Stream tags: the first id of each component's stream, so components never share draws.
+namespace stream_tag {
+inline constexpr std::uint64_t routing_layer = 0x726f7574'696e6701ULL;  // per-layer expert permutation
+inline constexpr std::uint64_t routing_stats = 0x726f7574'696e6702ULL;  // per-layer Monte Carlo stats
+inline constexpr std::uint64_t routing_batch = 0x726f7574'696e6703ULL;  // per (layer, microbatch) draws
+}  // namespace stream_tag
+
+// xoshiro256** 1.0: 256-bit state, period 2^256 - 1, seeded by four SplitMix64 outputs of `seed`.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed);
+  // Raw state (for the reference-vector test); must not be all zero.
+  static Rng from_state(const std::array<std::uint64_t, 4>& state);
+
+  std::uint64_t next();
+  // Uniform double in [0, 1) from the top 53 bits.
+  double uniform();
+  // Uniform integer in [0, n), n > 0, unbiased (rejection of the short last interval).
+  std::uint64_t below(std::uint64_t n);
+  // Standard normal, Box-Muller (both values of a pair are used; the spare is cached).
+  double normal();
+  // Binomial(n, p). Exact inversion (CDF recurrence) when min(np, n(1-p)) < 30; otherwise the normal
+  // approximation N(np, np(1-p)) with continuity correction, clamped to [0, n] (Berry-Esseen error
+  // <= 0.5/sqrt(np(1-p)) < 0.1 in CDF distance there; fine for traffic volumes, documented where used).
+  std::int64_t binomial(std::int64_t n, double p);
+
+ private:
+  Rng() = default;
+  std::array<std::uint64_t, 4> s_{};
+  double spare_normal_ = 0;
+  bool has_spare_ = false;
+};
+
+// Multinomial(n, weights) by conditional binomials (weights need not be normalised; all >= 0, sum > 0).
+std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights);
+
+// Fisher-Yates shuffle of `items` with Rng::below.
+template <typename T>
+void shuffle(Rng& rng, std::vector<T>& items) {
+  for (std::size_t i = items.size(); i > 1; --i) {
+    const auto j = static_cast<std::size_t>(rng.below(i));
+    std::swap(items[i - 1], items[j]);
+  }
+}
+
+// Walker/Vose alias table: O(1) draws from a discrete distribution given by non-negative weights.
+class AliasTable {
+ public:
+  // Throws std::invalid_argument for an empty list, a negative or non-finite weight, or zero sum.
+  explicit AliasTable(const std::vector<double>& weights);
+  std::size_t sample(Rng& rng) const;
+  std::size_t size() const { return prob_.size(); }
+  // Probability of outcome i (the normalised weight), for tests.
+  double probability(std::size_t i) const { return normalised_[i]; }
+
+ private:
+  std::vector<double> prob_;
+  std::vector<std::size_t> alias_;
+  std::vector<double> normalised_;
+};
+
+// Zipf popularity weights w_i = 1 / (i + 1)^s for i in [0, n), s >= 0 (s = 0: uniform). Not normalised.
+std::vector<double> zipf_weights(int n, double exponent);
+
+}  // namespace moetwin

@@ -1,0 +1,131 @@
+// Dispatcher model parameters: defaults, bounds and sources. Values marked fitted were calibrated with
+// `moetwin dispatch --bench sim/data/ep-kernel-bench.csv --fit` on the B300 and p5 normal-mode rows
+// (16-64 ranks) of that file; the command also prints their leave-one-out error.
+#include "moetwin/sim/dispatcher_params.hpp"
+
+#include <stdexcept>
+
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+
+namespace moetwin {
+namespace {
+
+const char* const kFitSource =
+    "fitted: moetwin dispatch --bench sim/data/ep-kernel-bench.csv --fit (B300 + p5 normal rows, 16-64 "
+    "ranks)";
+
+ModelParam nvlink_efficiency() {
+  return {
+      "nvlink_efficiency",
+      "fraction",
+      0.80,
+      0.3,
+      1.0,
+      false,
+      "estimate: NCCL all-to-all inside one 8-GPU NVSwitch node reaches ~0.8 of the per-GPU NVLink "
+      "bandwidth in public nccl-tests results; DeepEP intranode 8-rank tests reach 320 GB/s of 450 on H200 "
+      "(ep-kernel-bench.csv)"};
+}
+
+ModelParam latency_rounds(double value, bool fitted) {
+  return {"latency_rounds",
+          "count",
+          value,
+          0.0,
+          20.0,
+          fitted,
+          fitted ? kFitSource
+                 : "not calibrated: borrowed from deepep-nvshmem; handshake rounds per call in units of the "
+                   "instance's aws-ofi-nccl base latency"};
+}
+
+std::vector<ModelParam> deepep_params(double rounds, double rdma_eff, double combine_eff,
+                                      double per_message_s, double inflight, bool fitted,
+                                      const std::string& message_source) {
+  return {
+      latency_rounds(rounds, fitted),
+      {"rdma_efficiency", "fraction", rdma_eff, 0.3, 1.0, fitted,
+       fitted ? kFitSource
+              : "not calibrated (no EFA measurements): borrowed from deepep-nvshmem's calibration"},
+      {"combine_efficiency", "fraction", combine_eff, 0.2, 1.0, fitted,
+       fitted ? std::string(kFitSource) + "; combine reduces BF16 copies at the receiver"
+              : "not calibrated (no EFA measurements): borrowed from deepep-nvshmem's calibration"},
+      {"per_message_s", "s", per_message_s, 0.0, 2e-5, fitted, message_source},
+      {"inflight_writes", "count", inflight, 1, 4096, fitted,
+       fitted ? std::string(kFitSource) + "; RDMA writes a posting thread keeps outstanding"
+              : "estimate: RDMA writes a posting thread keeps outstanding"},
+      {"chunk_tokens", "tokens", 16, 1, 128, false,
+       "DeepEP Buffer.get_dispatch_config/get_combine_config: num_max_rdma_chunked_send_tokens 16 (one RDMA "
+       "write per chunk of consecutive tokens per channel)"},
+      nvlink_efficiency(),
+  };
+}
+
+}  // namespace
+
+ParamSet::ParamSet(std::vector<ModelParam> params) : params_(std::move(params)) {}
+
+const ModelParam* ParamSet::find(const std::string& name) const {
+  for (const auto& p : params_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+double ParamSet::get(const std::string& name) const {
+  const ModelParam* p = find(name);
+  if (p == nullptr) throw std::logic_error("dispatcher parameter not defined: " + name);
+  return p->value;
+}
+
+void ParamSet::set(const std::string& name, double value) {
+  for (auto& p : params_) {
+    if (p.name != name) continue;
+    if (!(value >= p.min && value <= p.max))
+      throw InputError({"dispatcher parameters", 0}, name, format_exact(value),
+                       "a value in [" + format_exact(p.min) + ", " + format_exact(p.max) + "] " + p.unit);
+    p.value = value;
+    return;
+  }
+  std::string known;
+  for (const auto& p : params_) known += (known.empty() ? "" : ", ") + p.name;
+  throw InputError({"dispatcher parameters", 0}, "parameter", name, "one of: " + known);
+}
+
+ParamSet default_dispatcher_params(const std::string& dispatcher) {
+  if (dispatcher == "nccl-alltoall") {
+    return ParamSet({
+        latency_rounds(5.356, true),
+        {"per_remote_peer_s", "s", 8.496e-7, 0.0, 2e-5, true,
+         std::string(kFitSource) + "; per remote peer: NCCL p2p connection/proxy work per send-recv pair"},
+        // Fits at its upper bound: at these sizes the fixed latency term absorbs what a lower efficiency
+        // would.
+        {"network_efficiency", "fraction", 1.0, 0.3, 1.0, true, kFitSource},
+        nvlink_efficiency(),
+        {"sms", "count", 16, 1, 64, false,
+         "estimate: NCCL p2p all-to-all runs one block per channel; 16-32 channels on H100/H200 over EFA"},
+    });
+  }
+  if (dispatcher == "deepep-uccl")
+    return ParamSet(deepep_params(12.98, 1.0, 0.6488, 1e-6, 64, true,
+                                  std::string(kFitSource) +
+                                      "; CPU proxy thread cost per RDMA write (UCCL-EP FIFO "
+                                      "~3 us latency is pipelined; this is the occupancy)"));
+  if (dispatcher == "deepep-nvshmem")
+    return ParamSet(
+        deepep_params(4.067, 0.8359, 0.7101, 0.0, 24.87, true,
+                      std::string(kFitSource) + "; NVSHMEM libfabric host-proxy cost per put incl. fence"));
+  if (dispatcher == "deepep-v2-gin") {
+    std::vector<ModelParam> p =
+        deepep_params(4.067, 0.8359, 0.7101, 3e-7, 64, false,
+                      "estimate: GPU-initiated work request (EFA-GDA doorbell) per RDMA write");
+    p.push_back(
+        {"fallback_per_message_s", "s", 1e-6, 0.0, 2e-5, false,
+         "not calibrated: proxy mode on instances without EFA-GDA (p5), NCCL proxy thread per RDMA write, "
+         "borrowed from deepep-uccl's per-message cost"});
+    return ParamSet(std::move(p));
+  }
+  throw std::logic_error("no dispatcher parameters for " + dispatcher);
+}
+
+}  // namespace moetwin

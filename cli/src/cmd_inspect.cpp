@@ -39,6 +39,7 @@ void add_inspect_command(CLI::App& app, const GlobalOptions& global) {
     std::string content;
     if (!opts->runs.empty()) {
       const LiveRunTable table = read_live_runs(opts->runs, catalog);
+      print_row_warnings(table);
       std::vector<Inspection> inspections;
       inspections.reserve(table.runs.size());
       for (const LiveRun& run : table.runs) {

@@ -2,7 +2,7 @@
 # One-command set-up for a fresh Debian 12 machine (run as root): installs the Debian packages moetwin
 # needs, configures and builds, then either runs the main job on the shipped default scenario or runs
 # the test suite.
-#   bash bootstrap.sh run    # set up, build, predict scenarios/default.toml
+#   bash bootstrap.sh run    # set up, build, inspect + predict scenarios/default.toml
 #   bash bootstrap.sh test   # set up, build, run every test (ctest)
 # Environment: BUILD_DIR (default build), CMAKE_ARGS (extra configure flags), JOBS (default nproc).
 set -euo pipefail
@@ -37,7 +37,10 @@ cmake --build "$build_dir" -j "$jobs"
 
 case "$mode" in
   run)
+    # The main job: how much work one iteration of the default scenario is, whether it fits, and how
+    # long it takes on the simulated cluster.
     "$build_dir"/cli/moetwin inspect scenarios/default.toml
+    "$build_dir"/cli/moetwin predict scenarios/default.toml
     ;;
   test)
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600

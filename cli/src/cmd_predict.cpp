@@ -10,6 +10,7 @@
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/dispatcher_moe_cost.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace.hpp"
 
@@ -94,6 +95,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string out;
     std::string trace;
     int trace_ranks = -1;
+    std::string moe_cost = "dispatcher";
   };
   auto opts = std::make_shared<Options>();
   auto* scenario = cmd->add_option("SCENARIO", opts->scenario, "Scenario file (.toml)");
@@ -105,8 +107,16 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
   cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace (JSON) of every rank's streams");
+  cmd->add_option("--moe-cost", opts->moe_cost,
+                  "MoE cost model: dispatcher (routing plans + dispatcher models) | balanced (NCCL default)")
+      ->check(CLI::IsMember({"dispatcher", "balanced"}));
   cmd->add_option("--trace-ranks", opts->trace_ranks, "Only the first N ranks in the trace (default all)");
   cmd->callback([opts, &global] {
+    auto options_for = [&opts](const Scenario& sc) {
+      PredictOptions o;
+      if (opts->moe_cost == "dispatcher") o.seams.moe = std::make_shared<DispatcherMoeCost>(sc);
+      return o;
+    };
     if (opts->scenario.empty() == opts->runs.empty()) {
       throw InputError({"", 0}, "predict", "", "a scenario file or --runs FILE.csv");
     }
@@ -123,7 +133,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       for (const std::string& c : predict_columns()) result.columns.push_back(c);
       result.columns.push_back("iter_err_pct");
       for (const LiveRun& run : table.runs) {
-        const Prediction p = predict(run.scenario);
+        const Prediction p = predict(run.scenario, options_for(run.scenario));
         std::vector<Cell> row;
         for (const std::string& f : run.row.fields) row.emplace_back(f);
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
@@ -155,7 +165,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       }
     } else {
       const Scenario s = load_scenario_file(opts->scenario, catalog);
-      PredictOptions po;
+      PredictOptions po = options_for(s);
       po.trace = !opts->trace.empty();
       const Prediction p = predict(s, po);
       ResultTable row;

@@ -1,0 +1,135 @@
+#include "moetwin/sim/dispatcher_moe_cost.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/prediction.hpp"
+
+namespace moetwin {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+// qwen3-30b-a3b (128 experts, top-8, hidden 2048) cut to 4 layers on 2 x p5en (16 GPUs): tp1 pp1 ep16
+// dp16, so the one EP group spans both nodes (8 ranks per node); mb 1, 2 microbatches.
+Scenario make(const std::string& dispatcher, const std::string& routing = "") {
+  std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n";
+  t += "[cluster]\ninstance = \"p5en.48xlarge\"\nnodes = 2\n";
+  t += "[parallelism]\ntp = 1\npp = 1\nvpp = 1\nep = 16\netp = 1\ncp = 1\ndp = 16\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = 32\nseq_length = 4096\nrecompute = \"none\"\n";
+  t += "[dispatcher]\nname = \"" + dispatcher + "\"\n";
+  t += routing;
+  return parse_scenario(t, "test.toml", catalog());
+}
+
+std::vector<int> group16() {
+  std::vector<int> g(16);
+  for (int i = 0; i < 16; ++i) g[static_cast<std::size_t>(i)] = i;
+  return g;
+}
+
+double predicted_iteration(const Scenario& s) {
+  PredictOptions o;
+  o.seams.moe = std::make_shared<DispatcherMoeCost>(s);
+  return predict(s, o).iteration_s;
+}
+
+TEST(DispatcherMoeCost, RoutingSpecFromScenario) {
+  const RoutingSpec spec = routing_spec_for(make("nccl-alltoall"));
+  EXPECT_EQ(spec.experts, 128);
+  EXPECT_EQ(spec.top_k, 8);
+  EXPECT_EQ(spec.ep_ranks, 16);
+  EXPECT_EQ(spec.ranks_per_node, 8);  // EP16 over 2 nodes
+  EXPECT_EQ(spec.nodes(), 2);
+  EXPECT_EQ(spec.tokens_per_rank, 4096);  // mb 1 x seq 4096 / (tp 1 x cp 1)
+}
+
+TEST(DispatcherMoeCost, BalancedTokensAndDispatcherDifferences) {
+  const DispatcherMoeCost nccl(make("nccl-alltoall"));
+  const DispatcherMoeCost uccl(make("deepep-uccl"));
+  std::vector<MoeRankCost> a, b;
+  nccl.layer_costs(0, 0, 0, group16(), a);
+  uccl.layer_costs(0, 0, 0, group16(), b);
+  ASSERT_EQ(a.size(), 16u);
+  ASSERT_EQ(b.size(), 16u);
+  for (std::size_t k = 0; k < 16; ++k) {
+    // Balanced: every rank receives 4096 tokens x top-8 = 32768 copies, whatever the dispatcher.
+    EXPECT_EQ(a[k].tokens, 32768);
+    EXPECT_EQ(b[k].tokens, 32768);
+    EXPECT_GT(a[k].dispatch_ns, 0);
+    EXPECT_GT(b[k].dispatch_ns, 0);
+    EXPECT_NE(a[k].dispatch_ns, b[k].dispatch_ns);
+    EXPECT_GT(a[k].permute_ns, 0);  // NCCL: separate permute / unpermute kernels
+    EXPECT_GT(a[k].unpermute_ns, 0);
+    EXPECT_EQ(b[k].permute_ns, 0);  // DeepEP fuses them
+    EXPECT_EQ(b[k].unpermute_ns, 0);
+    EXPECT_EQ(a[k].sms, 16);  // nccl-alltoall "sms" parameter
+    EXPECT_EQ(b[k].sms, 20);  // catalog: deepep-uccl normal kernels
+  }
+  const DispatcherMoeCost nvshmem(make("deepep-nvshmem"));
+  std::vector<MoeRankCost> c;
+  nvshmem.layer_costs(0, 0, 0, group16(), c);
+  EXPECT_NE(c[0].dispatch_ns, a[0].dispatch_ns);
+  EXPECT_EQ(c[0].sms, 24);
+  EXPECT_NE(predicted_iteration(make("nccl-alltoall")), predicted_iteration(make("deepep-uccl")));
+}
+
+TEST(DispatcherMoeCost, ZipfNeverFasterThanBalanced) {
+  for (const char* d : {"nccl-alltoall", "deepep-uccl", "deepep-nvshmem"}) {
+    const double balanced = predicted_iteration(make(d, "[routing]\nkind = \"balanced\"\nseed = 7\n"));
+    const double zipf =
+        predicted_iteration(make(d, "[routing]\nkind = \"zipf\"\nzipf_exponent = 1.2\nseed = 7\n"));
+    EXPECT_GE(zipf, balanced) << d;
+  }
+  // A skewed layer concentrates copies: the hottest rank receives more than the balanced 32768.
+  const DispatcherMoeCost z(
+      make("nccl-alltoall", "[routing]\nkind = \"zipf\"\nzipf_exponent = 1.2\nseed = 7\n"));
+  std::vector<MoeRankCost> out;
+  z.layer_costs(0, 0, 0, group16(), out);
+  std::int64_t hottest = 0, total = 0;
+  for (const MoeRankCost& c : out) {
+    hottest = std::max(hottest, c.tokens);
+    total += c.tokens;
+  }
+  EXPECT_EQ(total, 16 * 32768);  // copies are conserved
+  EXPECT_GT(hottest, 32768);
+}
+
+TEST(DispatcherMoeCost, Deterministic) {
+  const std::string zipf = "[routing]\nkind = \"zipf\"\nzipf_exponent = 1.0\nseed = 3\n";
+  const DispatcherMoeCost a(make("deepep-uccl", zipf));
+  const DispatcherMoeCost b(make("deepep-uccl", zipf));
+  std::vector<MoeRankCost> x, y;
+  for (int mb = 0; mb < 2; ++mb) {
+    a.layer_costs(1, mb, 0, group16(), x);
+    b.layer_costs(1, mb, 0, group16(), y);
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      EXPECT_EQ(x[k].tokens, y[k].tokens);
+      EXPECT_EQ(x[k].dispatch_ns, y[k].dispatch_ns);
+      EXPECT_EQ(x[k].combine_ns, y[k].combine_ns);
+    }
+  }
+  // Asking again (after other calls) gives the same answer: plans are a function of (layer, microbatch).
+  a.layer_costs(1, 0, 0, group16(), x);
+  b.layer_costs(3, 1, 0, group16(), y);
+  b.layer_costs(1, 0, 0, group16(), y);
+  for (std::size_t k = 0; k < x.size(); ++k) EXPECT_EQ(x[k].dispatch_ns, y[k].dispatch_ns);
+  const Scenario s = make("nccl-alltoall", zipf);
+  EXPECT_EQ(predicted_iteration(s), predicted_iteration(s));
+}
+
+TEST(DispatcherMoeCost, RejectsMismatchedGroup) {
+  const DispatcherMoeCost m(make("nccl-alltoall"));
+  std::vector<MoeRankCost> out;
+  EXPECT_THROW(m.layer_costs(0, 0, 0, {0, 1, 2, 3}, out), std::logic_error);
+}
+
+}  // namespace
+}  // namespace moetwin

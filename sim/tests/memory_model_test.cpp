@@ -3,28 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "moetwin/common/numbers.hpp"
+#include "tiny_models.hpp"
 
 namespace moetwin {
 namespace {
 
-// Tiny GQA MoE model: h 8, q 8 (2 heads of 4), kv 4, 4 experts of f_e 4, top-2, no dense layers.
-ModelSpec tiny_gqa() {
-  ModelSpec m;
-  m.name = "tiny-gqa";
-  m.layers = 2;
-  m.hidden = 8;
-  m.ffn_hidden = 16;
-  m.attention = AttentionKind::gqa;
-  m.heads = 2;
-  m.query_groups = 1;
-  m.head_dim = 4;
-  m.experts = 4;
-  m.expert_ffn_hidden = 4;
-  m.top_k = 2;
-  m.vocab = 10;
-  m.vocab_pad_multiple = 8;
-  return m;
-}
+using test::tiny_gqa;
 
 TEST(MemoryModel, LayerActivationsByHand) {
   const ModelSpec m = tiny_gqa();

@@ -14,21 +14,9 @@ namespace moetwin::cli {
 void add_inspect_command(CLI::App& app, const GlobalOptions& global) {
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Parameters, layers per stage, model FLOPs per iteration and memory per GPU (fits or not)");
-  struct Options {
-    std::string scenario;
-    std::string runs;
-    std::string format = "text";
-    std::string out;
-  };
+  struct Options : RowInput {};
   auto opts = std::make_shared<Options>();
-  auto* scenario = cmd->add_option("SCENARIO", opts->scenario, "Scenario file (.toml)");
-  auto* runs =
-      cmd->add_option("--runs", opts->runs, "Live-run CSV (shared/data/live-runs.csv schema): one row each");
-  scenario->excludes(runs);
-  runs->excludes(scenario);
-  cmd->add_option("--format", opts->format, "text | json | csv")
-      ->check(CLI::IsMember({"text", "json", "csv"}));
-  cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
+  add_row_input_options(cmd, *opts);
   cmd->callback([opts, &global] {
     if (opts->scenario.empty() == opts->runs.empty()) {
       throw InputError({"inspect", 0}, "expected one input: SCENARIO.toml or --runs FILE.csv");

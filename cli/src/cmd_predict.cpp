@@ -88,24 +88,13 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p) {
 void add_predict_command(CLI::App& app, const GlobalOptions& global) {
   CLI::App* cmd = app.add_subcommand(
       "predict", "Replay one training iteration: time, tokens/s, TFLOP/s/GPU, per-rank breakdown, trace");
-  struct Options {
-    std::string scenario;
-    std::string runs;
-    std::string format = "text";
-    std::string out;
+  struct Options : RowInput {
     std::string trace;
     int trace_ranks = -1;
     std::string moe_cost = "dispatcher";
   };
   auto opts = std::make_shared<Options>();
-  auto* scenario = cmd->add_option("SCENARIO", opts->scenario, "Scenario file (.toml)");
-  auto* runs =
-      cmd->add_option("--runs", opts->runs, "Live-run CSV (shared/data/live-runs.csv schema): one row each");
-  scenario->excludes(runs);
-  runs->excludes(scenario);
-  cmd->add_option("--format", opts->format, "text | json | csv")
-      ->check(CLI::IsMember({"text", "json", "csv"}));
-  cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
+  add_row_input_options(cmd, *opts);
   cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace (JSON) of every rank's streams");
   cmd->add_option("--moe-cost", opts->moe_cost,
                   "MoE cost model: dispatcher (routing plans + dispatcher models) | balanced (NCCL default)")
@@ -128,6 +117,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       if (!opts->trace.empty())
         throw InputError({"", 0}, "--trace", opts->trace, "a single scenario (not --runs)");
       const LiveRunTable table = read_live_runs(opts->runs, catalog);
+      print_row_warnings(table);
       ResultTable result;
       result.columns = table.header;
       for (const std::string& c : predict_columns()) result.columns.push_back(c);

@@ -22,6 +22,16 @@ void add_dispatch_command(CLI::App& app, const GlobalOptions& global);
 void add_net_command(CLI::App& app, const GlobalOptions& global);
 void add_predict_command(CLI::App& app, const GlobalOptions& global);
 
+// The input and output options every row-driven command shares: one scenario or --runs FILE.csv,
+// --format text|json|csv, --out FILE.
+struct RowInput {
+  std::string scenario;  // SCENARIO.toml (positional)
+  std::string runs;      // --runs FILE.csv
+  std::string format = "text";
+  std::string out;  // "" = stdout
+};
+void add_row_input_options(CLI::App* cmd, RowInput& input);
+
 // Prints every live-run row's repair warnings (LiveRun::warnings) on stderr, prefixed "warning: ".
 void print_row_warnings(const LiveRunTable& table);
 

@@ -11,6 +11,17 @@
 
 namespace moetwin::cli {
 
+void add_row_input_options(CLI::App* cmd, RowInput& input) {
+  auto* scenario = cmd->add_option("SCENARIO", input.scenario, "Scenario file (.toml)");
+  auto* runs =
+      cmd->add_option("--runs", input.runs, "Live-run CSV (shared/data/live-runs.csv schema): one row each");
+  scenario->excludes(runs);
+  runs->excludes(scenario);
+  cmd->add_option("--format", input.format, "text | json | csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--out", input.out, "Output file, written atomically (default stdout)");
+}
+
 void print_row_warnings(const LiveRunTable& table) {
   for (const LiveRun& run : table.runs) {
     for (const std::string& warning : run.warnings) std::cerr << "warning: " << warning << '\n';
@@ -34,7 +45,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kVersion) + " (" + kGitRevision + ")");
   cli::GlobalOptions global;
-  app.add_option("--catalog", global.catalog_dir, "Catalog directory (default: $MOETWIN_CATALOG or the shipped one)");
+  app.add_option("--catalog", global.catalog_dir,
+                 "Catalog directory (default: $MOETWIN_CATALOG or the shipped one)");
 
   // Subcommands are registered here (see commands.hpp).
   cli::add_inspect_command(app, global);

@@ -9,6 +9,7 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/sim/kernel_bench.hpp"
+#include "tiny_routing.hpp"
 
 namespace moetwin {
 namespace {
@@ -18,24 +19,7 @@ const Catalog& catalog() {
   return c;
 }
 
-LayerRouting tiny_plan() {
-  // 4 ranks, 2 per node; rank 0's single token goes to ranks 1, 2, 3.
-  LayerRouting p;
-  p.ep_ranks = 4;
-  p.ranks_per_node = 2;
-  p.nodes = 2;
-  p.experts = 4;
-  p.top_k = 3;
-  p.tokens_per_rank = 1;
-  p.copies.assign(16, 0);
-  p.rank_tokens.assign(16, 0);
-  p.node_tokens.assign(8, 0);
-  p.expert_tokens = {0, 1, 1, 1};
-  for (const std::size_t dst : {1u, 2u, 3u}) p.copies[dst] = p.rank_tokens[dst] = 1;
-  p.node_tokens[0] = 1;
-  p.node_tokens[1] = 1;
-  return p;
-}
+using test::tiny_plan;
 
 TEST(DispatcherModel, RegistryHasOneModelPerCatalogDispatcher) {
   for (const auto& name : dispatcher_model_names()) {

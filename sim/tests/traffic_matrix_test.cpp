@@ -3,29 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tiny_routing.hpp"
+
 namespace moetwin {
 namespace {
 
-// 4 ranks, 2 per node, 1 token per rank, experts = ranks. Rank 0's token goes to ranks 1, 2, 3
-// (copies 1 each); ranks 1-3 send nothing.
-LayerRouting tiny_plan() {
-  LayerRouting p;
-  p.ep_ranks = 4;
-  p.ranks_per_node = 2;
-  p.nodes = 2;
-  p.experts = 4;
-  p.top_k = 3;
-  p.tokens_per_rank = 1;
-  p.copies.assign(16, 0);
-  p.rank_tokens.assign(16, 0);
-  p.node_tokens.assign(8, 0);
-  p.expert_tokens = {0, 1, 1, 1};
-  for (const int dst : {1, 2, 3})
-    p.copies[static_cast<std::size_t>(dst)] = p.rank_tokens[static_cast<std::size_t>(dst)] = 1;
-  p.node_tokens[0] = 1;  // own node (rank 1)
-  p.node_tokens[1] = 1;  // node 1 (ranks 2, 3): once
-  return p;
-}
+using test::tiny_plan;
 
 TEST(TrafficMatrix, PerCopyLegs) {
   const A2aTraffic t = per_copy_traffic(tiny_plan(), 100.0);

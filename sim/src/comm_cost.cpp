@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 namespace moetwin {
 
@@ -89,6 +90,29 @@ void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const
     cached_ranks_ = ep_ranks;
   }
   out.assign(ep_ranks.size(), cached_);
+}
+
+ScaledCommCost::ScaledCommCost(std::shared_ptr<const CommCostModel> inner, double scale)
+    : inner_(std::move(inner)), scale_(scale) {
+  if (!inner_ || !(scale_ > 0)) throw std::logic_error("ScaledCommCost: null model or scale <= 0");
+}
+
+double ScaledCommCost::seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+  return inner_->seconds(op, bytes, ranks) * scale_;
+}
+
+ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale)
+    : inner_(std::move(inner)), scale_(scale) {
+  if (!inner_ || !(scale_ > 0)) throw std::logic_error("ScaledMoeCost: null model or scale <= 0");
+}
+
+void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                                std::vector<MoeRankCost>& out) const {
+  inner_->layer_costs(layer, microbatch, ep_group, ep_ranks, out);
+  for (MoeRankCost& c : out) {
+    c.dispatch_ns = to_ns(static_cast<double>(c.dispatch_ns) * 1e-9 * scale_);
+    c.combine_ns = to_ns(static_cast<double>(c.combine_ns) * 1e-9 * scale_);
+  }
 }
 
 }  // namespace moetwin

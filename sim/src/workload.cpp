@@ -842,11 +842,18 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
   out.layout = make_pipeline_layout(s.model, par, where);
   out.groups = megatron_rank_groups(par, s.instance.gpus);
   out.compute = seams.compute != nullptr ? *seams.compute : ComputeProfile::from_gpu(s.gpu);
+  if (!(prof.compute_time_scale > 0 && prof.collective_time_scale > 0 && prof.a2a_time_scale > 0))
+    throw std::logic_error("build_workload: fitted time scales must be > 0");
+  // Dividing every efficiency scales every roofline time (compute- and memory-bound) by the factor.
+  for (double& e : out.compute.efficiency) e /= prof.compute_time_scale;
   std::shared_ptr<const CommCostModel> comm = seams.comm;
   if (!comm) comm = std::make_shared<TopologyComm>(s);
   std::shared_ptr<const MoeCostModel> moe = seams.moe;
   if (!moe)
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
+  if (prof.collective_time_scale != 1)
+    comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
+  if (prof.a2a_time_scale != 1) moe = std::make_shared<ScaledMoeCost>(moe, prof.a2a_time_scale);
   out.comm_model = comm->name();
   out.moe_model = moe->name();
 

@@ -99,4 +99,30 @@ class BalancedMoeCost : public MoeCostModel {
   mutable MoeRankCost cached_;
 };
 
+// Decorators that multiply another model's times by a fitted factor (SimProfile::collective_time_scale,
+// SimProfile::a2a_time_scale). The builder wraps its seams in them when the factor is not 1.
+class ScaledCommCost : public CommCostModel {
+ public:
+  ScaledCommCost(std::shared_ptr<const CommCostModel> inner, double scale);
+  std::string name() const override { return inner_->name(); }
+  double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override;
+
+ private:
+  std::shared_ptr<const CommCostModel> inner_;
+  double scale_;
+};
+
+// Scales dispatch_ns and combine_ns (not the permute kernels, which are compute).
+class ScaledMoeCost : public MoeCostModel {
+ public:
+  ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale);
+  std::string name() const override { return inner_->name(); }
+  void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                   std::vector<MoeRankCost>& out) const override;
+
+ private:
+  std::shared_ptr<const MoeCostModel> inner_;
+  double scale_;
+};
+
 }  // namespace moetwin

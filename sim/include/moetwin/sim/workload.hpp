@@ -35,7 +35,9 @@
 
 namespace moetwin {
 
-// Named, documented parameters of the replay (not fitted yet; a calibration profile will set them).
+// Named, documented parameters of the replay. The four marked "fitted" are the twin's free parameters:
+// `moetwin validate --fit` fits them against live runs and writes them to a profile
+// (calibrate/profiles/live-fit.toml, read by fitted_profile.hpp); the rest are fixed by their sources.
 struct SimProfile {
   // Host time per kernel launch in the forward pass (Python + PyTorch eager dispatch), s. The design brief
   // measures ~5-20 us per op; 10 us is its middle.
@@ -56,6 +58,16 @@ struct SimProfile {
   double optimizer_bytes_per_param = 30;
   // FlashAttention backward / forward FLOPs: 5 GEMMs (incl. recomputing P) vs 2 in forward -> 2.5.
   double attention_backward_factor = 2.5;
+  // Fitted: every GPU kernel takes this times its roofline time (compute_model.hpp). Physical meaning:
+  // the catalog's per-class efficiencies over the efficiency the training kernels reach (small and
+  // ragged shapes, BF16 GEMM epilogues, cache misses between kernels). 1 = the catalog is right.
+  double compute_time_scale = 1;
+  // Fitted: NCCL TP / PP / DP collective and send/recv times are this times the topology closed form
+  // (NCCL protocol and channel overheads, EFA congestion, aws-ofi-nccl proxy costs the closed form lacks).
+  double collective_time_scale = 1;
+  // Fitted: dispatch / combine A2A times are this times the dispatcher model's (in-training contention,
+  // proxy-thread and synchronisation costs the kernel benchmarks do not show).
+  double a2a_time_scale = 1;
 };
 
 // Megatron rank groups (order tp-cp-ep-dp-pp) from topology's Placement, flattened for the builder.

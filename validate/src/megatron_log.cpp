@@ -66,7 +66,8 @@ std::optional<std::pair<std::string, std::string>> argument_line(std::string_vie
   if (dots == std::string_view::npos) return std::nullopt;
   std::size_t key_end = dots;
   std::size_t key_begin = key_end;
-  while (key_begin > 0 && (std::isalnum(static_cast<unsigned char>(line[key_begin - 1])) || line[key_begin - 1] == '_')) {
+  while (key_begin > 0 &&
+         (std::isalnum(static_cast<unsigned char>(line[key_begin - 1])) || line[key_begin - 1] == '_')) {
     --key_begin;
   }
   if (key_begin == key_end) return std::nullopt;
@@ -133,10 +134,13 @@ class ArgumentTable {
   std::map<std::string, std::pair<std::string, int>> values_;
 };
 
-std::string dispatcher_from(const ArgumentTable& args, const LogImportOptions& options, const std::string& path) {
+std::string dispatcher_from(const ArgumentTable& args, const LogImportOptions& options,
+                            const std::string& path) {
   if (!options.dispatcher.empty()) return options.dispatcher;
   const auto type = args.text("moe_token_dispatcher_type");
-  if (!type) throw InputError({path, 0}, "dispatcher", "not logged", "pass --dispatcher (no moe_token_dispatcher_type argument in the log)");
+  if (!type)
+    throw InputError({path, 0}, "dispatcher", "not logged",
+                     "pass --dispatcher (no moe_token_dispatcher_type argument in the log)");
   if (*type == "alltoall") return "nccl-alltoall";
   throw InputError({path, args.line_of("moe_token_dispatcher_type")}, "moe_token_dispatcher_type",
                    "\"" + *type + "\"",
@@ -147,12 +151,14 @@ std::string dispatcher_from(const ArgumentTable& args, const LogImportOptions& o
 
 const std::vector<std::string>& live_run_columns() {
   static const std::vector<std::string> columns = {
-      "campaign", "model", "instance", "nodes", "gpus", "tp", "pp", "vpp", "ep", "etp", "dp",
-      "mb", "gbs", "seq", "layers", "recompute", "overlap", "dispatcher", "iter_s", "tflops_gpu", "source"};
+      "campaign", "model",     "instance", "nodes",      "gpus",   "tp",         "pp",
+      "vpp",      "ep",        "etp",      "dp",         "mb",     "gbs",        "seq",
+      "layers",   "recompute", "overlap",  "dispatcher", "iter_s", "tflops_gpu", "source"};
   return columns;
 }
 
-ImportedRun import_megatron_log(const std::string& text, const std::string& path, const LogImportOptions& options) {
+ImportedRun import_megatron_log(const std::string& text, const std::string& path,
+                                const LogImportOptions& options) {
   ImportedRun run;
   run.source = path;
   ArgumentTable args(path);
@@ -171,7 +177,8 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
       IterationSample s;
       s.line = line_no;
       const auto it = iteration_number(line);
-      if (!it) throw InputError(where, "iteration", "missing", "\"iteration N/ M |\" before the elapsed time");
+      if (!it)
+        throw InputError(where, "iteration", "missing", "\"iteration N/ M |\" before the elapsed time");
       s.iteration = *it;
       s.iter_s = *number_after(line, kLmElapsed, where, "elapsed time per iteration (ms)") / 1000.0;
       s.tflops_gpu = number_after(line, kLmThroughput, where, "throughput per GPU (TFLOP/s/GPU)").value_or(0);
@@ -186,21 +193,25 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
       if (line.find(kBridgeUtil) != std::string::npos) {
         s.tflops_gpu = *number_after(line, kBridgeUtil, where, "GPU utilization");
         if (line.find(kBridgeUnit) == std::string::npos) {
-          throw InputError(where, "GPU utilization", "no unit", "a value followed by MODEL_TFLOP/s/GPU (truncated line)");
+          throw InputError(where, "GPU utilization", "no unit",
+                           "a value followed by MODEL_TFLOP/s/GPU (truncated line)");
         }
       }
       run.samples.push_back(s);
       continue;
     }
     // A Megatron-LM iteration line cut before its elapsed-time field (a truncated log tail).
-    if (iteration_number(line) && line.find('|') != std::string::npos && line.find("consumed") != std::string::npos) {
-      throw InputError(where, "iteration line", "truncated",
-                       "an 'elapsed time per iteration (ms)' field (the line is cut; remove it or fix the log)");
+    if (iteration_number(line) && line.find('|') != std::string::npos &&
+        line.find("consumed") != std::string::npos) {
+      throw InputError(
+          where, "iteration line", "truncated",
+          "an 'elapsed time per iteration (ms)' field (the line is cut; remove it or fix the log)");
     }
   }
   if (run.samples.empty()) {
-    throw InputError({path, 0}, "no iteration lines (expected Megatron-LM 'elapsed time per iteration (ms)' or "
-                                "Megatron-Bridge 'Step Time :' lines)");
+    throw InputError({path, 0},
+                     "no iteration lines (expected Megatron-LM 'elapsed time per iteration (ms)' or "
+                     "Megatron-Bridge 'Step Time :' lines)");
   }
   const int skip = std::max(0, options.skip_first);
   if (static_cast<int>(run.samples.size()) <= skip) {
@@ -220,13 +231,15 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
     run.median_tflops_gpu = median_of(tflops);
   }
   for (std::size_t i = static_cast<std::size_t>(skip); i < run.samples.size(); ++i) {
-    if (run.samples[i].iter_s > options.stall_factor * run.median_iter_s) run.stalls.push_back(run.samples[i]);
+    if (run.samples[i].iter_s > options.stall_factor * run.median_iter_s)
+      run.stalls.push_back(run.samples[i]);
   }
 
   // Layout from the logged arguments, with the options overriding.
   auto need = [&](const std::string& key, const std::string& flag) -> int {
     if (auto v = args.integer(key)) return *v;
-    throw InputError({path, 0}, key, "not logged", "the argument in the log's argument dump, or pass " + flag);
+    throw InputError({path, 0}, key, "not logged",
+                     "the argument in the log's argument dump, or pass " + flag);
   };
   const int tp = need("tensor_model_parallel_size", "a log with arguments");
   const int pp = need("pipeline_model_parallel_size", "a log with arguments");
@@ -237,7 +250,9 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
   int world = args.integer("world_size").value_or(0);
   int dp = args.integer("data_parallel_size").value_or(0);
   if (dp == 0 && world > 0) dp = world / (tp * pp * cp);
-  if (dp == 0) throw InputError({path, 0}, "data_parallel_size", "not logged", "data_parallel_size or world_size in the log");
+  if (dp == 0)
+    throw InputError({path, 0}, "data_parallel_size", "not logged",
+                     "data_parallel_size or world_size in the log");
   if (world == 0) world = tp * pp * cp * dp;
   const int nodes = options.nodes > 0 ? options.nodes : world / std::max(1, options.gpus_per_node);
   if (nodes * options.gpus_per_node != world && options.nodes == 0) {
@@ -256,11 +271,13 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
   }
   const std::string overlap_text = args.text("overlap_moe_expert_parallel_comm").value_or("False");
   if (overlap_text != "True" && overlap_text != "False") {
-    throw InputError({path, args.line_of("overlap_moe_expert_parallel_comm")}, "overlap_moe_expert_parallel_comm",
-                     overlap_text, "True or False");
+    throw InputError({path, args.line_of("overlap_moe_expert_parallel_comm")},
+                     "overlap_moe_expert_parallel_comm", overlap_text, "True or False");
   }
-  if (options.model.empty()) throw InputError({path, 0}, "model", "not logged", "pass --model (a catalog model name)");
-  if (options.instance.empty()) throw InputError({path, 0}, "instance", "not logged", "pass --instance (a catalog instance)");
+  if (options.model.empty())
+    throw InputError({path, 0}, "model", "not logged", "pass --model (a catalog model name)");
+  if (options.instance.empty())
+    throw InputError({path, 0}, "instance", "not logged", "pass --instance (a catalog instance)");
   const std::string campaign =
       options.campaign.empty() ? std::filesystem::path(path).stem().string() : options.campaign;
 

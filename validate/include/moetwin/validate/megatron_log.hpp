@@ -22,12 +22,12 @@ struct LogImportOptions {
   int skip_first = 3;         // warm-up iterations dropped from the statistics (first ones compile/allocate)
   double stall_factor = 1.5;  // an iteration above stall_factor x median is reported as a stall
   // Values the log may not carry (or that override it). Empty / 0 = take from the log.
-  std::string model;          // catalog model name
-  std::string instance;       // catalog instance name
-  std::string campaign;       // default: the log file's stem
-  std::string dispatcher;     // nccl-alltoall | deepep-uccl | deepep-nvshmem | deepep-v2-gin
+  std::string model;       // catalog model name
+  std::string instance;    // catalog instance name
+  std::string campaign;    // default: the log file's stem
+  std::string dispatcher;  // nccl-alltoall | deepep-uccl | deepep-nvshmem | deepep-v2-gin
   int nodes = 0;
-  int gpus_per_node = 8;      // to derive nodes from world size
+  int gpus_per_node = 8;  // to derive nodes from world size
 };
 
 struct IterationSample {
@@ -38,10 +38,10 @@ struct IterationSample {
 };
 
 struct ImportedRun {
-  std::string source;                      // log path
-  std::vector<IterationSample> samples;    // every iteration line, in order
-  std::vector<IterationSample> stalls;     // steady-state samples above stall_factor x median
-  int steady_count = 0;                    // samples after dropping skip_first
+  std::string source;                    // log path
+  std::vector<IterationSample> samples;  // every iteration line, in order
+  std::vector<IterationSample> stalls;   // steady-state samples above stall_factor x median
+  int steady_count = 0;                  // samples after dropping skip_first
   double mean_iter_s = 0, median_iter_s = 0;
   double mean_tflops_gpu = 0, median_tflops_gpu = 0;
   // The live-run CSV columns, in schema order, ready to write.
@@ -52,7 +52,8 @@ struct ImportedRun {
 // Parses one log's text. `path` names the log in messages. Throws InputError (path:line: what) for a
 // garbled or truncated iteration line, a contradictory argument, no iteration lines, fewer steady-state
 // iterations than one, or a layout field that neither the log nor the options provide.
-ImportedRun import_megatron_log(const std::string& text, const std::string& path, const LogImportOptions& options);
+ImportedRun import_megatron_log(const std::string& text, const std::string& path,
+                                const LogImportOptions& options);
 
 // The live-run CSV header written by the importer (the columns of shared/data/live-runs.csv).
 const std::vector<std::string>& live_run_columns();

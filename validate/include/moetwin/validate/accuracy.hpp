@@ -1,0 +1,44 @@
+// Accuracy of predictions against measurements: error statistics per group and dispatcher-ranking
+// agreement per cell. Relative error is (predicted - measured) / measured (negative: predicted faster).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "moetwin/scenario/live_runs.hpp"
+
+namespace moetwin {
+
+struct ErrorStats {
+  int rows = 0;
+  double median_abs = 0;  // of |error|
+  double p90_abs = 0;     // 90th percentile of |error| (linear interpolation between order statistics)
+  double mean_signed = 0;
+  double signed_p10 = 0;
+  double signed_p90 = 0;
+};
+// Percentile q in [0, 1] of `values` with linear interpolation (numpy's default); 0 for an empty set.
+double percentile(std::vector<double> values, double q);
+ErrorStats error_stats(const std::vector<double>& relative_errors);
+
+// A cell: rows of one campaign with the same layout, batch, recompute and overlap — everything but the
+// dispatcher. Its key names every field so that distinct layouts never merge.
+std::string cell_key(const LiveRun& run);
+
+struct CellRanking {
+  std::string key;
+  std::string campaign;
+  std::vector<std::size_t> rows;  // in input order
+  std::string measured_winner;    // fastest measured dispatcher
+  std::string predicted_winner;   // fastest predicted dispatcher
+  double measured_lead = 0;       // runner-up measured time / winner's - 1 (0 with one row)
+  int pairs = 0;                  // dispatcher pairs in the cell
+  int pairs_agree = 0;            // pairs whose predicted order matches the measured order
+  bool winner_right() const { return measured_winner == predicted_winner; }
+};
+// Cells with at least two dispatchers, in order of first appearance. predicted_s[i] belongs to runs[i];
+// rows whose prediction failed (predicted_s <= 0) are left out.
+std::vector<CellRanking> rank_cells(const std::vector<LiveRun>& runs, const std::vector<double>& predicted_s);
+
+}  // namespace moetwin

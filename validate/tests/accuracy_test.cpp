@@ -1,0 +1,73 @@
+#include "moetwin/validate/accuracy.hpp"
+
+#include <gtest/gtest.h>
+
+namespace moetwin {
+namespace {
+
+LiveRun run(const std::string& campaign, int mb, const std::string& dispatcher, double iter_s) {
+  LiveRun r;
+  r.campaign = campaign;
+  r.scenario.model.name = "m";
+  r.scenario.nodes = 4;
+  r.scenario.training.micro_batch = mb;
+  r.scenario.dispatcher.name = dispatcher;
+  r.iter_s = iter_s;
+  return r;
+}
+
+TEST(Percentile, InterpolatesLikeNumpy) {
+  // numpy.percentile([1, 2, 3, 4], 90) == 3.7; median of an even set is the mean of the middle two.
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 0.9), 3.7);
+  EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(percentile({7}, 0.9), 7);
+  EXPECT_DOUBLE_EQ(percentile({}, 0.5), 0);
+}
+
+TEST(ErrorStats, AbsoluteAndSignedQuantiles) {
+  const ErrorStats s = error_stats({-0.1, 0.05, 0.2, -0.3});
+  EXPECT_EQ(s.rows, 4);
+  EXPECT_DOUBLE_EQ(s.median_abs, 0.15);            // |e| sorted 0.05 0.1 0.2 0.3
+  EXPECT_NEAR(s.p90_abs, 0.2 + 0.7 * 0.1, 1e-12);  // position 2.7
+  EXPECT_NEAR(s.mean_signed, -0.0375, 1e-12);
+  EXPECT_NEAR(s.signed_p10, -0.3 + 0.3 * 0.2, 1e-12);  // sorted -0.3 -0.1 0.05 0.2, position 0.3
+}
+
+TEST(RankCells, WinnerLeadAndPairwiseAgreement) {
+  std::vector<LiveRun> runs = {run("c", 1, "nccl", 10), run("c", 1, "uccl", 12), run("c", 1, "nvshmem", 11),
+                               run("c", 4, "nccl", 8),  run("c", 4, "uccl", 6),  run("d", 1, "nccl", 5)};
+  // Cell mb1: measured order nccl < nvshmem < uccl; predicted nvshmem < nccl < uccl.
+  // Cell mb4: measured uccl < nccl, predicted the same. Campaign d has one row: no cell.
+  const std::vector<double> predicted = {3, 4, 2, 9, 7, 1};
+  const std::vector<CellRanking> cells = rank_cells(runs, predicted);
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].measured_winner, "nccl");
+  EXPECT_EQ(cells[0].predicted_winner, "nvshmem");
+  EXPECT_FALSE(cells[0].winner_right());
+  EXPECT_NEAR(cells[0].measured_lead, 0.1, 1e-12);
+  EXPECT_EQ(cells[0].pairs, 3);
+  EXPECT_EQ(cells[0].pairs_agree, 2);  // (nccl, uccl) and (uccl, nvshmem) agree; (nccl, nvshmem) not
+  EXPECT_EQ(cells[1].measured_winner, "uccl");
+  EXPECT_TRUE(cells[1].winner_right());
+  EXPECT_NEAR(cells[1].measured_lead, 8.0 / 6.0 - 1, 1e-12);
+  EXPECT_EQ(cells[1].pairs_agree, 1);
+}
+
+TEST(RankCells, KeyKeepsDistinctLayoutsApart) {
+  LiveRun a = run("c", 1, "nccl", 10);
+  LiveRun b = run("c", 1, "uccl", 12);
+  b.scenario.parallel.pp = 2;
+  EXPECT_NE(cell_key(a), cell_key(b));
+  EXPECT_TRUE(rank_cells({a, b}, {1, 2}).empty());
+}
+
+TEST(RankCells, FailedPredictionsAreLeftOut) {
+  const std::vector<CellRanking> cells =
+      rank_cells({run("c", 1, "nccl", 10), run("c", 1, "uccl", 12), run("c", 1, "nvshmem", 11)}, {1, 0, 2});
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].rows.size(), 2u);
+  EXPECT_EQ(cells[0].pairs, 1);
+}
+
+}  // namespace
+}  // namespace moetwin

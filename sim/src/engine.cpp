@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
+
+#include "moetwin/sim/symmetry.hpp"
 
 namespace moetwin {
 
@@ -63,33 +66,43 @@ struct Member {
   std::int32_t op = 0;
 };
 
+// The ranks one run replays: all of the workload's, or one representative per symmetry class with the
+// reduced channels (symmetry.hpp).
+struct Replay {
+  std::vector<std::int32_t> ranks;                          // replayed rank -> workload rank
+  const std::int32_t* channels = nullptr;                   // replayed rank * kChannelKinds + kind -> channel
+  const std::vector<std::int32_t>* channel_size = nullptr;  // channel -> members
+};
+
 class Engine {
  public:
-  Engine(const Workload& w, const EngineOptions& o) : w_(w), opt_(o) {
-    const int n = w.ranks();
+  Engine(const Workload& w, const Replay& rp, const EngineOptions& o)
+      : w_(w), opt_(o), ids_(rp.ranks), channel_size_(*rp.channel_size) {
+    const int n = static_cast<int>(rp.ranks.size());
     max_streams_ = 1;
     for (const Program& p : w.programs) max_streams_ = std::max(max_streams_, p.streams());
     ranks_.resize(static_cast<std::size_t>(n));
     streams_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(max_streams_));
     stats_.resize(static_cast<std::size_t>(n));
-    channels_.resize(w.channel_size.size());
+    channels_.resize(channel_size_.size());
     std::int64_t off = 0;
     for (std::size_t c = 0; c < channels_.size(); ++c) {
       channels_[c].offset = off;
-      off += w.channel_size[c];
+      off += channel_size_[c];
     }
     members_.resize(static_cast<std::size_t>(off));
     for (int r = 0; r < n; ++r) {
       RankRt& rt = ranks_[static_cast<std::size_t>(r)];
-      rt.prog = &w.programs[static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(r)])];
-      rt.var = w.var_durations.data() + w.var_offset[static_cast<std::size_t>(r)];
-      rt.channels = w.rank_channels.data() + static_cast<std::size_t>(r) * kChannelKinds;
+      const auto id = static_cast<std::size_t>(ids_[static_cast<std::size_t>(r)]);
+      rt.prog = &w.programs[static_cast<std::size_t>(w.rank_program[id])];
+      rt.var = w.var_durations.data() + w.var_offset[id];
+      rt.channels = rp.channels + static_cast<std::size_t>(r) * kChannelKinds;
     }
     queue_.reserve(static_cast<std::size_t>(n) * 4 + 16);
   }
 
   EngineResult run() {
-    const int n = w_.ranks();
+    const int n = static_cast<int>(ranks_.size());
     for (int r = 0; r < n; ++r) advance(r, 0);
     std::uint64_t events = 0;
     TimeNs now = 0;
@@ -240,7 +253,7 @@ class Engine {
     members_[static_cast<std::size_t>(c.offset + c.arrived)] = Member{r, i};
     ++c.arrived;
     c.dur_max = std::max(c.dur_max, dur);
-    if (c.arrived == w_.channel_size[static_cast<std::size_t>(ch)]) start_channel(ch, now);
+    if (c.arrived == channel_size_[static_cast<std::size_t>(ch)]) start_channel(ch, now);
   }
 
   void start_channel(std::int32_t ch, TimeNs now) {
@@ -263,7 +276,8 @@ class Engine {
     const OpSpec& op = rt.prog->ops()[static_cast<std::size_t>(i)];
     StreamRt& st = stream(r, op.stream);
     RankStats& stats = stats_[static_cast<std::size_t>(r)];
-    if (opt_.trace) trace_.push_back(TraceSpan{r, i, st.start, now, op.stream});
+    if (opt_.trace)
+      trace_.push_back(TraceSpan{ids_[static_cast<std::size_t>(r)], i, st.start, now, op.stream});
     if (op.kind == OpKind::comm) stats.comm_total[static_cast<int>(op.comm_class)] += now - st.start;
     ++stats.ops_run;
     stats.finish = std::max(stats.finish, now);
@@ -371,8 +385,8 @@ class Engine {
       if (static_cast<std::size_t>(st.pos) < list.size()) {
         const int i = list[static_cast<std::size_t>(st.pos)];
         const OpSpec& op = p.ops()[static_cast<std::size_t>(i)];
-        throw std::logic_error("engine: deadlock: rank " + std::to_string(r) + " stream " +
-                               std::to_string(s) + " stuck at op " + std::to_string(i) + " (" +
+        throw std::logic_error("engine: deadlock: rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) +
+                               " stream " + std::to_string(s) + " stuck at op " + std::to_string(i) + " (" +
                                (static_cast<std::size_t>(op.label) < p.labels().size()
                                     ? p.labels()[static_cast<std::size_t>(op.label)]
                                     : std::string("unlabelled")) +
@@ -385,6 +399,8 @@ class Engine {
 
   const Workload& w_;
   EngineOptions opt_;
+  const std::vector<std::int32_t>& ids_;
+  const std::vector<std::int32_t>& channel_size_;
   int max_streams_ = 1;
   int current_rank_ = -1;
   std::vector<RankRt> ranks_;
@@ -400,8 +416,31 @@ class Engine {
 
 EngineResult run_engine(const Workload& workload, const EngineOptions& options) {
   workload.validate();
-  Engine engine(workload, options);
-  return engine.run();
+  const int n = workload.ranks();
+  if (!options.full_replay && !options.trace && n > 1) {
+    const RankSymmetry sym = find_rank_symmetry(workload);
+    if (sym.classes() < n) {
+      Replay rp{sym.representative, sym.class_channels.data(), &sym.channel_size};
+      Engine engine(workload, rp, options);
+      EngineResult reduced = engine.run();
+      EngineResult out;
+      out.iteration = reduced.iteration;
+      out.events = reduced.events;
+      out.replayed_ranks = sym.classes();
+      out.ranks.reserve(static_cast<std::size_t>(n));
+      for (std::int32_t cls : sym.class_of) out.ranks.push_back(reduced.ranks[static_cast<std::size_t>(cls)]);
+      return out;
+    }
+  }
+  Replay rp;
+  rp.ranks.resize(static_cast<std::size_t>(n));
+  std::iota(rp.ranks.begin(), rp.ranks.end(), 0);
+  rp.channels = workload.rank_channels.data();
+  rp.channel_size = &workload.channel_size;
+  Engine engine(workload, rp, options);
+  EngineResult out = engine.run();
+  out.replayed_ranks = n;
+  return out;
 }
 
 }  // namespace moetwin

@@ -29,7 +29,10 @@
 namespace moetwin {
 
 struct EngineOptions {
-  bool trace = false;  // record every op's span (TraceSpan) for the timeline
+  bool trace = false;  // record every op's span (TraceSpan) for the timeline; implies full_replay
+  // Replay every rank. By default ranks that provably share a time line (symmetry.hpp) are replayed once
+  // and their stats copied: the same iteration time and per-rank stats, fewer events.
+  bool full_replay = false;
 };
 
 struct RankStats {
@@ -57,7 +60,8 @@ struct TraceSpan {
 struct EngineResult {
   TimeNs iteration = 0;  // latest finish over all ranks (all start at 0)
   std::vector<RankStats> ranks;
-  std::uint64_t events = 0;      // events popped (incl. stale rate-change events)
+  std::uint64_t events = 0;      // events popped (incl. stale rate-change events) by the replay that ran
+  int replayed_ranks = 0;        // ranks replayed: all, or one per symmetry class
   std::vector<TraceSpan> trace;  // in finish order (deterministic)
 };
 

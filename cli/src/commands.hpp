@@ -21,6 +21,8 @@ void add_import_command(CLI::App& app, const GlobalOptions& global);
 void add_dispatch_command(CLI::App& app, const GlobalOptions& global);
 void add_net_command(CLI::App& app, const GlobalOptions& global);
 void add_predict_command(CLI::App& app, const GlobalOptions& global);
+void add_plan_command(CLI::App& app, const GlobalOptions& global);
+void add_report_command(CLI::App& app, const GlobalOptions& global);
 
 // The input and output options every row-driven command shares: one scenario or --runs FILE.csv,
 // --format text|json|csv, --out FILE.

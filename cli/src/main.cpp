@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
   cli::add_net_command(app, global);
   cli::add_dispatch_command(app, global);
   cli::add_predict_command(app, global);
+  cli::add_plan_command(app, global);
+  cli::add_report_command(app, global);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,67 @@
+// `moetwin plan --model M --instance I --tokens T`: which layouts, node counts and dispatchers train a
+// token budget fastest and cheapest, with their uncertainty. Wiring only: the work is in planning/.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/planning/plan.hpp"
+#include "moetwin/planning/plan_report.hpp"
+#include "moetwin/reports/result_table.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+
+namespace moetwin::cli {
+
+void add_plan_command(CLI::App& app, const GlobalOptions& global) {
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Capacity plan: feasible layouts per node count, time to train, cost, Pareto front, dispatcher");
+  struct Options {
+    PlanRequest request;
+    std::string profile;
+    bool explain = false;
+    std::string format = "text";
+    std::string out;
+  };
+  auto opts = std::make_shared<Options>();
+  PlanRequest& r = opts->request;
+  cmd->add_option("--model", r.model, "Catalog model (e.g. kimi-k2)")->required();
+  cmd->add_option("--instance", r.instance, "Catalog instance (e.g. p6-b300.48xlarge)")->required();
+  cmd->add_option("--tokens", r.tokens, "Tokens to train on (e.g. 1e12)")->required();
+  cmd->add_option("--deadline", r.deadline_days, "Deadline in days (default none)");
+  cmd->add_option("--max-nodes", r.max_nodes, "Largest node count (powers of two up to it; default 64)");
+  cmd->add_option("--price", r.price_usd_per_hour, "USD per node-hour (default: the catalog's price)");
+  cmd->add_option("--gbs", r.global_batch, "Global batch, sequences per iteration (default 512)");
+  cmd->add_option("--seq", r.seq_length, "Sequence length, tokens (default 4096)");
+  cmd->add_option("--screen", r.predictions_per_node_count,
+                  "Layouts predicted per node count in the screening pass (default 8)");
+  cmd->add_option("--finalists", r.dispatcher_finalists,
+                  "Layouts per node count predicted with every dispatcher (default 2)");
+  cmd->add_option("--profile", opts->profile, "Fitted profile (default: the shipped one; 'none' = unfitted)");
+  cmd->add_flag("--explain", opts->explain, "List every rejected candidate with the reason");
+  cmd->add_option("--format", opts->format, "text | json | csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
+  cmd->callback([opts, &global] {
+    const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
+    const Catalog catalog = Catalog::load(catalog_dir);
+    check_plan_request(catalog, opts->request);
+    const FittedProfile profile = resolve_fitted_profile(opts->profile);
+    const Plan plan = make_plan(catalog, opts->request, profile,
+                                [](const std::string& line) { std::cerr << line << '\n'; });
+    std::string content;
+    if (opts->format == "csv") {
+      content = render_csv(plan_options_table(plan));
+      // The CSV stays one table (what `moetwin report` reads); the rejected ones go to stderr.
+      if (opts->explain) std::cerr << "rejected candidates:\n" << render_text(plan_rejected_table(plan));
+    } else if (opts->format == "json") {
+      OutputContext context{"plan", catalog_dir, {}};
+      content = render_plan_json(plan, context, opts->explain);
+    } else {
+      content = render_plan_text(plan, opts->explain);
+    }
+    emit_output(content, opts->out);
+  });
+}
+
+}  // namespace moetwin::cli

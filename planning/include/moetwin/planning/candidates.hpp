@@ -1,0 +1,86 @@
+// The layouts `moetwin plan` considers for one model on one instance type: enumeration of the search
+// space, the scenario each candidate stands for, and the cheap checks (scenario rules, pipeline split,
+// memory fit) that reject most of them before any prediction. The search space and its pruning rules are
+// documented at enumerate_candidates().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/scenario/scenario.hpp"
+
+namespace moetwin {
+
+// What the user asked to plan (the flags of `moetwin plan`).
+struct PlanRequest {
+  std::string model;
+  std::string instance;
+  double tokens = 0;               // tokens to train on
+  double deadline_days = 0;        // 0 = no deadline
+  int max_nodes = 64;              // node counts 1, 2, 4, ... up to this
+  double price_usd_per_hour = -1;  // per node; < 0 = the catalog's price
+  int global_batch = 512;          // sequences per iteration, the same for every option (a training choice)
+  int seq_length = 4096;
+  // Predictions per node count in the screening pass (see make_plan): bounds the run time.
+  int predictions_per_node_count = 8;
+  // Layouts per node count whose every dispatcher is predicted after screening.
+  int dispatcher_finalists = 2;
+  std::string reference_dispatcher = "nccl-alltoall";  // the screening dispatcher (valid at any EP size)
+};
+
+// One point of the search space (dispatcher chosen later).
+struct Candidate {
+  int nodes = 1;
+  ParallelLayout parallel;
+  int micro_batch = 1;
+  Recompute recompute = Recompute::none;
+  bool overlap_moe_a2a = false;
+  // "n32 tp8 pp8 vpp1 ep32 dp4 mb4 recompute=full overlap=off"
+  std::string label() const;
+};
+
+// Node counts 1, 2, 4, ... <= max_nodes.
+std::vector<int> node_counts(int max_nodes);
+
+// The search space for `nodes` nodes, before any check (recompute is left at none; fit_candidate picks
+// it). Pruning rules (why each is safe or what it gives up):
+//  - cp = 1, etp = 1 (the live runs and the Megatron-Bridge MoE recipes at these sizes);
+//  - tp in {1, 2, 4, 8}, at most the GPUs of a node (TP across nodes is never competitive on EFA);
+//  - pp in {1, 2, 4, 8, 16} dividing the world and at most layers / 2 (no stage of a single layer);
+//  - vpp in {1, 2} (vpp 2 only with pp > 1);
+//  - ep: powers of two dividing both the routed experts and tp x dp (the stage's ranks), and >= 2 for
+//    an MoE model (ep 1 replicates every expert on every GPU, which never fits an MoE this size and is
+//    never faster than ep 2 in memory);
+//  - micro-batch in {1, 2, 4};
+//  - overlap_moe_a2a on only where Megatron allows it (ep >= 2, vpp >= 2).
+std::vector<Candidate> enumerate_candidates(const ModelSpec& model, const InstanceSpec& instance,
+                                            const PlanRequest& request, int nodes);
+
+// The scenario of a candidate with `dispatcher` (balanced routing, seed 1, bf16, distributed optimizer,
+// DP overlap on: the live runs' settings). Not validated: see check_candidate.
+Scenario scenario_for(const Candidate& candidate, const ModelSpec& model, const InstanceSpec& instance,
+                      const GpuSpec& gpu, const DispatcherSpec& dispatcher, const PlanRequest& request);
+
+// Outcome of the cheap checks of one (candidate, dispatcher).
+struct CandidateCheck {
+  enum class Verdict { ok, invalid, does_not_fit };
+  Verdict verdict = Verdict::ok;
+  std::string reason;      // "" when ok; "invalid: <message>" or "does not fit: X GiB > Y GiB ..."
+  double worst_bytes = 0;  // memory of the most loaded stage (when the layout could be split)
+  double hbm_bytes = 0;
+};
+
+// Scenario rules (validate_scenario), the pipeline split (make_pipeline_layout) and the memory fit
+// (estimate_memory) of `scenario`, in that order; the first failure is the verdict.
+CandidateCheck check_scenario(const Scenario& scenario);
+
+// Picks the lightest recompute (none, selective, full) under which the candidate fits with `dispatcher`
+// and returns the check of that choice, setting candidate.recompute. When none fits, the check of full
+// recompute (the smallest footprint) is returned; an invalid layout returns the first invalid verdict.
+// overlap_moe_a2a excludes full recompute (Megatron), so such candidates stop at selective.
+CandidateCheck fit_candidate(Candidate& candidate, const ModelSpec& model, const InstanceSpec& instance,
+                             const GpuSpec& gpu, const DispatcherSpec& dispatcher,
+                             const PlanRequest& request);
+
+}  // namespace moetwin

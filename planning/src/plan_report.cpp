@@ -1,0 +1,218 @@
+#include "moetwin/planning/plan_report.hpp"
+
+#include "moetwin/common/numbers.hpp"
+
+namespace moetwin {
+namespace {
+
+std::string layout_text(const Candidate& c) {
+  const ParallelLayout& p = c.parallel;
+  return "tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " vpp" + std::to_string(p.vpp) + " ep" +
+         std::to_string(p.ep) + " dp" + std::to_string(p.dp) + " mb" + std::to_string(c.micro_batch) + " " +
+         to_string(c.recompute) + (c.overlap_moe_a2a ? " overlap" : "");
+}
+
+std::string money(double usd) {
+  return usd < 0 ? std::string("-") : "$" + format_fixed(usd, 0);
+}
+
+std::string margin_text(const PlanOption& o) {
+  if (o.outcomes.size() < 2) return "only " + o.best().dispatcher + " predicted";
+  return "+" + format_fixed(o.margin_pct, 1) + "% vs " + o.outcomes[1].dispatcher +
+         (o.margin_exceeds_uncertainty ? " (beyond the uncertainty)" : " (within the uncertainty)");
+}
+
+ResultTable brief_table(const Plan& plan, bool pareto_only) {
+  ResultTable t;
+  t.columns = {"rank", "nodes",     "layout",     "dispatcher", "iter_s",   "band_s",
+               "days", "days_band", "node_hours", "cost",       "deadline", "dispatcher_margin"};
+  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+    const PlanOption& o = plan.options[i];
+    if (pareto_only && !o.pareto) continue;
+    const DispatcherOutcome& b = o.best();
+    t.add_row({Cell::integer(static_cast<std::int64_t>(i + 1)), Cell::integer(o.candidate.nodes),
+               layout_text(o.candidate), b.dispatcher, Cell::fixed(b.iteration_s, 3),
+               format_fixed(b.band.lo_s, 2) + ".." + format_fixed(b.band.hi_s, 2), Cell::fixed(o.days, 1),
+               format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1), Cell::fixed(o.node_hours, 0),
+               money(o.cost_usd), plan.request.deadline_days <= 0 ? "-" : (o.meets_deadline ? "yes" : "no"),
+               margin_text(o)});
+  }
+  return t;
+}
+
+}  // namespace
+
+ResultTable plan_options_table(const Plan& plan) {
+  ResultTable t;
+  t.columns = {"rank",
+               "nodes",
+               "gpus",
+               "tp",
+               "pp",
+               "vpp",
+               "ep",
+               "etp",
+               "dp",
+               "mb",
+               "recompute",
+               "overlap",
+               "gbs",
+               "seq",
+               "dispatcher",
+               "runner_up",
+               "margin_pct",
+               "margin_exceeds_uncertainty",
+               "dispatchers_compared",
+               "predicted_iter_s",
+               "lo_s",
+               "hi_s",
+               "predicted_tokens_s",
+               "predicted_tflops_gpu",
+               "days",
+               "days_lo",
+               "days_hi",
+               "node_hours",
+               "cost_usd",
+               "meets_deadline",
+               "meets_deadline_pessimistic",
+               "pareto",
+               "recommended",
+               "memory_gib",
+               "hbm_gib",
+               "compute_s_max",
+               "exposed_tp_s_max",
+               "exposed_ep_s_max",
+               "exposed_pp_s_max",
+               "exposed_dp_s_max",
+               "bubble_s_max",
+               "host_wait_s_max"};
+  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+    const PlanOption& o = plan.options[i];
+    const Candidate& c = o.candidate;
+    const DispatcherOutcome& b = o.best();
+    const bool has_runner = o.outcomes.size() >= 2;
+    t.add_row({Cell::integer(static_cast<std::int64_t>(i + 1)),
+               Cell::integer(c.nodes),
+               Cell::integer(c.parallel.world()),
+               Cell::integer(c.parallel.tp),
+               Cell::integer(c.parallel.pp),
+               Cell::integer(c.parallel.vpp),
+               Cell::integer(c.parallel.ep),
+               Cell::integer(c.parallel.etp),
+               Cell::integer(c.parallel.dp),
+               Cell::integer(c.micro_batch),
+               to_string(c.recompute),
+               Cell::boolean(c.overlap_moe_a2a),
+               Cell::integer(plan.request.global_batch),
+               Cell::integer(plan.request.seq_length),
+               b.dispatcher,
+               has_runner ? o.outcomes[1].dispatcher : std::string(),
+               has_runner ? Cell::fixed(o.margin_pct, 2) : Cell(""),
+               Cell::boolean(o.margin_exceeds_uncertainty),
+               Cell::integer(static_cast<std::int64_t>(o.outcomes.size())),
+               Cell::fixed(b.iteration_s, 6),
+               Cell::fixed(b.band.lo_s, 6),
+               Cell::fixed(b.band.hi_s, 6),
+               Cell::fixed(b.tokens_per_s, 1),
+               Cell::fixed(b.tflops_per_gpu, 2),
+               Cell::fixed(o.days, 3),
+               Cell::fixed(o.days_lo, 3),
+               Cell::fixed(o.days_hi, 3),
+               Cell::fixed(o.node_hours, 1),
+               o.cost_usd < 0 ? Cell("") : Cell::fixed(o.cost_usd, 0),
+               Cell::boolean(o.meets_deadline),
+               Cell::boolean(o.meets_deadline_pessimistic),
+               Cell::boolean(o.pareto),
+               Cell::boolean(static_cast<int>(i) == plan.recommended),
+               Cell::fixed(o.memory_bytes / kGiB, 2),
+               Cell::fixed(o.hbm_bytes / kGiB, 2),
+               Cell::fixed(b.compute_s, 6),
+               Cell::fixed(b.exposed_tp_s, 6),
+               Cell::fixed(b.exposed_ep_s, 6),
+               Cell::fixed(b.exposed_pp_s, 6),
+               Cell::fixed(b.exposed_dp_s, 6),
+               Cell::fixed(b.bubble_s, 6),
+               Cell::fixed(b.host_wait_s, 6)});
+  }
+  return t;
+}
+
+ResultTable plan_rejected_table(const Plan& plan) {
+  ResultTable t;
+  t.columns = {"candidate", "dispatcher", "reason"};
+  for (const Rejection& r : plan.rejected) t.add_row({r.label, r.dispatcher, r.reason});
+  return t;
+}
+
+std::string render_plan_text(const Plan& plan, bool explain) {
+  const PlanRequest& r = plan.request;
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"model / instance", r.model + " on " + r.instance},
+      {"tokens", format_significant(r.tokens, 4) + " (global batch " + std::to_string(r.global_batch) +
+                     " x " + std::to_string(r.seq_length) + " tokens per iteration)"},
+      {"deadline", r.deadline_days > 0 ? format_fixed(r.deadline_days, 1) + " days" : std::string("none")},
+      {"price",
+       plan.price_usd_per_hour > 0
+           ? "$" + format_fixed(plan.price_usd_per_hour, 2) + " per node-hour (" + plan.price_source + ")"
+           : "unknown (" + plan.price_source + "): costs in node-hours only"},
+      {"profile", plan.profile},
+      {"searched", std::to_string(plan.enumerated) + " layouts over node counts 1.." +
+                       std::to_string(r.max_nodes) + ", " + std::to_string(plan.options.size()) +
+                       " options predicted (" + std::to_string(plan.predictions) + " predictions), " +
+                       std::to_string(plan.rejected.size()) + " rejected (--explain lists them)"},
+  };
+  std::string out = render_key_values(kv) + "\n";
+  if (plan.recommended < 0) {
+    out += "recommendation: none: no layout up to " + std::to_string(r.max_nodes) +
+           " nodes fits and passes the validity limits (--explain says why)\n";
+  } else {
+    const PlanOption& o = plan.options[static_cast<std::size_t>(plan.recommended)];
+    out += "recommendation: " + std::to_string(o.candidate.nodes) + " x " + r.instance + ", " +
+           layout_text(o.candidate) + ", " + o.best().dispatcher + ": " + format_fixed(o.days, 1) +
+           " days (" + format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1) + "), " +
+           format_fixed(o.node_hours, 0) + " node-hours" + (o.cost_usd >= 0 ? ", " + money(o.cost_usd) : "") +
+           "\n";
+    if (!plan.recommended_meets_deadline) out += "  no option meets the deadline: this is the fastest\n";
+    out += "  dispatcher: " + margin_text(o) + "\n";
+  }
+  out += "\nPareto front (time to train vs cost):\n" + render_text(brief_table(plan, true));
+  out += "\nall options, fastest first:\n" + render_text(brief_table(plan, false));
+  if (explain) out += "\nrejected candidates:\n" + render_text(plan_rejected_table(plan));
+  return out;
+}
+
+std::string render_plan_json(const Plan& plan, const OutputContext& context, bool explain) {
+  ResultTable summary;
+  summary.columns = {"model",
+                     "instance",
+                     "tokens",
+                     "deadline_days",
+                     "max_nodes",
+                     "gbs",
+                     "seq",
+                     "price_usd_per_hour",
+                     "price_source",
+                     "profile",
+                     "enumerated",
+                     "predictions",
+                     "options",
+                     "rejected",
+                     "recommended_rank",
+                     "recommended_meets_deadline"};
+  const PlanRequest& r = plan.request;
+  summary.add_row({r.model, r.instance, Cell::exact(r.tokens), Cell::exact(r.deadline_days),
+                   Cell::integer(r.max_nodes), Cell::integer(r.global_batch), Cell::integer(r.seq_length),
+                   Cell::exact(plan.price_usd_per_hour), plan.price_source, plan.profile,
+                   Cell::integer(plan.enumerated), Cell::integer(plan.predictions),
+                   Cell::integer(static_cast<std::int64_t>(plan.options.size())),
+                   Cell::integer(static_cast<std::int64_t>(plan.rejected.size())),
+                   Cell::integer(plan.recommended + 1), Cell::boolean(plan.recommended_meets_deadline)});
+  const ResultTable options = plan_options_table(plan);
+  const ResultTable rejected = plan_rejected_table(plan);
+  std::vector<std::pair<std::string, const ResultTable*>> tables = {{"plan", &summary},
+                                                                    {"options", &options}};
+  if (explain) tables.emplace_back("rejected", &rejected);
+  return render_json(context, tables);
+}
+
+}  // namespace moetwin

@@ -1,0 +1,131 @@
+#include "moetwin/planning/candidates.hpp"
+
+#include <gtest/gtest.h>
+
+#include "moetwin/common/numbers.hpp"
+
+namespace moetwin {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+TEST(PlanCandidates, NodeCountsArePowersOfTwo) {
+  EXPECT_EQ(node_counts(64), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(node_counts(12), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(node_counts(1), (std::vector<int>{1}));
+}
+
+// qwen3-30b-a3b (48 layers, 128 experts) on one 8-GPU node. By hand, per (tp, pp) with dp = 8/(tp pp):
+// ep = powers of two >= 2 dividing tp x dp; vpp 2 needs pp > 1 and doubles with overlap on/off; mb x3.
+//   tp1: pp1 ep{2,4,8} 9, pp2 ep{2,4} 6+12, pp4 ep{2} 3+6, pp8 (stage of 1 rank, no ep >= 2) 0  -> 36
+//   tp2: pp1 9, pp2 18, pp4 9                                                                     -> 36
+//   tp4: pp1 9, pp2 18                                                                            -> 27
+//   tp8: pp1 9                                                                                    ->  9
+TEST(PlanCandidates, EnumerationCountsOnOneNode) {
+  PlanRequest req;
+  const auto all =
+      enumerate_candidates(catalog().model("qwen3-30b-a3b"), catalog().instance("p5en.48xlarge"), req, 1);
+  EXPECT_EQ(all.size(), 108u);
+  for (const Candidate& c : all) {
+    EXPECT_EQ(c.parallel.world(), 8) << c.label();
+    EXPECT_EQ((c.parallel.tp * c.parallel.dp) % c.parallel.ep, 0) << c.label();
+    EXPECT_EQ(128 % c.parallel.ep, 0) << c.label();
+    if (c.overlap_moe_a2a) {
+      EXPECT_EQ(c.parallel.vpp, 2) << c.label();
+    }
+    if (c.parallel.vpp == 2) {
+      EXPECT_GT(c.parallel.pp, 1) << c.label();
+    }
+  }
+}
+
+TEST(PlanCandidates, LabelNamesEveryChoice) {
+  Candidate c;
+  c.nodes = 32;
+  c.parallel = {8, 8, 1, 32, 1, 4, 1};
+  c.micro_batch = 4;
+  c.recompute = Recompute::full;
+  EXPECT_EQ(c.label(), "n32 tp8 pp8 vpp1 ep32 dp4 mb4 recompute=full overlap=off");
+}
+
+Candidate qwen_candidate(int tp, int pp, int vpp, int ep, int mb) {
+  Candidate c;
+  c.nodes = 1;
+  c.parallel.tp = tp;
+  c.parallel.pp = pp;
+  c.parallel.vpp = vpp;
+  c.parallel.ep = ep;
+  c.parallel.dp = 8 / (tp * pp);
+  c.micro_batch = mb;
+  return c;
+}
+
+// Divisibility: vpp 2 on pp 2 needs microbatches (gbs / (mb dp)) divisible by pp; gbs 6, mb 1, dp 2 gives 3.
+TEST(PlanCandidates, DivisibilityRejectsWithTheScenarioRule) {
+  PlanRequest req;
+  req.global_batch = 6;
+  Candidate c = qwen_candidate(2, 2, 2, 2, 1);
+  const CandidateCheck check =
+      fit_candidate(c, catalog().model("qwen3-30b-a3b"), catalog().instance("p5en.48xlarge"),
+                    catalog().gpu("H200-SXM"), catalog().dispatcher("nccl-alltoall"), req);
+  EXPECT_EQ(check.verdict, CandidateCheck::Verdict::invalid);
+  EXPECT_EQ(check.reason,
+            "invalid: plan: training.global_batch: 6: global_batch / (micro_batch * dp) = 3 microbatches, a "
+            "multiple of pp = 2 (Megatron's interleaved schedule with vpp = 2)");
+}
+
+// The small model fits without recompute: the lightest recompute is chosen.
+TEST(PlanCandidates, SmallModelFitsWithoutRecompute) {
+  PlanRequest req;
+  req.global_batch = 64;
+  Candidate c = qwen_candidate(1, 1, 1, 8, 1);
+  const CandidateCheck check =
+      fit_candidate(c, catalog().model("qwen3-30b-a3b"), catalog().instance("p5en.48xlarge"),
+                    catalog().gpu("H200-SXM"), catalog().dispatcher("nccl-alltoall"), req);
+  EXPECT_EQ(check.verdict, CandidateCheck::Verdict::ok) << check.reason;
+  EXPECT_EQ(c.recompute, Recompute::none);
+  EXPECT_LT(check.worst_bytes, check.hbm_bytes);
+}
+
+// Kimi-K2 (~1.04 T parameters) on one H200 node: even fully recomputed, the weights, gradients and
+// (8-way sharded) optimizer state of ~130 B parameters per GPU exceed 141 GB = 131.3 GiB.
+TEST(PlanCandidates, MemoryFitRejectsAHugeModelOnOneNode) {
+  PlanRequest req;
+  req.global_batch = 64;
+  Candidate c = qwen_candidate(8, 1, 1, 8, 1);
+  const CandidateCheck check =
+      fit_candidate(c, catalog().model("kimi-k2"), catalog().instance("p5en.48xlarge"),
+                    catalog().gpu("H200-SXM"), catalog().dispatcher("nccl-alltoall"), req);
+  EXPECT_EQ(check.verdict, CandidateCheck::Verdict::does_not_fit);
+  EXPECT_EQ(c.recompute, Recompute::full);
+  EXPECT_NEAR(check.hbm_bytes / kGiB, 131.32, 0.01);
+  EXPECT_GT(check.worst_bytes, 2 * check.hbm_bytes);
+  EXPECT_EQ(check.reason.rfind("does not fit: ", 0), 0u) << check.reason;
+  EXPECT_NE(check.reason.find(" GiB > 131.3 GiB on stage 0 (recompute full, nccl-alltoall)"),
+            std::string::npos)
+      << check.reason;
+}
+
+// DeepSeek-V3 (256 experts) at EP 256 is beyond deepep-nvshmem's normal-kernel limit (160 ranks): invalid is
+// invalid with the scenario rule's message.
+TEST(PlanCandidates, DispatcherValidityLimit) {
+  PlanRequest req;
+  req.global_batch = 512;
+  Candidate c;
+  c.nodes = 32;
+  c.parallel = {8, 1, 1, 256, 1, 32, 1};
+  c.micro_batch = 1;
+  const DispatcherSpec& d = catalog().dispatcher("deepep-nvshmem");
+  ASSERT_EQ(d.max_ranks_normal, 160);
+  const Scenario s = scenario_for(c, catalog().model("deepseek-v3"), catalog().instance("p6-b300.48xlarge"),
+                                  catalog().gpu("B300"), d, req);
+  const CandidateCheck check = check_scenario(s);
+  EXPECT_EQ(check.verdict, CandidateCheck::Verdict::invalid);
+  EXPECT_NE(check.reason.find("deepep-nvshmem"), std::string::npos) << check.reason;
+}
+
+}  // namespace
+}  // namespace moetwin

@@ -1,0 +1,166 @@
+#include "moetwin/planning/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/planning/plan_report.hpp"
+
+namespace moetwin {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+FittedProfile unfitted() {
+  return resolve_fitted_profile("none");
+}
+
+PlanRequest small_request() {
+  PlanRequest r;
+  r.model = "qwen3-30b-a3b";
+  r.instance = "p5en.48xlarge";
+  r.tokens = 1e9;
+  r.max_nodes = 1;
+  r.global_batch = 16;
+  r.seq_length = 4096;
+  r.predictions_per_node_count = 2;
+  r.dispatcher_finalists = 1;
+  return r;
+}
+
+std::string error_of(const PlanRequest& r) {
+  try {
+    check_plan_request(catalog(), r);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PlanRequestCheck, ExactMessages) {
+  PlanRequest r = small_request();
+  r.model = "gpt-5";
+  EXPECT_EQ(error_of(r),
+            "<input>: --model: \"gpt-5\": a catalog model: one of deepseek-v3, kimi-k2, qwen3-235b-a22b, "
+            "qwen3-30b-a3b");
+  r = small_request();
+  r.instance = "p4d.24xlarge";
+  EXPECT_EQ(error_of(r),
+            "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of p5.48xlarge, p5en.48xlarge, "
+            "p6-b200.48xlarge, p6-b300.48xlarge");
+  r = small_request();
+  r.tokens = 0;
+  EXPECT_EQ(error_of(r), "<input>: --tokens: 0: a number of tokens > 0 (e.g. 1e12)");
+  r.tokens = -5;
+  EXPECT_EQ(error_of(r), "<input>: --tokens: -5: a number of tokens > 0 (e.g. 1e12)");
+  r = small_request();
+  r.deadline_days = -1;
+  EXPECT_EQ(error_of(r), "<input>: --deadline: -1: days >= 0 (0 = no deadline)");
+  r = small_request();
+  r.max_nodes = 0;
+  EXPECT_EQ(error_of(r), "<input>: --max-nodes: 0: an integer in [1, 4096]");
+  r = small_request();
+  r.price_usd_per_hour = -3;
+  EXPECT_EQ(error_of(r), "<input>: --price: -3: USD per node-hour >= 0");
+  EXPECT_EQ(error_of(small_request()), "");
+}
+
+TEST(PlanScreening, ProxyOrdersByRecomputeAndBubble) {
+  Candidate a;
+  a.parallel = {8, 4, 1, 8, 1, 2, 1};
+  a.micro_batch = 1;  // 16 / (1 x 2) = 8 microbatches: bubble 3/8
+  EXPECT_DOUBLE_EQ(screening_proxy(a, 16), 1.375);
+  a.parallel.vpp = 2;  // 3/16
+  EXPECT_DOUBLE_EQ(screening_proxy(a, 16), 1.1875);
+  a.recompute = Recompute::full;
+  EXPECT_DOUBLE_EQ(screening_proxy(a, 16), 1.1875 * 4.0 / 3.0);
+}
+
+TEST(PlanMargin, BandsMustNotOverlap) {
+  EXPECT_TRUE(margin_exceeds_uncertainty({1.0, 2.0}, {2.5, 4.0}));
+  EXPECT_FALSE(margin_exceeds_uncertainty({1.0, 2.0}, {1.9, 4.0}));
+}
+
+class SmallPlan : public ::testing::Test {
+ protected:
+  static const Plan& plan() {
+    static const Plan p = [] {
+      PlanRequest r = small_request();
+      r.price_usd_per_hour = 10;
+      r.deadline_days = 1000;
+      return make_plan(catalog(), r, unfitted());
+    }();
+    return p;
+  }
+};
+
+TEST_F(SmallPlan, PriceOverrideAndCosts) {
+  const Plan& p = plan();
+  EXPECT_EQ(p.price_usd_per_hour, 10);
+  EXPECT_EQ(p.price_source, "--price");
+  ASSERT_EQ(p.options.size(), 2u);  // the screening budget
+  EXPECT_EQ(p.enumerated, 108);
+  for (const PlanOption& o : p.options) {
+    // 1e9 tokens / (16 x 4096 tokens per iteration) iterations.
+    const double iterations = 1e9 / (16.0 * 4096.0);
+    EXPECT_NEAR(o.days, iterations * o.best().iteration_s / 86400.0, 1e-12);
+    EXPECT_NEAR(o.node_hours, o.days * 24.0, 1e-9);
+    EXPECT_NEAR(o.cost_usd, o.node_hours * 10.0, 1e-9);
+    // Unfitted band: predicted / 1.5 .. predicted / 0.5.
+    EXPECT_NEAR(o.best().band.lo_s, o.best().iteration_s / 1.5, 1e-12);
+    EXPECT_NEAR(o.best().band.hi_s, o.best().iteration_s * 2.0, 1e-12);
+    EXPECT_NEAR(o.days_hi, 2 * o.days, 1e-9);
+    EXPECT_TRUE(o.meets_deadline);
+    EXPECT_LE(o.memory_bytes, o.hbm_bytes);
+  }
+  EXPECT_LE(p.options[0].days, p.options[1].days);
+  // One node count: the front is the fastest option alone, and it is the cheapest too.
+  EXPECT_TRUE(p.options[0].pareto);
+  EXPECT_FALSE(p.options[1].pareto);
+  EXPECT_EQ(p.recommended, 0);
+  EXPECT_TRUE(p.recommended_meets_deadline);
+}
+
+TEST_F(SmallPlan, FinalistComparesDispatchersAndRejectionsAreExplained) {
+  const Plan& p = plan();
+  // The fastest layout is the single finalist: every catalog dispatcher either predicted or rejected.
+  std::size_t finalist = p.options[0].outcomes.size() >= 2 ? 0 : 1;
+  const PlanOption& f = p.options[finalist];
+  ASSERT_GE(f.outcomes.size(), 2u);
+  for (std::size_t i = 1; i < f.outcomes.size(); ++i)
+    EXPECT_LE(f.outcomes[i - 1].iteration_s, f.outcomes[i].iteration_s);
+  EXPECT_NEAR(f.margin_pct, (f.outcomes[1].iteration_s / f.outcomes[0].iteration_s - 1) * 100, 1e-9);
+  int budget = 0;
+  for (const Rejection& r : p.rejected) {
+    EXPECT_FALSE(r.reason.empty());
+    if (r.reason.rfind("not predicted: screening rank ", 0) == 0) ++budget;
+  }
+  EXPECT_GT(budget, 0);
+  const ResultTable t = plan_options_table(p);
+  EXPECT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][t.column("recommended")].text, "true");
+  EXPECT_EQ(t.rows[0][t.column("gpus")].text, "8");
+  const std::string text = render_plan_text(p, true);
+  EXPECT_NE(text.find("recommendation: 1 x p5en.48xlarge"), std::string::npos) << text;
+  EXPECT_NE(text.find("rejected candidates:"), std::string::npos);
+}
+
+TEST(PlanDeadline, NoOptionMeetsAnImpossibleDeadline) {
+  PlanRequest r = small_request();
+  r.tokens = 1e15;
+  r.deadline_days = 1;
+  r.dispatcher_finalists = 0;
+  r.predictions_per_node_count = 1;
+  const Plan p = make_plan(catalog(), r, unfitted());
+  ASSERT_EQ(p.options.size(), 1u);
+  EXPECT_FALSE(p.options[0].meets_deadline);
+  EXPECT_EQ(p.recommended, 0);
+  EXPECT_FALSE(p.recommended_meets_deadline);
+  EXPECT_EQ(p.price_usd_per_hour, 63.296);  // the catalog's p5en price
+  EXPECT_NE(render_plan_text(p, false).find("no option meets the deadline"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace moetwin

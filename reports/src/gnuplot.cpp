@@ -1,0 +1,257 @@
+#include "moetwin/reports/gnuplot.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+
+extern char** environ;
+
+namespace moetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Colour-blind-safe palette (Okabe & Ito 2008), one colour per series in order.
+const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                          "#E69F00", "#56B4E9", "#F0E442", "#000000"};
+const char* colour(std::size_t i) {
+  return kColours[i % (sizeof(kColours) / sizeof(kColours[0]))];
+}
+
+std::string num(double v) {
+  return std::isfinite(v) ? format_exact(v) : std::string("NaN");
+}
+
+// Fixed size and font: the same input draws the same bytes on every machine with this gnuplot.
+std::string preamble(FigureFormat format, const std::string& output) {
+  std::string s;
+  if (format == FigureFormat::svg) {
+    s = "set terminal svg size 900,520 fixed font 'DejaVu Sans,13' background '#ffffff'\n";
+  } else {
+    s = "set terminal pngcairo size 1350,780 font 'DejaVu Sans,13' background '#ffffff'\n";
+  }
+  return s + "set output '" + output + "'\nset encoding utf8\nset termoption noenhanced\n" +
+         "set grid lc rgb '#dddddd'\nset border lc rgb '#444444'\nset key outside right top box\n";
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "moetwin-gnuplot-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory under " + tmpl);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+void write_file(const fs::path& p, const std::string& content) {
+  std::ofstream out(p, std::ios::binary);
+  out << content;
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+}  // namespace
+
+std::string find_gnuplot() {
+  const char* env = std::getenv("MOETWIN_GNUPLOT");
+  const std::string name = env && *env ? env : "gnuplot";
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+std::string gnuplot_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "''";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string run_gnuplot(const GnuplotJob& job) {
+  const std::string exe = find_gnuplot();
+  if (exe.empty()) {
+    throw InputError({"", 0},
+                     "gnuplot not found (PATH or $MOETWIN_GNUPLOT): install the Debian package "
+                     "gnuplot-nox (bash bootstrap.sh installs it)");
+  }
+  TempDir dir;
+  for (const GnuplotFile& f : job.data) write_file(dir.path / f.name, f.content);
+  write_file(dir.path / "figure.gp", job.script);
+  const std::string err_path = (dir.path / "stderr.txt").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  // gnuplot resolves the data and output names against its working directory: the script cd's there.
+  const std::string script = (dir.path / "figure.gp").string();
+  std::string arg0 = exe, arg1 = "-e", arg2 = "cd " + gnuplot_quote(dir.path.string()), arg3 = script;
+  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), arg3.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + exe);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  std::string errors;
+  {
+    std::ifstream e(err_path, std::ios::binary);
+    errors.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("gnuplot failed on a generated figure script: " + errors);
+  }
+  std::ifstream in(dir.path / job.output, std::ios::binary);
+  if (!in) throw std::runtime_error("gnuplot wrote no " + job.output + ": " + errors);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+GnuplotJob nodes_job(const NodesFigure& f, FigureFormat format) {
+  GnuplotJob job;
+  job.output = format == FigureFormat::svg ? "figure.svg" : "figure.png";
+  std::string s = preamble(format, job.output);
+  s += "set title " + gnuplot_quote("Iteration time vs nodes: " + f.title) + "\n";
+  s += "set xlabel 'nodes'\nset ylabel 'iteration time (s)'\nset logscale x 2\nset xtics 2\n";
+  s += "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n";
+  for (std::size_t i = 0; i < f.crossovers.size(); ++i) {
+    const Crossover& c = f.crossovers[i];
+    s += "set arrow from " + num(c.x) + ", graph 0 to " + num(c.x) +
+         ", graph 1 nohead dt 2 lc rgb '#777777'\n";
+    s += "set label " + gnuplot_quote(c.faster_after + " overtakes " + c.faster_before) + " at " + num(c.x) +
+         ", graph " + num(0.96 - 0.05 * static_cast<double>(i % 6)) + " left offset 0.5,0 font ',10'\n";
+  }
+  std::string plot;
+  for (std::size_t i = 0; i < f.series.size(); ++i) {
+    const Series& se = f.series[i];
+    const std::string file = "series" + std::to_string(i) + ".dat";
+    std::string data = "# nodes iteration_s lo_s hi_s\n";
+    bool band = true;
+    for (const BandPoint& p : se.points) {
+      data += num(p.x) + " " + num(p.y) + " " + num(p.lo) + " " + num(p.hi) + "\n";
+      band = band && std::isfinite(p.lo) && std::isfinite(p.hi);
+    }
+    job.data.push_back({file, data});
+    const std::string lc = std::string("lc rgb '") + colour(i) + "'";
+    if (band) {
+      plot += (plot.empty() ? "" : ", ") + std::string("'") + file +
+              "' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder " + lc + " notitle";
+    }
+    plot += (plot.empty() ? "" : ", ") + std::string("'") + file + "' using 1:2 with linespoints lw 2 pt 7 " +
+            lc + " title " + gnuplot_quote(se.name);
+  }
+  s += "plot " + plot + "\n";
+  job.script = s;
+  return job;
+}
+
+GnuplotJob breakdown_job(const BreakdownFigure& f, FigureFormat format) {
+  GnuplotJob job;
+  job.output = format == FigureFormat::svg ? "figure.svg" : "figure.png";
+  std::string s = preamble(format, job.output);
+  s += "set title " + gnuplot_quote(f.title) + "\n";
+  s += "set ylabel 'seconds per iteration'\nset style data histograms\nset style histogram rowstacked\n";
+  s += "set style fill solid 0.85 border rgb '#333333'\nset boxwidth 0.7\nset xtics rotate by -30 font "
+       "',10'\n";
+  s += "set yrange [0:*]\nset bmargin 9\n";
+  std::string data = "label";
+  for (const std::string& c : f.components) data += "\t" + c;
+  data += "\n";
+  for (std::size_t b = 0; b < f.bars.size(); ++b) {
+    data += "\"" + f.bars[b] + "\"";
+    for (double v : f.values[b]) data += "\t" + num(v);
+    data += "\n";
+  }
+  job.data.push_back({"bars.dat", data});
+  std::string plot;
+  for (std::size_t c = 0; c < f.components.size(); ++c) {
+    plot += (c == 0 ? "'bars.dat' using " : ", '' using ") + std::to_string(c + 2) +
+            (c == 0 ? ":xtic(1)" : "") + " lc rgb '" + colour(c) + "' title " +
+            gnuplot_quote(f.components[c]);
+  }
+  s += "set datafile separator '\\t'\nplot " + plot + "\n";
+  job.script = s;
+  return job;
+}
+
+GnuplotJob scatter_job(const ScatterFigure& f, FigureFormat format) {
+  GnuplotJob job;
+  job.output = format == FigureFormat::svg ? "figure.svg" : "figure.png";
+  double hi = 0;
+  for (std::size_t i = 0; i < f.measured.size(); ++i) hi = std::max({hi, f.measured[i], f.predicted[i]});
+  hi *= 1.1;
+  std::string s = preamble(format, job.output);
+  s += "set title " + gnuplot_quote(f.title) + "\n";
+  s += "set xlabel 'measured iteration time (s)'\nset ylabel 'predicted iteration time (s)'\n";
+  s += "set xrange [0:" + num(hi) + "]\nset yrange [0:" + num(hi) + "]\nset size ratio -1\nset samples 2\n";
+  std::string data = "# measured_s predicted_s\n";
+  for (std::size_t i = 0; i < f.measured.size(); ++i)
+    data += num(f.measured[i]) + " " + num(f.predicted[i]) + "\n";
+  job.data.push_back({"points.dat", data});
+  s +=
+      "plot x*1.2 with filledcurves y1=0 fs transparent solid 0.08 noborder lc rgb '#009E73' notitle, "
+      "x*1.2 with lines dt 3 lc rgb '#009E73' title '+-20%', x*0.8 with lines dt 3 lc rgb '#009E73' notitle, "
+      "x*1.1 with lines dt 2 lc rgb '#0072B2' title '+-10%', x*0.9 with lines dt 2 lc rgb '#0072B2' notitle, "
+      "x with lines lc rgb '#000000' title 'predicted = measured', "
+      "'points.dat' using 1:2 with points pt 7 ps 1.2 lc rgb '#D55E00' title 'runs'\n";
+  job.script = s;
+  return job;
+}
+
+GnuplotJob pareto_job(const ParetoFigure& f, FigureFormat format) {
+  GnuplotJob job;
+  job.output = format == FigureFormat::svg ? "figure.svg" : "figure.png";
+  std::string s = preamble(format, job.output);
+  s += "set title " + gnuplot_quote(f.title) + "\n";
+  s += "set xlabel 'time to train (days)'\nset ylabel " + gnuplot_quote(f.cost_label) + "\n";
+  s += "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n";
+  std::string all = "# days cost\n";
+  for (std::size_t i = 0; i < f.days.size(); ++i) all += num(f.days[i]) + " " + num(f.cost[i]) + "\n";
+  std::string front = "# days cost\n";
+  for (std::size_t i = 0; i < f.front_days.size(); ++i)
+    front += num(f.front_days[i]) + " " + num(f.front_cost[i]) + "\n";
+  job.data.push_back({"options.dat", all});
+  job.data.push_back({"front.dat", front});
+  std::string plot =
+      "'options.dat' using 1:2 with points pt 6 ps 1.2 lc rgb '#777777' title 'options', "
+      "'front.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '#0072B2' title 'Pareto front'";
+  if (f.has_recommended) {
+    job.data.push_back({"recommended.dat", num(f.recommended_days) + " " + num(f.recommended_cost) + "\n"});
+    plot += ", 'recommended.dat' using 1:2 with points pt 5 ps 2 lc rgb '#D55E00' title 'recommended'";
+  }
+  s += "plot " + plot + "\n";
+  job.script = s;
+  return job;
+}
+
+}  // namespace moetwin

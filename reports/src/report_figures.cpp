@@ -1,0 +1,195 @@
+#include "moetwin/reports/report_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace moetwin {
+namespace {
+
+const std::vector<std::string> kPredicted = {"predicted_iter_s", "iteration_s"};
+const std::vector<std::string> kLo = {"lo_s", "iteration_lo_s"};
+const std::vector<std::string> kHi = {"hi_s", "iteration_hi_s"};
+
+bool is_true(const std::string& s) {
+  return s == "true" || s == "1" || s == "yes";
+}
+
+// recommend's winner column: a boolean per row, or the winning dispatcher's name.
+bool row_is_winner(const ReportInput& in, std::size_t r) {
+  const std::string& w = in.cell(r, {"winner"});
+  if (w == "true" || w == "false" || w == "1" || w == "0") return is_true(w);
+  return w == in.cell(r, {"dispatcher"});
+}
+
+std::string row_label(const ReportInput& in, std::size_t r) {
+  std::string s;
+  auto add = [&](const std::string& prefix, const std::vector<std::string>& cols) {
+    const std::string& v = in.cell(r, cols);
+    if (!v.empty()) s += (s.empty() ? "" : " ") + prefix + v;
+  };
+  if (in.kind == ReportKind::validate) add("", {"campaign"});
+  add("n", {"nodes"});
+  add("tp", {"tp"});
+  add("pp", {"pp"});
+  add("ep", {"ep"});
+  add("mb", {"mb", "micro_batch"});
+  add("", {"dispatcher"});
+  return s.empty() ? "row " + std::to_string(r + 1) : s;
+}
+
+}  // namespace
+
+std::vector<Crossover> find_crossovers(const std::vector<Series>& series) {
+  std::vector<Crossover> out;
+  for (std::size_t a = 0; a < series.size(); ++a) {
+    for (std::size_t b = a + 1; b < series.size(); ++b) {
+      // Common x values in ascending order.
+      std::vector<std::pair<double, std::pair<double, double>>> common;
+      for (const BandPoint& p : series[a].points) {
+        for (const BandPoint& q : series[b].points) {
+          if (p.x == q.x) common.push_back({p.x, {p.y, q.y}});
+        }
+      }
+      for (std::size_t i = 1; i < common.size(); ++i) {
+        const double d0 = common[i - 1].second.first - common[i - 1].second.second;
+        const double d1 = common[i].second.first - common[i].second.second;
+        if (d0 == 0 || d1 == 0 || (d0 < 0) == (d1 < 0)) continue;
+        const double l0 = std::log2(common[i - 1].first);
+        const double l1 = std::log2(common[i].first);
+        const double x = std::exp2(l0 + (l1 - l0) * d0 / (d0 - d1));
+        const std::string& na = series[a].name;
+        const std::string& nb = series[b].name;
+        out.push_back(d0 < 0 ? Crossover{na, nb, x} : Crossover{nb, na, x});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Crossover& l, const Crossover& r) {
+    if (l.x != r.x) return l.x < r.x;
+    if (l.faster_before != r.faster_before) return l.faster_before < r.faster_before;
+    return l.faster_after < r.faster_after;
+  });
+  return out;
+}
+
+std::vector<NodesFigure> nodes_figures(const ReportInput& in) {
+  std::vector<NodesFigure> out;
+  if (in.kind != ReportKind::recommend && in.kind != ReportKind::sweep) return out;
+  // (model on instance) -> dispatcher -> nodes -> fastest row's point.
+  std::map<std::string, std::map<std::string, std::map<double, BandPoint>>> groups;
+  for (std::size_t r = 0; r < in.rows.size(); ++r) {
+    if (in.kind == ReportKind::sweep && in.cell(r, {"status"}) != "ok") continue;
+    const double nodes = in.number(r, {"nodes"});
+    const double y = in.number(r, kPredicted);
+    const std::string& d = in.cell(r, {"dispatcher"});
+    if (!(nodes > 0) || !(y > 0) || d.empty()) continue;
+    const std::string group = in.cell(r, {"model"}) + " on " + in.cell(r, {"instance"});
+    BandPoint p{nodes, y, in.number(r, kLo), in.number(r, kHi)};
+    auto& slot = groups[group][d];
+    auto it = slot.find(nodes);
+    if (it == slot.end() || y < it->second.y) slot[nodes] = p;
+  }
+  for (const auto& [group, dispatchers] : groups) {
+    NodesFigure f;
+    f.title = group;
+    for (const auto& [name, points] : dispatchers) {
+      Series s;
+      s.name = name;
+      for (const auto& [x, p] : points) s.points.push_back(p);
+      f.series.push_back(std::move(s));
+    }
+    f.crossovers = find_crossovers(f.series);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+BreakdownFigure breakdown_figure(const ReportInput& in, std::size_t max_bars) {
+  BreakdownFigure f;
+  f.title = std::string("Where the time goes (") + to_string(in.kind) + ", max over ranks)";
+  const std::vector<std::pair<std::string, std::string>> components = {
+      {"compute_s_max", "compute"},       {"exposed_tp_s_max", "exposed TP"},
+      {"exposed_ep_s_max", "exposed EP"}, {"exposed_pp_s_max", "exposed PP"},
+      {"exposed_dp_s_max", "exposed DP"}, {"host_wait_s_max", "host wait"},
+      {"bubble_s_max", "bubble"}};
+  std::vector<std::string> present;
+  for (const auto& [col, name] : components) {
+    if (in.has(col)) {
+      present.push_back(col);
+      f.components.push_back(name);
+    }
+  }
+  if (present.empty()) return f;
+  for (std::size_t r = 0; r < in.rows.size() && f.bars.size() < max_bars; ++r) {
+    if (in.kind == ReportKind::sweep && in.cell(r, {"status"}) != "ok") continue;
+    if (in.kind == ReportKind::recommend && !row_is_winner(in, r)) continue;
+    std::vector<double> v;
+    bool ok = true;
+    for (const std::string& col : present) {
+      const double x = in.number(r, {col});
+      ok = ok && std::isfinite(x);
+      v.push_back(std::isfinite(x) ? x : 0);
+    }
+    if (!ok) continue;
+    f.bars.push_back(row_label(in, r));
+    f.values.push_back(std::move(v));
+  }
+  return f;
+}
+
+ScatterFigure scatter_figure(const ReportInput& in) {
+  ScatterFigure f;
+  f.title = "Predicted vs measured iteration time";
+  if (in.kind != ReportKind::validate) return f;
+  int w10 = 0, w20 = 0;
+  for (std::size_t r = 0; r < in.rows.size(); ++r) {
+    const double m = in.number(r, {"iter_s", "measured_iter_s"});
+    const double p = in.number(r, {"predicted_iter_s"});
+    if (!(m > 0) || !(p > 0)) continue;
+    f.labels.push_back(row_label(in, r));
+    f.measured.push_back(m);
+    f.predicted.push_back(p);
+    const double err = std::fabs(p / m - 1);
+    w10 += err <= 0.10 + 1e-12 ? 1 : 0;
+    w20 += err <= 0.20 + 1e-12 ? 1 : 0;
+  }
+  if (!f.measured.empty()) {
+    f.within10 = static_cast<double>(w10) / static_cast<double>(f.measured.size());
+    f.within20 = static_cast<double>(w20) / static_cast<double>(f.measured.size());
+  }
+  return f;
+}
+
+ParetoFigure pareto_figure(const ReportInput& in) {
+  ParetoFigure f;
+  f.title = "Plan: time to train vs cost";
+  if (in.kind != ReportKind::plan) return f;
+  bool priced = in.rows.empty() ? false : true;
+  for (std::size_t r = 0; r < in.rows.size(); ++r)
+    priced = priced && std::isfinite(in.number(r, {"cost_usd"}));
+  f.cost_label = priced ? "cost (USD)" : "node-hours";
+  std::vector<std::pair<double, double>> front;
+  for (std::size_t r = 0; r < in.rows.size(); ++r) {
+    const double d = in.number(r, {"days"});
+    const double c = in.number(r, {priced ? "cost_usd" : "node_hours"});
+    if (!std::isfinite(d) || !std::isfinite(c)) continue;
+    f.days.push_back(d);
+    f.cost.push_back(c);
+    if (is_true(in.cell(r, {"pareto"}))) front.push_back({d, c});
+    if (is_true(in.cell(r, {"recommended"}))) {
+      f.has_recommended = true;
+      f.recommended_days = d;
+      f.recommended_cost = c;
+    }
+  }
+  std::sort(front.begin(), front.end());
+  for (const auto& [d, c] : front) {
+    f.front_days.push_back(d);
+    f.front_cost.push_back(c);
+  }
+  return f;
+}
+
+}  // namespace moetwin

@@ -1,0 +1,103 @@
+#include "moetwin/reports/report_figures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace moetwin {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(MOETWIN_SOURCE_DIR) + "/reports/tests/data/" + name;
+}
+
+// nccl-alltoall 2.0, 2.2, 3.0 s and deepep-uccl 2.4, 2.3, 2.5 s at 8, 16, 32 nodes: the difference
+// -0.4, -0.1, +0.5 changes sign between 16 and 32 nodes; log2-linear: 2^(4 + 0.1 / 0.6) = 2^(25/6).
+TEST(ReportFigures, NodesFigureSeriesAndCrossover) {
+  const auto figs = nodes_figures(load_report_input(fixture("recommend.csv")));
+  ASSERT_EQ(figs.size(), 1u);
+  const NodesFigure& f = figs[0];
+  EXPECT_EQ(f.title, "kimi-k2 on p6-b300.48xlarge");
+  ASSERT_EQ(f.series.size(), 2u);
+  EXPECT_EQ(f.series[0].name, "deepep-uccl");
+  EXPECT_EQ(f.series[1].name, "nccl-alltoall");
+  ASSERT_EQ(f.series[1].points.size(), 3u);
+  EXPECT_DOUBLE_EQ(f.series[1].points[2].x, 32);
+  EXPECT_DOUBLE_EQ(f.series[1].points[2].y, 3.0);
+  EXPECT_DOUBLE_EQ(f.series[1].points[2].lo, 2.7);
+  EXPECT_DOUBLE_EQ(f.series[1].points[2].hi, 3.6);
+  ASSERT_EQ(f.crossovers.size(), 1u);
+  EXPECT_EQ(f.crossovers[0].faster_before, "nccl-alltoall");
+  EXPECT_EQ(f.crossovers[0].faster_after, "deepep-uccl");
+  EXPECT_NEAR(f.crossovers[0].x, std::exp2(25.0 / 6.0), 1e-9);
+}
+
+TEST(ReportFigures, CrossoversNeedACommonSignChange) {
+  Series a{"a", {{1, 1, 0, 0}, {2, 1, 0, 0}, {4, 1, 0, 0}}};
+  Series b{"b", {{1, 2, 0, 0}, {4, 3, 0, 0}}};  // always slower: none
+  EXPECT_TRUE(find_crossovers({a, b}).empty());
+  Series c{"c", {{1, 2, 0, 0}, {2, 0.5, 0, 0}, {4, 2, 0, 0}}};  // crosses a twice
+  const auto x = find_crossovers({a, c});
+  ASSERT_EQ(x.size(), 2u);
+  // d = a - c: -1 at 1, +0.5 at 2 -> 2^(0 + 1/1.5); +0.5 at 2, -1 at 4 -> 2^(1 + 0.5/1.5).
+  EXPECT_NEAR(x[0].x, std::exp2(2.0 / 3.0), 1e-12);
+  EXPECT_EQ(x[0].faster_before, "a");
+  EXPECT_EQ(x[0].faster_after, "c");
+  EXPECT_NEAR(x[1].x, std::exp2(4.0 / 3.0), 1e-12);
+  EXPECT_EQ(x[1].faster_before, "c");
+}
+
+TEST(ReportFigures, SweepSkipsInvalidPointsAndTakesTheFastest) {
+  const auto figs = nodes_figures(load_report_input(fixture("sweep.csv")));
+  ASSERT_EQ(figs.size(), 1u);
+  ASSERT_EQ(figs[0].series.size(), 2u);
+  EXPECT_EQ(figs[0].series[0].name, "deepep-uccl");
+  EXPECT_EQ(figs[0].series[0].points.size(), 2u);  // the invalid 64-node point is left out
+  // nccl 5.0, 3.0 vs uccl 4.0, 3.5: crossover between 8 and 16 at 2^(3 + 1 / 1.5).
+  ASSERT_EQ(figs[0].crossovers.size(), 1u);
+  EXPECT_NEAR(figs[0].crossovers[0].x, std::exp2(3.0 + 1.0 / 1.5), 1e-9);
+}
+
+TEST(ReportFigures, BreakdownOfRecommendWinners) {
+  const BreakdownFigure f = breakdown_figure(load_report_input(fixture("recommend.csv")));
+  EXPECT_EQ(f.components, (std::vector<std::string>{"compute", "exposed TP", "exposed EP", "exposed PP",
+                                                    "exposed DP", "host wait", "bubble"}));
+  ASSERT_EQ(f.bars.size(), 3u);  // one winner per node count
+  EXPECT_EQ(f.bars[2], "n32 mb1 deepep-uccl");
+  EXPECT_DOUBLE_EQ(f.values[2][2], 0.9);
+}
+
+TEST(ReportFigures, BreakdownOfSweepHasOnlyItsColumns) {
+  const BreakdownFigure f = breakdown_figure(load_report_input(fixture("sweep.csv")), 3);
+  EXPECT_EQ(f.components, (std::vector<std::string>{"compute", "exposed EP", "bubble"}));
+  EXPECT_EQ(f.bars.size(), 3u);
+  EXPECT_EQ(f.bars[0], "n8 tp8 pp8 ep8 mb1 nccl-alltoall");
+}
+
+// Errors 5%, -15%, 25%, 0%: within 10% two of four, within 20% three of four.
+TEST(ReportFigures, ScatterErrorBands) {
+  const ScatterFigure f = scatter_figure(load_report_input(fixture("validate.csv")));
+  ASSERT_EQ(f.measured.size(), 4u);
+  EXPECT_DOUBLE_EQ(f.measured[1], 8.0);
+  EXPECT_DOUBLE_EQ(f.predicted[1], 6.8);
+  EXPECT_DOUBLE_EQ(f.within10, 0.5);
+  EXPECT_DOUBLE_EQ(f.within20, 0.75);
+  EXPECT_TRUE(scatter_figure(load_report_input(fixture("plan.csv"))).measured.empty());
+}
+
+TEST(ReportFigures, ParetoFromPlan) {
+  const ParetoFigure f = pareto_figure(load_report_input(fixture("plan.csv")));
+  EXPECT_EQ(f.cost_label, "cost (USD)");
+  EXPECT_EQ(f.days.size(), 4u);
+  EXPECT_EQ(f.front_days, (std::vector<double>{10.0, 17.5, 32.5}));
+  EXPECT_EQ(f.front_cost, (std::vector<double>{1536000, 1344000, 1248000}));
+  EXPECT_TRUE(f.has_recommended);
+  EXPECT_DOUBLE_EQ(f.recommended_days, 17.5);
+  // A plan without prices falls back to node-hours.
+  const ParetoFigure g = pareto_figure(load_report_input(fixture("plan.json")));
+  EXPECT_EQ(g.cost_label, "node-hours");
+  EXPECT_EQ(g.cost, (std::vector<double>{15360.0, 13440.0}));
+}
+
+}  // namespace
+}  // namespace moetwin

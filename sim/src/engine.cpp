@@ -30,19 +30,129 @@ enum StreamState : std::uint8_t { kIdle = 0, kRunning = 1, kRendezvous = 2 };
 // Categories of a rank's time line; 0..3 are the comm classes.
 enum Category : std::uint8_t { kCatCompute = 4, kCatHostWait = 5, kCatBubble = 6, kCatIdle = 7 };
 
+// Streams of a program the engine tracks in one 64-bit mask per rank.
+constexpr int kMaxStreams = 64;
+// A dependency packs (stream, position in stream + 1) into 32 bits; 0 = none.
+constexpr int kDepPosBits = 24;
+constexpr std::uint32_t kDepPosMask = (1u << kDepPosBits) - 1;
+
+// One op compiled for the engine: everything starting and finishing it needs, in 32 bytes, stored in
+// stream order so that a stream's head advances through contiguous memory. (The engine is bound by
+// cache misses: the Program's separate index arrays cost a miss each per event on large workloads.)
+struct EngineOp {
+  TimeNs issue_prefix = 0;        // Program::issue_prefix of the op
+  TimeNs dur = 0;                 // >= 0: duration; < 0: the rank's var slot -dur - 1
+  std::int32_t index = 0;         // program index
+  std::uint32_t dep[2] = {0, 0};  // (stream << kDepPosBits) | (position in stream + 1), 0 = none
+  std::uint16_t sms = 0;
+  std::uint8_t comm = 0;     // 1: communication op
+  std::uint8_t channel = 0;  // ChannelKind; comm class in the high nibble
+};
+static_assert(sizeof(EngineOp) == 32, "EngineOp is meant to be half a cache line");
+
+// A host sync point of a program (an op with HostSync != none), in program order; a sentinel with
+// index = program size ends the list.
+struct SyncPoint {
+  std::int32_t index = 0;
+  std::int32_t stream = 0;  // the op's stream and position (HostSync::op waits for it)
+  std::int32_t pos = 0;
+  bool device = false;  // HostSync::device: wait for every op issued so far
+  TimeNs issue_prefix = 0;
+  std::int64_t drain = 0;  // device: offset into EngineProgram::drain (per stream, ops with index <= k)
+};
+
+struct EngineProgram {
+  const Program* prog = nullptr;
+  std::int32_t size = 0;
+  std::uint64_t stream_mask = 0;           // streams that hold ops
+  std::vector<std::int32_t> stream_begin;  // stream -> first record in ops
+  std::vector<std::int32_t> stream_count;  // stream -> ops
+  std::vector<EngineOp> ops;               // by stream, in issue order
+  std::vector<SyncPoint> syncs;            // + sentinel
+  std::vector<std::int32_t> drain;         // device syncs: per stream, ops of the stream issued up to it
+};
+
+EngineProgram compile(const Program& p) {
+  EngineProgram e;
+  e.prog = &p;
+  e.size = p.size();
+  const int streams = p.streams();
+  if (streams > kMaxStreams) throw std::logic_error("engine: more than 64 streams in a program");
+  e.stream_begin.assign(static_cast<std::size_t>(streams), 0);
+  e.stream_count.assign(static_cast<std::size_t>(streams), 0);
+  std::int32_t off = 0;
+  for (int s = 0; s < streams; ++s) {
+    const auto n = static_cast<std::int32_t>(p.stream_ops()[static_cast<std::size_t>(s)].size());
+    if (static_cast<std::uint32_t>(n) >= kDepPosMask) throw std::logic_error("engine: stream too long");
+    e.stream_begin[static_cast<std::size_t>(s)] = off;
+    e.stream_count[static_cast<std::size_t>(s)] = n;
+    if (n > 0) e.stream_mask |= std::uint64_t{1} << s;
+    off += n;
+  }
+  e.ops.resize(static_cast<std::size_t>(off));
+  const auto& ops = p.ops();
+  const auto& pos = p.pos_in_stream();
+  std::vector<std::int32_t> issued(static_cast<std::size_t>(streams), 0);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const OpSpec& o = ops[i];
+    EngineOp r;
+    r.issue_prefix = p.issue_prefix()[i];
+    r.dur = o.var_slot >= 0 ? -static_cast<TimeNs>(o.var_slot) - 1 : o.duration;
+    r.index = static_cast<std::int32_t>(i);
+    for (int k = 0; k < 2; ++k) {
+      const int d = o.deps[k];
+      if (d == kNoOp) continue;
+      const auto du = static_cast<std::size_t>(d);
+      r.dep[k] = (static_cast<std::uint32_t>(ops[du].stream) << kDepPosBits) |
+                 (static_cast<std::uint32_t>(pos[du]) + 1u);
+    }
+    r.sms = o.sms;
+    r.comm = o.kind == OpKind::comm ? 1 : 0;
+    r.channel = static_cast<std::uint8_t>(static_cast<unsigned>(o.channel) |
+                                          (static_cast<unsigned>(o.comm_class) << 4));
+    e.ops[static_cast<std::size_t>(e.stream_begin[o.stream] + pos[i])] = r;
+    ++issued[o.stream];
+    if (o.sync != HostSync::none) {
+      SyncPoint sp;
+      sp.index = r.index;
+      sp.stream = o.stream;
+      sp.pos = pos[i];
+      sp.device = o.sync == HostSync::device;
+      sp.issue_prefix = r.issue_prefix;
+      if (sp.device) {
+        sp.drain = static_cast<std::int64_t>(e.drain.size());
+        e.drain.insert(e.drain.end(), issued.begin(), issued.end());
+      }
+      e.syncs.push_back(sp);
+    }
+  }
+  SyncPoint end;
+  end.index = e.size;
+  e.syncs.push_back(end);
+  return e;
+}
+
 struct StreamRt {
-  std::int32_t pos = 0;  // index into the program's stream_ops of the head op
+  std::int32_t pos = 0;         // position of the head op in the stream
+  std::int32_t head_index = 0;  // program index of the head op: skips loading it while not issued
   std::uint8_t state = kIdle;
+  std::uint8_t cls = 0;  // comm class of the running comm op (for the time-line category)
   TimeNs start = 0;
 };
 
 struct RankRt {
-  const Program* prog = nullptr;
-  const TimeNs* var = nullptr;  // this rank's var durations
-  const std::int32_t* channels = nullptr;
-  // Host: ops >= seg_start up to the next sync op are issued at seg_base + issue_prefix[i].
+  const EngineProgram* prog = nullptr;
+  const TimeNs* var = nullptr;  // this rank's var slot s is var[s * var_stride]
+  std::int64_t var_stride = 0;
+  StreamRt* streams = nullptr;
+  std::int32_t channels[kChannelKinds] = {};
+  std::uint64_t live = 0;  // streams with ops left
+  // Host: ops in [seg_start, seg_end] are issued at seg_base + issue_prefix; seg_end is the next sync
+  // op (syncs[sync]) or the program size.
   TimeNs seg_base = 0;
   std::int32_t seg_start = 0;
+  std::int32_t seg_end = 0;
+  std::int32_t sync = 0;
   // Running compute op (stream 0).
   std::int32_t compute_op = -1;
   std::int64_t work_left = 0;  // SM-ns
@@ -63,7 +173,7 @@ struct ChannelRt {
 
 struct Member {
   std::int32_t rank = 0;
-  std::int32_t op = 0;
+  std::int32_t stream = 0;  // the member's op is the head of this stream
 };
 
 // The ranks one run replays: all of the workload's, or one representative per symmetry class with the
@@ -81,6 +191,21 @@ class Engine {
     const int n = static_cast<int>(rp.ranks.size());
     max_streams_ = 1;
     for (const Program& p : w.programs) max_streams_ = std::max(max_streams_, p.streams());
+    // Compile only the programs this replay runs.
+    std::vector<std::int32_t> compiled(w.programs.size(), -1);
+    std::vector<std::int32_t> lane(
+        static_cast<std::size_t>(n));  // replayed rank -> index among its program's
+    std::vector<std::int64_t> lanes;   // compiled program -> its ranks
+    for (std::size_t r = 0; r < ids_.size(); ++r) {
+      const auto p = static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(ids_[r])]);
+      if (compiled[p] < 0) {
+        compiled[p] = static_cast<std::int32_t>(programs_.size());
+        programs_.push_back(compile(w.programs[p]));
+        lanes.push_back(0);
+      }
+      lane[r] = static_cast<std::int32_t>(lanes[static_cast<std::size_t>(compiled[p])]++);
+    }
+    transpose_var_durations(w, compiled, lane, lanes);
     ranks_.resize(static_cast<std::size_t>(n));
     streams_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(max_streams_));
     stats_.resize(static_cast<std::size_t>(n));
@@ -94,11 +219,44 @@ class Engine {
     for (int r = 0; r < n; ++r) {
       RankRt& rt = ranks_[static_cast<std::size_t>(r)];
       const auto id = static_cast<std::size_t>(ids_[static_cast<std::size_t>(r)]);
-      rt.prog = &w.programs[static_cast<std::size_t>(w.rank_program[id])];
-      rt.var = w.var_durations.data() + w.var_offset[id];
-      rt.channels = rp.channels + static_cast<std::size_t>(r) * kChannelKinds;
+      const auto p = static_cast<std::size_t>(w.rank_program[id]);
+      rt.prog = &programs_[static_cast<std::size_t>(compiled[p])];
+      const auto cp = static_cast<std::size_t>(compiled[p]);
+      rt.var = var_[cp].data() + lane[static_cast<std::size_t>(r)];
+      rt.var_stride = lanes[cp];
+      std::copy_n(rp.channels + static_cast<std::size_t>(r) * kChannelKinds, kChannelKinds, rt.channels);
+      rt.streams = streams_.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(max_streams_);
+      rt.live = rt.prog->stream_mask;
+      for (std::uint64_t m = rt.live; m != 0; m &= m - 1) {
+        const int s = __builtin_ctzll(m);
+        rt.streams[s].head_index = head(rt, s).index;
+      }
+      rt.seg_end = rt.prog->syncs.front().index;
     }
     queue_.reserve(static_cast<std::size_t>(n) * 4 + 16);
+  }
+
+  // Per program, var durations slot-major: slot s of the program's k-th replayed rank at
+  // [s * ranks + k]. Ranks of a stage move through their slots nearly in lockstep (collectives couple
+  // them), so the durations read at any moment share a few cache lines and pages; the workload's
+  // rank-major layout cost a cache and TLB miss per read on thousands of ranks.
+  void transpose_var_durations(const Workload& w, const std::vector<std::int32_t>& compiled,
+                               const std::vector<std::int32_t>& lane,
+                               const std::vector<std::int64_t>& lanes) {
+    var_.resize(programs_.size());
+    for (std::size_t cp = 0; cp < programs_.size(); ++cp) {
+      var_[cp].assign(static_cast<std::size_t>(programs_[cp].prog->var_slots() * lanes[cp]), 0);
+    }
+    constexpr std::int64_t kTile = 64;  // slots per copied tile: reads and writes stay in a few pages
+    for (std::size_t r = 0; r < ids_.size(); ++r) {
+      const auto id = static_cast<std::size_t>(ids_[r]);
+      const auto cp = static_cast<std::size_t>(compiled[static_cast<std::size_t>(w.rank_program[id])]);
+      (void)kTile;
+      const std::int64_t slots = programs_[cp].prog->var_slots();
+      const TimeNs* src = w.var_durations.data() + w.var_offset[id];
+      TimeNs* dst = var_[cp].data() + lane[r];
+      for (std::int64_t s = 0; s < slots; ++s) dst[s * lanes[cp]] = src[s];
+    }
   }
 
   EngineResult run() {
@@ -141,50 +299,40 @@ class Engine {
   }
 
  private:
-  StreamRt& stream(int r, int s) {
-    return streams_[static_cast<std::size_t>(r) * static_cast<std::size_t>(max_streams_) +
-                    static_cast<std::size_t>(s)];
+  static const EngineOp& head(const RankRt& rt, int s) {
+    return rt.prog->ops[static_cast<std::size_t>(rt.prog->stream_begin[static_cast<std::size_t>(s)] +
+                                                 rt.streams[s].pos)];
   }
 
-  bool done(int r, int op) {
-    const Program& p = *ranks_[static_cast<std::size_t>(r)].prog;
-    const OpSpec& o = p.ops()[static_cast<std::size_t>(op)];
-    return stream(r, o.stream).pos > p.pos_in_stream()[static_cast<std::size_t>(op)];
+  static bool done(const RankRt& rt, std::uint32_t dep) {
+    return rt.streams[dep >> kDepPosBits].pos >= static_cast<std::int32_t>(dep & kDepPosMask);
   }
 
-  TimeNs issue_time(const RankRt& rt, int op) const {
-    if (op < rt.seg_start) return kPast;
-    const std::int32_t k = rt.prog->next_sync()[static_cast<std::size_t>(rt.seg_start)];
-    if (op > k) return kNever;
-    return rt.seg_base + rt.prog->issue_prefix()[static_cast<std::size_t>(op)];
+  static TimeNs issue_time(const RankRt& rt, const EngineOp& op) {
+    if (op.index < rt.seg_start) return kPast;
+    if (op.index > rt.seg_end) return kNever;
+    return rt.seg_base + op.issue_prefix;
   }
 
   // Releases the host when the sync op it waits on is satisfied.
-  void check_host(int r, TimeNs now) {
-    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
-    const Program& p = *rt.prog;
-    const std::int32_t k = p.next_sync()[static_cast<std::size_t>(rt.seg_start)];
-    if (k >= p.size()) return;
-    const OpSpec& op = p.ops()[static_cast<std::size_t>(k)];
-    bool released = false;
-    if (op.sync == HostSync::op) {
-      released = done(r, k);
-    } else {
-      released = true;
-      for (int s = 0; s < p.streams(); ++s) {
-        const auto& list = p.stream_ops()[static_cast<std::size_t>(s)];
-        const StreamRt& st = stream(r, s);
-        if (static_cast<std::size_t>(st.pos) < list.size() && list[static_cast<std::size_t>(st.pos)] <= k) {
-          released = false;
-          break;
-        }
+  static void check_host(RankRt& rt, TimeNs now) {
+    const EngineProgram& p = *rt.prog;
+    if (rt.seg_end >= p.size) return;
+    const SyncPoint& sp = p.syncs[static_cast<std::size_t>(rt.sync)];
+    if (sp.device) {
+      const std::int32_t* drain = p.drain.data() + sp.drain;
+      for (std::uint64_t m = rt.live; m != 0; m &= m - 1) {
+        const int s = __builtin_ctzll(m);
+        if (rt.streams[s].pos < drain[s]) return;
       }
+    } else if (rt.streams[sp.stream].pos <= sp.pos) {
+      return;
     }
-    if (!released) return;
-    const TimeNs issued_k = rt.seg_base + p.issue_prefix()[static_cast<std::size_t>(k)];
-    const TimeNs t = std::max(now, issued_k);
-    rt.seg_base = t - p.issue_prefix()[static_cast<std::size_t>(k)];
-    rt.seg_start = k + 1;
+    const TimeNs t = std::max(now, rt.seg_base + sp.issue_prefix);
+    rt.seg_base = t - sp.issue_prefix;
+    rt.seg_start = sp.index + 1;
+    ++rt.sync;
+    rt.seg_end = p.syncs[static_cast<std::size_t>(rt.sync)].index;
   }
 
   void schedule_wake(int r, TimeNs t) {
@@ -194,12 +342,7 @@ class Engine {
     queue_.push(t, kWake, static_cast<std::uint32_t>(r), 0, 0);
   }
 
-  TimeNs duration_of(const RankRt& rt, const OpSpec& op) const {
-    return op.var_slot >= 0 ? rt.var[op.var_slot] : op.duration;
-  }
-
-  void push_compute_finish(int r, TimeNs now) {
-    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+  void push_compute_finish(int r, const RankRt& rt, TimeNs now) {
     const std::int64_t dt = (rt.work_left + rt.rate - 1) / rt.rate;
     queue_.push(now + dt, kComputeFinish, static_cast<std::uint32_t>(r),
                 static_cast<std::uint32_t>(rt.compute_op), rt.version);
@@ -214,43 +357,39 @@ class Engine {
     rt.last_update = now;
     rt.rate = std::max<std::int32_t>(1, w_.sms - rt.stolen);
     ++rt.version;
-    push_compute_finish(r, now);
+    push_compute_finish(r, rt, now);
   }
 
-  void try_start(int r, int s, TimeNs now) {
-    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
-    StreamRt& st = stream(r, s);
-    if (st.state != kIdle) return;
-    const Program& p = *rt.prog;
-    const auto& list = p.stream_ops()[static_cast<std::size_t>(s)];
-    if (static_cast<std::size_t>(st.pos) >= list.size()) return;
-    const int i = list[static_cast<std::size_t>(st.pos)];
-    const TimeNs t = issue_time(rt, i);
+  void try_start(int r, RankRt& rt, int s, TimeNs now) {
+    StreamRt& st = rt.streams[s];
+    if (st.state != kIdle || st.head_index > rt.seg_end) return;  // busy, or not issued yet
+    const EngineOp& op = head(rt, s);
+    const TimeNs t = issue_time(rt, op);
     if (t == kNever) return;
     if (t > now) {
       schedule_wake(r, t);
       return;
     }
-    const OpSpec& op = p.ops()[static_cast<std::size_t>(i)];
-    for (int d : op.deps) {
-      if (d != kNoOp && !done(r, d)) return;
+    if ((op.dep[0] != 0 && !done(rt, op.dep[0])) || (op.dep[1] != 0 && !done(rt, op.dep[1]))) return;
+    TimeNs dur = op.dur;
+    if (dur < 0) {
+      dur = rt.var[(-dur - 1) * rt.var_stride];
     }
-    const TimeNs dur = duration_of(rt, op);
-    if (op.kind == OpKind::compute) {
+    if (!op.comm) {
       st.state = kRunning;
       st.start = now;
-      rt.compute_op = i;
+      rt.compute_op = op.index;
       rt.work_left = dur * static_cast<std::int64_t>(w_.sms);
       rt.last_update = now;
       rt.rate = std::max<std::int32_t>(1, w_.sms - rt.stolen);
       ++rt.version;
-      push_compute_finish(r, now);
+      push_compute_finish(r, rt, now);
       return;
     }
-    const std::int32_t ch = rt.channels[static_cast<int>(op.channel)];
+    const std::int32_t ch = rt.channels[op.channel & 0x0f];
     ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
     st.state = kRendezvous;
-    members_[static_cast<std::size_t>(c.offset + c.arrived)] = Member{r, i};
+    members_[static_cast<std::size_t>(c.offset + c.arrived)] = Member{r, s};
     ++c.arrived;
     c.dur_max = std::max(c.dur_max, dur);
     if (c.arrived == channel_size_[static_cast<std::size_t>(ch)]) start_channel(ch, now);
@@ -260,36 +399,43 @@ class Engine {
     ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
     for (std::int32_t m = 0; m < c.arrived; ++m) {
       const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
-      const OpSpec& op =
-          ranks_[static_cast<std::size_t>(mem.rank)].prog->ops()[static_cast<std::size_t>(mem.op)];
-      StreamRt& st = stream(mem.rank, op.stream);
+      RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
+      const EngineOp& op = head(rt, mem.stream);
+      StreamRt& st = rt.streams[mem.stream];
       st.state = kRunning;
       st.start = now;
+      st.cls = static_cast<std::uint8_t>(op.channel >> 4);
       if (op.sms > 0) change_steal(mem.rank, op.sms, now);
       if (mem.rank != current_rank_) touch(mem.rank, now);
     }
     queue_.push(now + c.dur_max, kChannelFinish, static_cast<std::uint32_t>(ch), 0, 0);
   }
 
-  void finish_op(int r, int i, TimeNs now) {
-    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
-    const OpSpec& op = rt.prog->ops()[static_cast<std::size_t>(i)];
-    StreamRt& st = stream(r, op.stream);
+  void finish_op(int r, RankRt& rt, int s, TimeNs now) {
+    StreamRt& st = rt.streams[s];
     RankStats& stats = stats_[static_cast<std::size_t>(r)];
-    if (opt_.trace)
-      trace_.push_back(TraceSpan{ids_[static_cast<std::size_t>(r)], i, st.start, now, op.stream});
-    if (op.kind == OpKind::comm) stats.comm_total[static_cast<int>(op.comm_class)] += now - st.start;
+    const EngineOp& op = head(rt, s);
+    if (opt_.trace) {
+      trace_.push_back(TraceSpan{ids_[static_cast<std::size_t>(r)], op.index, st.start, now,
+                                 static_cast<std::uint8_t>(s)});
+    }
+    if (op.comm) stats.comm_total[op.channel >> 4] += now - st.start;
     ++stats.ops_run;
     stats.finish = std::max(stats.finish, now);
     st.state = kIdle;
     ++st.pos;
+    if (st.pos >= rt.prog->stream_count[static_cast<std::size_t>(s)]) {
+      rt.live &= ~(std::uint64_t{1} << s);
+    } else {
+      st.head_index = (&op)[1].index;  // the stream's next op is the next record
+    }
   }
 
   void on_compute_finish(int r, int i, std::uint32_t version, TimeNs now) {
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
     if (rt.compute_op != i || rt.version != version) return;  // superseded by a rate change
     rt.compute_op = -1;
-    finish_op(r, i, now);
+    finish_op(r, rt, 0, now);  // compute ops run on stream 0 (Program::seal)
     advance(r, now);
   }
 
@@ -298,10 +444,10 @@ class Engine {
     const std::int32_t count = c.arrived;
     for (std::int32_t m = 0; m < count; ++m) {
       const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
-      const OpSpec& op =
-          ranks_[static_cast<std::size_t>(mem.rank)].prog->ops()[static_cast<std::size_t>(mem.op)];
-      if (op.sms > 0) change_steal(mem.rank, -static_cast<std::int32_t>(op.sms), now);
-      finish_op(mem.rank, mem.op, now);
+      RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
+      const std::uint16_t sms = head(rt, mem.stream).sms;
+      if (sms > 0) change_steal(mem.rank, -static_cast<std::int32_t>(sms), now);
+      finish_op(mem.rank, rt, mem.stream, now);
     }
     c.arrived = 0;
     c.dur_max = 0;
@@ -319,32 +465,23 @@ class Engine {
 
   void advance(int r, TimeNs now) {
     current_rank_ = r;
-    check_host(r, now);
-    const int streams = ranks_[static_cast<std::size_t>(r)].prog->streams();
-    for (int s = 0; s < streams; ++s) try_start(r, s, now);
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    check_host(rt, now);
+    // Ascending stream order, as a plain loop over every stream would visit them.
+    for (std::uint64_t m = rt.live; m != 0; m &= m - 1) try_start(r, rt, __builtin_ctzll(m), now);
     current_rank_ = -1;
     touch(r, now);
   }
 
-  std::uint8_t category(int r, TimeNs now) {
-    const RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+  std::uint8_t category(const RankRt& rt, TimeNs now) const {
     if (rt.compute_op >= 0) return kCatCompute;
-    const Program& p = *rt.prog;
-    bool pending = false;
-    for (int s = 0; s < p.streams(); ++s) {
-      const StreamRt& st = stream(r, s);
-      if (st.state == kRunning) {
-        const int i = p.stream_ops()[static_cast<std::size_t>(s)][static_cast<std::size_t>(st.pos)];
-        return static_cast<std::uint8_t>(p.ops()[static_cast<std::size_t>(i)].comm_class);
-      }
-      if (static_cast<std::size_t>(st.pos) < p.stream_ops()[static_cast<std::size_t>(s)].size())
-        pending = true;
+    if (rt.live == 0) return kCatIdle;
+    for (std::uint64_t m = rt.live; m != 0; m &= m - 1) {
+      const StreamRt& st = rt.streams[__builtin_ctzll(m)];
+      if (st.state == kRunning) return st.cls;
     }
-    if (!pending) return kCatIdle;
-    const auto& s0 = p.stream_ops()[0];
-    const StreamRt& st0 = stream(r, 0);
-    if (static_cast<std::size_t>(st0.pos) < s0.size() && st0.state == kIdle) {
-      const TimeNs t = issue_time(rt, s0[static_cast<std::size_t>(st0.pos)]);
+    if ((rt.live & 1u) != 0 && rt.streams[0].state == kIdle) {
+      const TimeNs t = issue_time(rt, head(rt, 0));
       // Host blocked on a sync (e.g. a P2P waiting for its peer) is waiting for data: a bubble.
       if (t != kNever && t > now) return kCatHostWait;
     }
@@ -373,28 +510,24 @@ class Engine {
         break;
     }
     rt.last_change = now;
-    rt.cat = category(r, now);
+    rt.cat = category(rt, now);
   }
 
   void check_finished(int r) {
     const RankRt& rt = ranks_[static_cast<std::size_t>(r)];
-    const Program& p = *rt.prog;
-    for (int s = 0; s < p.streams(); ++s) {
-      const auto& list = p.stream_ops()[static_cast<std::size_t>(s)];
-      const StreamRt& st = stream(r, s);
-      if (static_cast<std::size_t>(st.pos) < list.size()) {
-        const int i = list[static_cast<std::size_t>(st.pos)];
-        const OpSpec& op = p.ops()[static_cast<std::size_t>(i)];
-        throw std::logic_error("engine: deadlock: rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) +
-                               " stream " + std::to_string(s) + " stuck at op " + std::to_string(i) + " (" +
-                               (static_cast<std::size_t>(op.label) < p.labels().size()
-                                    ? p.labels()[static_cast<std::size_t>(op.label)]
-                                    : std::string("unlabelled")) +
-                               ", microbatch " + std::to_string(op.microbatch) + ", chunk " +
-                               std::to_string(op.chunk) + ")" +
-                               (st.state == kRendezvous ? " waiting for its channel peers" : ""));
-      }
-    }
+    if (rt.live == 0) return;
+    const int s = __builtin_ctzll(rt.live);
+    const Program& p = *rt.prog->prog;
+    const int i = head(rt, s).index;
+    const OpSpec& op = p.ops()[static_cast<std::size_t>(i)];
+    throw std::logic_error("engine: deadlock: rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) +
+                           " stream " + std::to_string(s) + " stuck at op " + std::to_string(i) + " (" +
+                           (static_cast<std::size_t>(op.label) < p.labels().size()
+                                ? p.labels()[static_cast<std::size_t>(op.label)]
+                                : std::string("unlabelled")) +
+                           ", microbatch " + std::to_string(op.microbatch) + ", chunk " +
+                           std::to_string(op.chunk) + ")" +
+                           (rt.streams[s].state == kRendezvous ? " waiting for its channel peers" : ""));
   }
 
   const Workload& w_;
@@ -403,6 +536,8 @@ class Engine {
   const std::vector<std::int32_t>& channel_size_;
   int max_streams_ = 1;
   int current_rank_ = -1;
+  std::vector<EngineProgram> programs_;
+  std::vector<std::vector<TimeNs>> var_;  // per compiled program, slot-major
   std::vector<RankRt> ranks_;
   std::vector<StreamRt> streams_;
   std::vector<RankStats> stats_;

@@ -1,6 +1,8 @@
-// The engine's future-event list: a binary min-heap ordered by (time, sequence), the ns-3 EventKey
+// The engine's future-event list: a 4-ary min-heap ordered by (time, sequence), the ns-3 EventKey
 // order (src/core/model/scheduler.h): timestamp first, insertion counter second, so events at the same
-// time run first-in-first-out and every run of the same inputs pops the same sequence.
+// time run first-in-first-out and every run of the same inputs pops the same sequence. (time, sequence)
+// is a total order, so the pop sequence is that of any correct priority queue; 4 children per node
+// halve the depth of a binary heap, and the 4 siblings share a cache line or two.
 // Events are small plain structs (no std::function, no per-event heap allocation).
 #pragma once
 
@@ -47,10 +49,11 @@ class EventQueue {
   static bool before(const SimEvent& x, const SimEvent& y) {
     return x.time < y.time || (x.time == y.time && x.seq < y.seq);
   }
+  static constexpr std::size_t kArity = 4;
   void sift_up(std::size_t i) {
     SimEvent moving = heap_[i];
     while (i > 0) {
-      const std::size_t parent = (i - 1) / 2;
+      const std::size_t parent = (i - 1) / kArity;
       if (!before(moving, heap_[parent])) break;
       heap_[i] = heap_[parent];
       i = parent;
@@ -61,9 +64,13 @@ class EventQueue {
     const std::size_t n = heap_.size();
     SimEvent moving = heap_[i];
     for (;;) {
-      std::size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+      const std::size_t first = kArity * i + 1;
+      if (first >= n) break;
+      std::size_t child = first;
+      const std::size_t last = first + kArity < n ? first + kArity : n;
+      for (std::size_t c = first + 1; c < last; ++c) {
+        if (before(heap_[c], heap_[child])) child = c;
+      }
       if (!before(heap_[child], moving)) break;
       heap_[i] = heap_[child];
       i = child;

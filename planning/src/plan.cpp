@@ -196,6 +196,7 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
         o.memory_bytes = f.check.worst_bytes;
         o.hbm_bytes = f.check.hbm_bytes;
         o.outcomes.push_back(predict_outcome(s, profile));
+        o.outcomes.back().memory_bytes = f.check.worst_bytes;
         screened.push_back(std::move(o));
       } catch (const InputError& e) {
         plan.rejected.push_back({f.c.label(), reference.name, std::string("invalid: ") + e.what()});
@@ -218,6 +219,7 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
         try {
           ++plan.predictions;
           o.outcomes.push_back(predict_outcome(s, profile));
+          o.outcomes.back().memory_bytes = check.worst_bytes;
         } catch (const InputError& e) {
           plan.rejected.push_back({o.candidate.label(), name, std::string("invalid: ") + e.what()});
         }

@@ -124,7 +124,7 @@ ResultTable plan_options_table(const Plan& plan) {
                Cell::boolean(o.meets_deadline_pessimistic),
                Cell::boolean(o.pareto),
                Cell::boolean(static_cast<int>(i) == plan.recommended),
-               Cell::fixed(o.memory_bytes / kGiB, 2),
+               Cell::fixed(b.memory_bytes / kGiB, 2),
                Cell::fixed(o.hbm_bytes / kGiB, 2),
                Cell::fixed(b.compute_s, 6),
                Cell::fixed(b.exposed_tp_s, 6),

@@ -114,6 +114,10 @@ TEST_F(SmallPlan, PriceOverrideAndCosts) {
     EXPECT_NEAR(o.days_hi, 2 * o.days, 1e-9);
     EXPECT_TRUE(o.meets_deadline);
     EXPECT_LE(o.memory_bytes, o.hbm_bytes);
+    for (const DispatcherOutcome& d : o.outcomes) {
+      EXPECT_GT(d.memory_bytes, 0);
+      EXPECT_LE(d.memory_bytes, o.hbm_bytes) << d.dispatcher;
+    }
   }
   EXPECT_LE(p.options[0].days, p.options[1].days);
   // One node count: the front is the fastest option alone, and it is the cheapest too.

@@ -142,7 +142,17 @@ GnuplotJob nodes_job(const NodesFigure& f, FigureFormat format) {
   job.output = format == FigureFormat::svg ? "figure.svg" : "figure.png";
   std::string s = preamble(format, job.output);
   s += "set title " + gnuplot_quote("Iteration time vs nodes: " + f.title) + "\n";
-  s += "set xlabel 'nodes'\nset ylabel 'iteration time (s)'\nset logscale x 2\nset xtics 2\n";
+  s += "set xlabel 'nodes'\nset ylabel 'iteration time (s)'\nset logscale x 2\n";
+  // Ticks at the node counts themselves (log2 axis: gnuplot's automatic ticks fall between them).
+  std::vector<double> xs;
+  for (const Series& se : f.series) {
+    for (const BandPoint& p : se.points) xs.push_back(p.x);
+  }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  std::string tics;
+  for (double x : xs) tics += (tics.empty() ? "" : ", ") + num(x);
+  if (!tics.empty()) s += "set xtics (" + tics + ")\n";
   s += "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n";
   for (std::size_t i = 0; i < f.crossovers.size(); ++i) {
     const Crossover& c = f.crossovers[i];
@@ -184,7 +194,7 @@ GnuplotJob breakdown_job(const BreakdownFigure& f, FigureFormat format) {
   s += "set style fill solid 0.85 border rgb '#333333'\nset boxwidth 0.7\nset xtics rotate by -30 font "
        "',10'\n";
   s += "set yrange [0:*]\nset bmargin 9\n";
-  std::string data = "label";
+  std::string data = "# label";
   for (const std::string& c : f.components) data += "\t" + c;
   data += "\n";
   for (std::size_t b = 0; b < f.bars.size(); ++b) {
@@ -213,13 +223,15 @@ GnuplotJob scatter_job(const ScatterFigure& f, FigureFormat format) {
   std::string s = preamble(format, job.output);
   s += "set title " + gnuplot_quote(f.title) + "\n";
   s += "set xlabel 'measured iteration time (s)'\nset ylabel 'predicted iteration time (s)'\n";
-  s += "set xrange [0:" + num(hi) + "]\nset yrange [0:" + num(hi) + "]\nset size ratio -1\nset samples 2\n";
+  s += "set xrange [0:" + num(hi) + "]\nset yrange [0:" + num(hi) + "]\nset size ratio -1\nset samples 200\n";
   std::string data = "# measured_s predicted_s\n";
   for (std::size_t i = 0; i < f.measured.size(); ++i)
     data += num(f.measured[i]) + " " + num(f.predicted[i]) + "\n";
   job.data.push_back({"points.dat", data});
   s +=
-      "plot x*1.2 with filledcurves y1=0 fs transparent solid 0.08 noborder lc rgb '#009E73' notitle, "
+      "plot '+' using 1:(0.8*$1):(1.2*$1) with filledcurves fs transparent solid 0.10 noborder "
+      "lc rgb '#009E73' notitle, '+' using 1:(0.9*$1):(1.1*$1) with filledcurves fs transparent solid 0.15 "
+      "noborder lc rgb '#0072B2' notitle, "
       "x*1.2 with lines dt 3 lc rgb '#009E73' title '+-20%', x*0.8 with lines dt 3 lc rgb '#009E73' notitle, "
       "x*1.1 with lines dt 2 lc rgb '#0072B2' title '+-10%', x*0.9 with lines dt 2 lc rgb '#0072B2' notitle, "
       "x with lines lc rgb '#000000' title 'predicted = measured', "
@@ -234,6 +246,7 @@ GnuplotJob pareto_job(const ParetoFigure& f, FigureFormat format) {
   std::string s = preamble(format, job.output);
   s += "set title " + gnuplot_quote(f.title) + "\n";
   s += "set xlabel 'time to train (days)'\nset ylabel " + gnuplot_quote(f.cost_label) + "\n";
+  s += "set format y '%.1s%c'\n";  // 1.9M rather than 1.9e+06
   s += "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n";
   std::string all = "# days cost\n";
   for (std::size_t i = 0; i < f.days.size(); ++i) all += num(f.days[i]) + " " + num(f.cost[i]) + "\n";

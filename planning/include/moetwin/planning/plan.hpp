@@ -31,7 +31,8 @@ struct DispatcherOutcome {
   double iteration_s = 0;
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;
-  UncertaintyBand band;  // where the measured iteration time is expected
+  UncertaintyBand band;     // where the measured iteration time is expected
+  double memory_bytes = 0;  // most loaded stage with this dispatcher's buffers
   // Critical-rank-independent maxima over ranks, seconds (time breakdown).
   double compute_s = 0, exposed_tp_s = 0, exposed_ep_s = 0, exposed_pp_s = 0, exposed_dp_s = 0;
   double bubble_s = 0, host_wait_s = 0;
@@ -39,7 +40,8 @@ struct DispatcherOutcome {
 
 struct PlanOption {
   Candidate candidate;
-  double memory_bytes = 0;  // most loaded stage, reference dispatcher
+  double memory_bytes =
+      0;  // most loaded stage with the reference dispatcher (best().memory_bytes: the chosen)
   double hbm_bytes = 0;
   std::vector<DispatcherOutcome> outcomes;  // fastest first
   // Derived from outcomes.front() (the recommended dispatcher of this layout):

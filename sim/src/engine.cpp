@@ -247,16 +247,46 @@ class Engine {
     for (std::size_t cp = 0; cp < programs_.size(); ++cp) {
       var_[cp].assign(static_cast<std::size_t>(programs_[cp].prog->var_slots() * lanes[cp]), 0);
     }
-    constexpr std::int64_t kTile = 64;  // slots per copied tile: reads and writes stay in a few pages
+    // Copied in tiles of 64 ranks x 64 slots: a plain strided copy writes a new page per value.
+    constexpr std::int64_t kTile = 64;
+    std::vector<std::vector<const TimeNs*>> src(programs_.size());  // per program, per lane
+    for (std::size_t cp = 0; cp < programs_.size(); ++cp) src[cp].resize(static_cast<std::size_t>(lanes[cp]));
     for (std::size_t r = 0; r < ids_.size(); ++r) {
       const auto id = static_cast<std::size_t>(ids_[r]);
       const auto cp = static_cast<std::size_t>(compiled[static_cast<std::size_t>(w.rank_program[id])]);
-      (void)kTile;
-      const std::int64_t slots = programs_[cp].prog->var_slots();
-      const TimeNs* src = w.var_durations.data() + w.var_offset[id];
-      TimeNs* dst = var_[cp].data() + lane[r];
-      for (std::int64_t s = 0; s < slots; ++s) dst[s * lanes[cp]] = src[s];
+      src[cp][static_cast<std::size_t>(lane[r])] = w.var_durations.data() + w.var_offset[id];
     }
+    for (std::size_t cp = 0; cp < programs_.size(); ++cp) {
+      const std::int64_t slots = programs_[cp].prog->var_slots();
+      const std::int64_t n = lanes[cp];
+      TimeNs* dst = var_[cp].data();
+      for (std::int64_t l0 = 0; l0 < n; l0 += kTile) {
+        for (std::int64_t s0 = 0; s0 < slots; s0 += kTile) {
+          for (std::int64_t l = l0; l < std::min(n, l0 + kTile); ++l) {
+            const TimeNs* from = src[cp][static_cast<std::size_t>(l)];
+            for (std::int64_t s = s0; s < std::min(slots, s0 + kTile); ++s) dst[s * n + l] = from[s];
+          }
+        }
+      }
+    }
+  }
+
+  // Starts loading the state the next event will touch while this one is handled: on thousands of ranks
+  // every event's rank state is a cache miss, and the handlers are long enough to hide it.
+  void prefetch_for(const SimEvent& ev) const {
+    auto lines = [](const void* p, std::size_t bytes) {
+      const char* c = static_cast<const char*>(p);
+      for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
+    };
+    if (ev.type == kChannelFinish) {
+      const ChannelRt& c = channels_[ev.a];
+      lines(&c, sizeof(ChannelRt));
+      return;
+    }
+    const RankRt& rt = ranks_[ev.a];
+    lines(&rt, sizeof(RankRt));
+    lines(rt.streams, sizeof(StreamRt) * static_cast<std::size_t>(max_streams_));
+    lines(&stats_[ev.a], sizeof(RankStats));
   }
 
   EngineResult run() {
@@ -266,6 +296,7 @@ class Engine {
     TimeNs now = 0;
     while (!queue_.empty()) {
       const SimEvent ev = queue_.pop();
+      if (!queue_.empty()) prefetch_for(queue_.top());
       ++events;
       now = ev.time;
       switch (ev.type) {

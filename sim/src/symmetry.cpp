@@ -12,16 +12,12 @@ namespace {
 
 using ChannelRow = std::array<std::int32_t, kChannelKinds + 1>;  // colour, then the channel colour per kind
 
-// FNV-1a over the bytes of the values: only a bucket key, equality is always checked exactly.
+// A multiplicative mix per value: only a bucket key, equality is always checked exactly.
 std::uint64_t hash_durations(const TimeNs* v, std::size_t n) {
-  std::uint64_t h = 14695981039346656037ull;
+  std::uint64_t h = 0x9E3779B97F4A7C15ull;
   for (std::size_t i = 0; i < n; ++i) {
-    auto x = static_cast<std::uint64_t>(v[i]);
-    for (int b = 0; b < 8; ++b) {
-      h ^= (x & 0xffu);
-      h *= 1099511628211ull;
-      x >>= 8;
-    }
+    h = (h ^ static_cast<std::uint64_t>(v[i])) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
   }
   return h;
 }

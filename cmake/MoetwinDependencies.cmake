@@ -10,6 +10,10 @@ find_package(HDF5 REQUIRED COMPONENTS C CXX)
 if(MOETWIN_BENCHMARKS)
   find_package(benchmark CONFIG REQUIRED)
 endif()
+# Open MPI (libopenmpi-dev) is optional: without it `moetwin sweep` runs on threads only.
+find_package(MPI COMPONENTS C QUIET)
+set(MOETWIN_HAVE_MPI ${MPI_C_FOUND})
+message(STATUS "moetwin: MPI sweeps ${MOETWIN_HAVE_MPI}")
 pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid)
 pkg_check_modules(LIBFABRIC REQUIRED IMPORTED_TARGET libfabric)
 

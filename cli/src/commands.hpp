@@ -21,6 +21,7 @@ void add_import_command(CLI::App& app, const GlobalOptions& global);
 void add_dispatch_command(CLI::App& app, const GlobalOptions& global);
 void add_net_command(CLI::App& app, const GlobalOptions& global);
 void add_predict_command(CLI::App& app, const GlobalOptions& global);
+void add_sweep_command(CLI::App& app, const GlobalOptions& global);
 void add_plan_command(CLI::App& app, const GlobalOptions& global);
 void add_report_command(CLI::App& app, const GlobalOptions& global);
 

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   cli::add_predict_command(app, global);
   cli::add_plan_command(app, global);
   cli::add_report_command(app, global);
+  cli::add_sweep_command(app, global);
 
   try {
     app.parse(argc, argv);

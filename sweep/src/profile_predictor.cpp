@@ -1,0 +1,38 @@
+#include "moetwin/sweep/profile_predictor.hpp"
+
+#include "moetwin/common/csv.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+
+namespace moetwin {
+namespace {
+
+// Predictions as `moetwin predict` makes them: the profile's SimProfile and the routing + dispatcher
+// MoE cost (predict_options_for), with the profile's cross-validated uncertainty band.
+class ProfilePredictor final : public SweepPredictor {
+ public:
+  explicit ProfilePredictor(FittedProfile profile) : profile_(std::move(profile)) {}
+  PredictOptions options_for(const Scenario& scenario) const override {
+    return predict_options_for(scenario, profile_);
+  }
+  bool band(double predicted_s, double& lo_s, double& hi_s) const override {
+    const UncertaintyBand b = band_for(profile_, predicted_s);
+    lo_s = b.lo_s;
+    hi_s = b.hi_s;
+    return true;
+  }
+
+ private:
+  FittedProfile profile_;
+};
+
+}  // namespace
+
+std::unique_ptr<SweepPredictor> make_profile_predictor(const std::string& spec, ProfileInfo& info) {
+  FittedProfile profile = resolve_fitted_profile(spec);
+  info = ProfileInfo{};
+  info.path = profile.path;
+  if (!profile.path.empty()) info.hash = hex64(fnv1a64(read_text_file(profile.path)));
+  return std::make_unique<ProfilePredictor>(std::move(profile));
+}
+
+}  // namespace moetwin

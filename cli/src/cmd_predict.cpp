@@ -11,38 +11,14 @@
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace.hpp"
+#include "prediction_columns.hpp"
 
 namespace moetwin::cli {
 
 namespace {
-
-const char* kClassNames[kCommClasses] = {"tp", "ep", "pp", "dp"};
-
-// Columns every prediction row adds (seconds unless named otherwise).
-std::vector<std::string> predict_columns() {
-  std::vector<std::string> c = {"predicted_iter_s", "predicted_tokens_s", "predicted_tflops_gpu",
-                                "microbatches",     "critical_rank",      "critical_stage",
-                                "compute_s_median", "compute_s_max"};
-  for (const char* k : kClassNames) c.push_back(std::string("exposed_") + k + "_s_max");
-  for (const char* k : {"host_wait", "bubble", "idle"}) c.push_back(std::string(k) + "_s_max");
-  c.push_back("events");
-  c.push_back("ops");
-  return c;
-}
-
-std::vector<Cell> predict_cells(const Prediction& p) {
-  std::vector<Cell> row = {Cell::fixed(p.iteration_s, 6),          Cell::fixed(p.tokens_per_s, 1),
-                           Cell::fixed(p.model_tflops_per_gpu, 2), Cell::integer(p.microbatches),
-                           Cell::integer(p.critical_rank),         Cell::integer(p.critical_stage),
-                           Cell::fixed(p.compute.median_s, 6),     Cell::fixed(p.compute.max_s, 6)};
-  for (const RankSpread& e : p.exposed) row.push_back(Cell::fixed(e.max_s, 6));
-  for (const RankSpread* s : {&p.host_wait, &p.bubble, &p.idle}) row.push_back(Cell::fixed(s->max_s, 6));
-  row.push_back(Cell::integer(static_cast<std::int64_t>(p.events)));
-  row.push_back(Cell::integer(static_cast<std::int64_t>(p.ops)));
-  return row;
-}
 
 // Per-category spread over ranks, and the critical rank's own breakdown.
 ResultTable breakdown_table(const Prediction& p) {
@@ -55,14 +31,15 @@ ResultTable breakdown_table(const Prediction& p) {
   };
   add("compute", p.compute, c.compute);
   for (int k = 0; k < kCommClasses; ++k)
-    add(std::string("exposed_") + kClassNames[k], p.exposed[k], c.exposed[k]);
+    add(std::string("exposed_") + kCommClassNames[k], p.exposed[k], c.exposed[k]);
   add("host_wait", p.host_wait, c.host_wait);
   add("bubble", p.bubble, c.bubble);
   add("idle", p.idle, c.idle);
   return t;
 }
 
-std::string render_prediction_text(const Scenario& s, const Prediction& p) {
+std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
+  const UncertaintyBand band = band_for(profile, p.iteration_s);
   std::vector<std::pair<std::string, std::string>> kv = {
       {"scenario", s.name},
       {"model / instance", s.model.name + " on " + std::to_string(s.nodes) + " x " + s.instance.name},
@@ -73,7 +50,9 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p) {
                      " microbatches"},
       {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
                          ", collectives: " + p.built.comm_model + ")"},
-      {"iteration", format_fixed(p.iteration_s, 4) + " s"},
+      {"profile", profile_label(profile)},
+      {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
+                        format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s)"},
       {"tokens/s", format_fixed(p.tokens_per_s, 0)},
       {"model TFLOP/s/GPU", format_fixed(p.model_tflops_per_gpu, 1)},
       {"critical rank", std::to_string(p.critical_rank) + " (" + rank_name(s.parallel, p.critical_rank) +
@@ -92,6 +71,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string trace;
     int trace_ranks = -1;
     std::string moe_cost = "dispatcher";
+    std::string profile;
   };
   auto opts = std::make_shared<Options>();
   add_row_input_options(cmd, *opts);
@@ -100,10 +80,13 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
                   "MoE cost model: dispatcher (routing plans + dispatcher models) | balanced (NCCL default)")
       ->check(CLI::IsMember({"dispatcher", "balanced"}));
   cmd->add_option("--trace-ranks", opts->trace_ranks, "Only the first N ranks in the trace (default all)");
+  add_profile_option(cmd, opts->profile);
   cmd->callback([opts, &global] {
-    auto options_for = [&opts](const Scenario& sc) {
+    const FittedProfile profile = resolve_fitted_profile(opts->profile);
+    auto options_for = [&opts, &profile](const Scenario& sc) {
+      if (opts->moe_cost == "dispatcher") return predict_options_for(sc, profile);
       PredictOptions o;
-      if (opts->moe_cost == "dispatcher") o.seams.moe = std::make_shared<DispatcherMoeCost>(sc);
+      o.profile = profile.sim;
       return o;
     };
     if (opts->scenario.empty() == opts->runs.empty()) {
@@ -170,7 +153,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         const ResultTable breakdown = breakdown_table(p);
         content = render_json(context, {{"rows", &row}, {"breakdown", &breakdown}});
       } else {
-        content = render_prediction_text(s, p);
+        content = render_prediction_text(s, p, profile);
       }
       if (!opts->trace.empty()) {
         std::vector<std::string> names;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
 
 namespace moetwin::cli {
 
@@ -21,9 +22,11 @@ void add_import_command(CLI::App& app, const GlobalOptions& global);
 void add_dispatch_command(CLI::App& app, const GlobalOptions& global);
 void add_net_command(CLI::App& app, const GlobalOptions& global);
 void add_predict_command(CLI::App& app, const GlobalOptions& global);
-void add_sweep_command(CLI::App& app, const GlobalOptions& global);
 void add_plan_command(CLI::App& app, const GlobalOptions& global);
 void add_report_command(CLI::App& app, const GlobalOptions& global);
+void add_sweep_command(CLI::App& app, const GlobalOptions& global);
+void add_validate_command(CLI::App& app, const GlobalOptions& global);
+void add_recommend_command(CLI::App& app, const GlobalOptions& global);
 
 // The input and output options every row-driven command shares: one scenario or --runs FILE.csv,
 // --format text|json|csv, --out FILE.
@@ -34,6 +37,11 @@ struct RowInput {
   std::string out;  // "" = stdout
 };
 void add_row_input_options(CLI::App* cmd, RowInput& input);
+
+// --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/live-fit.toml).
+void add_profile_option(CLI::App* cmd, std::string& profile);
+// "calibrate/profiles/live-fit.toml (fitted 2026-11-29 on ...; CV median |err| 6.1%)" or "unfitted defaults".
+std::string profile_label(const FittedProfile& profile);
 
 // Prints every live-run row's repair warnings (LiveRun::warnings) on stderr, prefixed "warning: ".
 void print_row_warnings(const LiveRunTable& table);

@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
   cli::add_plan_command(app, global);
   cli::add_report_command(app, global);
   cli::add_sweep_command(app, global);
+  cli::add_validate_command(app, global);
+  cli::add_recommend_command(app, global);
 
   try {
     app.parse(argc, argv);

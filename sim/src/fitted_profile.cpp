@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "moetwin/catalog/strict_toml.hpp"
 #include "moetwin/common/csv.hpp"
@@ -30,6 +32,9 @@ constexpr int kProfileSchemaVersion = 1;
 //    up to Python-heavy eager ops with autograd bookkeeping (PyTorch profiler: 20-60 us per op).
 //  - collective_time_scale / a2a_time_scale 0.7-10: NCCL over EFA reaching 1.4x the closed form would
 //    beat line rate; 10x covers small-message latency-bound collectives on a congested fabric.
+//  - a2a_latency_s 0 - 5 ms per A2A call: from nothing beyond the model (GPU-initiated RDMA) to a host
+//    round trip through a CPU proxy plus the host synchronisation on the token counts (ms-scale stalls
+//    in UCCL-EP / NVSHMEM proxy traces).
 const std::vector<FreeParameter>& parameter_table() {
   static const std::vector<FreeParameter> table = {
       {"compute_time_scale", "x", 0.7, 4.0, "GPU kernel time over its roofline time (catalog efficiencies)"},
@@ -37,23 +42,18 @@ const std::vector<FreeParameter>& parameter_table() {
       {"collective_time_scale", "x", 0.7, 10.0,
        "NCCL TP/PP/DP collective time over the topology closed form"},
       {"a2a_time_scale", "x", 0.7, 10.0, "dispatch/combine A2A time over the dispatcher model"},
+      {"a2a_latency_s", "s", 0.0, 5e-3, "fixed time per dispatch/combine call (host sync, proxy round trip)"},
   };
   return table;
 }
 
-double* field(SimProfile& p, int index) {
-  switch (index) {
-    case 0:
-      return &p.compute_time_scale;
-    case 1:
-      return &p.launch_s;
-    case 2:
-      return &p.collective_time_scale;
-    case 3:
-      return &p.a2a_time_scale;
-    default:
-      throw std::logic_error("free parameter index out of range");
-  }
+// "<dispatcher>.<generic A2A key>" -> {dispatcher, generic key}; nullopt otherwise.
+std::optional<std::pair<std::string, std::string>> split_dispatcher_key(const std::string& key) {
+  const std::size_t dot = key.rfind('.');
+  if (dot == std::string::npos || dot == 0) return std::nullopt;
+  const std::string leaf = key.substr(dot + 1);
+  if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s") return std::nullopt;
+  return std::make_pair(key.substr(0, dot), leaf);
 }
 
 ResidualSummary read_residuals(StrictTable t) {
@@ -94,22 +94,67 @@ const std::vector<FreeParameter>& free_parameters() {
   return parameter_table();
 }
 
-int free_parameter_index(const std::string& key) {
-  const auto& t = parameter_table();
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (t[i].key == key) return static_cast<int>(i);
+const FreeParameter* find_free_parameter(const std::string& key) {
+  const auto split = split_dispatcher_key(key);
+  const std::string generic = split ? split->second : key;
+  for (const FreeParameter& p : parameter_table()) {
+    if (p.key == generic) return &p;
   }
-  return -1;
+  return nullptr;
 }
 
-double get_free_parameter(const SimProfile& profile, int index) {
-  SimProfile copy = profile;
-  return *field(copy, index);
+double get_free_parameter(const SimProfile& p, const std::string& key) {
+  if (const auto split = split_dispatcher_key(key)) {
+    const auto it = p.a2a_by_dispatcher.find(split->first);
+    const SimProfile::A2aFit a2a =
+        it != p.a2a_by_dispatcher.end() ? it->second : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s};
+    return split->second == "a2a_time_scale" ? a2a.time_scale : a2a.latency_s;
+  }
+  if (key == "compute_time_scale") return p.compute_time_scale;
+  if (key == "launch_s") return p.launch_s;
+  if (key == "collective_time_scale") return p.collective_time_scale;
+  if (key == "a2a_time_scale") return p.a2a_time_scale;
+  if (key == "a2a_latency_s") return p.a2a_latency_s;
+  throw std::logic_error("unknown free parameter " + key);
 }
 
-void set_free_parameter(SimProfile& profile, int index, double value) {
-  *field(profile, index) = value;
-  if (index == 1) profile.backward_launch_s = value * kBackwardLaunchRatio;
+void set_free_parameter(SimProfile& p, const std::string& key, double value) {
+  if (const auto split = split_dispatcher_key(key)) {
+    auto it = p.a2a_by_dispatcher.emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s})
+                  .first;
+    (split->second == "a2a_time_scale" ? it->second.time_scale : it->second.latency_s) = value;
+    return;
+  }
+  if (key == "compute_time_scale") {
+    p.compute_time_scale = value;
+  } else if (key == "launch_s") {
+    p.launch_s = value;
+    p.backward_launch_s = value * kBackwardLaunchRatio;
+  } else if (key == "collective_time_scale") {
+    p.collective_time_scale = value;
+  } else if (key == "a2a_time_scale") {
+    p.a2a_time_scale = value;
+  } else if (key == "a2a_latency_s") {
+    p.a2a_latency_s = value;
+  } else {
+    throw std::logic_error("unknown free parameter " + key);
+  }
+}
+
+void set_generic_a2a_from_dispatchers(SimProfile& p) {
+  std::vector<double> scales, latencies;
+  for (const auto& [name, a2a] : p.a2a_by_dispatcher) {
+    scales.push_back(a2a.time_scale);
+    latencies.push_back(a2a.latency_s);
+  }
+  if (scales.empty()) return;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  p.a2a_time_scale = median(scales);
+  p.a2a_latency_s = median(latencies);
 }
 
 FittedProfile load_fitted_profile(const std::string& path) {
@@ -126,11 +171,27 @@ FittedProfile load_fitted_profile(const std::string& path) {
   {
     std::optional<StrictTable> params = root.table("parameters");
     if (!params) throw InputError({path, 0}, "parameters", "", "a [parameters] table");
-    const auto& t = parameter_table();
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (!params->has(t[i].key)) continue;
-      set_free_parameter(p.sim, static_cast<int>(i), params->number(t[i].key, t[i].lo, t[i].hi));
-      p.fitted_keys.push_back(t[i].key);
+    for (const FreeParameter& fp : parameter_table()) {
+      if (!params->has(fp.key)) continue;
+      set_free_parameter(p.sim, fp.key, params->number(fp.key, fp.lo, fp.hi));
+      p.fitted_keys.push_back(fp.key);
+    }
+    // [parameters.dispatchers."<name>"]: a dispatcher's own A2A pair.
+    const toml::table* raw = root_table["parameters"]["dispatchers"].as_table();
+    if (std::optional<StrictTable> dispatchers = params->table("dispatchers");
+        dispatchers && raw != nullptr) {
+      for (const auto& entry : *raw) {
+        const std::string name(entry.first.str());
+        std::optional<StrictTable> d = dispatchers->table(name);
+        if (!d) continue;
+        for (const char* leaf : {"a2a_time_scale", "a2a_latency_s"}) {
+          const FreeParameter* fp = find_free_parameter(leaf);
+          set_free_parameter(p.sim, name + "." + leaf, d->number(leaf, fp->lo, fp->hi));
+          p.fitted_keys.push_back(name + "." + leaf);
+        }
+        d->finish();
+      }
+      dispatchers->finish();
     }
     params->finish();
   }
@@ -172,12 +233,15 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   s += "git_revision = " + quoted(p.git_revision) + "\n";
   s += "cv_scheme = " + quoted(p.cv_scheme) + "\n";
   s += "\n[parameters]\n";
-  const auto& t = parameter_table();
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (std::find(p.fitted_keys.begin(), p.fitted_keys.end(), t[i].key) == p.fitted_keys.end()) continue;
-    s += t[i].key + " = " + format_exact(get_free_parameter(p.sim, static_cast<int>(i))) + "  # " +
-         t[i].unit + ", bounds [" + format_exact(t[i].lo) + ", " + format_exact(t[i].hi) +
-         "]: " + t[i].meaning + "\n";
+  for (const FreeParameter& fp : parameter_table()) {
+    s += fp.key + " = " + format_exact(get_free_parameter(p.sim, fp.key)) + "  # " + fp.unit + ", bounds [" +
+         format_exact(fp.lo) + ", " + format_exact(fp.hi) + "]: " + fp.meaning + "\n";
+  }
+  for (const auto& [name, a2a] : p.sim.a2a_by_dispatcher) {
+    s += "\n[parameters.dispatchers." + quoted(name) +
+         "]  # this dispatcher's A2A pair (the generic pair above serves dispatchers without runs)\n" +
+         "a2a_time_scale = " + format_exact(a2a.time_scale) +
+         "\na2a_latency_s = " + format_exact(a2a.latency_s) + "\n";
   }
   s += residual_toml("in_sample", "relative error (predicted - measured) / measured, fitted on every row",
                      p.in_sample);

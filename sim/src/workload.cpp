@@ -842,7 +842,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
   out.layout = make_pipeline_layout(s.model, par, where);
   out.groups = megatron_rank_groups(par, s.instance.gpus);
   out.compute = seams.compute != nullptr ? *seams.compute : ComputeProfile::from_gpu(s.gpu);
-  if (!(prof.compute_time_scale > 0 && prof.collective_time_scale > 0 && prof.a2a_time_scale > 0))
+  if (!(prof.compute_time_scale > 0 && prof.collective_time_scale > 0))
     throw std::logic_error("build_workload: fitted time scales must be > 0");
   // Dividing every efficiency scales every roofline time (compute- and memory-bound) by the factor.
   for (double& e : out.compute.efficiency) e /= prof.compute_time_scale;
@@ -853,7 +853,13 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
-  if (prof.a2a_time_scale != 1) moe = std::make_shared<ScaledMoeCost>(moe, prof.a2a_time_scale);
+  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s};
+  if (const auto it = prof.a2a_by_dispatcher.find(s.dispatcher.name); it != prof.a2a_by_dispatcher.end())
+    a2a = it->second;
+  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0))
+    throw std::logic_error("build_workload: A2A time scale must be > 0 and latency >= 0");
+  if (a2a.time_scale != 1 || a2a.latency_s != 0)
+    moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s);
   out.comm_model = comm->name();
   out.moe_model = moe->name();
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "moetwin/sim/fitted_profile.hpp"
@@ -11,6 +9,18 @@
 namespace moetwin {
 
 namespace {
+
+const FreeParameter& parameter(const std::string& key) {
+  const FreeParameter* fp = find_free_parameter(key);
+  if (fp == nullptr) throw std::logic_error("fit: unknown free parameter " + key);
+  return *fp;
+}
+
+// The optimiser works in log space: a parameter whose physical lower bound is 0 starts at 1e-4 of its
+// upper bound (a time 10^4 x below the largest allowed is indistinguishable from 0 in an iteration).
+double log_floor(const FreeParameter& fp) {
+  return fp.lo > 0 ? fp.lo : fp.hi * 1e-4;
+}
 
 // Row i's position in model.rows.
 std::vector<std::size_t> positions(const Linearization& model, const std::vector<std::size_t>& subset) {
@@ -36,9 +46,8 @@ Linearization linearise(const SimProfile& at, const std::vector<double>& base,
   m.at = at;
   m.rows = rows;
   m.base = base;
-  const auto& params = free_parameters();
-  for (int k : options.parameters) {
-    const FreeParameter& fp = params.at(static_cast<std::size_t>(k));
+  for (const std::string& k : options.parameters) {
+    const FreeParameter& fp = parameter(k);
     const double v = get_free_parameter(at, k);
     double stepped = v * (1 + options.relative_step);
     if (stepped > fp.hi) stepped = v * (1 - options.relative_step);
@@ -73,14 +82,13 @@ SimProfile minimise_linear_model(const Linearization& model, const std::vector<d
                                  const std::vector<std::size_t>& subset, const FitOptions& options) {
   const std::vector<std::size_t> pos = positions(model, subset);
   const std::vector<double> meas = measured_of(measured, subset);
-  const auto& params = free_parameters();
   const std::size_t K = options.parameters.size();
   std::vector<double> at(K), lo(K), hi(K), u(K);
   for (std::size_t k = 0; k < K; ++k) {
-    const int idx = options.parameters[k];
-    const FreeParameter& fp = params.at(static_cast<std::size_t>(idx));
-    at[k] = get_free_parameter(model.at, idx);
-    lo[k] = std::log(fp.lo);
+    const std::string& key = options.parameters[k];
+    const FreeParameter& fp = parameter(key);
+    at[k] = get_free_parameter(model.at, key);
+    lo[k] = std::log(log_floor(fp));
     hi[k] = std::log(fp.hi);
     u[k] = std::clamp(std::log(at[k]), lo[k], hi[k]);
   }
@@ -177,9 +185,9 @@ FitResult fit_parameters(const std::vector<double>& measured, const std::vector<
   const std::vector<double> meas = measured_of(measured, which);
   // Start inside the bounds.
   SimProfile point = start;
-  for (int k : options.parameters) {
-    const FreeParameter& fp = free_parameters().at(static_cast<std::size_t>(k));
-    set_free_parameter(point, k, std::clamp(get_free_parameter(point, k), fp.lo, fp.hi));
+  for (const std::string& k : options.parameters) {
+    const FreeParameter& fp = parameter(k);
+    set_free_parameter(point, k, std::clamp(get_free_parameter(point, k), log_floor(fp), fp.hi));
   }
   std::vector<double> base = times(point, which);
   ++r.replays;
@@ -200,12 +208,15 @@ FitResult fit_parameters(const std::vector<double>& measured, const std::vector<
         accepted = true;
       } else {
         // Halfway (geometrically) back toward the current point.
-        for (int k : options.parameters) {
+        for (const std::string& k : options.parameters) {
           set_free_parameter(cand, k, std::sqrt(get_free_parameter(cand, k) * get_free_parameter(point, k)));
         }
       }
     }
-    if (std::getenv("MOETWIN_FIT_DEBUG")) std::fprintf(stderr, "outer %d loss %.3e accepted %d\n", outer, current, accepted ? 1 : 0);
+    if (options.progress) {
+      options.progress("round " + std::to_string(outer + 1) + ": objective " + std::to_string(current) +
+                       (accepted ? "" : " (no improvement, stopping)"));
+    }
     if (!accepted) break;
     model = linearise(point, base, which, options, times, r.replays);
   }
@@ -244,6 +255,8 @@ CrossValidation cross_validate(const std::vector<double>& measured, const std::v
     }
     const std::vector<double> t = times(fold, test);
     ++cv.replays;
+    if (options.progress)
+      options.progress("fold without " + group + ": " + std::to_string(test.size()) + " rows");
     for (std::size_t k = 0; k < held.size(); ++k) cv.predicted_s[held[k]] = t[k];
     cv.folds.emplace(group, fold);
   }

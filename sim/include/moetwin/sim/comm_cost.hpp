@@ -112,10 +112,11 @@ class ScaledCommCost : public CommCostModel {
   double scale_;
 };
 
-// Scales dispatch_ns and combine_ns (not the permute kernels, which are compute).
+// dispatch_ns and combine_ns become scale x theirs + latency_s per call (the permute kernels, which are
+// compute, are left alone).
 class ScaledMoeCost : public MoeCostModel {
  public:
-  ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale);
+  ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0);
   std::string name() const override { return inner_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
@@ -123,6 +124,7 @@ class ScaledMoeCost : public MoeCostModel {
  private:
   std::shared_ptr<const MoeCostModel> inner_;
   double scale_;
+  double latency_s_;
 };
 
 }  // namespace moetwin

@@ -13,8 +13,10 @@
 
 namespace moetwin {
 
-// One named free parameter: TOML key under [parameters], unit, bounds the fitter respects (physically
-// plausible ranges, reasons in fitted_profile.cpp) and how it maps onto SimProfile.
+// One named free parameter: TOML key, unit, bounds the fitter respects (physically plausible ranges,
+// reasons in fitted_profile.cpp) and meaning. Besides the generic parameters of free_parameters(), every
+// dispatcher has its own A2A pair "<dispatcher>.a2a_time_scale" and "<dispatcher>.a2a_latency_s"
+// (SimProfile::a2a_by_dispatcher) with the generic pair's bounds.
 struct FreeParameter {
   std::string key;
   std::string unit;
@@ -23,14 +25,18 @@ struct FreeParameter {
   std::string meaning;
 };
 const std::vector<FreeParameter>& free_parameters();
-// Index into free_parameters() by key; -1 when unknown.
-int free_parameter_index(const std::string& key);
-double get_free_parameter(const SimProfile& profile, int index);
-// Sets the parameter (launch_s also sets backward_launch_s = launch_s x kBackwardLaunchRatio).
-void set_free_parameter(SimProfile& profile, int index, double value);
+// The parameter named `key` (generic or per dispatcher); nullptr when unknown.
+const FreeParameter* find_free_parameter(const std::string& key);
+// Throw std::logic_error for an unknown key. Setting launch_s also sets backward_launch_s =
+// launch_s x kBackwardLaunchRatio; setting one of a dispatcher's pair creates its entry from the generic
+// pair.
+double get_free_parameter(const SimProfile& profile, const std::string& key);
+void set_free_parameter(SimProfile& profile, const std::string& key, double value);
 // Host time per backward launch over forward launch: autograd runs backward kernels from C++ without
 // Python frames (PyTorch profiler traces of Megatron MoE layers: ~half the forward dispatch cost).
 inline constexpr double kBackwardLaunchRatio = 0.5;
+// The generic A2A pair for dispatchers without runs: the median of the fitted dispatchers' values.
+void set_generic_a2a_from_dispatchers(SimProfile& profile);
 
 // Relative error (predicted - measured) / measured quantiles of the cross-validated residuals.
 struct ResidualSummary {

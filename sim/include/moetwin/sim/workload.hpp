@@ -23,6 +23,7 @@
 // MoeCostModel. Both are seams with defaults (comm_cost.hpp); the engine never calls them.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,9 +66,17 @@ struct SimProfile {
   // Fitted: NCCL TP / PP / DP collective and send/recv times are this times the topology closed form
   // (NCCL protocol and channel overheads, EFA congestion, aws-ofi-nccl proxy costs the closed form lacks).
   double collective_time_scale = 1;
-  // Fitted: dispatch / combine A2A times are this times the dispatcher model's (in-training contention,
-  // proxy-thread and synchronisation costs the kernel benchmarks do not show).
+  // Fitted: dispatch / combine A2A times are a2a_time_scale x the dispatcher model's + a2a_latency_s per
+  // call (in-training contention, proxy-thread and host synchronisation costs the kernel benchmarks do
+  // not show). Per dispatcher (a2a_by_dispatcher, keyed by catalog name) when the fit had runs of it;
+  // these two for any other dispatcher.
   double a2a_time_scale = 1;
+  double a2a_latency_s = 0;
+  struct A2aFit {
+    double time_scale = 1;
+    double latency_s = 0;
+  };
+  std::map<std::string, A2aFit> a2a_by_dispatcher;
 };
 
 // Megatron rank groups (order tp-cp-ep-dp-pp) from topology's Placement, flattened for the builder.

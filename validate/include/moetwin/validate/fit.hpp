@@ -36,10 +36,11 @@ using RowTimes =
     std::function<std::vector<double>(const SimProfile& profile, const std::vector<std::size_t>& which)>;
 
 struct FitOptions {
-  std::vector<int> parameters;  // indices into free_parameters()
+  std::vector<std::string> parameters;  // keys (find_free_parameter)
   int outer_iterations = 4;     // linearise-minimise-replay rounds
   double relative_step = 0.02;  // finite-difference step of the linear model (fraction of the value)
   int refine_outer = 0;         // cross-validation: replay rounds per fold from its surrogate optimum
+  std::function<void(const std::string&)> progress;  // one line per round (the CLI prints it on stderr)
 };
 
 // Local linear model of the rows' times around `at`.

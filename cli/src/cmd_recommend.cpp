@@ -1,0 +1,264 @@
+// `moetwin recommend SCENARIO --nodes 4,8,16,32,64 [--mb 1,4,8]`: for every scale and micro-batch, every
+// dispatcher valid there is predicted with its uncertainty band (the fitted profile's cross-validated
+// residuals); the winner, its margin over the runner-up and whether the margin exceeds the uncertainty;
+// then the crossovers (where the winner changes) in node count and micro-batch. Wiring only.
+#include <algorithm>
+#include <memory>
+
+#include "commands.hpp"
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/reports/result_table.hpp"
+#include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/memory_model.hpp"
+#include "moetwin/validate/row_predictions.hpp"
+#include "prediction_columns.hpp"
+
+namespace moetwin::cli {
+
+namespace {
+
+struct RecommendOptions {
+  std::string scenario;
+  std::vector<int> nodes;
+  std::vector<int> mbs;
+  std::vector<std::string> dispatchers;
+  int pp = 0;
+  int gbs = 0;
+  std::string profile;
+  int threads = 2;
+  std::string format = "text";
+  std::string out;
+};
+
+struct Point {
+  int nodes = 0;
+  int mb = 0;
+  std::string dispatcher;
+  std::string status = "ok";  // ok | invalid: ... | does not fit: ...
+  std::size_t row = 0;        // index into the predicted rows when status is ok
+};
+
+}  // namespace
+
+void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
+  CLI::App* cmd = app.add_subcommand(
+      "recommend", "Best dispatcher per scale and micro-batch, with uncertainty bands and crossovers");
+  auto o = std::make_shared<RecommendOptions>();
+  cmd->add_option("SCENARIO", o->scenario, "Scenario file (.toml): model, instance, layout, batch")
+      ->required();
+  cmd->add_option("--nodes", o->nodes, "Node counts, e.g. 8,16,32,64")
+      ->delimiter(',')
+      ->required()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--mb", o->mbs, "Micro-batch sizes (default: the scenario's)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--dispatchers", o->dispatchers,
+                  "Dispatchers to compare (default: every catalog dispatcher)")
+      ->delimiter(',');
+  cmd->add_option("--pp", o->pp, "Pipeline stages (default: the scenario's)")->check(CLI::Range(1, 512));
+  cmd->add_option("--gbs", o->gbs, "Global batch (default: the scenario's)")->check(CLI::Range(1, 1 << 24));
+  add_profile_option(cmd, o->profile);
+  cmd->add_option("--threads", o->threads, "Predictions in parallel (results identical for any count)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--format", o->format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--out", o->out, "Output file, written atomically (default stdout)");
+  cmd->callback([o, &global] {
+    const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
+    const Catalog catalog = Catalog::load(catalog_dir);
+    const Scenario base = load_scenario_file(o->scenario, catalog);
+    const FittedProfile profile = resolve_fitted_profile(o->profile);
+    std::vector<int> mbs = o->mbs.empty() ? std::vector<int>{base.training.micro_batch} : o->mbs;
+    std::vector<std::string> dispatchers = o->dispatchers;
+    if (dispatchers.empty()) {
+      for (const auto& [name, spec] : catalog.dispatchers()) dispatchers.push_back(name);
+    }
+    for (const std::string& d : dispatchers) {
+      if (catalog.dispatchers().count(d) == 0)
+        throw InputError({"", 0}, "--dispatchers", d, "a catalog dispatcher");
+    }
+
+    // Every (mb, nodes, dispatcher) point; the valid ones become rows to predict.
+    std::vector<Point> points;
+    std::vector<LiveRun> rows;
+    for (int mb : mbs) {
+      for (int n : o->nodes) {
+        for (const std::string& d : dispatchers) {
+          Point pt{n, mb, d, "ok", 0};
+          Scenario s = base;
+          s.nodes = n;
+          s.training.micro_batch = mb;
+          if (o->pp > 0) s.parallel.pp = o->pp;
+          if (o->gbs > 0) s.training.global_batch = o->gbs;
+          s.dispatcher = catalog.dispatchers().at(d);
+          s.name = base.name + ".n" + std::to_string(n) + ".mb" + std::to_string(mb) + "." + d;
+          const int per_replica = s.parallel.tp * s.parallel.cp * s.parallel.pp;
+          try {
+            if (s.gpus() % per_replica != 0) {
+              throw InputError({base.source, 0}, "nodes", std::to_string(n),
+                               "GPUs divisible by tp x cp x pp = " + std::to_string(per_replica));
+            }
+            s.parallel.dp = s.gpus() / per_replica;
+            validate_scenario(s, {base.source, 0});
+            const MemoryEstimate mem =
+                estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {base.source, 0}));
+            if (!mem.fits) {
+              pt.status = "does not fit: " + format_fixed(mem.worst().total() / kGiB, 1) + " GiB > " +
+                          format_fixed(mem.hbm_bytes / kGiB, 1) + " GiB HBM";
+            }
+          } catch (const InputError& e) {
+            pt.status = std::string("invalid: ") + e.what();
+          }
+          if (pt.status == "ok") {
+            pt.row = rows.size();
+            LiveRun r;
+            r.scenario = std::move(s);
+            rows.push_back(std::move(r));
+          }
+          points.push_back(pt);
+        }
+      }
+    }
+    const std::vector<RowPrediction> preds = predict_rows(rows, all_rows(rows.size()), profile, o->threads);
+    for (Point& pt : points) {
+      if (pt.status == "ok" && !preds[pt.row].ok) pt.status = "invalid: " + preds[pt.row].error;
+    }
+
+    ResultTable table;
+    table.columns = {"model",
+                     "instance",
+                     "nodes",
+                     "mb",
+                     "dispatcher",
+                     "status",
+                     "predicted_iter_s",
+                     "lo_s",
+                     "hi_s",
+                     "winner",
+                     "margin_pct",
+                     "margin_exceeds_uncertainty"};
+    for (const std::string& c : predict_columns()) {
+      if (c != "predicted_iter_s") table.columns.push_back(c);
+    }
+    std::vector<std::string> lines;                        // winners and crossovers for the text summary
+    std::map<std::pair<int, int>, std::string> winner_at;  // (mb, nodes) -> winner
+    for (std::size_t g = 0; g < points.size(); g += dispatchers.size()) {
+      // Group of one (mb, nodes): rank the valid dispatchers.
+      std::vector<std::size_t> ok;
+      for (std::size_t k = g; k < g + dispatchers.size(); ++k) {
+        if (points[k].status == "ok") ok.push_back(k);
+      }
+      std::stable_sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
+        return preds[points[a].row].iteration_s < preds[points[b].row].iteration_s;
+      });
+      std::string winner;
+      double margin = 0;
+      bool exceeds = false;
+      if (!ok.empty()) {
+        const double t0 = preds[points[ok[0]].row].iteration_s;
+        winner = points[ok[0]].dispatcher;
+        winner_at[{points[g].mb, points[g].nodes}] = winner;
+        if (ok.size() > 1) {
+          const double t1 = preds[points[ok[1]].row].iteration_s;
+          margin = t1 / t0 - 1;
+          // The bands of two predictions of the same model share its error; the margin counts as real
+          // only when the bands do not overlap at all (conservative).
+          exceeds = band_for(profile, t0).hi_s < band_for(profile, t1).lo_s;
+        }
+        lines.push_back("nodes " + std::to_string(points[g].nodes) + ", mb " + std::to_string(points[g].mb) +
+                        ": " + winner + " " + format_fixed(t0, 3) + " s" +
+                        (ok.size() > 1
+                             ? ", ahead of " + points[ok[1]].dispatcher + " by " +
+                                   format_fixed(margin * 100, 1) + "%" +
+                                   (exceeds ? " (beyond the uncertainty)" : " (within the uncertainty)")
+                             : ", the only valid dispatcher"));
+      } else {
+        lines.push_back("nodes " + std::to_string(points[g].nodes) + ", mb " + std::to_string(points[g].mb) +
+                        ": no valid dispatcher");
+      }
+      for (std::size_t k = g; k < g + dispatchers.size(); ++k) {
+        const Point& pt = points[k];
+        std::vector<Cell> row = {base.model.name,      base.instance.name, Cell::integer(pt.nodes),
+                                 Cell::integer(pt.mb), pt.dispatcher,      pt.status};
+        if (pt.status == "ok") {
+          const Prediction& p = preds[pt.row].detail;
+          const UncertaintyBand b = band_for(profile, p.iteration_s);
+          row.push_back(Cell::fixed(p.iteration_s, 6));
+          row.push_back(Cell::fixed(b.lo_s, 6));
+          row.push_back(Cell::fixed(b.hi_s, 6));
+          row.push_back(winner);
+          row.push_back(Cell::fixed(margin * 100, 2));
+          row.push_back(Cell::boolean(exceeds));
+          const std::vector<Cell> cells = predict_cells(p);
+          for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
+        } else {
+          while (row.size() < table.columns.size()) row.emplace_back("");
+        }
+        table.add_row(std::move(row));
+      }
+    }
+    // Crossovers: consecutive node counts (per mb) and consecutive micro-batches (per node count) whose
+    // winners differ.
+    std::vector<std::string> crossovers;
+    for (int mb : mbs) {
+      for (std::size_t i = 1; i < o->nodes.size(); ++i) {
+        const auto a = winner_at.find({mb, o->nodes[i - 1]});
+        const auto b = winner_at.find({mb, o->nodes[i]});
+        if (a != winner_at.end() && b != winner_at.end() && a->second != b->second) {
+          crossovers.push_back("mb " + std::to_string(mb) + ": " + a->second + " at " +
+                               std::to_string(o->nodes[i - 1]) + " nodes -> " + b->second + " at " +
+                               std::to_string(o->nodes[i]) + " nodes");
+        }
+      }
+    }
+    for (int n : o->nodes) {
+      for (std::size_t i = 1; i < mbs.size(); ++i) {
+        const auto a = winner_at.find({mbs[i - 1], n});
+        const auto b = winner_at.find({mbs[i], n});
+        if (a != winner_at.end() && b != winner_at.end() && a->second != b->second) {
+          crossovers.push_back(std::to_string(n) + " nodes: " + a->second + " at mb " +
+                               std::to_string(mbs[i - 1]) + " -> " + b->second + " at mb " +
+                               std::to_string(mbs[i]));
+        }
+      }
+    }
+
+    std::string content;
+    if (o->format == "csv") {
+      content = render_csv(table);
+    } else if (o->format == "json") {
+      ResultTable cross;
+      cross.columns = {"crossover"};
+      for (const std::string& c : crossovers) cross.add_row({c});
+      content = render_json(OutputContext{"recommend", catalog_dir, {o->scenario}},
+                            {{"rows", &table}, {"crossovers", &cross}});
+    } else {
+      ResultTable brief;
+      brief.columns = {"nodes", "mb",   "dispatcher", "status",     "predicted_iter_s",
+                       "lo_s",  "hi_s", "winner",     "margin_pct", "margin_exceeds_uncertainty"};
+      for (const auto& r : table.rows) {
+        std::vector<Cell> b;
+        for (const std::string& c : brief.columns) {
+          Cell cell = r[table.column(c)];
+          if (c == "status" && cell.text.size() > 60) cell.text = cell.text.substr(0, 57) + "...";
+          b.push_back(cell);
+        }
+        brief.add_row(std::move(b));
+      }
+      content = render_key_values({{"scenario", o->scenario},
+                                   {"model / instance", base.model.name + " on " + base.instance.name},
+                                   {"profile", profile_label(profile)}}) +
+                "\n" + render_text(brief) + "\nwinners:\n";
+      for (const std::string& l : lines) content += "  " + l + "\n";
+      content += "crossovers:\n";
+      if (crossovers.empty()) content += "  none\n";
+      for (const std::string& c : crossovers) content += "  " + c + "\n";
+    }
+    emit_output(content, o->out);
+  });
+}
+
+}  // namespace moetwin::cli

@@ -1,0 +1,338 @@
+// `moetwin validate --runs FILE.csv [--fit] [--cv leave-one-campaign-out]`: predicted vs measured
+// iteration time of every live-run row, error statistics per campaign and overall, dispatcher ranking
+// agreement per cell; with --fit the free parameters are fitted (validate/fit.hpp) and, with --cv, every
+// row's out-of-sample prediction comes from the fit without its campaign. Wiring only.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "commands.hpp"
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/common/version.hpp"
+#include "moetwin/reports/result_table.hpp"
+#include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/validate/accuracy.hpp"
+#include "moetwin/validate/fit.hpp"
+#include "moetwin/validate/row_predictions.hpp"
+#include "prediction_columns.hpp"
+
+namespace moetwin::cli {
+
+namespace {
+
+struct ValidateOptions : RowInput {
+  std::string profile;
+  bool fit = false;
+  std::vector<std::string> params;
+  std::string cv = "none";
+  int cv_refine = 0;
+  int outer = 4;
+  int threads = 2;
+  std::string write_profile;
+};
+
+std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+ResidualSummary residuals(const std::vector<double>& errors) {
+  const ErrorStats s = error_stats(errors);
+  return {s.rows, s.median_abs, s.p90_abs, s.signed_p10, s.signed_p90};
+}
+
+// Relative errors of the rows with a prediction, and the per-campaign split.
+struct Errors {
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_campaign;
+};
+Errors errors_of(const std::vector<LiveRun>& runs, const std::vector<double>& predicted) {
+  Errors e;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!(predicted[i] > 0)) continue;
+    const double err = predicted[i] / runs[i].iter_s - 1;
+    e.all.push_back(err);
+    e.by_campaign[runs[i].campaign].push_back(err);
+  }
+  return e;
+}
+
+Cell pct(double fraction) {
+  return Cell::fixed(fraction * 100, 2);
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, const GlobalOptions& global) {
+  CLI::App* cmd = app.add_subcommand(
+      "validate",
+      "Predicted vs measured live runs: errors per row and campaign, dispatcher ranking; --fit, --cv");
+  auto o = std::make_shared<ValidateOptions>();
+  cmd->add_option("--runs", o->runs, "Live-run CSV (shared/data/live-runs.csv schema)")->required();
+  cmd->add_option("--format", o->format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--out", o->out, "Output file, written atomically (default stdout)");
+  add_profile_option(cmd, o->profile);
+  cmd->add_flag("--fit", o->fit, "Fit the free parameters on every row (start: --profile)");
+  cmd->add_option("--params", o->params, "Free parameters to fit (default all)")->delimiter(',');
+  cmd->add_option("--cv", o->cv, "Cross-validation with --fit: none | leave-one-campaign-out")
+      ->check(CLI::IsMember({"none", "leave-one-campaign-out"}));
+  cmd->add_option("--cv-refine", o->cv_refine, "Replay rounds per fold from its first estimate (default 0)")
+      ->check(CLI::Range(0, 10));
+  cmd->add_option("--outer", o->outer, "Linearise-minimise-replay rounds of the fit (default 4)")
+      ->check(CLI::Range(1, 20));
+  cmd->add_option("--threads", o->threads, "Rows replayed in parallel (results identical for any count)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--write-profile", o->write_profile, "With --fit: write the fitted profile (TOML) here");
+  cmd->callback([o, &global] {
+    if (!o->fit && o->cv != "none")
+      throw InputError({"", 0}, "--cv", o->cv, "--fit (cross-validation refits)");
+    if (!o->fit && !o->write_profile.empty())
+      throw InputError({"", 0}, "--write-profile", o->write_profile, "--fit");
+    const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
+    const Catalog catalog = Catalog::load(catalog_dir);
+    const LiveRunTable table = read_live_runs(o->runs, catalog);
+    print_row_warnings(table);
+    const std::vector<LiveRun>& runs = table.runs;
+    if (runs.empty()) throw InputError({o->runs, 0}, "rows", "0", "at least one live-run row");
+    FittedProfile profile = resolve_fitted_profile(o->profile);
+
+    std::vector<double> measured;
+    std::vector<std::string> campaign_of;
+    for (const LiveRun& r : runs) {
+      measured.push_back(r.iter_s);
+      campaign_of.push_back(r.campaign);
+    }
+    const std::vector<std::size_t> every = all_rows(runs.size());
+    const RowTimes times = [&](const SimProfile& sim, const std::vector<std::size_t>& which) {
+      FittedProfile p = profile;
+      p.sim = sim;
+      std::vector<double> t;
+      for (const RowPrediction& r : predict_rows(runs, which, p, o->threads))
+        t.push_back(r.ok ? r.iteration_s : 0);
+      return t;
+    };
+
+    std::vector<double> oos;  // out-of-sample predictions (with --cv)
+    std::vector<std::pair<std::string, std::string>> fit_lines;
+    if (o->fit) {
+      FitOptions fo;
+      fo.outer_iterations = o->outer;
+      fo.refine_outer = o->cv_refine;
+      // Default: the generic compute, launch and collective parameters and, for every dispatcher with
+      // runs, its own A2A pair (the generic A2A pair then serves dispatchers without runs).
+      std::vector<std::string> keys = o->params;
+      if (keys.empty()) {
+        keys = {"compute_time_scale", "launch_s", "collective_time_scale"};
+        std::vector<std::string> seen;
+        for (const LiveRun& r : runs) {
+          const std::string& d = r.scenario.dispatcher.name;
+          if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
+          seen.push_back(d);
+          keys.push_back(d + ".a2a_time_scale");
+          keys.push_back(d + ".a2a_latency_s");
+        }
+      }
+      for (const std::string& k : keys) {
+        if (find_free_parameter(k) == nullptr) {
+          std::string allowed;
+          for (const FreeParameter& fp : free_parameters()) allowed += (allowed.empty() ? "" : ", ") + fp.key;
+          throw InputError({"", 0}, "--params", k,
+                           "one of " + allowed +
+                               " or <dispatcher>.a2a_time_scale / "
+                               "<dispatcher>.a2a_latency_s");
+        }
+        fo.parameters.push_back(k);
+      }
+      fo.progress = [](const std::string& line) { std::cerr << "fit: " << line << '\n'; };
+      std::cerr << "fitting " << keys.size() << " parameters on " << runs.size() << " rows\n";
+      const FitResult fit = fit_parameters(measured, every, profile.sim, fo, times);
+      int replays = fit.replays;
+      profile.sim = fit.profile;
+      set_generic_a2a_from_dispatchers(profile.sim);
+      profile.fitted = true;
+      profile.fitted_keys = keys;
+      profile.fitted_at = today_utc();
+      profile.fitted_on = o->runs;
+      profile.git_revision = kGitRevision;
+      profile.path = o->write_profile.empty() ? "(not written)" : o->write_profile;
+      profile.in_sample = residuals(errors_of(runs, fit.predicted_s).all);
+      profile.cross_validated = {};
+      profile.cv_scheme = "none";
+      if (o->cv == "leave-one-campaign-out") {
+        std::cerr << "cross-validating: leave one campaign out\n";
+        const CrossValidation cv = cross_validate(measured, every, campaign_of, fit, fo, times);
+        replays += cv.replays;
+        oos = cv.predicted_s;
+        profile.cross_validated = residuals(errors_of(runs, oos).all);
+        profile.cv_scheme = o->cv;
+      }
+      fit_lines.push_back({"objective", "mean squared log ratio " + format_fixed(fit.start_loss, 4) + " -> " +
+                                            format_fixed(fit.loss, 4) + " (" + std::to_string(replays) +
+                                            " replays of the row set)"});
+      if (!o->write_profile.empty()) write_file_atomically(o->write_profile, fitted_profile_toml(profile));
+    }
+
+    // The rows at the (fitted) profile, with their breakdowns.
+    const std::vector<RowPrediction> preds = predict_rows(runs, every, profile, o->threads);
+    std::vector<double> in_sample;
+    for (const RowPrediction& r : preds) in_sample.push_back(r.ok ? r.iteration_s : 0);
+    const bool has_cv = !oos.empty();
+    const std::vector<double>& headline = has_cv ? oos : in_sample;
+
+    ResultTable rows;
+    rows.columns = table.header;
+    for (const char* c : {"predicted_iter_s", "predicted_tflops_gpu", "error_pct"}) rows.columns.push_back(c);
+    if (has_cv) {
+      for (const char* c : {"in_sample_iter_s", "in_sample_error_pct"}) rows.columns.push_back(c);
+    }
+    rows.columns.push_back("status");
+    for (const std::string& c : predict_columns()) {
+      if (c != "predicted_iter_s" && c != "predicted_tflops_gpu") rows.columns.push_back(c);
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      std::vector<Cell> row;
+      for (const std::string& f : runs[i].row.fields) row.emplace_back(f);
+      const RowPrediction& p = preds[i];
+      const double t = headline[i];
+      const double tflops = t > 0 ? p.detail.model_flops / (t * p.detail.gpus) / 1e12 : 0;
+      row.push_back(Cell::fixed(t, 6));
+      row.push_back(Cell::fixed(tflops, 2));
+      row.push_back(t > 0 ? pct(t / runs[i].iter_s - 1) : Cell(""));
+      if (has_cv) {
+        row.push_back(Cell::fixed(in_sample[i], 6));
+        row.push_back(in_sample[i] > 0 ? pct(in_sample[i] / runs[i].iter_s - 1) : Cell(""));
+      }
+      row.push_back(p.ok ? Cell("ok") : Cell("error: " + p.error));
+      const std::vector<Cell> detail = predict_cells(p.detail);
+      const std::vector<std::string> names = predict_columns();
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        if (names[k] != "predicted_iter_s" && names[k] != "predicted_tflops_gpu") row.push_back(detail[k]);
+      }
+      rows.add_row(std::move(row));
+    }
+
+    // Per campaign and overall.
+    const Errors head = errors_of(runs, headline);
+    const Errors ins = errors_of(runs, in_sample);
+    ResultTable summary;
+    summary.columns = {"campaign", "rows", "median_abs_error_pct", "p90_abs_error_pct",
+                       "mean_signed_error_pct"};
+    if (has_cv) {
+      for (const char* c : {"in_sample_median_abs_error_pct", "in_sample_p90_abs_error_pct"})
+        summary.columns.push_back(c);
+    }
+    auto add_summary = [&](const std::string& name, const std::vector<double>& e,
+                           const std::vector<double>& e_in) {
+      const ErrorStats s = error_stats(e);
+      std::vector<Cell> row = {name, Cell::integer(s.rows), pct(s.median_abs), pct(s.p90_abs),
+                               pct(s.mean_signed)};
+      if (has_cv) {
+        const ErrorStats si = error_stats(e_in);
+        row.push_back(pct(si.median_abs));
+        row.push_back(pct(si.p90_abs));
+      }
+      summary.add_row(std::move(row));
+    };
+    for (const auto& [campaign, e] : head.by_campaign) add_summary(campaign, e, ins.by_campaign.at(campaign));
+    add_summary("all", head.all, ins.all);
+
+    // Dispatcher ranking per cell.
+    const std::vector<CellRanking> cells = rank_cells(runs, headline);
+    ResultTable ranking;
+    ranking.columns = {"cell",  "measured_winner", "predicted_winner", "winner_right", "measured_lead_pct",
+                       "pairs", "pairs_agree"};
+    int right = 0, decisive = 0, decisive_right = 0, pairs = 0, agree = 0;
+    std::vector<std::string> misses;
+    for (const CellRanking& c : cells) {
+      ranking.add_row({c.key, c.measured_winner, c.predicted_winner, Cell::boolean(c.winner_right()),
+                       pct(c.measured_lead), Cell::integer(c.pairs), Cell::integer(c.pairs_agree)});
+      right += c.winner_right() ? 1 : 0;
+      pairs += c.pairs;
+      agree += c.pairs_agree;
+      if (c.measured_lead >= 0.05) {
+        ++decisive;
+        decisive_right += c.winner_right() ? 1 : 0;
+        if (!c.winner_right())
+          misses.push_back(c.key + ": measured " + c.measured_winner + " (+" +
+                           format_fixed(c.measured_lead * 100, 1) + "%), predicted " + c.predicted_winner);
+      }
+    }
+
+    ResultTable params;
+    params.columns = {"parameter", "value", "unit", "lo", "hi", "fitted", "meaning"};
+    std::vector<std::string> shown;
+    for (const FreeParameter& fp : free_parameters()) shown.push_back(fp.key);
+    for (const auto& entry : profile.sim.a2a_by_dispatcher) {
+      shown.push_back(entry.first + ".a2a_time_scale");
+      shown.push_back(entry.first + ".a2a_latency_s");
+    }
+    for (const std::string& key : shown) {
+      const FreeParameter& fp = *find_free_parameter(key);
+      const bool moved =
+          std::find(profile.fitted_keys.begin(), profile.fitted_keys.end(), key) != profile.fitted_keys.end();
+      params.add_row({key, Cell::exact(get_free_parameter(profile.sim, key)), fp.unit, Cell::exact(fp.lo),
+                      Cell::exact(fp.hi), Cell::boolean(moved), fp.meaning});
+    }
+
+    OutputContext context{"validate", catalog_dir, {o->runs}};
+    std::string content;
+    if (o->format == "csv") {
+      content = render_csv(rows);
+    } else if (o->format == "json") {
+      content = render_json(
+          context, {{"rows", &rows}, {"summary", &summary}, {"cells", &ranking}, {"parameters", &params}});
+    } else {
+      const ErrorStats all = error_stats(head.all);
+      std::vector<std::pair<std::string, std::string>> kv = {
+          {"runs", o->runs + " (" + std::to_string(runs.size()) + " rows, " +
+                       std::to_string(head.all.size()) + " predicted)"},
+          {"profile", profile_label(profile)},
+          {"errors", std::string(has_cv ? "out of sample (" + o->cv + ")" : "in sample") +
+                         ": median |error| " + format_fixed(all.median_abs * 100, 1) + "%, p90 " +
+                         format_fixed(all.p90_abs * 100, 1) + "%, mean signed " +
+                         format_fixed(all.mean_signed * 100, 1) + "%"},
+      };
+      if (has_cv) {
+        const ErrorStats si = error_stats(ins.all);
+        kv.push_back({"in sample", "median |error| " + format_fixed(si.median_abs * 100, 1) + "%, p90 " +
+                                       format_fixed(si.p90_abs * 100, 1) + "%"});
+      }
+      kv.push_back({"dispatcher winner", std::to_string(right) + " of " + std::to_string(cells.size()) +
+                                             " cells right; " + std::to_string(decisive_right) + " of " +
+                                             std::to_string(decisive) + " where the measured lead is >= 5%"});
+      kv.push_back(
+          {"pairwise order", std::to_string(agree) + " of " + std::to_string(pairs) + " pairs agree"});
+      for (const auto& l : fit_lines) kv.push_back(l);
+      ResultTable brief;
+      brief.columns = {"campaign",         "mb",       "vpp", "overlap", "dispatcher", "iter_s",
+                       "predicted_iter_s", "error_pct"};
+      if (has_cv) brief.columns.push_back("in_sample_error_pct");
+      for (const auto& r : rows.rows) {
+        std::vector<Cell> b;
+        for (const std::string& c : brief.columns) b.push_back(r[rows.column(c)]);
+        brief.add_row(std::move(b));
+      }
+      content = render_key_values(kv) + "\nparameters:\n" + render_text(params) + "\nper campaign:\n" +
+                render_text(summary) + "\nper row:\n" + render_text(brief) +
+                "\ndispatcher ranking per cell:\n" + render_text(ranking);
+      if (!misses.empty()) {
+        content += "\nwrong winner where the measured lead is >= 5%:\n";
+        for (const std::string& m : misses) content += "  " + m + "\n";
+      }
+    }
+    emit_output(content, o->out);
+  });
+}
+
+}  // namespace moetwin::cli

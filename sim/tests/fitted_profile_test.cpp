@@ -1,0 +1,106 @@
+#include "moetwin/sim/fitted_profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "moetwin/common/input_error.hpp"
+
+namespace moetwin {
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+FittedProfile sample() {
+  FittedProfile p;
+  p.fitted = true;
+  p.fitted_at = "2026-11-29";
+  p.fitted_on = "validate/data/live-runs.csv";
+  p.git_revision = "abc";
+  p.cv_scheme = "leave-one-campaign-out";
+  set_free_parameter(p.sim, "launch_s", 3.25e-05);
+  set_free_parameter(p.sim, "a2a_time_scale", 2.5);
+  set_free_parameter(p.sim, "deepep-uccl.a2a_latency_s", 1.5e-3);
+  p.fitted_keys = {"launch_s", "a2a_time_scale", "deepep-uccl.a2a_latency_s"};
+  p.in_sample = {51, 0.04, 0.1, -0.08, 0.07};
+  p.cross_validated = {51, 0.07, 0.18, -0.2, 0.1};
+  return p;
+}
+
+TEST(FittedProfile, RoundTripsThroughItsToml) {
+  const std::string path = write_temp("roundtrip.toml", fitted_profile_toml(sample()));
+  const FittedProfile p = load_fitted_profile(path);
+  EXPECT_TRUE(p.fitted);
+  EXPECT_EQ(p.path, path);
+  EXPECT_EQ(p.fitted_at, "2026-11-29");
+  EXPECT_EQ(p.cv_scheme, "leave-one-campaign-out");
+  EXPECT_EQ(p.sim.launch_s, 3.25e-05);
+  EXPECT_EQ(p.sim.backward_launch_s, 3.25e-05 * kBackwardLaunchRatio);
+  EXPECT_EQ(p.sim.a2a_time_scale, 2.5);
+  EXPECT_EQ(p.sim.compute_time_scale, 1);  // not in the file: default
+  // Every parameter is written (the values predictions use); the dispatcher's pair starts from the generic.
+  EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + 2);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").latency_s, 1.5e-3);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").time_scale, 2.5);
+  EXPECT_EQ(get_free_parameter(p.sim, "deepep-nvshmem.a2a_time_scale"), 2.5);  // no entry: the generic
+  EXPECT_EQ(p.cross_validated.rows, 51);
+  EXPECT_EQ(p.cross_validated.signed_p10, -0.2);
+  EXPECT_EQ(fitted_profile_toml(p), fitted_profile_toml(sample()));
+}
+
+TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {
+  // Residual (predicted - measured) / measured in [-0.2, 0.1]: measured in [pred / 1.1, pred / 0.8].
+  const UncertaintyBand b = band_for(sample(), 10);
+  EXPECT_DOUBLE_EQ(b.lo_s, 10 / 1.1);
+  EXPECT_DOUBLE_EQ(b.hi_s, 10 / 0.8);
+  const UncertaintyBand unfitted = band_for(FittedProfile{}, 10);
+  EXPECT_DOUBLE_EQ(unfitted.lo_s, 10 / 1.5);
+  EXPECT_DOUBLE_EQ(unfitted.hi_s, 10 / 0.5);
+}
+
+TEST(FittedProfile, OutOfBoundsParameterIsAnInputError) {
+  std::string text = fitted_profile_toml(sample());
+  const std::string key = "\na2a_time_scale = 2.5";
+  text.replace(text.find(key), key.size(), "\na2a_time_scale = 50");
+  const std::string path = write_temp("bounds.toml", text);
+  try {
+    load_fitted_profile(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path + ":"), std::string::npos) << what;
+    EXPECT_NE(what.find("parameters.a2a_time_scale: 50"), std::string::npos) << what;
+  }
+}
+
+TEST(FittedProfile, UnknownParameterIsAnInputError) {
+  std::string text = fitted_profile_toml(sample());
+  text.replace(text.find("[parameters]\n"), 13, "[parameters]\ngemm_magic = 3\n");
+  const std::string path = write_temp("unknown.toml", text);
+  EXPECT_THROW(load_fitted_profile(path), InputError);
+}
+
+TEST(FittedProfile, ResolveNoneAndMissingFile) {
+  EXPECT_FALSE(resolve_fitted_profile("none").fitted);
+  EXPECT_THROW(resolve_fitted_profile(::testing::TempDir() + "no-such-profile.toml"), InputError);
+}
+
+TEST(FittedProfile, ParametersAreBoundedAndNamed) {
+  for (const FreeParameter& p : free_parameters()) {
+    EXPECT_LT(p.lo, p.hi) << p.key;
+    EXPECT_GE(p.lo, 0) << p.key;
+    EXPECT_FALSE(p.meaning.empty()) << p.key;
+    EXPECT_EQ(find_free_parameter(p.key), &p);
+  }
+  EXPECT_EQ(find_free_parameter("nope"), nullptr);
+  EXPECT_EQ(find_free_parameter("deepep-uccl.a2a_time_scale"), find_free_parameter("a2a_time_scale"));
+  EXPECT_EQ(find_free_parameter("deepep-uccl.launch_s"), nullptr);
+}
+
+}  // namespace
+}  // namespace moetwin

@@ -246,8 +246,8 @@ TEST(SymmetryScenario, PartlySkewedCostsKeepAlikeRanksTogether) {
 // every rank. Slow (minutes: every row replayed twice in full), so disabled; run it with
 // --gtest_also_run_disabled_tests --gtest_filter='*LiveRuns*' after changing the engine or the builder.
 TEST(SymmetryScenario, DISABLED_LiveRunsReducedEqualsFull) {
-  const LiveRunTable table = read_live_runs(std::string(MOETWIN_SOURCE_DIR) + "/validate/data/live-runs.csv",
-                                            catalog());
+  const LiveRunTable table =
+      read_live_runs(std::string(MOETWIN_SOURCE_DIR) + "/validate/data/live-runs.csv", catalog());
   ASSERT_FALSE(table.runs.empty());
   for (const LiveRun& run : table.runs) {
     WorkloadSeams seams;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# End-to-end `moetwin validate` on four live rows of two campaigns: fit one parameter with
+# leave-one-campaign-out cross-validation, write the profile, predict with it, and check the outputs'
+# columns and the profile's round trip. Usage: validate_cli.sh MOETWIN RUNS.csv WORKDIR
+set -euo pipefail
+bin=$1 runs=$2 dir=$3
+rm -rf "$dir"
+mkdir -p "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$bin" validate --runs "$runs" --profile none --fit --params compute_time_scale --outer 1 \
+  --cv leave-one-campaign-out --threads 2 --write-profile "$dir/fit.toml" --format csv --out "$dir/rows.csv" \
+  2>"$dir/fit.log"
+[ -f "$dir/fit.toml" ] || fail "no profile written"
+grep -q '^cv_scheme = "leave-one-campaign-out"' "$dir/fit.toml" || fail "profile without its CV scheme"
+grep -q '^\[cross_validated\]' "$dir/fit.toml" || fail "profile without cross-validated residuals"
+header=$(head -1 "$dir/rows.csv")
+for column in campaign iter_s predicted_iter_s predicted_tflops_gpu error_pct in_sample_iter_s in_sample_error_pct; do
+  echo ",$header," | grep -q ",$column," || fail "validate CSV lacks column $column"
+done
+[ "$(($(wc -l <"$dir/rows.csv") - 1))" -eq 4 ] || fail "expected 4 result rows"
+
+# The written profile is what predict and validate use with --profile; same inputs -> same bytes.
+"$bin" validate --runs "$runs" --profile "$dir/fit.toml" --format json --out "$dir/a.json" 2>/dev/null
+"$bin" validate --runs "$runs" --profile "$dir/fit.toml" --format json --out "$dir/b.json" --threads 1 2>/dev/null
+cmp "$dir/a.json" "$dir/b.json" || fail "validate output differs between thread counts"
+grep -q '"winner_right"' "$dir/a.json" || fail "no dispatcher ranking in the JSON"
+
+# Bad input: --cv without --fit, an unknown parameter, a missing profile -> exit 2 with the key named.
+set +e
+"$bin" validate --runs "$runs" --cv leave-one-campaign-out 2>"$dir/e1.log"; s1=$?
+"$bin" validate --runs "$runs" --fit --params warp_speed 2>"$dir/e2.log"; s2=$?
+"$bin" predict --runs "$runs" --profile "$dir/none.toml" 2>"$dir/e3.log"; s3=$?
+set -e
+[ "$s1" -eq 2 ] && grep -q -- "--cv" "$dir/e1.log" || fail "--cv without --fit: status $s1"
+[ "$s2" -eq 2 ] && grep -q "warp_speed" "$dir/e2.log" || fail "unknown parameter: status $s2"
+[ "$s3" -eq 2 ] && grep -q -- "--profile" "$dir/e3.log" || fail "missing profile: status $s3"
+echo "validate_cli: ok"

@@ -80,6 +80,7 @@ int run(const Options& o, const GlobalOptions& global, SweepMpi* mpi) {
   const bool root = !mpi || mpi->rank() == 0;
   const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
   const Catalog catalog = Catalog::load(catalog_dir);
+  const std::string catalog_hash = sweep_catalog_hash(catalog_dir);
   const SweepSpec spec = load_sweep_file(o.sweep, catalog);
   ProfileInfo profile;
   const std::unique_ptr<SweepPredictor> predictor = make_profile_predictor(o.profile, profile);
@@ -99,8 +100,8 @@ int run(const Options& o, const GlobalOptions& global, SweepMpi* mpi) {
 
   std::optional<SweepJournal> journal;
   if (root) {
-    journal.emplace(paths.journal, sweep_journal_identity(spec, profile.hash), sweep_columns().size(),
-                    spec.point_count());
+    journal.emplace(paths.journal, sweep_journal_identity(spec, profile.hash, catalog_hash),
+                    sweep_columns().size(), spec.point_count());
     if (journal->dropped() > 0) {
       std::cerr << "sweep: dropped " << journal->dropped() << " torn or corrupt journal line(s) of "
                 << paths.journal << "\n";
@@ -124,6 +125,7 @@ int run(const Options& o, const GlobalOptions& global, SweepMpi* mpi) {
   provenance.profile_hash = profile.hash;
   provenance.seed = spec.base.routing.seed;
   provenance.catalog_dir = catalog_dir;
+  provenance.catalog_hash = catalog_hash;
   provenance.points = stats.points;
   write_sweep_outputs(paths, provenance, *journal);
   std::cerr << "sweep: " << stats.points << " points: " << summary(*journal) << "; wrote " << paths.csv

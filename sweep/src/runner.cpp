@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -109,10 +110,20 @@ SweepRunStats run_sweep_serial(const SweepSpec& spec, const SweepPredictor& pred
   return stats;
 }
 
-std::string sweep_journal_identity(const SweepSpec& spec, const std::string& profile_hash) {
+std::string sweep_journal_identity(const SweepSpec& spec, const std::string& profile_hash,
+                                   const std::string& catalog_hash) {
   return "sweep=" + spec.content_hash + " points=" + std::to_string(spec.point_count()) +
          " columns=" + std::to_string(sweep_columns().size()) +
-         " profile=" + (profile_hash.empty() ? std::string("defaults") : profile_hash);
+         " profile=" + (profile_hash.empty() ? std::string("defaults") : profile_hash) +
+         " catalog=" + catalog_hash;
+}
+
+std::string sweep_catalog_hash(const std::string& catalog_dir) {
+  std::uint64_t h = fnv1a64("");
+  for (const char* file : {"gpus.toml", "instances.toml", "models.toml", "dispatchers.toml"}) {
+    h = fnv1a64(read_text_file((std::filesystem::path(catalog_dir) / file).string()), h);
+  }
+  return hex64(h);
 }
 
 SweepPaths SweepPaths::from_prefix(const std::string& prefix) {

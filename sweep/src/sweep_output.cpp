@@ -180,6 +180,7 @@ void write_file(const std::string& path, const SweepProvenance& p,
     put_string_attribute(g.get(), "profile_hash", p.profile_hash);
     put_int_attribute(g.get(), "seed", static_cast<std::int64_t>(p.seed));
     put_string_attribute(g.get(), "catalog_dir", p.catalog_dir);
+    put_string_attribute(g.get(), "catalog_hash", p.catalog_hash);
     put_int_attribute(g.get(), "points", static_cast<std::int64_t>(p.points));
   }
   Handle g(H5Gcreate2(file.get(), "points", H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "group");

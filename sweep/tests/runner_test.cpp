@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <sstream>
 
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -62,7 +63,7 @@ SweepProvenance provenance() {
 // whether it completed (and then wrote the outputs).
 bool run(const std::string& prefix, int threads, std::size_t stop_after) {
   const SweepPaths paths = SweepPaths::from_prefix(prefix);
-  SweepJournal journal(paths.journal, sweep_journal_identity(tiny(), ""), sweep_columns().size(),
+  SweepJournal journal(paths.journal, sweep_journal_identity(tiny(), "", "c"), sweep_columns().size(),
                        tiny().point_count());
   SweepRunOptions options;
   options.threads = threads;
@@ -171,6 +172,38 @@ TEST(SweepRunner, ThreadsAndResumesGiveByteIdenticalFiles) {
   H5Aclose(hash_attr);
   H5Fclose(file);
   fs::remove_all(dir);
+}
+
+TEST(SweepRunner, CatalogHashCoversTheFourCatalogFiles) {
+  const std::string dir = MOETWIN_SOURCE_DIR "/catalog/data";
+  std::string bytes;
+  for (const char* f : {"gpus.toml", "instances.toml", "models.toml", "dispatchers.toml"}) {
+    bytes += read_text_file(dir + "/" + f);
+  }
+  EXPECT_EQ(sweep_catalog_hash(dir), hex64(fnv1a64(bytes)));
+  EXPECT_EQ(sweep_journal_identity(tiny(), "", "0123"),
+            "sweep=" + tiny().content_hash + " points=24 columns=" + std::to_string(sweep_columns().size()) +
+                " profile=defaults catalog=0123");
+}
+
+TEST(SweepProgress, PlainLinesEveryNPoints) {
+  std::ostringstream out;
+  ProgressOptions options;
+  options.out = &out;
+  options.every = 2;
+  SweepProgress progress(options, 10, 4, 6);
+  for (int i = 0; i < 5; ++i) progress.advance();
+  std::istringstream lines(out.str());
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 3u);  // the opening line, then after points 2 and 4 of this run
+  EXPECT_EQ(got[0], "sweep: 10 points, 4 already done (journal), 6 to compute");
+  EXPECT_EQ(got[1].rfind("sweep: 6/10 points (60.0%), ", 0), 0u) << got[1];
+  EXPECT_EQ(got[2].rfind("sweep: 8/10 points (80.0%), ", 0), 0u) << got[2];
+  progress.advance();  // the last point always prints
+  progress.finish();
+  EXPECT_NE(out.str().find("sweep: 10/10 points (100.0%)"), std::string::npos);
+  EXPECT_NE(out.str().find("sweep: computed 6 points in "), std::string::npos);
 }
 
 }  // namespace

@@ -51,8 +51,14 @@ void run_points(const std::vector<std::size_t>& ids, int threads,
 SweepRunStats run_sweep_serial(const SweepSpec& spec, const SweepPredictor& predictor, SweepJournal& journal,
                                const SweepRunOptions& options);
 
-// The journal's identity line for a sweep evaluated with a profile (see journal.hpp).
-std::string sweep_journal_identity(const SweepSpec& spec, const std::string& profile_hash);
+// The journal's identity line for a sweep evaluated with a profile and a catalog (see journal.hpp): a
+// changed sweep, base, profile or catalog makes the journal refuse to resume.
+std::string sweep_journal_identity(const SweepSpec& spec, const std::string& profile_hash,
+                                   const std::string& catalog_hash);
+
+// FNV-1a 64 (16 hex digits) of the catalog's files gpus.toml, instances.toml, models.toml and
+// dispatchers.toml in `catalog_dir`, in that order (what Catalog::load reads).
+std::string sweep_catalog_hash(const std::string& catalog_dir);
 
 // Output paths derived from --out PREFIX.
 struct SweepPaths {

@@ -22,6 +22,7 @@ struct SweepProvenance {
   std::string profile_hash;
   std::uint64_t seed = 0;  // the base scenario's routing seed
   std::string catalog_dir;
+  std::string catalog_hash;  // sweep_catalog_hash (runner.hpp)
   std::uint64_t points = 0;
 };
 

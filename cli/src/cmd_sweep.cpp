@@ -148,7 +148,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--profile", o->profile,
                   "Fitted profile file, or none for the unfitted defaults (default: $MOETWIN_PROFILE or "
-                  "the shipped calibrate/profiles/live-fit.toml)");
+                  "the shipped calibrate/profiles/fitted/live-fit.toml)");
   cmd->add_flag("--keep-journal", o->keep_journal, "Keep PREFIX.journal after the outputs are written");
   cmd->add_option("--stop-after", o->stop_after,
                   "Stop as if interrupted after computing N points (testing resumption)");

@@ -38,9 +38,9 @@ struct RowInput {
 };
 void add_row_input_options(CLI::App* cmd, RowInput& input);
 
-// --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/live-fit.toml).
+// --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/fitted/live-fit.toml).
 void add_profile_option(CLI::App* cmd, std::string& profile);
-// "calibrate/profiles/live-fit.toml (fitted 2026-11-29 on ...; CV median |err| 6.1%)" or "unfitted defaults".
+// "calibrate/profiles/fitted/live-fit.toml (fitted 2026-11-29 on ...; CV median |err| 6.1%)" or "unfitted defaults".
 std::string profile_label(const FittedProfile& profile);
 
 // Prints every live-run row's repair warnings (LiveRun::warnings) on stderr, prefixed "warning: ".

@@ -15,7 +15,7 @@
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
 
 #ifndef MOETWIN_DEFAULT_PROFILE
-#define MOETWIN_DEFAULT_PROFILE "calibrate/profiles/live-fit.toml"
+#define MOETWIN_DEFAULT_PROFILE "calibrate/profiles/fitted/live-fit.toml"
 #endif
 
 namespace moetwin {

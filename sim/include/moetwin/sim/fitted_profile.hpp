@@ -1,6 +1,6 @@
 // The fitted profile: the twin's few free parameters (SimProfile's *_time_scale factors and the host
 // launch cost), fitted against live runs by `moetwin validate --fit`, with the cross-validated residuals
-// that give every prediction its uncertainty band. Shipped default: calibrate/profiles/live-fit.toml,
+// that give every prediction its uncertainty band. Shipped default: calibrate/profiles/fitted/live-fit.toml,
 // fitted on all of validate/data/live-runs.csv. `predict`, `recommend`, `plan` and `sweep` use it unless
 // told otherwise (--profile FILE, --profile none for the unfitted defaults).
 #pragma once
@@ -64,7 +64,7 @@ struct FittedProfile {
 // Reads a profile written by `validate --fit` (strict: unknown keys, wrong types and out-of-bound
 // parameters are InputErrors naming file, line and key).
 FittedProfile load_fitted_profile(const std::string& path);
-// $MOETWIN_PROFILE if set, else the shipped calibrate/profiles/live-fit.toml of the source tree.
+// $MOETWIN_PROFILE if set, else the shipped calibrate/profiles/fitted/live-fit.toml of the source tree.
 std::string default_fitted_profile_path();
 // `spec` as given to --profile: "" -> the default path if that file exists (else built-in defaults),
 // "none" -> built-in defaults, anything else -> that file (must exist).

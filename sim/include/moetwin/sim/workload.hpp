@@ -38,7 +38,7 @@ namespace moetwin {
 
 // Named, documented parameters of the replay. The four marked "fitted" are the twin's free parameters:
 // `moetwin validate --fit` fits them against live runs and writes them to a profile
-// (calibrate/profiles/live-fit.toml, read by fitted_profile.hpp); the rest are fixed by their sources.
+// (calibrate/profiles/fitted/live-fit.toml, read by fitted_profile.hpp); the rest are fixed by their sources.
 struct SimProfile {
   // Host time per kernel launch in the forward pass (Python + PyTorch eager dispatch), s. The design brief
   // measures ~5-20 us per op; 10 us is its middle.

@@ -77,7 +77,9 @@ std::vector<Crossover> find_crossovers(const std::vector<Series>& series) {
 std::vector<NodesFigure> nodes_figures(const ReportInput& in) {
   std::vector<NodesFigure> out;
   if (in.kind != ReportKind::recommend && in.kind != ReportKind::sweep) return out;
-  // (model on instance) -> dispatcher -> nodes -> fastest row's point.
+  // (model on instance[, mb]) -> dispatcher -> nodes -> fastest row's point. A recommend table holds one
+  // layout per micro-batch: one figure per mb, since taking the fastest over micro-batches would draw
+  // crossovers that are really a change of micro-batch (e.g. mb 4 not fitting at the smallest scale).
   std::map<std::string, std::map<std::string, std::map<double, BandPoint>>> groups;
   for (std::size_t r = 0; r < in.rows.size(); ++r) {
     if (in.kind == ReportKind::sweep && in.cell(r, {"status"}) != "ok") continue;
@@ -85,7 +87,8 @@ std::vector<NodesFigure> nodes_figures(const ReportInput& in) {
     const double y = in.number(r, kPredicted);
     const std::string& d = in.cell(r, {"dispatcher"});
     if (!(nodes > 0) || !(y > 0) || d.empty()) continue;
-    const std::string group = in.cell(r, {"model"}) + " on " + in.cell(r, {"instance"});
+    std::string group = in.cell(r, {"model"}) + " on " + in.cell(r, {"instance"});
+    if (in.kind == ReportKind::recommend && in.has("mb")) group += ", mb " + in.cell(r, {"mb"});
     BandPoint p{nodes, y, in.number(r, kLo), in.number(r, kHi)};
     auto& slot = groups[group][d];
     auto it = slot.find(nodes);

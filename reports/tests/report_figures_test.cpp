@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 namespace moetwin {
 namespace {
@@ -17,7 +18,7 @@ TEST(ReportFigures, NodesFigureSeriesAndCrossover) {
   const auto figs = nodes_figures(load_report_input(fixture("recommend.csv")));
   ASSERT_EQ(figs.size(), 1u);
   const NodesFigure& f = figs[0];
-  EXPECT_EQ(f.title, "kimi-k2 on p6-b300.48xlarge");
+  EXPECT_EQ(f.title, "kimi-k2 on p6-b300.48xlarge, mb 1");
   ASSERT_EQ(f.series.size(), 2u);
   EXPECT_EQ(f.series[0].name, "deepep-uccl");
   EXPECT_EQ(f.series[1].name, "nccl-alltoall");
@@ -97,6 +98,32 @@ TEST(ReportFigures, ParetoFromPlan) {
   const ParetoFigure g = pareto_figure(load_report_input(fixture("plan.json")));
   EXPECT_EQ(g.cost_label, "node-hours");
   EXPECT_EQ(g.cost, (std::vector<double>{15360.0, 13440.0}));
+}
+
+}  // namespace
+}  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// A recommend table with two micro-batches: one figure each, so the change of micro-batch between node counts
+// (mb 4 absent at 8 nodes) never shows as a dispatcher crossover.
+TEST(ReportFigures, RecommendFigurePerMicroBatch) {
+  const std::string path = ::testing::TempDir() + "recommend-two-mb.csv";
+  std::ofstream(path) << "model,instance,nodes,mb,dispatcher,predicted_iter_s,lo_s,hi_s,winner,margin_pct,"
+                         "margin_exceeds_uncertainty\n"
+                         "m,i,8,1,a,2.0,1.8,2.4,a,10.00,false\n"
+                         "m,i,8,1,b,2.2,2.0,2.6,a,10.00,false\n"
+                         "m,i,16,1,a,1.0,0.9,1.2,a,10.00,false\n"
+                         "m,i,16,1,b,1.1,1.0,1.3,a,10.00,false\n"
+                         "m,i,16,4,a,0.9,0.8,1.1,b,11.11,false\n"
+                         "m,i,16,4,b,0.81,0.7,0.9,b,11.11,false\n";
+  const auto figs = nodes_figures(load_report_input(path));
+  ASSERT_EQ(figs.size(), 2u);
+  EXPECT_EQ(figs[0].title, "m on i, mb 1");
+  EXPECT_EQ(figs[1].title, "m on i, mb 4");
+  EXPECT_TRUE(figs[0].crossovers.empty());
+  EXPECT_TRUE(figs[1].crossovers.empty());
 }
 
 }  // namespace

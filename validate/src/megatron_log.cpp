@@ -247,8 +247,29 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
   const int ep = args.integer("expert_model_parallel_size").value_or(1);
   const int etp = args.integer("expert_tensor_parallel_size").value_or(tp);
   const int cp = args.integer("context_parallel_size").value_or(1);
+  // Sizes must be positive and small enough that their products stay far inside int (a garbled log can
+  // say anything).
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, int>>{{"tensor_model_parallel_size", tp},
+                                                {"pipeline_model_parallel_size", pp},
+                                                {"virtual_pipeline_model_parallel_size", vpp},
+                                                {"expert_model_parallel_size", ep},
+                                                {"expert_tensor_parallel_size", etp},
+                                                {"context_parallel_size", cp}}) {
+    if (value < 1 || value > 4096)
+      throw InputError({path, args.line_of(key)}, key, std::to_string(value), "an integer in [1, 4096]");
+  }
   int world = args.integer("world_size").value_or(0);
   int dp = args.integer("data_parallel_size").value_or(0);
+  if (world < 0 || world > (1 << 20))
+    throw InputError({path, args.line_of("world_size")}, "world_size", std::to_string(world),
+                     "in [1, 1048576]");
+  if (dp < 0 || dp > (1 << 20))
+    throw InputError({path, args.line_of("data_parallel_size")}, "data_parallel_size", std::to_string(dp),
+                     "in [1, 1048576]");
+  if (static_cast<long long>(tp) * pp * cp > (1 << 20))
+    throw InputError({path, 0}, "tensor x pipeline x context parallel size",
+                     std::to_string(static_cast<long long>(tp) * pp * cp), "at most 1048576 GPUs");
   if (dp == 0 && world > 0) dp = world / (tp * pp * cp);
   if (dp == 0)
     throw InputError({path, 0}, "data_parallel_size", "not logged",

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "moetwin/common/input_error.hpp"
@@ -37,6 +38,101 @@ struct Shape {
 const Experiment* find_experiment(const CalibrationDb& db, const std::string& name) {
   const auto it = db.experiments.find(name);
   return it == db.experiments.end() || it->second.samples.empty() ? nullptr : &it->second;
+}
+
+// The GEMM model of one op class: t = floor_s + max(flops / (peak x efficiency(min_dim)),
+// bytes / (copy bandwidth x memory_efficiency)); memory_efficiency 0 = no memory term.
+struct GemmModel {
+  double floor_s = 0;
+  double memory_efficiency = 0;
+};
+
+double shape_bytes(const Shape& s) {
+  return gemm_bytes(s.m, s.n, s.k, s.batch);
+}
+
+// Efficiency points of `shapes` (one curve key) under `model`: flops / (peak x (t - floor)) from the
+// shapes the memory term does not bind (a memory-bound call says nothing about the compute rate),
+// merged by median per smallest dimension. Empty when no shape informs it.
+LogCurve efficiency_curve(const std::vector<const Shape*>& shapes, const GemmModel& model, double peak,
+                          double copy_bw) {
+  std::vector<std::pair<double, double>> points;
+  for (const Shape* s : shapes) {
+    const double work = s->t - model.floor_s;
+    if (!(work > 0)) continue;
+    if (model.memory_efficiency > 0 && shape_bytes(*s) / (copy_bw * model.memory_efficiency) >= work)
+      continue;
+    points.push_back({std::min({s->m, s->n, s->k}), std::min(s->flops / (peak * work), 1.0)});
+  }
+  return merged_curve(points);
+}
+
+double predicted_s(const Shape& s, const LogCurve& curve, const GemmModel& model, double peak,
+                   double copy_bw) {
+  double t = s.flops / (peak * curve.at(std::min({s.m, s.n, s.k})));
+  if (model.memory_efficiency > 0) t = std::max(t, shape_bytes(s) / (copy_bw * model.memory_efficiency));
+  return model.floor_s + t;
+}
+
+// Curves of one class by key ("<op>", "<op>.small_k"); keys without points are left out (the
+// profile then falls back to "<op>").
+std::map<std::string, LogCurve> class_curves(const std::vector<const Shape*>& cls, const GemmModel& model,
+                                             double peak, double copy_bw) {
+  std::map<std::string, std::vector<const Shape*>> by_key;
+  for (const Shape* s : cls) by_key[gemm_curve_key(s->op, s->m, s->n, s->k)].push_back(s);
+  std::map<std::string, LogCurve> out;
+  for (const auto& [key, shapes] : by_key) {
+    LogCurve c = efficiency_curve(shapes, model, peak, copy_bw);
+    if (!c.x.empty()) out[key] = std::move(c);
+  }
+  return out;
+}
+
+// Grid search over the floor (0 .. 0.98 x the fastest trained call of any class, in 2 % steps: a
+// per-call cost common to all kernels cannot exceed the fastest call) and the memory efficiency
+// (none, or 0.50 .. 1.30 of the copy bandwidth in 0.02 steps: above 1 where operands stay in L2),
+// minimising the sum of squared relative leave-one-out errors of the class's trained shapes. First
+// minimum in grid order wins (deterministic). Classes too small for leave-one-out keep 0.9 x fastest
+// and no memory term.
+GemmModel select_gemm_model(const std::vector<const Shape*>& cls, double fastest, double peak,
+                            double copy_bw) {
+  GemmModel best{0.9 * fastest, 0};
+  double best_score = std::numeric_limits<double>::infinity();
+  std::vector<double> memory_grid{0};
+  for (int i = 50; i <= 130; i += 2) memory_grid.push_back(i / 100.0);
+  for (int f = 0; f < 50; ++f) {
+    for (const double me : memory_grid) {
+      const GemmModel model{fastest * f / 50.0, me};
+      double score = 0;
+      bool complete = true;
+      for (std::size_t i = 0; i < cls.size() && complete; ++i) {
+        const Shape& s = *cls[i];
+        const std::string key = gemm_curve_key(s.op, s.m, s.n, s.k);
+        // The curve the held-out shape would use: its key's, else the class's plain curve.
+        LogCurve curve;
+        for (const std::string& k : {key, s.op}) {
+          std::vector<const Shape*> rest;
+          for (std::size_t j = 0; j < cls.size(); ++j) {
+            if (j != i && gemm_curve_key(cls[j]->op, cls[j]->m, cls[j]->n, cls[j]->k) == k)
+              rest.push_back(cls[j]);
+          }
+          curve = efficiency_curve(rest, model, peak, copy_bw);
+          if (!curve.x.empty()) break;
+        }
+        if (curve.x.empty()) {
+          complete = false;
+          break;
+        }
+        const double e = (predicted_s(s, curve, model, peak, copy_bw) - s.t) / s.t;
+        score += e * e;
+      }
+      if (complete && score < best_score) {
+        best_score = score;
+        best = model;
+      }
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -129,23 +225,24 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
   std::vector<const Shape*> train, test;
   std::map<std::string, int> seen;
   for (const Shape& s : shapes) (seen[s.op]++ % 3 == 2 ? test : train).push_back(&s);
-  // The per-call floor: 90 % of the fastest trained call of any class (launch-bound tiny GEMMs).
+  // Per op class: the floor and memory efficiency with the smallest leave-one-out error on the
+  // trained shapes (gemm_model below); curves from all trained shapes of the class.
   double fastest = train.front()->t;
   for (const Shape* s : train) fastest = std::min(fastest, s->t);
-  const double floor_s = 0.9 * fastest;
-  std::map<std::string, std::vector<std::pair<double, double>>> eff_points;
-  for (const Shape* s : train) {
-    // Calls within 1.5x of the floor carry no information on throughput.
-    if (s->t < 1.5 * floor_s) continue;
-    const double eff = s->flops / (o.peak_bf16_flops * (s->t - floor_s));
-    eff_points[gemm_curve_key(s->op, s->m, s->n, s->k)].push_back(
-        {std::min({s->m, s->n, s->k}), std::min(eff, 1.0)});
-  }
-  for (const auto& [op, points] : eff_points) {
-    GemmCurve g;
-    g.floor_s = floor_s;
-    g.efficiency = merged_curve(points);
-    p.gemm[op] = g;
+  for (const char* op : {"attention", "gemm", "grouped_gemm"}) {
+    std::vector<const Shape*> cls;
+    for (const Shape* s : train) {
+      if (s->op == op) cls.push_back(s);
+    }
+    if (cls.empty()) continue;
+    const GemmModel model = select_gemm_model(cls, fastest, o.peak_bf16_flops, p.d2d_bandwidth);
+    for (auto& [key, curve] : class_curves(cls, model, o.peak_bf16_flops, p.d2d_bandwidth)) {
+      GemmCurve g;
+      g.floor_s = model.floor_s;
+      g.memory_efficiency = model.memory_efficiency;
+      g.efficiency = std::move(curve);
+      p.gemm[key] = std::move(g);
+    }
   }
   std::map<std::string, std::vector<double>> errors;
   for (const Shape* s : test) {

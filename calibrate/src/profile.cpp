@@ -37,6 +37,11 @@ std::string gemm_curve_key(const std::string& op, double m, double n, double k) 
   return k < m && k < n ? op + ".small_k" : op;
 }
 
+double gemm_bytes(double m, double n, double k, double batch) {
+  // bf16 operands A (m x k), B (k x n) and result C (m x n), each read or written once.
+  return 2 * (m * k + k * n + m * n) * batch;
+}
+
 std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, double m, double n, double k,
                                                       double batch) const {
   auto it = gemm.find(gemm_curve_key(op, m, n, k));
@@ -44,7 +49,10 @@ std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, dou
   if (it == gemm.end() || peak_bf16_flops <= 0) return std::nullopt;
   const double flops = 2 * m * n * k * batch;
   const double eff = it->second.efficiency.at(std::min({m, n, k}));
-  return it->second.floor_s + flops / (peak_bf16_flops * eff);
+  double t = flops / (peak_bf16_flops * eff);
+  if (it->second.memory_efficiency > 0 && d2d_bandwidth > 0)
+    t = std::max(t, gemm_bytes(m, n, k, batch) / (d2d_bandwidth * it->second.memory_efficiency));
+  return it->second.floor_s + t;
 }
 
 namespace {
@@ -179,8 +187,8 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
   const toml::table root_table = parse_toml(text, path);
   Reader root(root_table, path, "");
   CalibrationProfile p;
-  p.schema_version =
-      root.integer("schema_version", kCalibrationProfileSchemaVersion, kCalibrationProfileSchemaVersion);
+  // Schema 1 (no memory term) is still read; its curves get memory_efficiency 0.
+  p.schema_version = root.integer("schema_version", 1, kCalibrationProfileSchemaVersion);
   p.gpu = root.string("gpu");
   p.measured_gpu = root.string("measured_gpu");
   p.source_db = root.string("source_db");
@@ -206,6 +214,7 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
       GemmCurve g;
       g.floor_s = r.number("floor_s", 0, 1);
       g.efficiency = read_curve(r, "min_dim", "efficiency", 1.0);
+      if (p.schema_version >= 2) g.memory_efficiency = r.number("memory_efficiency", 0, 2);
       g.heldout_shapes = r.integer("heldout_shapes", 0, 1000000);
       g.heldout_median_error = r.number("heldout_median_error", 0, 1e6);
       g.heldout_max_error = r.number("heldout_max_error", 0, 1e6);
@@ -257,8 +266,10 @@ CalibrationProfile load_calibration_profile(const std::string& path) {
 std::string format_calibration_profile(const CalibrationProfile& p) {
   std::ostringstream o;
   o << "# moetwin calibration profile (written by `moetwin-calibrate fit`; see calibrate/README.md).\n"
-    << "# GEMM: t = floor_s + flops / (peak_bf16_flops * efficiency(min_dim)), efficiency linear in\n"
-    << "# log2(min_dim). Kernels: bandwidth (bytes read + written per s) vs bytes moved. Transports:\n"
+    << "# GEMM: t = floor_s + max(flops / (peak_bf16_flops * efficiency(min_dim)),\n"
+    << "#                         bytes / (d2d_copy_bandwidth * memory_efficiency)), efficiency linear in\n"
+    << "# log2(min_dim), bytes = bf16 A + B + C (memory_efficiency 0: no memory term).\n"
+    << "# Kernels: bandwidth (bytes read + written per s) vs bytes moved. Transports:\n"
     << "# t = latency_s + bytes / bandwidth of the band with the largest min_bytes <= bytes.\n"
     << "schema_version = " << p.schema_version << '\n'
     << "gpu = " << quoted(p.gpu) << '\n'
@@ -277,8 +288,9 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
     o << "\n[gemm." << quoted(op) << "]\n"
       << "floor_s = " << format_exact(g.floor_s) << '\n'
       << "min_dim = " << array(g.efficiency.x) << '\n'
-      << "efficiency = " << array(g.efficiency.y) << '\n'
-      << "heldout_shapes = " << g.heldout_shapes << '\n'
+      << "efficiency = " << array(g.efficiency.y) << '\n';
+    if (p.schema_version >= 2) o << "memory_efficiency = " << format_exact(g.memory_efficiency) << '\n';
+    o << "heldout_shapes = " << g.heldout_shapes << '\n'
       << "heldout_median_error = " << format_exact(g.heldout_median_error) << '\n'
       << "heldout_max_error = " << format_exact(g.heldout_max_error) << '\n'
       << "heldout_within_5pct = " << format_exact(g.heldout_within_5pct) << '\n';

@@ -49,6 +49,39 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
   return std::max(t, profile.min_kernel_s);
 }
 
+double GemmEfficiencyCurve::at(double value) const {
+  if (min_dim.empty()) throw std::logic_error("GemmEfficiencyCurve::at: empty curve");
+  if (value <= min_dim.front()) return efficiency.front();
+  if (value >= min_dim.back()) return efficiency.back();
+  const auto upper =
+      static_cast<std::size_t>(std::upper_bound(min_dim.begin(), min_dim.end(), value) - min_dim.begin());
+  const std::size_t lower = upper - 1;
+  const double f = (std::log2(value) - std::log2(min_dim[lower])) /
+                   (std::log2(min_dim[upper]) - std::log2(min_dim[lower]));
+  return efficiency[lower] + (efficiency[upper] - efficiency[lower]) * f;
+}
+
+double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
+                      const GemmDims& dims) {
+  const int c = static_cast<int>(cls);
+  // No shape (e.g. an expert GEMM of a rank that received no tokens): nothing to look up a curve by.
+  const bool shaped = dims.m > 0 && dims.n > 0 && dims.k > 0;
+  if (!profile.calibration || cls == OpClass::elementwise || profile.calibration->curve[c].empty() || !shaped)
+    return kernel_seconds(profile, cls, flops, bytes);
+  const ComputeCalibration& cal = *profile.calibration;
+  if (!(profile.efficiency[c] > 0 && cal.reference_efficiency[c] > 0 && cal.peak_flops > 0))
+    throw std::logic_error("kernel_seconds: calibration without peak or reference efficiency");
+  const bool small_k = dims.k < dims.m && dims.k < dims.n;
+  const GemmEfficiencyCurve& curve = small_k && !cal.small_k[c].empty() ? cal.small_k[c] : cal.curve[c];
+  const double eff = curve.at(std::min({dims.m, dims.n, dims.k}));
+  double t = flops / (cal.peak_flops * eff);
+  if (curve.memory_efficiency > 0 && cal.copy_bandwidth > 0)
+    t = std::max(t, bytes / (cal.copy_bandwidth * curve.memory_efficiency));
+  // efficiency[] divided by a factor since the calibration was attached scales the roofline part.
+  const double scale = cal.reference_efficiency[c] / profile.efficiency[c];
+  return curve.floor_s + t * scale;
+}
+
 TimeNs to_ns(double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds))
     throw std::logic_error("to_ns: negative or non-finite time");

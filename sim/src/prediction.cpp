@@ -34,7 +34,15 @@ std::string rank_name(const ParallelLayout& p, int rank) {
 Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   Prediction out;
   out.scenario = scenario.name;
-  out.built = build_workload(scenario, options.profile, options.seams);
+  if (options.seams.compute == nullptr) {
+    const ComputeProfile compute = compute_profile_for(scenario, options.calibration_dir);
+    WorkloadSeams seams = options.seams;
+    seams.compute = &compute;
+    out.built = build_workload(scenario, options.profile, seams);
+  } else {
+    out.built = build_workload(scenario, options.profile, options.seams);
+  }
+  out.compute_source = out.built.compute.source;
   EngineOptions eo;
   eo.trace = options.trace;
   out.engine = run_engine(out.built.workload, eo);

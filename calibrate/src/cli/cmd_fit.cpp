@@ -1,5 +1,6 @@
 // `moetwin-calibrate fit --db DB.h5 --gpu H200-SXM --out PROFILE.toml`: fits the profile and reports
 // how well the GEMM curves reproduce the held-back third of the shapes.
+#include <algorithm>
 #include <iostream>
 
 #include "commands.hpp"
@@ -44,8 +45,20 @@ void add_fit_command(CLI::App& app) {
                 << format_fixed(h.predicted_s * 1e6, 2) << " us ("
                 << format_fixed(100 * h.relative_error(), 1) << " %)\n";
     }
+    std::vector<double> all;
+    for (const HeldOutShape& h : fit.heldout) all.push_back(h.relative_error());
+    std::sort(all.begin(), all.end());
+    if (!all.empty()) {
+      const auto within = std::count_if(all.begin(), all.end(), [](double e) { return e <= 0.05; });
+      std::cerr << "all: " << all.size() << " held back, median error "
+                << format_fixed(100 * percentile_sorted(all, 0.5), 1) << " %, max "
+                << format_fixed(100 * all.back(), 1) << " %, within 5 %: " << within << " of " << all.size()
+                << '\n';
+    }
     for (const auto& [op, g] : fit.profile.gemm) {
-      std::cerr << op << ": " << g.heldout_shapes << " held back, median error "
+      std::cerr << op << ": floor " << format_fixed(g.floor_s * 1e6, 2) << " us, memory efficiency "
+                << (g.memory_efficiency > 0 ? format_fixed(g.memory_efficiency, 2) : std::string("none"))
+                << ", " << g.heldout_shapes << " held back, median error "
                 << format_fixed(100 * g.heldout_median_error, 1) << " %, max "
                 << format_fixed(100 * g.heldout_max_error, 1)
                 << " %, within 5 %: " << format_fixed(100 * g.heldout_within_5pct, 0) << " %\n";

@@ -2,7 +2,10 @@
 // Written by the fitter (`moetwin-calibrate fit`) as a versioned TOML file under calibrate/profiles/,
 // read here without HDF5 or CUDA, so sim can depend on this library alone (moetwin::calibrate_profile).
 //
-//   GEMM time  t = floor_s + flops / (peak_bf16_flops * efficiency(min_dim))
+//   GEMM time  t = floor_s + max(flops / (peak_bf16_flops * efficiency(min_dim)),
+//                                bytes / (d2d_bandwidth * memory_efficiency))
+//              bytes: bf16 operands + result (gemm_bytes); the memory term (schema 2) is what small-m
+//              grouped GEMMs pay: they read every expert's weights for few tokens.
 //              efficiency: piecewise linear in log2 of the GEMM's smallest dimension (per GEMM of a
 //              batch), clamped at the ends; one curve per op class (gemm, grouped_gemm, attention).
 //              A GEMM whose k is its strictly smallest dimension (weight gradients over few tokens)
@@ -20,7 +23,8 @@
 
 namespace moetwin {
 
-inline constexpr int kCalibrationProfileSchemaVersion = 1;
+// 2: GEMM curves carry memory_efficiency. Schema 1 files are still read (memory_efficiency 0).
+inline constexpr int kCalibrationProfileSchemaVersion = 2;
 
 // y as a function of x, linear in log2(x) between points, constant beyond the ends. x ascending.
 struct LogCurve {
@@ -32,6 +36,9 @@ struct LogCurve {
 struct GemmCurve {
   double floor_s = 0;   // fixed cost per call, s
   LogCurve efficiency;  // x = smallest dimension, y = fraction of peak_bf16_flops
+  // Memory term (schema 2): the call takes at least bytes / (d2d_bandwidth * memory_efficiency) after
+  // the floor, bytes = operands + result. 0 = no memory term (schema 1 profiles).
+  double memory_efficiency = 0;
   // Held-back validation: shapes not used in the fit, relative time error |pred - meas| / meas.
   int heldout_shapes = 0;
   double heldout_median_error = 0;
@@ -70,6 +77,9 @@ struct CalibrationProfile {
   // class has no curve (the caller falls back to catalog efficiencies and says so).
   std::optional<double> gemm_time_s(const std::string& op, double m, double n, double k, double batch) const;
 };
+
+// Bytes of one (batched) bf16 GEMM call: 2 x (m k + k n + m n) x batch.
+double gemm_bytes(double m, double n, double k, double batch);
 
 // The curve a GEMM uses: "<op>.small_k" when k < m and k < n, else "<op>".
 std::string gemm_curve_key(const std::string& op, double m, double n, double k);

@@ -1,10 +1,19 @@
 // Kernel times from a roofline: time = max(flops / (peak x efficiency), bytes / (HBM bandwidth x
-// memory efficiency)), with an efficiency per op class. Until calibration data exists the efficiencies
+// memory efficiency)), with an efficiency per op class. Without calibration data the efficiencies
 // are the catalog's GpuSpec::efficiency (estimates with their reasoning in catalog/data/gpus.toml); a
-// calibration profile replaces them through this plain struct, never through code.
+// calibration profile (calibrate/profiles/, fitted by `moetwin-calibrate fit`) replaces them through
+// the plain struct ComputeCalibration below, never through code (filled by calibrated_compute.hpp).
+//
+// Calibrated GEMM-class kernels (gemm, grouped_gemm, attention) need the GEMM's shape, so they go
+// through the kernel_seconds overload taking GemmDims:
+//   t = floor_s + max(flops / (peak x efficiency(min_dim)), bytes / (copy bandwidth x memory_efficiency))
+// (the memory term only where the profile has one, schema 2). The overload without dims, elementwise
+// kernels and GPUs without a profile keep the catalog roofline.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/sim/event_queue.hpp"
@@ -14,6 +23,39 @@ namespace moetwin {
 enum class OpClass { gemm, grouped_gemm, attention, elementwise };
 inline constexpr int kOpClasses = 4;
 const char* to_string(OpClass cls);
+
+// Efficiency (fraction of ComputeCalibration::peak_flops) as a function of a GEMM's smallest
+// dimension: linear in log2(min_dim) between points, constant beyond the ends (calibrate's LogCurve).
+struct GemmEfficiencyCurve {
+  std::vector<double> min_dim;     // ascending, elements
+  std::vector<double> efficiency;  // one per min_dim, in (0, 1]
+  double floor_s = 0;              // fixed cost per call, s
+  double memory_efficiency = 0;    // of ComputeCalibration::copy_bandwidth; 0 = no memory term
+  bool empty() const { return min_dim.empty(); }
+  double at(double value) const;
+};
+
+// One GPU's measured GEMM curves, from a calibration profile.
+struct ComputeCalibration {
+  std::string path;           // the profile file
+  std::string gpu;            // catalog GPU name it was measured for
+  double peak_flops = 0;      // the peak the efficiencies are fractions of, FLOP/s
+  double copy_bandwidth = 0;  // device-to-device copy, bytes read + written per s
+  // By OpClass (elementwise stays empty). small_k: GEMMs whose k is strictly the smallest dimension
+  // (weight gradients over few tokens); empty -> the class curve.
+  GemmEfficiencyCurve curve[kOpClasses];
+  GemmEfficiencyCurve small_k[kOpClasses];
+  // ComputeProfile::efficiency when the calibration was attached: whatever divides efficiency[]
+  // afterwards (the fitted compute_time_scale, workload.cpp) scales calibrated times by the same factor.
+  double reference_efficiency[kOpClasses] = {0, 0, 0, 0};
+};
+
+// One GEMM of an op (per GEMM of a batched/grouped call): C[m x n] = A[m x k] B[k x n], elements.
+struct GemmDims {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+};
 
 struct ComputeProfile {
   std::string gpu;           // GpuSpec::name
@@ -26,14 +68,26 @@ struct ComputeProfile {
   // Hopper/Blackwell for back-to-back kernels, nsys traces of small elementwise kernels).
   double min_kernel_s = 2e-6;
   int sms = 132;
+  // Measured GEMM curves; nullopt: catalog efficiencies for every kernel.
+  std::optional<ComputeCalibration> calibration;
+  // What the GEMM times come from, for reports: "catalog efficiencies (...)" or "calibrated (path, gpu)".
+  std::string source = "catalog efficiencies";
 
   // From the catalog GPU: its bf16 peak, HBM bandwidth, SMs and efficiency table ("gemm",
   // "grouped_gemm", "attention", "elementwise"; missing keys keep the defaults above).
   static ComputeProfile from_gpu(const GpuSpec& gpu);
 };
 
-// Seconds of one kernel (or a short fused sequence counted as one) of class `cls`.
+// Seconds of one kernel (or a short fused sequence counted as one) of class `cls`: the catalog
+// roofline, whether or not the profile is calibrated.
 double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes);
+// The same with the GEMM's shape: with a calibration that has a curve for `cls`, the calibrated
+// model (floor + max(compute, memory), the curve at min(m, n, k); "small_k" curve when k < m and
+// k < n); otherwise (no calibration, no curve for the class, elementwise, or a dimension <= 0) exactly
+// the overload above. `flops` and `bytes` are the whole op's (all GEMMs of
+// a grouped call, operands + results in bytes).
+double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
+                      const GemmDims& dims);
 // Whole nanoseconds, rounded up (a kernel never takes less than it computes).
 TimeNs to_ns(double seconds);
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/calibrated_compute.hpp"
 #include "moetwin/sim/engine.hpp"
 #include "moetwin/sim/workload.hpp"
 
@@ -18,6 +19,9 @@ namespace moetwin {
 struct PredictOptions {
   SimProfile profile;
   WorkloadSeams seams;
+  // Where the GPU's calibration profile is looked up when seams.compute is null
+  // (compute_profile_for); "" = catalog efficiencies.
+  std::string calibration_dir = default_calibration_dir();
   bool trace = false;  // keep every op's span (EngineResult::trace) for write_chrome_trace
 };
 
@@ -43,6 +47,9 @@ struct Prediction {
   int critical_stage = 0;
   std::uint64_t events = 0;
   std::size_t ops = 0;
+  // What the kernel times come from: "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)"
+  // or "catalog efficiencies (no calibration profile for B300)" (ComputeProfile::source).
+  std::string compute_source;
   BuiltWorkload built;  // the replayed programs (labels, groups, layout)
   EngineResult engine;  // per-rank stats and, with PredictOptions::trace, the spans
 };

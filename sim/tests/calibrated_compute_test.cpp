@@ -1,0 +1,226 @@
+// Calibrated compute: the GEMM-curve kernel model (hand-computed times), the per-GPU profile lookup
+// with its catalog fallback and errors, and predictions that say which source they used.
+#include "moetwin/sim/calibrated_compute.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "moetwin/calibrate/profile.hpp"
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/prediction.hpp"
+
+namespace moetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+// qwen3-30b-a3b cut to 2 layers on one node of `instance`: tp1 pp1 ep8 dp8, mb 1, 2 microbatches.
+Scenario small(const std::string& instance, const std::string& calibration = "") {
+  std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 2\n";
+  t += "[cluster]\ninstance = \"" + instance + "\"\nnodes = 1\n";
+  t += "[parallelism]\ntp = 1\npp = 1\nep = 8\ndp = 8\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = 16\nseq_length = 1024\nrecompute = \"none\"\n";
+  t += "[dispatcher]\nname = \"nccl-alltoall\"\n";
+  if (!calibration.empty()) t += "[calibration]\nprofile = \"" + calibration + "\"\n";
+  return parse_scenario(t, "test.toml", catalog());
+}
+
+// Peak 1e15 FLOP/s, copy 4e12 B/s; gemm: floor 10 us, efficiency 0.25 at min_dim 64 .. 0.75 at 1024,
+// memory efficiency 0.5; gemm.small_k: 0.2 flat, no memory term.
+ComputeProfile hand_profile() {
+  ComputeProfile p;
+  p.gpu = "X";
+  p.peak_flops = 2e15;  // catalog numbers, used only by the catalog roofline
+  p.hbm_bandwidth = 5e12;
+  ComputeCalibration cal;
+  cal.path = "x.toml";
+  cal.gpu = "X";
+  cal.peak_flops = 1e15;
+  cal.copy_bandwidth = 4e12;
+  const int g = static_cast<int>(OpClass::gemm);
+  cal.curve[g] = {{64, 1024}, {0.25, 0.75}, 1e-5, 0.5};
+  cal.small_k[g] = {{64}, {0.2}, 1e-5, 0};
+  for (int c = 0; c < kOpClasses; ++c) cal.reference_efficiency[c] = p.efficiency[c];
+  p.calibration = cal;
+  return p;
+}
+
+TEST(CalibratedKernel, CurveFloorAndMemoryTermByHand) {
+  const ComputeProfile p = hand_profile();
+  // Compute bound: 256 x 4096 x 4096, 2 x 256 x 4096^2 = 8589934592 FLOP; efficiency at 256 (2 of the
+  // 4 doublings from 64 to 1024) = 0.5 -> 8589934592 / 5e14 = 17.179869184 us; + 10 us floor.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
+                   1e-5 + 8589934592.0 / 5e14);
+  // Memory bound: 64 x 4096 x 4096 is 2147483648 FLOP / 2.5e14 = 8.59 us, but 1e8 bytes at
+  // 4e12 x 0.5 B/s = 50 us -> 60 us.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 2147483648.0, 1e8, {64, 4096, 4096}), 6e-5);
+  // k strictly smallest: the small_k curve (0.2, no memory term) even with many bytes.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 2147483648.0, 1e8, {4096, 4096, 64}),
+                   1e-5 + 2147483648.0 / 2e14);
+  // Clamped beyond the curve's ends.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 1e12, 0, {8192, 8192, 8192}), 1e-5 + 1e12 / 7.5e14);
+}
+
+TEST(CalibratedKernel, FittedTimeScaleScalesTheRooflinePart) {
+  ComputeProfile p = hand_profile();
+  // What workload.cpp does with SimProfile::compute_time_scale = 2: every efficiency halved.
+  for (double& e : p.efficiency) e /= 2;
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
+                   1e-5 + 2 * (8589934592.0 / 5e14));
+}
+
+TEST(CalibratedKernel, CatalogRooflineWithoutDimsCurveOrCalibration) {
+  const ComputeProfile p = hand_profile();
+  ComputeProfile catalog_only = p;
+  catalog_only.calibration.reset();
+  // Old signature: the catalog roofline max(flops / (2e15 x 0.75), bytes / (5e12 x 0.8)) = 20 us.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 3e10, 1e6), 3e10 / 1.5e15);
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 3e10, 1e6, {}), 3e10 / 1.5e15);  // no shape
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 3e10, 1e6, {0, 4096, 4096}), 3e10 / 1.5e15);
+  // No attention curve in the calibration (1e10 / (2e15 x 0.5)), elementwise never calibrated, no
+  // calibration at all.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::attention, 1e10, 1e6, {4096, 4096, 128}), 1e10 / 1e15);
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::elementwise, 0, 4e8, {1, 1, 1}), 4e8 / (5e12 * 0.8));
+  EXPECT_DOUBLE_EQ(kernel_seconds(catalog_only, OpClass::gemm, 3e10, 1e6, {256, 4096, 4096}), 3e10 / 1.5e15);
+}
+
+CalibrationProfile small_profile(const std::string& gpu) {
+  CalibrationProfile p;
+  p.gpu = gpu;
+  p.measured_gpu = "NVIDIA " + gpu;
+  p.source_db = "db.h5";
+  p.git_revision = "abc";
+  p.measured_at = "2026-11-29T09:00:00Z";
+  p.peak_bf16_flops = 1e15;
+  p.launch_sync_s = 1e-5;
+  p.launch_back_to_back_s = 4e-6;
+  p.launch_graph_s = 5e-7;
+  p.d2d_bandwidth = 4e12;
+  GemmCurve g;
+  g.floor_s = 1e-5;
+  g.efficiency = {{64, 1024}, {0.25, 0.75}};
+  g.memory_efficiency = 0.5;
+  p.gemm["grouped_gemm"] = g;
+  g.efficiency = {{64}, {0.2}};
+  p.gemm["grouped_gemm.small_k"] = g;
+  return p;
+}
+
+// A fresh folder under the build tree with `files` (name -> text).
+std::string make_dir(const std::string& name, const std::map<std::string, std::string>& files) {
+  const fs::path dir = fs::path(MOETWIN_BINARY_DIR) / "sim_calibrated_compute_test" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir / "fitted");
+  for (const auto& [file, text] : files) std::ofstream(dir / file) << text;
+  return dir.string();
+}
+
+std::string error_of(const Scenario& s, const std::string& dir) {
+  try {
+    compute_profile_for(s, dir);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ComputeProfileFor, CalibratedWhereMeasuredCatalogElsewhere) {
+  // The end-to-end fitted profile's folder holds a file this lookup must never read (it would fail).
+  const std::string dir =
+      make_dir("lookup", {{"a-h200.toml", format_calibration_profile(small_profile("H200-SXM"))},
+                          {"fitted/live-fit.toml", "not = [a calibration profile"}});
+  const ComputeProfile h200 = compute_profile_for(small("p5en.48xlarge"), dir);
+  ASSERT_TRUE(h200.calibration.has_value());
+  // Paths inside the source tree are shown relative to it.
+  const std::string root = std::string(MOETWIN_SOURCE_DIR) + "/";
+  const std::string shown = dir.compare(0, root.size(), root) == 0 ? dir.substr(root.size()) : dir;
+  EXPECT_EQ(h200.source, "calibrated (" + shown + "/a-h200.toml, H200-SXM)");
+  const int g = static_cast<int>(OpClass::grouped_gemm);
+  EXPECT_TRUE(h200.calibration->curve[static_cast<int>(OpClass::gemm)].empty());
+  EXPECT_DOUBLE_EQ(h200.calibration->curve[g].memory_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(h200.calibration->reference_efficiency[g], h200.efficiency[g]);
+  // Same hand numbers as above, now through the file: 256-token experts, 8 of them.
+  EXPECT_DOUBLE_EQ(kernel_seconds(h200, OpClass::grouped_gemm, 8 * 8589934592.0, 1e6, {256, 4096, 4096}),
+                   1e-5 + 8 * 8589934592.0 / 5e14);
+
+  const ComputeProfile b300 = compute_profile_for(small("p6-b300.48xlarge"), dir);
+  EXPECT_FALSE(b300.calibration.has_value());
+  EXPECT_EQ(b300.source, "catalog efficiencies (no calibration profile for B300)");
+  EXPECT_EQ(compute_profile_for(small("p5en.48xlarge"), "").source,
+            "catalog efficiencies (calibration lookup off)");
+  EXPECT_FALSE(compute_profile_for(small("p5en.48xlarge", "none"), dir).calibration.has_value());
+  // Named profiles: by name in the folder, or by path; they must exist and be for the scenario's GPU.
+  EXPECT_TRUE(compute_profile_for(small("p5en.48xlarge", "a-h200"), dir).calibration.has_value());
+  EXPECT_TRUE(compute_profile_for(small("p5en.48xlarge", dir + "/a-h200.toml"), "").calibration.has_value());
+  EXPECT_NE(error_of(small("p6-b300.48xlarge", "a-h200"), dir)
+                .find("a-h200.toml: gpu: H200-SXM: "
+                      "a profile for the scenario's GPU B300"),
+            std::string::npos)
+      << error_of(small("p6-b300.48xlarge", "a-h200"), dir);
+  EXPECT_NE(error_of(small("p5en.48xlarge", "missing"), dir).find("calibration.profile: missing"),
+            std::string::npos);
+}
+
+TEST(ComputeProfileFor, MalformedProfileIsInputErrorNamingFileAndKey) {
+  std::string text = format_calibration_profile(small_profile("H200-SXM"));
+  text.replace(text.find("memory_efficiency = 0.5"), 23, "memory_efficiency = 2.5");
+  const std::string dir = make_dir("bad", {{"bad.toml", text}});
+  const std::string e = error_of(small("p5en.48xlarge"), dir);
+  EXPECT_NE(e.find(dir + "/bad.toml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("gemm.grouped_gemm.memory_efficiency: 2.5"), std::string::npos) << e;
+  // A profile without any GEMM curve cannot serve the simulator.
+  CalibrationProfile none = small_profile("H200-SXM");
+  none.gemm.clear();
+  const std::string dir2 = make_dir("nocurve", {{"n.toml", format_calibration_profile(none)}});
+  EXPECT_NE(error_of(small("p5en.48xlarge"), dir2).find("n.toml: gemm: no curve"), std::string::npos)
+      << error_of(small("p5en.48xlarge"), dir2);
+}
+
+TEST(ComputeProfileFor, ShippedH200ProfileReproducesTheMeasuredSquareGemm) {
+  const ComputeProfile p = compute_profile_for(small("p5en.48xlarge"), default_calibration_dir());
+  EXPECT_EQ(p.source, "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)");
+  // 8192^3 bf16 ran at 747 TFLOP/s after an idle gap (calibrate/README.md, run 2); within 10 %.
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  const double t = kernel_seconds(p, OpClass::gemm, flops, 3.0 * 8192 * 8192 * 2, {8192, 8192, 8192});
+  EXPECT_NEAR(flops / t / 1e12, 747, 75);
+}
+
+TEST(Predict, SaysWhichComputeSourceItUsed) {
+  const Scenario h200 = load_scenario_file(
+      std::string(MOETWIN_SOURCE_DIR) + "/scenarios/examples/qwen3-30b-p5en-2n.toml", catalog());
+  const PredictOptions defaults;
+  const Prediction p = predict(h200, defaults);
+  EXPECT_EQ(p.compute_source, "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)");
+  ASSERT_TRUE(p.built.compute.calibration.has_value());
+  EXPECT_FALSE(p.built.compute.calibration->curve[static_cast<int>(OpClass::grouped_gemm)].empty());
+  EXPECT_GT(p.iteration_s, 0);
+
+  const Prediction b300 = predict(small("p6-b300.48xlarge"), defaults);
+  EXPECT_EQ(b300.compute_source, "catalog efficiencies (no calibration profile for B300)");
+  EXPECT_FALSE(b300.built.compute.calibration.has_value());
+
+  PredictOptions off;
+  off.calibration_dir = "";
+  EXPECT_EQ(predict(small("p5en.48xlarge"), off).compute_source,
+            "catalog efficiencies (calibration lookup off)");
+  // A caller's own compute profile wins over the lookup.
+  const ComputeProfile mine = ComputeProfile::from_gpu(h200.gpu);
+  PredictOptions own;
+  own.seams.compute = &mine;
+  EXPECT_EQ(predict(small("p5en.48xlarge"), own).compute_source, "catalog efficiencies");
+}
+
+}  // namespace
+}  // namespace moetwin

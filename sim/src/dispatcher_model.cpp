@@ -104,7 +104,8 @@ class NcclAlltoallModel final : public DispatcherModel {
 // DeepEP normal (high-throughput) kernels over one of three transports. Per rank r (seconds):
 //   t_r = latency_rounds x base_latency                           (notify/layout exchange + completion)
 //       + max(network_s, nvlink_s, proxy_s)                       (pipelined legs of one fused kernel)
-//   network_s: node-deduplicated RDMA bytes / (rail bw x rdma_efficiency, or combine_efficiency)
+//   network_s: node-deduplicated RDMA bytes / (rail bw x rdma_efficiency, or combine_efficiency,
+//              x efa_gen2_efficiency on EFA generation <= 2 NICs: see dispatcher_params.cpp)
 //   nvlink_s:  rank-deduplicated forwarding bytes / (NVLink bw x nvlink_efficiency)
 //   proxy_s:   RDMA writes (one per chunk_tokens tokens per remote node)
 //              x (per_message_s + base_latency / inflight_writes) / posting threads
@@ -150,7 +151,9 @@ class DeepEpModel final : public DispatcherModel {
     const ParamSet& p = params();
     const DispatcherSpec& s = spec();
     const bool combine = direction == A2aDirection::combine;
-    const double eff = p.get(combine ? "combine_efficiency" : "rdma_efficiency");
+    const double gen_factor =
+        hw.instance.efa_gen > 0 && hw.instance.efa_gen <= 2 ? p.get("efa_gen2_efficiency") : 1.0;
+    const double eff = p.get(combine ? "combine_efficiency" : "rdma_efficiency") * gen_factor;
     const std::vector<LegTimes> legs = network().leg_times(t, hw, eff, p.get("nvlink_efficiency"));
     const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
     // Who posts the RDMA writes, and at what cost per write.
@@ -191,7 +194,8 @@ class DeepEpModel final : public DispatcherModel {
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
         {"latency", latency, "latency_rounds x instance base latency (notify + completion handshakes)"},
-        {"network", legs[g].network_s, "node-deduplicated RDMA bytes / (rail bw x efficiency)"},
+        {"network", legs[g].network_s,
+         "node-deduplicated RDMA bytes / (rail bw x efficiency, x efa_gen2_efficiency on EFA gen <= 2)"},
         {"nvlink", legs[g].nvlink_s, "NVLink fan-out bytes / (NVLink bw x efficiency)"},
         {"proxy_messages", proxy[g],
          "RDMA writes x (per-message cost + round trip / in-flight window) / threads"},

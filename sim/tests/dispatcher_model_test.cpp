@@ -94,8 +94,21 @@ TEST(DispatcherModel, DeepEpTermsHandComputed) {
   up.set("rdma_efficiency", 1.0);
   up.set("per_message_s", 0.0);
   up.set("inflight_writes", 3.75);
+  up.set("efa_gen2_efficiency", 1.0);
   u->set_params(up);
   EXPECT_EQ(u->cost(t, A2aDirection::dispatch, hw).duration_ns, 95000);
+  // p5 has EFA gen 2: at efa_gen2_efficiency 0.5 the wire time doubles, 75 + max(40, 10) = 115 us.
+  up.set("efa_gen2_efficiency", 0.5);
+  u->set_params(up);
+  EXPECT_EQ(u->cost(t, A2aDirection::dispatch, hw).duration_ns, 115000);
+  // B300 (EFA gen 4) ignores it: 35 us + max(1 MB / 100 GB/s = 10 us, 2 writes x 35 us / 3.75 / 4
+  // threads = 4.667 us) = 45 us.
+  const DispatchHardware b300 = DispatchHardware::from_catalog(catalog(), "p6-b300.48xlarge", 2);
+  EXPECT_EQ(u->cost(t, A2aDirection::dispatch, b300).duration_ns, 45000);
+  // Combine uses combine_efficiency x the same factor: 1 MB / (50 GB/s x 0.5 x 0.5) = 80 us on p5.
+  up.set("combine_efficiency", 0.5);
+  u->set_params(up);
+  EXPECT_EQ(u->cost(t, A2aDirection::combine, hw).duration_ns, 155000);
 }
 
 TEST(DispatcherModel, ValidityLimits) {
@@ -132,12 +145,11 @@ TEST(KernelBench, ShippedParametersMeetTheAcceptanceBar) {
   }
   EXPECT_EQ(accepted, 15);
   ASSERT_EQ(errors.size(), 3u);
-  // Acceptance: median |error| <= 15 % per transport. deepep-uccl misses it (18.6 %, see the report):
-  // its 2-node B300 combine and p5 64-rank rows do not follow the mechanisms modelled; this guards it
-  // from getting worse.
-  EXPECT_LE(median(errors.at("nccl-alltoall")), 0.15);
-  EXPECT_LE(median(errors.at("deepep-nvshmem")), 0.15);
-  EXPECT_LE(median(errors.at("deepep-uccl")), 0.19);
+  // Acceptance: median |error| <= 15 % per transport (shipped: nccl 4.3 %, nvshmem 3.8 %, uccl 9.7 %;
+  // uccl was 18.6 % before efa_gen2_efficiency). The guards are tighter than the bar so a regression shows.
+  EXPECT_LE(median(errors.at("nccl-alltoall")), 0.05);
+  EXPECT_LE(median(errors.at("deepep-nvshmem")), 0.05);
+  EXPECT_LE(median(errors.at("deepep-uccl")), 0.10);
 }
 
 TEST(KernelBench, BenchRoutingReproducesTheTestByteCount) {

@@ -51,6 +51,7 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
                          ", collectives: " + p.built.comm_model + ")"},
       {"profile", profile_label(profile)},
+      {"compute", p.compute_source},
       {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
                         format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s)"},
       {"tokens/s", format_fixed(p.tokens_per_s, 0)},
@@ -72,6 +73,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     int trace_ranks = -1;
     std::string moe_cost = "dispatcher";
     std::string profile;
+    std::string calibration;
   };
   auto opts = std::make_shared<Options>();
   add_row_input_options(cmd, *opts);
@@ -81,12 +83,22 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"dispatcher", "balanced"}));
   cmd->add_option("--trace-ranks", opts->trace_ranks, "Only the first N ranks in the trace (default all)");
   add_profile_option(cmd, opts->profile);
+  cmd->add_option("--calibration", opts->calibration,
+                  "Folder of per-GPU calibration profiles (default " + default_calibration_dir() +
+                      "), `none` for catalog efficiencies");
   cmd->callback([opts, &global] {
     const FittedProfile profile = resolve_fitted_profile(opts->profile);
     auto options_for = [&opts, &profile](const Scenario& sc) {
-      if (opts->moe_cost == "dispatcher") return predict_options_for(sc, profile);
       PredictOptions o;
-      o.profile = profile.sim;
+      if (opts->moe_cost == "dispatcher") {
+        o = predict_options_for(sc, profile);
+      } else {
+        o.profile = profile.sim;
+      }
+      if (opts->calibration == "none")
+        o.calibration_dir.clear();
+      else if (!opts->calibration.empty())
+        o.calibration_dir = opts->calibration;
       return o;
     };
     if (opts->scenario.empty() == opts->runs.empty()) {
@@ -105,12 +117,14 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       result.columns = table.header;
       for (const std::string& c : predict_columns()) result.columns.push_back(c);
       result.columns.push_back("iter_err_pct");
+      result.columns.push_back("compute_source");
       for (const LiveRun& run : table.runs) {
         const Prediction p = predict(run.scenario, options_for(run.scenario));
         std::vector<Cell> row;
         for (const std::string& f : run.row.fields) row.emplace_back(f);
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
         row.push_back(Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2));
+        row.emplace_back(p.compute_source);
         result.add_row(std::move(row));
       }
       if (opts->format == "csv") {
@@ -144,8 +158,10 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       ResultTable row;
       row.columns = {"scenario"};
       for (const std::string& c : predict_columns()) row.columns.push_back(c);
+      row.columns.push_back("compute_source");
       std::vector<Cell> cells{s.name};
       for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
+      cells.emplace_back(p.compute_source);
       row.add_row(std::move(cells));
       if (opts->format == "csv") {
         content = render_csv(row);

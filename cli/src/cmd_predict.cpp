@@ -96,8 +96,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         o.profile = profile.sim;
       }
       if (opts->calibration == "none")
-        o.calibration_dir.clear();
-      else if (!opts->calibration.empty())
+        o.calibration = false;
+      else
         o.calibration_dir = opts->calibration;
       return o;
     };

@@ -35,7 +35,10 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   Prediction out;
   out.scenario = scenario.name;
   if (options.seams.compute == nullptr) {
-    const ComputeProfile compute = compute_profile_for(scenario, options.calibration_dir);
+    const std::string dir = !options.calibration              ? std::string()
+                            : options.calibration_dir.empty() ? default_calibration_dir()
+                                                              : options.calibration_dir;
+    const ComputeProfile compute = compute_profile_for(scenario, dir);
     WorkloadSeams seams = options.seams;
     seams.compute = &compute;
     out.built = build_workload(scenario, options.profile, seams);

@@ -212,7 +212,7 @@ TEST(Predict, SaysWhichComputeSourceItUsed) {
   EXPECT_FALSE(b300.built.compute.calibration.has_value());
 
   PredictOptions off;
-  off.calibration_dir = "";
+  off.calibration = false;
   EXPECT_EQ(predict(small("p5en.48xlarge"), off).compute_source,
             "catalog efficiencies (calibration lookup off)");
   // A caller's own compute profile wins over the lookup.

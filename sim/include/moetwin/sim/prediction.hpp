@@ -19,9 +19,10 @@ namespace moetwin {
 struct PredictOptions {
   SimProfile profile;
   WorkloadSeams seams;
-  // Where the GPU's calibration profile is looked up when seams.compute is null
-  // (compute_profile_for); "" = catalog efficiencies.
-  std::string calibration_dir = default_calibration_dir();
+  // When seams.compute is null: look up the GPU's calibration profile (compute_profile_for) in
+  // calibration_dir ("" = default_calibration_dir()); false = catalog efficiencies.
+  bool calibration = true;
+  std::string calibration_dir;
   bool trace = false;  // keep every op's span (EngineResult::trace) for write_chrome_trace
 };
 

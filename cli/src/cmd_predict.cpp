@@ -1,5 +1,6 @@
 // `moetwin predict SCENARIO.toml | --runs FILE.csv`: replay one iteration and report iteration time,
 // tokens/s, model TFLOP/s per GPU and where the time goes. Wiring only: the work is in sim/prediction.
+#include <iostream>
 #include <memory>
 
 #include "commands.hpp"
@@ -38,6 +39,24 @@ ResultTable breakdown_table(const Prediction& p) {
   return t;
 }
 
+// Dispatcher validity warnings (Prediction::warnings) go to stdout as "warning: ..." lines in text, into a
+// "warnings" array (always present) in JSON, and to stderr with CSV (which has no place for them).
+std::string warning_lines(const std::vector<std::string>& warnings) {
+  std::string out;
+  for (const std::string& w : warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string render_json_with_warnings(const OutputContext& context,
+                                      const std::vector<std::pair<std::string, const ResultTable*>>& tables,
+                                      const std::vector<std::string>& warnings) {
+  nlohmann::ordered_json j;
+  j["context"] = context_json(context);
+  for (const auto& [name, table] : tables) j[name] = rows_json(*table);
+  j["warnings"] = warnings;
+  return j.dump(2) + "\n";
+}
+
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
   const UncertaintyBand band = band_for(profile, p.iteration_s);
   std::vector<std::pair<std::string, std::string>> kv = {
@@ -60,7 +79,8 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                             ", stage " + std::to_string(p.critical_stage) + ")"},
       {"replay", std::to_string(p.ops) + " ops, " + std::to_string(p.events) + " events"},
   };
-  return render_key_values(kv) + "\nper-rank breakdown (s):\n" + render_text(breakdown_table(p));
+  return render_key_values(kv) + warning_lines(p.warnings) + "\nper-rank breakdown (s):\n" +
+         render_text(breakdown_table(p));
 }
 
 }  // namespace
@@ -118,8 +138,10 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       for (const std::string& c : predict_columns()) result.columns.push_back(c);
       result.columns.push_back("iter_err_pct");
       result.columns.push_back("compute_source");
+      std::vector<std::string> run_warnings;  // "scenario: warning", row order
       for (const LiveRun& run : table.runs) {
         const Prediction p = predict(run.scenario, options_for(run.scenario));
+        for (const std::string& w : p.warnings) run_warnings.push_back(run.scenario.name + ": " + w);
         std::vector<Cell> row;
         for (const std::string& f : run.row.fields) row.emplace_back(f);
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
@@ -129,9 +151,11 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       }
       if (opts->format == "csv") {
         content = render_csv(result);
+        std::cerr << warning_lines(run_warnings);
       } else if (opts->format == "json") {
-        content = render_json(context, result);
+        content = render_json_with_warnings(context, {{"rows", &result}}, run_warnings);
       } else {
+        std::cerr << warning_lines(run_warnings);  // the text table has no place for them either
         ResultTable brief;
         brief.columns = {"campaign",
                          "mb",
@@ -165,9 +189,10 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       row.add_row(std::move(cells));
       if (opts->format == "csv") {
         content = render_csv(row);
+        std::cerr << warning_lines(p.warnings);
       } else if (opts->format == "json") {
         const ResultTable breakdown = breakdown_table(p);
-        content = render_json(context, {{"rows", &row}, {"breakdown", &breakdown}});
+        content = render_json_with_warnings(context, {{"rows", &row}, {"breakdown", &breakdown}}, p.warnings);
       } else {
         content = render_prediction_text(s, p, profile);
       }

@@ -46,6 +46,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
     out.built = build_workload(scenario, options.profile, options.seams);
   }
   out.compute_source = out.built.compute.source;
+  if (options.seams.moe != nullptr) out.warnings = options.seams.moe->warnings();
   EngineOptions eo;
   eo.trace = options.trace;
   out.engine = run_engine(out.built.workload, eo);

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
@@ -19,9 +20,10 @@ const Catalog& catalog() {
 
 // qwen3-30b-a3b (128 experts, top-8, hidden 2048) cut to 4 layers on 2 x p5en (16 GPUs): tp1 pp1 ep16
 // dp16, so the one EP group spans both nodes (8 ranks per node); mb 1, 2 microbatches.
-Scenario make(const std::string& dispatcher, const std::string& routing = "") {
+Scenario make(const std::string& dispatcher, const std::string& routing = "",
+              const std::string& instance = "p5en.48xlarge") {
   std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n";
-  t += "[cluster]\ninstance = \"p5en.48xlarge\"\nnodes = 2\n";
+  t += "[cluster]\ninstance = \"" + instance + "\"\nnodes = 2\n";
   t += "[parallelism]\ntp = 1\npp = 1\nvpp = 1\nep = 16\netp = 1\ncp = 1\ndp = 16\n";
   t += "[training]\nmicro_batch = 1\nglobal_batch = 32\nseq_length = 4096\nrecompute = \"none\"\n";
   t += "[dispatcher]\nname = \"" + dispatcher + "\"\n";
@@ -33,6 +35,12 @@ std::vector<int> group16() {
   std::vector<int> g(16);
   for (int i = 0; i < 16; ++i) g[static_cast<std::size_t>(i)] = i;
   return g;
+}
+
+std::vector<std::string> predicted_warnings(const Scenario& s) {
+  PredictOptions o;
+  o.seams.moe = std::make_shared<DispatcherMoeCost>(s);
+  return predict(s, o).warnings;
 }
 
 double predicted_iteration(const Scenario& s) {
@@ -100,6 +108,24 @@ TEST(DispatcherMoeCost, ZipfNeverFasterThanBalanced) {
   }
   EXPECT_EQ(total, 16 * 32768);  // copies are conserved
   EXPECT_GT(hottest, 32768);
+}
+
+TEST(DispatcherMoeCost, PredictionCarriesTheDispatcherWarnings) {
+  // DeepEP v2 needs EFA-GDA; p5 has none (catalog gpu_initiated_rdma = false): proxy fallback warning.
+  const Scenario p5 = make("deepep-v2-gin", "", "p5.48xlarge");
+  PredictOptions o;
+  o.seams.moe = std::make_shared<DispatcherMoeCost>(p5);
+  EXPECT_EQ(
+      o.seams.moe->warnings(),  // through the MoeCostModel interface
+      std::vector<std::string>{"deepep-v2-gin: p5.48xlarge has no EFA-GDA (GPU-initiated RDMA); modelled "
+                               "in proxy fallback mode (one proxy thread)"});
+  EXPECT_EQ(predict(p5, o).warnings, o.seams.moe->warnings());
+  // p5en has EFA-GDA; nccl-alltoall has no limits at EP16; the balanced default seam has no dispatcher.
+  EXPECT_TRUE(DispatcherMoeCost(make("deepep-v2-gin")).warnings().empty());
+  EXPECT_TRUE(predicted_warnings(make("deepep-v2-gin")).empty());
+  EXPECT_TRUE(predicted_warnings(make("nccl-alltoall", "", "p5.48xlarge")).empty());
+  const PredictOptions balanced;  // seams.moe null: BalancedMoeCost
+  EXPECT_TRUE(predict(p5, balanced).warnings.empty());
 }
 
 TEST(DispatcherMoeCost, Deterministic) {

@@ -73,6 +73,8 @@ class MoeCostModel {
   // `ep_group` is the group's index in the job (distinct groups route different data).
   virtual void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                            std::vector<MoeRankCost>& out) const = 0;
+  // Validity warnings about the modelled dispatcher at this scale (predict reports them); none by default.
+  virtual std::vector<std::string> warnings() const { return {}; }
 };
 
 // Balanced default (the live runs' forced load balancing): every EP rank routes its tokens_per_rank

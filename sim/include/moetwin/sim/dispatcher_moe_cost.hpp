@@ -42,7 +42,7 @@ class DispatcherMoeCost : public MoeCostModel {
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
   // Warnings of the dispatcher's validity check (e.g. low-latency kernel caps, proxy fallback).
-  const std::vector<std::string>& warnings() const { return warnings_; }
+  std::vector<std::string> warnings() const override { return warnings_; }
 
  private:
   RoutingPlanner planner_;

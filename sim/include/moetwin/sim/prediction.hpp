@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "moetwin/scenario/scenario.hpp"
 #include "moetwin/sim/calibrated_compute.hpp"
@@ -51,6 +52,9 @@ struct Prediction {
   // What the kernel times come from: "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)"
   // or "catalog efficiencies (no calibration profile for B300)" (ComputeProfile::source).
   std::string compute_source;
+  // Validity warnings of the MoE cost seam (DispatcherMoeCost: DispatcherModel::check at the scenario's EP
+  // size, e.g. "deepep-v2-gin: p5.48xlarge has no EFA-GDA ..."); empty for the balanced default.
+  std::vector<std::string> warnings;
   BuiltWorkload built;  // the replayed programs (labels, groups, layout)
   EngineResult engine;  // per-rank stats and, with PredictOptions::trace, the spans
 };

@@ -1,0 +1,102 @@
+// End-to-end: `moetwin predict` shows the dispatcher's validity warnings (DispatcherModel::check via
+// Prediction::warnings): "warning: ..." lines in text, a "warnings" array in JSON (empty when none), stderr
+// with CSV. The fixture is DeepEP v2 over NCCL GIN on 2 x p5.48xlarge, which has no EFA-GDA (catalog
+// gpu_initiated_rdma = false), so the model runs it in proxy fallback mode and says so.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "moetwin/common/csv.hpp"
+
+namespace moetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSource = MOETWIN_SOURCE_DIR;
+const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
+const std::string kFallback =
+    "deepep-v2-gin: p5.48xlarge has no EFA-GDA (GPU-initiated RDMA); modelled in proxy fallback mode (one "
+    "proxy thread)";
+
+// Exit code of `moetwin --catalog ... predict ARGS`, stdout to `out`, stderr to `err`.
+int predict(const std::string& args, const fs::path& out, const fs::path& err) {
+  const std::string cmd = kBinary + " --catalog " + kSource + "/catalog/data predict " + args + " >" +
+                          out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Qwen3-30B-A3B cut to 2 layers, EP16 over 2 nodes of `instance`, DeepEP v2 (GIN).
+fs::path write_scenario(const fs::path& dir, const std::string& instance) {
+  const fs::path file = dir / (instance + ".toml");
+  std::ofstream(file) << "name = \"gin-" << instance << "\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 2\n"
+                      << "[cluster]\ninstance = \"" << instance << "\"\nnodes = 2\n"
+                      << "[parallelism]\ntp = 1\npp = 1\nep = 16\ndp = 16\n"
+                      << "[training]\nmicro_batch = 1\nglobal_batch = 32\nseq_length = 1024\n"
+                      << "recompute = \"none\"\n[dispatcher]\nname = \"deepep-v2-gin\"\n";
+  return file;
+}
+
+int count_lines_starting(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    if (text.compare(start, prefix.size(), prefix) == 0) ++n;
+    const std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return n;
+}
+
+TEST(PredictWarnings, GinOnP5WarnsInTextJsonAndCsv) {
+  if (!fs::exists(kBinary)) GTEST_SKIP() << "moetwin binary not built";
+  const fs::path dir = fs::path(MOETWIN_BINARY_DIR) / "predict_warnings_e2e";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string p5 = write_scenario(dir, "p5.48xlarge").string();
+  const fs::path out = dir / "out.txt", err = dir / "err.txt";
+
+  ASSERT_EQ(predict(p5, out, err), 0) << read_text_file(err.string());
+  const std::string text = read_text_file(out.string());
+  EXPECT_NE(text.find("\nwarning: " + kFallback + "\n"), std::string::npos) << text;
+  EXPECT_EQ(count_lines_starting(text, "warning: "), 1) << text;
+  EXPECT_EQ(read_text_file(err.string()), "");
+
+  ASSERT_EQ(predict(p5 + " --format json", out, err), 0) << read_text_file(err.string());
+  const auto json = nlohmann::json::parse(read_text_file(out.string()));
+  EXPECT_EQ(json.at("warnings"), nlohmann::json::array({kFallback}));
+  EXPECT_EQ(json.at("rows").size(), 1u);
+  EXPECT_EQ(read_text_file(err.string()), "");
+
+  // CSV: stdout stays one clean table, the warning goes to stderr.
+  ASSERT_EQ(predict(p5 + " --format csv", out, err), 0) << read_text_file(err.string());
+  const CsvTable csv = read_csv_file(out.string());
+  ASSERT_EQ(csv.rows.size(), 1u);
+  EXPECT_EQ(csv.rows[0].fields[csv.column("scenario")], "gin-p5.48xlarge");
+  EXPECT_EQ(read_text_file(err.string()), "warning: " + kFallback + "\n");
+}
+
+TEST(PredictWarnings, GinOnP5enHasNone) {
+  if (!fs::exists(kBinary)) GTEST_SKIP() << "moetwin binary not built";
+  const fs::path dir = fs::path(MOETWIN_BINARY_DIR) / "predict_warnings_e2e_none";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string p5en = write_scenario(dir, "p5en.48xlarge").string();  // EFA-GDA: GPU-initiated
+  const fs::path out = dir / "out.txt", err = dir / "err.txt";
+  ASSERT_EQ(predict(p5en, out, err), 0) << read_text_file(err.string());
+  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 0);
+  ASSERT_EQ(predict(p5en + " --format json", out, err), 0) << read_text_file(err.string());
+  EXPECT_EQ(nlohmann::json::parse(read_text_file(out.string())).at("warnings"), nlohmann::json::array());
+  ASSERT_EQ(predict(p5en + " --format csv", out, err), 0) << read_text_file(err.string());
+  EXPECT_EQ(read_text_file(err.string()), "");
+}
+
+}  // namespace
+}  // namespace moetwin

@@ -120,6 +120,7 @@ TEST(DispatcherMoeCost, PredictionCarriesTheDispatcherWarnings) {
       std::vector<std::string>{"deepep-v2-gin: p5.48xlarge has no EFA-GDA (GPU-initiated RDMA); modelled "
                                "in proxy fallback mode (one proxy thread)"});
   EXPECT_EQ(predict(p5, o).warnings, o.seams.moe->warnings());
+  EXPECT_EQ(ScaledMoeCost(o.seams.moe, 2.0, 1e-3).warnings(), o.seams.moe->warnings());  // fitted wrapper
   // p5en has EFA-GDA; nccl-alltoall has no limits at EP16; the balanced default seam has no dispatcher.
   EXPECT_TRUE(DispatcherMoeCost(make("deepep-v2-gin")).warnings().empty());
   EXPECT_TRUE(predicted_warnings(make("deepep-v2-gin")).empty());

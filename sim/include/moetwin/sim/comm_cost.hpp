@@ -118,15 +118,20 @@ class ScaledCommCost : public CommCostModel {
 // compute, are left alone).
 class ScaledMoeCost : public MoeCostModel {
  public:
-  ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0);
+  // Dispatch / combine: scale x the inner model's time + latency_s + per_copy_s x the rank's received
+  // token copies (MoeRankCost::tokens).
+  ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0,
+                double per_copy_s = 0);
   std::string name() const override { return inner_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
+  std::vector<std::string> warnings() const override { return inner_->warnings(); }
 
  private:
   std::shared_ptr<const MoeCostModel> inner_;
   double scale_;
   double latency_s_;
+  double per_copy_s_;
 };
 
 }  // namespace moetwin

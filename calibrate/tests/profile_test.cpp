@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "moetwin/calibrate/fitter.hpp"
@@ -210,6 +211,44 @@ TEST(Fitter, RecoversAKnownModelAndPredictsHeldBackShapes) {
   EXPECT_NEAR(p.transports.at("nccl.all_reduce.n2").time_s(1e6), 2e-5, 1e-12);
   // The profile text round-trips through the strict reader.
   EXPECT_NO_THROW(parse_calibration_profile(format_calibration_profile(p), "fit.toml"));
+}
+
+TEST(Fitter, RecoversFloorAndMemoryTermOfWeightBoundGroupedGemms) {
+  // Synthetic GPU: peak 1e15, copy 4e12 B/s; every grouped GEMM (8 experts) takes
+  // t = 5 us + max(flops / (1e15 x 0.7), bytes / (4e12 x 0.9)): up to 128 tokens per expert the weight
+  // reads bind (e.g. 64 x 4096 x 2048: 12.3 us of FLOPs, 39.0 us of bytes), from 256 on the FLOPs.
+  CalibrationDb db;
+  db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
+  db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));
+  db.put(experiment("launch.empty.graph_per_kernel", "launch", {}, {}, 5e-7));
+  db.put(experiment("kernel.d2d_copy.a", "kernel", {{"bytes_moved", 1e9}}, {{"op", "d2d_copy"}}, 1e9 / 4e12));
+  const double nk[3][2] = {{4096, 2048}, {2048, 1024}, {7168, 2048}};
+  for (int model = 0; model < 3; ++model) {
+    for (const double m : {64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0}) {
+      const double n = nk[model][0], k = nk[model][1];
+      const double flops = 2 * m * n * k * 8;
+      const double t = 5e-6 + std::max(flops / 7e14, gemm_bytes(m, n, k, 8) / 3.6e12);
+      db.put(
+          experiment("gemm.model" + std::to_string(model) + ".expert.m" + std::to_string(static_cast<int>(m)),
+                     "grouped_gemm", {{"m", m}, {"n", n}, {"k", k}, {"batch", 8}, {"flops", flops}}, {}, t));
+    }
+  }
+  FitOptions o;
+  o.gpu = "X";
+  o.peak_bf16_flops = 1e15;
+  o.source_db = "db.h5";
+  const FitResult fit = fit_calibration_profile(db, o);
+  const GemmCurve& g = fit.profile.gemm.at("grouped_gemm");
+  // Floor grid: 2 % steps of the fastest trained call (2048 x 1024 at 64 tokens: 15.2 us) -> within 0.3 us.
+  EXPECT_NEAR(g.floor_s, 5e-6, 0.31e-6);
+  EXPECT_NEAR(g.memory_efficiency, 0.9, 0.03);
+  ASSERT_EQ(fit.heldout.size(), 6u);
+  bool memory_bound_held_back = false;
+  for (const HeldOutShape& h : fit.heldout) {
+    EXPECT_LT(h.relative_error(), 0.02) << h.name;
+    memory_bound_held_back |= h.name.ends_with(".m64") || h.name.ends_with(".m128");
+  }
+  EXPECT_TRUE(memory_bound_held_back);
 }
 
 TEST(Fitter, DatabaseWithoutGpuRunsIsInputError) {

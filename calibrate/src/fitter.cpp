@@ -52,14 +52,15 @@ double shape_bytes(const Shape& s) {
 }
 
 // Efficiency points of `shapes` (one curve key) under `model`: flops / (peak x (t - floor)) from the
-// shapes the memory term does not bind (a memory-bound call says nothing about the compute rate),
-// merged by median per smallest dimension. Empty when no shape informs it.
+// shapes the memory term does not bind (a memory-bound call says nothing about the compute rate) and
+// that take at least 1.5x the floor (launch-bound calls neither: 256^3 in 11 us over a 10 us floor
+// would claim 4 % of peak), merged by median per smallest dimension. Empty when no shape informs it.
 LogCurve efficiency_curve(const std::vector<const Shape*>& shapes, const GemmModel& model, double peak,
                           double copy_bw) {
   std::vector<std::pair<double, double>> points;
   for (const Shape* s : shapes) {
     const double work = s->t - model.floor_s;
-    if (!(work > 0)) continue;
+    if (!(work > 0) || s->t < 1.5 * model.floor_s) continue;
     if (model.memory_efficiency > 0 && shape_bytes(*s) / (copy_bw * model.memory_efficiency) >= work)
       continue;
     points.push_back({std::min({s->m, s->n, s->k}), std::min(s->flops / (peak * work), 1.0)});

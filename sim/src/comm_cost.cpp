@@ -101,18 +101,20 @@ double ScaledCommCost::seconds(CollectiveOp op, double bytes, const std::vector<
   return inner_->seconds(op, bytes, ranks) * scale_;
 }
 
-ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s)
-    : inner_(std::move(inner)), scale_(scale), latency_s_(latency_s) {
-  if (!inner_ || !(scale_ > 0) || !(latency_s_ >= 0))
-    throw std::logic_error("ScaledMoeCost: null model, scale <= 0 or latency < 0");
+ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s,
+                             double per_copy_s)
+    : inner_(std::move(inner)), scale_(scale), latency_s_(latency_s), per_copy_s_(per_copy_s) {
+  if (!inner_ || !(scale_ > 0) || !(latency_s_ >= 0) || !(per_copy_s_ >= 0))
+    throw std::logic_error("ScaledMoeCost: null model, scale <= 0, latency < 0 or per-copy time < 0");
 }
 
 void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                                 std::vector<MoeRankCost>& out) const {
   inner_->layer_costs(layer, microbatch, ep_group, ep_ranks, out);
   for (MoeRankCost& c : out) {
-    c.dispatch_ns = to_ns(static_cast<double>(c.dispatch_ns) * 1e-9 * scale_ + latency_s_);
-    c.combine_ns = to_ns(static_cast<double>(c.combine_ns) * 1e-9 * scale_ + latency_s_);
+    const double copies_s = per_copy_s_ * static_cast<double>(c.tokens);
+    c.dispatch_ns = to_ns(static_cast<double>(c.dispatch_ns) * 1e-9 * scale_ + latency_s_ + copies_s);
+    c.combine_ns = to_ns(static_cast<double>(c.combine_ns) * 1e-9 * scale_ + latency_s_ + copies_s);
   }
 }
 

@@ -30,19 +30,29 @@ constexpr int kProfileSchemaVersion = 1;
 //    already below peak); 4x (~15-20% of peak) is the worst MoE training MFU reported for small shapes.
 //  - launch_s 2-80 us: CUDA's back-to-back launch floor (~2-4 us, calibrate launch benchmark on H200)
 //    up to Python-heavy eager ops with autograd bookkeeping (PyTorch profiler: 20-60 us per op).
+//  - layer_host_s 0-10 ms per layer forward, moe_host_s 0-20 ms per MoE layer forward: from nothing beyond
+//    the launches to Python-bound layers (PyTorch profiler traces of Megatron MoE layers show a few ms of
+//    host time per layer forward, more with many local experts and dispatcher bookkeeping).
 //  - collective_time_scale / a2a_time_scale 0.7-10: NCCL over EFA reaching 1.4x the closed form would
 //    beat line rate; 10x covers small-message latency-bound collectives on a congested fabric.
 //  - a2a_latency_s 0 - 5 ms per A2A call: from nothing beyond the model (GPU-initiated RDMA) to a host
 //    round trip through a CPU proxy plus the host synchronisation on the token counts (ms-scale stalls
 //    in UCCL-EP / NVSHMEM proxy traces).
+//  - a2a_per_copy_s 0 - 0.5 us per received token copy per call: 0.5 us x 16k copies (mb 4, seq 4096,
+//    TP8, top-8) = 8 ms per call, beyond any A2A the live runs show.
 const std::vector<FreeParameter>& parameter_table() {
   static const std::vector<FreeParameter> table = {
-      {"compute_time_scale", "x", 0.7, 4.0, "GPU kernel time over its roofline time (catalog efficiencies)"},
-      {"launch_s", "s", 2e-6, 80e-6, "host time per forward kernel launch (backward: half)"},
-      {"collective_time_scale", "x", 0.7, 10.0,
-       "NCCL TP/PP/DP collective time over the topology closed form"},
-      {"a2a_time_scale", "x", 0.7, 10.0, "dispatch/combine A2A time over the dispatcher model"},
-      {"a2a_latency_s", "s", 0.0, 5e-3, "fixed time per dispatch/combine call (host sync, proxy round trip)"},
+      {"compute_time_scale", "x", 0.7, 4.0, "GPU kernel time over its roofline time (catalog efficiencies)",
+       0},
+      {"launch_s", "s", 2e-6, 80e-6, "host time per forward kernel launch (backward: half)", 0},
+      {"layer_host_s", "s", 0.0, 10e-3, "host time per transformer layer forward beyond its launches", 1e-3},
+      {"moe_host_s", "s", 0.0, 20e-3, "host time per MoE layer forward after the token-count sync", 1e-3},
+      {"collective_time_scale", "x", 0.7, 10.0, "NCCL TP/PP/DP collective time over the topology closed form",
+       0},
+      {"a2a_time_scale", "x", 0.7, 10.0, "dispatch/combine A2A time over the dispatcher model", 0},
+      {"a2a_latency_s", "s", 0.0, 5e-3, "fixed time per dispatch/combine call (host sync, proxy round trip)",
+       0},
+      {"a2a_per_copy_s", "s", 0.0, 0.5e-6, "time per received token copy per dispatch/combine call", 2e-8},
   };
   return table;
 }
@@ -52,7 +62,7 @@ std::optional<std::pair<std::string, std::string>> split_dispatcher_key(const st
   const std::size_t dot = key.rfind('.');
   if (dot == std::string::npos || dot == 0) return std::nullopt;
   const std::string leaf = key.substr(dot + 1);
-  if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s") return std::nullopt;
+  if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s" && leaf != "a2a_per_copy_s") return std::nullopt;
   return std::make_pair(key.substr(0, dot), leaf);
 }
 
@@ -107,22 +117,36 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (const auto split = split_dispatcher_key(key)) {
     const auto it = p.a2a_by_dispatcher.find(split->first);
     const SimProfile::A2aFit a2a =
-        it != p.a2a_by_dispatcher.end() ? it->second : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s};
-    return split->second == "a2a_time_scale" ? a2a.time_scale : a2a.latency_s;
+        it != p.a2a_by_dispatcher.end()
+            ? it->second
+            : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s};
+    if (split->second == "a2a_time_scale") return a2a.time_scale;
+    return split->second == "a2a_latency_s" ? a2a.latency_s : a2a.per_copy_s;
   }
   if (key == "compute_time_scale") return p.compute_time_scale;
   if (key == "launch_s") return p.launch_s;
+  if (key == "layer_host_s") return p.layer_host_s;
+  if (key == "moe_host_s") return p.moe_host_s;
   if (key == "collective_time_scale") return p.collective_time_scale;
   if (key == "a2a_time_scale") return p.a2a_time_scale;
   if (key == "a2a_latency_s") return p.a2a_latency_s;
+  if (key == "a2a_per_copy_s") return p.a2a_per_copy_s;
   throw std::logic_error("unknown free parameter " + key);
 }
 
 void set_free_parameter(SimProfile& p, const std::string& key, double value) {
   if (const auto split = split_dispatcher_key(key)) {
-    auto it = p.a2a_by_dispatcher.emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s})
-                  .first;
-    (split->second == "a2a_time_scale" ? it->second.time_scale : it->second.latency_s) = value;
+    auto it =
+        p.a2a_by_dispatcher
+            .emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s})
+            .first;
+    if (split->second == "a2a_time_scale") {
+      it->second.time_scale = value;
+    } else if (split->second == "a2a_latency_s") {
+      it->second.latency_s = value;
+    } else {
+      it->second.per_copy_s = value;
+    }
     return;
   }
   if (key == "compute_time_scale") {
@@ -130,22 +154,29 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
   } else if (key == "launch_s") {
     p.launch_s = value;
     p.backward_launch_s = value * kBackwardLaunchRatio;
+  } else if (key == "layer_host_s") {
+    p.layer_host_s = value;
+  } else if (key == "moe_host_s") {
+    p.moe_host_s = value;
   } else if (key == "collective_time_scale") {
     p.collective_time_scale = value;
   } else if (key == "a2a_time_scale") {
     p.a2a_time_scale = value;
   } else if (key == "a2a_latency_s") {
     p.a2a_latency_s = value;
+  } else if (key == "a2a_per_copy_s") {
+    p.a2a_per_copy_s = value;
   } else {
     throw std::logic_error("unknown free parameter " + key);
   }
 }
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
-  std::vector<double> scales, latencies;
+  std::vector<double> scales, latencies, per_copy;
   for (const auto& [name, a2a] : p.a2a_by_dispatcher) {
     scales.push_back(a2a.time_scale);
     latencies.push_back(a2a.latency_s);
+    per_copy.push_back(a2a.per_copy_s);
   }
   if (scales.empty()) return;
   auto median = [](std::vector<double> v) {
@@ -155,6 +186,7 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
   };
   p.a2a_time_scale = median(scales);
   p.a2a_latency_s = median(latencies);
+  p.a2a_per_copy_s = median(per_copy);
 }
 
 FittedProfile load_fitted_profile(const std::string& path) {
@@ -184,8 +216,10 @@ FittedProfile load_fitted_profile(const std::string& path) {
         const std::string name(entry.first.str());
         std::optional<StrictTable> d = dispatchers->table(name);
         if (!d) continue;
-        for (const char* leaf : {"a2a_time_scale", "a2a_latency_s"}) {
+        for (const char* leaf : {"a2a_time_scale", "a2a_latency_s", "a2a_per_copy_s"}) {
           const FreeParameter* fp = find_free_parameter(leaf);
+          // Profiles written before a2a_per_copy_s existed leave it at 0.
+          if (std::string(leaf) == "a2a_per_copy_s" && !d->has(leaf)) continue;
           set_free_parameter(p.sim, name + "." + leaf, d->number(leaf, fp->lo, fp->hi));
           p.fitted_keys.push_back(name + "." + leaf);
         }
@@ -241,7 +275,8 @@ std::string fitted_profile_toml(const FittedProfile& p) {
     s += "\n[parameters.dispatchers." + quoted(name) +
          "]  # this dispatcher's A2A pair (the generic pair above serves dispatchers without runs)\n" +
          "a2a_time_scale = " + format_exact(a2a.time_scale) +
-         "\na2a_latency_s = " + format_exact(a2a.latency_s) + "\n";
+         "\na2a_latency_s = " + format_exact(a2a.latency_s) +
+         "\na2a_per_copy_s = " + format_exact(a2a.per_copy_s) + "\n";
   }
   s += residual_toml("in_sample", "relative error (predicted - measured) / measured, fitted on every row",
                      p.in_sample);

@@ -190,6 +190,8 @@ class StageBuilder : public StageEmitter {
  private:
   struct Chain {
     int last = kNoOp;
+    // Host time (layer_host_s / moe_host_s) the chain's next op issues before its own launches, ns.
+    std::int64_t pending_host_ns = 0;
   };
 
   void add_moe_layer(int layer) { moe_layers_.push_back(layer); }
@@ -204,6 +206,12 @@ class StageBuilder : public StageEmitter {
     const double per = backward ? c_.prof.backward_launch_s : c_.prof.launch_s;
     return static_cast<std::int32_t>(to_ns(per * launches));
   }
+  // Per-layer host time (layer_host_s or moe_host_s) in a forward (backward = false) or backward pass:
+  // the backward runs in the C++ autograd engine, at the backward/forward launch-cost ratio.
+  void add_layer_host(Chain& ch, double forward_s, bool backward) const {
+    const double ratio = c_.prof.launch_s > 0 ? c_.prof.backward_launch_s / c_.prof.launch_s : 1.0;
+    ch.pending_host_ns += to_ns(backward ? forward_s * ratio : forward_s);
+  }
 
   int first_forward_dep(int chunk) {
     auto idx = static_cast<std::size_t>(chunk);
@@ -215,6 +223,8 @@ class StageBuilder : public StageEmitter {
   int add(Program& p, Chain& ch, OpSpec op) {
     op.deps[0] = ch.last;
     op.deps[1] = extra_dep_;
+    op.host_ns = static_cast<std::int32_t>(op.host_ns + ch.pending_host_ns);
+    ch.pending_host_ns = 0;
     extra_dep_ = kNoOp;
     op.microbatch = mb_;
     op.chunk = static_cast<std::int16_t>(chunk_);
@@ -222,10 +232,12 @@ class StageBuilder : public StageEmitter {
     return ch.last;
   }
 
+  // `dims`: the op's GEMM shape {m, n, k} for a calibrated GPU's efficiency curves (compute_model.hpp);
+  // an op of several GEMMs names its main one. Empty: the catalog roofline.
   int compute(Program& p, Chain& ch, const char* name, OpPhase phase, OpClass cls, double flops, double bytes,
-              int launches, bool backward) {
+              int launches, bool backward, const GemmDims& dims = {}) {
     OpSpec op;
-    op.duration = to_ns(kernel_seconds(c_.cp, cls, flops, bytes));
+    op.duration = to_ns(kernel_seconds(c_.cp, cls, flops, bytes, dims));
     op.host_ns = host_ns(launches, backward);
     op.label = p.label(name);
     op.phase = phase;
@@ -377,6 +389,8 @@ class StageBuilder : public StageEmitter {
 
   // --- layer parts (forward) ---
   void attn_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+    // A recompute re-runs the layer's Python forward: forward host time.
+    add_layer_host(ch, c_.prof.layer_host_s, false);
     const double T = c_.T, t = c_.t;
     const ModelSpec& m = c_.s.model;
     if (mla()) {
@@ -385,24 +399,25 @@ class StageBuilder : public StageEmitter {
       const double down_out =
           m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
       compute(p, ch, "attn.mla_down", phase, OpClass::gemm, 2 * (T / t) * h() * down_out,
-              2 * (h() * down_out + (T / t) * (h() + down_out)), 4, backward_pass);
+              2 * (h() * down_out + (T / t) * (h() + down_out)), 4, backward_pass, {T / t, down_out, h()});
       tp_collective(p, ch, "tp.ag.mla_latent", phase, CollectiveOp::all_gather, T * down_out * 2,
                     backward_pass);
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
       compute(p, ch, "attn.mla_up", phase, OpClass::gemm, 2 * T * (up + kv_up) / t,
               2 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width() + heads() * m.qk_head_dim) / t)),
-              6, backward_pass);
+              6, backward_pass,
+              {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
     } else {
       tp_collective(p, ch, "tp.ag.attn", phase, CollectiveOp::all_gather, T * h() * 2, backward_pass);
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
       compute(p, ch, "attn.qkv", phase, OpClass::gemm, 2 * T * h() * n_out / t,
-              2 * (h() * n_out / t + T * (h() + n_out / t)), 5, backward_pass);
+              2 * (h() * n_out / t + T * (h() + n_out / t)), 5, backward_pass, {T, n_out / t, h()});
     }
     core_attn(p, ch, phase, backward_pass);
     compute(p, ch, "attn.out_proj", phase, OpClass::gemm, 2 * T * v_width() * h() / t,
-            2 * (v_width() * h() / t + T * (v_width() / t + h())), 1, backward_pass);
+            2 * (v_width() * h() / t + T * (v_width() / t + h())), 1, backward_pass, {T, h(), v_width() / t});
     tp_collective(p, ch, "tp.rs.attn", phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
   }
 
@@ -412,13 +427,15 @@ class StageBuilder : public StageEmitter {
     const double mb = c_.s.training.micro_batch;
     const double flops = mb * seq * seq * (q_width() + v_width()) / c_.t;
     const double bytes = 2 * c_.T * (2 * q_width() + 2 * v_width()) / c_.t;
-    compute(p, ch, "attn.core", phase, OpClass::attention, flops, bytes, 2, backward_pass);
+    compute(p, ch, "attn.core", phase, OpClass::attention, flops, bytes, 2, backward_pass,
+            {seq, seq, q_width() / heads()});
   }
 
   void router_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double E = c_.s.model.experts;
-    const int op = compute(p, ch, "moe.router", phase, OpClass::gemm, 2 * (c_.T / c_.t) * h() * E,
-                           2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, backward_pass);
+    const int op =
+        compute(p, ch, "moe.router", phase, OpClass::gemm, 2 * (c_.T / c_.t) * h() * E,
+                2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, backward_pass, {c_.T / c_.t, E, h()});
     if (c_.prof.dispatch_host_sync) sync_ops_.push_back(op);
   }
 
@@ -426,7 +443,8 @@ class StageBuilder : public StageEmitter {
     const double f = c_.s.model.ffn_hidden;
     tp_collective(p, ch, "tp.ag.mlp", phase, CollectiveOp::all_gather, c_.T * h() * 2, backward_pass);
     compute(p, ch, "mlp.dense", phase, OpClass::gemm, 6 * c_.T * h() * f / c_.t,
-            2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 4, backward_pass);
+            2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 4, backward_pass,
+            {c_.T, f / c_.t, h()});
     tp_collective(p, ch, "tp.rs.mlp", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, backward_pass);
   }
 
@@ -436,7 +454,8 @@ class StageBuilder : public StageEmitter {
     tp_collective(p, ch, "tp.ag.shared_expert", phase, CollectiveOp::all_gather, c_.T * h() * 2,
                   backward_pass);
     compute(p, ch, "moe.shared_expert", phase, OpClass::gemm, 6 * c_.T * h() * fs / c_.t,
-            2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 3, backward_pass);
+            2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 3, backward_pass,
+            {c_.T, fs / c_.t, h()});
     tp_collective(p, ch, "tp.rs.shared_expert", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2,
                   backward_pass);
   }
@@ -461,6 +480,7 @@ class StageBuilder : public StageEmitter {
 
   void moe_attn_tail_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
     router_fwd(p, ch, phase, bwd);
+    add_layer_host(ch, c_.prof.moe_host_s, false);
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
       var_op(p, ch, "moe.permute", phase, VarKind::permute, false, layer, 6, bwd, false);
     }
@@ -490,14 +510,14 @@ class StageBuilder : public StageEmitter {
     const OpPhase ph = OpPhase::backward;
     tp_collective(p, ch, "tp.ag.attn_bwd", ph, CollectiveOp::all_gather, T * h() * 2, true);
     compute(p, ch, "attn.out_proj_bwd", ph, OpClass::gemm, 4 * T * v_width() * h() / t,
-            4 * (v_width() * h() / t + T * (v_width() / t + h())), 2, true);
+            4 * (v_width() * h() / t + T * (v_width() / t + h())), 2, true, {T, h(), v_width() / t});
     if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, OpPhase::recompute, true);
     {
       const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
       const double mb = c_.s.training.micro_batch;
       const double flops = c_.prof.attention_backward_factor * mb * seq * seq * (q_width() + v_width()) / t;
       compute(p, ch, "attn.core_bwd", ph, OpClass::attention, flops,
-              4 * T * (2 * q_width() + 2 * v_width()) / t, 3, true);
+              4 * T * (2 * q_width() + 2 * v_width()) / t, 3, true, {seq, seq, q_width() / heads()});
     }
     if (mla()) {
       const double down_out =
@@ -505,29 +525,34 @@ class StageBuilder : public StageEmitter {
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
       compute(p, ch, "attn.mla_up_bwd", ph, OpClass::gemm, 4 * T * (up + kv_up) / t,
-              4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), 8, true);
+              4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), 8, true,
+              {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
       tp_collective(p, ch, "tp.rs.mla_latent_bwd", ph, CollectiveOp::reduce_scatter, T * down_out * 2, true);
       compute(p, ch, "attn.mla_down_bwd", ph, OpClass::gemm, 4 * (T / t) * h() * down_out,
-              4 * (h() * down_out + (T / t) * (h() + down_out)), 5, true);
+              4 * (h() * down_out + (T / t) * (h() + down_out)), 5, true, {T / t, down_out, h()});
     } else {
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
       compute(p, ch, "attn.qkv_bwd", ph, OpClass::gemm, 4 * T * h() * n_out / t,
-              4 * (h() * n_out / t + T * (h() + n_out / t)), 6, true);
+              4 * (h() * n_out / t + T * (h() + n_out / t)), 6, true, {T, n_out / t, h()});
       tp_collective(p, ch, "tp.rs.attn_bwd", ph, CollectiveOp::reduce_scatter, T * h() * 2, true);
     }
   }
 
+  // The first backward part of a dense layer: the layer's backward host time.
   void dense_mlp_bwd(Program& p, Chain& ch) {
+    add_layer_host(ch, c_.prof.layer_host_s, true);
     const double f = c_.s.model.ffn_hidden;
     tp_collective(p, ch, "tp.ag.mlp_bwd", OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2, true);
     compute(p, ch, "mlp.dense_bwd", OpPhase::backward, OpClass::gemm, 12 * c_.T * h() * f / c_.t,
-            4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 8, true);
+            4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 8, true, {c_.T, f / c_.t, h()});
     tp_collective(p, ch, "tp.rs.mlp_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, c_.T * h() * 2,
                   true);
   }
 
+  // The first backward part of a MoE layer: the layer's and the MoE block's backward host time.
   void moe_combine_bwd(Program& p, Chain& ch, int layer) {
+    add_layer_host(ch, c_.prof.layer_host_s + c_.prof.moe_host_s, true);
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
       var_op(p, ch, "moe.unpermute_bwd", OpPhase::backward, VarKind::unpermute, false, layer, 4, true, false);
     }
@@ -543,7 +568,7 @@ class StageBuilder : public StageEmitter {
       tp_collective(p, ch, "tp.ag.shared_expert_bwd", OpPhase::backward, CollectiveOp::all_gather,
                     c_.T * h() * 2, true);
       compute(p, ch, "moe.shared_expert_bwd", OpPhase::backward, OpClass::gemm, 12 * c_.T * h() * fs / c_.t,
-              4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 6, true);
+              4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 6, true, {c_.T, fs / c_.t, h()});
       tp_collective(p, ch, "tp.rs.shared_expert_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
                     c_.T * h() * 2, true);
     }
@@ -562,7 +587,7 @@ class StageBuilder : public StageEmitter {
     }
     const double E = c_.s.model.experts;
     compute(p, ch, "moe.router_bwd", OpPhase::backward, OpClass::gemm, 4 * (c_.T / c_.t) * h() * E,
-            4 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, true);
+            4 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, true, {c_.T / c_.t, E, h()});
   }
 
   void layer_bwd(Program& p, Chain& ch, int layer) {
@@ -593,7 +618,7 @@ class StageBuilder : public StageEmitter {
     const double T = c_.T, V = vocab();
     tp_collective(p, ch, "tp.ag.output", OpPhase::forward, CollectiveOp::all_gather, T * h() * 2, false);
     compute(p, ch, "output_layer", OpPhase::forward, OpClass::gemm, 2 * T * h() * V / c_.t,
-            2 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, false);
+            2 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, false, {T, V / c_.t, h()});
     // Vocab-parallel cross-entropy: fp32 logits read/written ~3 times; max, sum and target all-reduces.
     compute(p, ch, "loss.cross_entropy", OpPhase::forward, OpClass::elementwise, 0, 3 * T * V / c_.t * 4, 10,
             false);
@@ -604,7 +629,7 @@ class StageBuilder : public StageEmitter {
     compute(p, ch, "loss.cross_entropy_bwd", OpPhase::backward, OpClass::elementwise, 0, 2 * T * V / c_.t * 4,
             4, true);
     compute(p, ch, "output_layer_bwd", OpPhase::backward, OpClass::gemm, 4 * T * h() * V / c_.t,
-            4 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, true);
+            4 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, true, {T, V / c_.t, h()});
     tp_collective(p, ch, "tp.rs.output_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, T * h() * 2,
                   true);
   }
@@ -613,11 +638,11 @@ class StageBuilder : public StageEmitter {
     embedding_fwd(p, ch, phase);
     tp_collective(p, ch, "tp.ag.mtp_eh", phase, CollectiveOp::all_gather, c_.T * 2 * h() * 2, false);
     compute(p, ch, "mtp.eh_proj", phase, OpClass::gemm, 2 * c_.T * 2 * h() * h() / c_.t,
-            2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, false);
+            2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, false, {c_.T, h() / c_.t, 2 * h()});
   }
   void mtp_pre_bwd(Program& p, Chain& ch) {
     compute(p, ch, "mtp.eh_proj_bwd", OpPhase::backward, OpClass::gemm, 4 * c_.T * 2 * h() * h() / c_.t,
-            4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, true);
+            4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, true, {c_.T, h() / c_.t, 2 * h()});
     tp_collective(p, ch, "tp.rs.mtp_eh_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
                   c_.T * 2 * h() * 2, true);
     embedding_bwd(p, ch);
@@ -853,13 +878,13 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
-  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s};
+  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s, prof.a2a_per_copy_s};
   if (const auto it = prof.a2a_by_dispatcher.find(s.dispatcher.name); it != prof.a2a_by_dispatcher.end())
     a2a = it->second;
-  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0))
-    throw std::logic_error("build_workload: A2A time scale must be > 0 and latency >= 0");
-  if (a2a.time_scale != 1 || a2a.latency_s != 0)
-    moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s);
+  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0))
+    throw std::logic_error("build_workload: A2A time scale must be > 0, latency and per-copy time >= 0");
+  if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0)
+    moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s, a2a.per_copy_s);
   out.comm_model = comm->name();
   out.moe_model = moe->name();
 
@@ -951,14 +976,25 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
                         static_cast<std::size_t>(S) +
                     static_cast<std::size_t>(local)];
           const double tok = static_cast<double>(mc.tokens);
+          // Calibrated GPUs: one expert's GEMM shape (tokens per local expert x expert FFN x hidden); the
+          // backward's dgrad and wgrad (k = tokens: the small-k curve) are timed as halves of the op.
+          const double per_expert = tok / b.local_experts();
+          const double fwd_bytes = weights + tok * (2 * hid + 3 * fe / etp) * 2;
           switch (r.kind) {
             case VarKind::expert_fwd:
               v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
-                                       weights + tok * (2 * hid + 3 * fe / etp) * 2));
+                                       fwd_bytes, {per_expert, fe / etp, hid}));
               break;
             case VarKind::expert_bwd:
-              v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 12 * tok * hid * fe / etp,
-                                       2 * (weights + tok * (2 * hid + 3 * fe / etp) * 2)));
+              if (out.compute.calibration) {
+                v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                         fwd_bytes, {per_expert, hid, fe / etp}) +
+                          kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                         fwd_bytes, {hid, fe / etp, per_expert}));
+              } else {
+                v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 12 * tok * hid * fe / etp,
+                                         2 * fwd_bytes));
+              }
               break;
             case VarKind::dispatch:
               v = mc.dispatch_ns + (r.fold ? mc.permute_ns : 0);

@@ -26,7 +26,10 @@ FittedProfile sample() {
   set_free_parameter(p.sim, "launch_s", 3.25e-05);
   set_free_parameter(p.sim, "a2a_time_scale", 2.5);
   set_free_parameter(p.sim, "deepep-uccl.a2a_latency_s", 1.5e-3);
-  p.fitted_keys = {"launch_s", "a2a_time_scale", "deepep-uccl.a2a_latency_s"};
+  set_free_parameter(p.sim, "deepep-uccl.a2a_per_copy_s", 2.5e-8);
+  set_free_parameter(p.sim, "layer_host_s", 1.25e-3);
+  p.fitted_keys = {"launch_s", "a2a_time_scale", "deepep-uccl.a2a_latency_s", "deepep-uccl.a2a_per_copy_s",
+                   "layer_host_s"};
   p.in_sample = {51, 0.04, 0.1, -0.08, 0.07};
   p.cross_validated = {51, 0.07, 0.18, -0.2, 0.1};
   return p;
@@ -44,9 +47,12 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.sim.a2a_time_scale, 2.5);
   EXPECT_EQ(p.sim.compute_time_scale, 1);  // not in the file: default
   // Every parameter is written (the values predictions use); the dispatcher's pair starts from the generic.
-  EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + 2);
+  EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + 3);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").latency_s, 1.5e-3);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").time_scale, 2.5);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
+  EXPECT_EQ(p.sim.layer_host_s, 1.25e-3);
+  EXPECT_EQ(p.sim.moe_host_s, 0);                                              // written as its default 0
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-nvshmem.a2a_time_scale"), 2.5);  // no entry: the generic
   EXPECT_EQ(p.cross_validated.rows, 51);
   EXPECT_EQ(p.cross_validated.signed_p10, -0.2);

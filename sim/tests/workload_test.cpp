@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/comm_cost.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace.hpp"
 
@@ -131,6 +135,70 @@ TEST(Workload, SmallModelIsLaunchBound) {
   // Qwen3-30B expert GEMMs are tiny: the GPU waits for the host (design brief, "Host-bound work").
   const Prediction p = predict(make(Shape{}));
   EXPECT_GT(p.host_wait.max_s, 0.0);
+}
+
+std::int64_t host_ns_of_rank(const BuiltWorkload& b, int rank) {
+  std::int64_t sum = 0;
+  const Program& prog = b.workload.programs.at(
+      static_cast<std::size_t>(b.workload.rank_program.at(static_cast<std::size_t>(rank))));
+  for (const OpSpec& op : prog.ops()) sum += op.host_ns;
+  return sum;
+}
+
+TEST(Workload, LayerAndMoeHostTimePerLayerAndMicrobatch) {
+  // Qwen3-30B-A3B: 48 MoE layers; pp 2 -> 24 per stage; gbs 8 / (dp 2 x mb 1) = 4 microbatches. Each
+  // layer forward issues layer_host_s + moe_host_s, each backward half of that (backward_launch_s /
+  // launch_s = 5 us / 10 us): 24 x 4 x (3 ms + 1.5 ms) = 432 ms more host time on every rank.
+  const Scenario s = make(Shape{});
+  SimProfile host;
+  host.layer_host_s = 1e-3;
+  host.moe_host_s = 2e-3;
+  const BuiltWorkload base = build_workload(s);
+  const BuiltWorkload more = build_workload(s, host);
+  for (int rank : {0, 7}) {
+    EXPECT_NEAR(static_cast<double>(host_ns_of_rank(more, rank) - host_ns_of_rank(base, rank)), 432e6, 1e3)
+        << rank;
+  }
+  // Full recompute re-runs each layer's Python forward: another 24 x 4 x 3 ms.
+  Shape full;
+  full.recompute = "full";
+  const Scenario f = make(full);
+  EXPECT_NEAR(static_cast<double>(host_ns_of_rank(build_workload(f, host), 0) -
+                                  host_ns_of_rank(build_workload(f), 0)),
+              432e6 + 288e6, 1e3);
+  // Host-bound: the iteration gets longer.
+  PredictOptions o;
+  o.profile = host;
+  EXPECT_GT(predict(s, o).iteration_s, predict(s).iteration_s);
+}
+
+// A MoE cost with fixed per-rank values, to check the fitted decorator's arithmetic.
+class FixedMoeCost final : public MoeCostModel {
+ public:
+  std::string name() const override { return "fixed"; }
+  void layer_costs(int, int, int, const std::vector<int>& ep_ranks,
+                   std::vector<MoeRankCost>& out) const override {
+    out.assign(ep_ranks.size(), MoeRankCost{});
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i].tokens = 1000 * static_cast<std::int64_t>(i + 1);
+      out[i].dispatch_ns = 1'000'000;
+      out[i].combine_ns = 2'000'000;
+      out[i].permute_ns = 5'000;
+    }
+  }
+};
+
+TEST(ScaledMoeCost, ScaleLatencyAndPerCopyTime) {
+  // dispatch = 2 x 1 ms + 0.5 ms + 10 ns x copies; combine = 2 x 2 ms + 0.5 ms + 10 ns x copies.
+  const ScaledMoeCost m(std::make_shared<FixedMoeCost>(), 2.0, 0.5e-3, 10e-9);
+  std::vector<MoeRankCost> out;
+  m.layer_costs(0, 0, 0, {4, 5}, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dispatch_ns, 2'510'000);  // 1000 copies
+  EXPECT_EQ(out[1].dispatch_ns, 2'520'000);  // 2000 copies
+  EXPECT_EQ(out[1].combine_ns, 4'520'000);
+  EXPECT_EQ(out[1].permute_ns, 5'000);  // compute kernels are left alone
+  EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, -1e-9), std::logic_error);
 }
 
 TEST(Workload, DeterministicPredictionAndTrace) {

@@ -15,7 +15,8 @@ namespace moetwin {
 
 // One named free parameter: TOML key, unit, bounds the fitter respects (physically plausible ranges,
 // reasons in fitted_profile.cpp) and meaning. Besides the generic parameters of free_parameters(), every
-// dispatcher has its own A2A pair "<dispatcher>.a2a_time_scale" and "<dispatcher>.a2a_latency_s"
+// dispatcher has its own A2A triple "<dispatcher>.a2a_time_scale", "<dispatcher>.a2a_latency_s" and
+// "<dispatcher>.a2a_per_copy_s"
 // (SimProfile::a2a_by_dispatcher) with the generic pair's bounds.
 struct FreeParameter {
   std::string key;
@@ -23,6 +24,10 @@ struct FreeParameter {
   double lo = 0;
   double hi = 0;
   std::string meaning;
+  // Where a fit from the unfitted defaults starts (0: the SimProfile default). Host-time parameters start
+  // inside their range: host time hidden behind queued GPU work has no slope, so a fit started at 0
+  // would never move them.
+  double fit_start = 0;
 };
 const std::vector<FreeParameter>& free_parameters();
 // The parameter named `key` (generic or per dispatcher); nullptr when unknown.

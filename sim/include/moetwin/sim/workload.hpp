@@ -45,6 +45,16 @@ struct SimProfile {
   double launch_s = 10e-6;
   // Host time per kernel in the backward pass (C++ autograd engine, no Python frames), s: about half.
   double backward_launch_s = 5e-6;
+  // Fitted: host time per transformer layer forward beyond its kernel launches (Megatron module calls,
+  // layer norms, rotary and bias-dropout-add bookkeeping, autograd graph construction), s; issued before
+  // the layer's first op. Backward and recompute: backward_launch_s / launch_s of it (C++ autograd).
+  // Unfitted: 0 (the kernel launches carry all host time).
+  double layer_host_s = 0;
+  // Fitted: host time of a MoE layer's forward after the router's token-count sync (dispatcher
+  // preprocessing: splits, permutation maps, per-expert bookkeeping; Megatron MoELayer / token
+  // dispatcher Python), s; issued before the first op after the sync, where nothing is queued to hide
+  // it. Backward: scaled like layer_host_s. Unfitted: 0.
+  double moe_host_s = 0;
   // SMs an NCCL kernel holds while it overlaps compute (P2P, DP, NCCL all-to-all on its own stream): one
   // CTA per channel, NCCL's default 16 channels on 8-GPU H100/B200 nodes.
   int nccl_sms = 16;
@@ -72,9 +82,14 @@ struct SimProfile {
   // these two for any other dispatcher.
   double a2a_time_scale = 1;
   double a2a_latency_s = 0;
+  // Fitted: in-training time per received token copy per dispatch/combine call, s (per-token work the
+  // kernel benchmark's large calls amortise: metadata, layout and proxy work per token); it separates
+  // the per-token from the per-byte (a2a_time_scale) part, which differ between hidden sizes.
+  double a2a_per_copy_s = 0;
   struct A2aFit {
     double time_scale = 1;
     double latency_s = 0;
+    double per_copy_s = 0;
   };
   std::map<std::string, A2aFit> a2a_by_dispatcher;
 };

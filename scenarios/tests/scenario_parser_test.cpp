@@ -147,7 +147,7 @@ TEST(ScenarioParser, EveryShippedScenarioLoads) {
     EXPECT_NO_THROW(load_scenario_file(p, catalog()));
     ++count;
   }
-  EXPECT_EQ(count, 10);  // default, 8 live-run layouts, 1 example
+  EXPECT_EQ(count, 11);  // default, 8 live-run layouts, 2 examples (Kimi-K2 on p5, Qwen3-30B on H200)
 }
 
 TEST(ScenarioParser, KimiK2OnP5Parses) {

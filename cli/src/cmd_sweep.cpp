@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/sim/calibrated_compute.hpp"
 #include "moetwin/sweep/mpi_runner.hpp"
 #include "moetwin/sweep/profile_predictor.hpp"
 #include "moetwin/sweep/runner.hpp"
@@ -100,7 +101,10 @@ int run(const Options& o, const GlobalOptions& global, SweepMpi* mpi) {
 
   std::optional<SweepJournal> journal;
   if (root) {
-    journal.emplace(paths.journal, sweep_journal_identity(spec, profile.hash, catalog_hash),
+    // Predictions read the GPU's calibration profile from the default folder (calibrated_compute.hpp).
+    journal.emplace(paths.journal,
+                    sweep_journal_identity(spec, profile.hash, catalog_hash,
+                                           sweep_calibration_hash(default_calibration_dir())),
                     sweep_columns().size(), spec.point_count());
     if (journal->dropped() > 0) {
       std::cerr << "sweep: dropped " << journal->dropped() << " torn or corrupt journal line(s) of "

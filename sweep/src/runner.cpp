@@ -1,12 +1,16 @@
 #include "moetwin/sweep/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 #include "moetwin/common/csv.hpp"
 
@@ -111,11 +115,28 @@ SweepRunStats run_sweep_serial(const SweepSpec& spec, const SweepPredictor& pred
 }
 
 std::string sweep_journal_identity(const SweepSpec& spec, const std::string& profile_hash,
-                                   const std::string& catalog_hash) {
+                                   const std::string& catalog_hash, const std::string& calibration_hash) {
   return "sweep=" + spec.content_hash + " points=" + std::to_string(spec.point_count()) +
          " columns=" + std::to_string(sweep_columns().size()) +
          " profile=" + (profile_hash.empty() ? std::string("defaults") : profile_hash) +
-         " catalog=" + catalog_hash;
+         " catalog=" + catalog_hash + (calibration_hash.empty() ? "" : " calibration=" + calibration_hash);
+}
+
+std::string sweep_calibration_hash(const std::string& dir) {
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return "none";
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".toml")
+      names.push_back(entry.path().filename());
+  }
+  std::sort(names.begin(), names.end());
+  std::uint64_t h = fnv1a64("");
+  for (const std::string& name : names) {
+    h = fnv1a64(name + std::string(1, '\0'), h);
+    h = fnv1a64(read_text_file((std::filesystem::path(dir) / name).string()), h);
+  }
+  return hex64(h);
 }
 
 std::string sweep_catalog_hash(const std::string& catalog_dir) {

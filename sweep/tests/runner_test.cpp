@@ -8,7 +8,9 @@
 
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <string>
 
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -184,6 +186,31 @@ TEST(SweepRunner, CatalogHashCoversTheFourCatalogFiles) {
   EXPECT_EQ(sweep_journal_identity(tiny(), "", "0123"),
             "sweep=" + tiny().content_hash + " points=24 columns=" + std::to_string(sweep_columns().size()) +
                 " profile=defaults catalog=0123");
+}
+
+TEST(SweepRunner, CalibrationHashCoversTheProfilesAndJoinsTheIdentity) {
+  const fs::path dir = fs::temp_directory_path() / "moetwin_sweep_calibration_hash";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "fitted");
+  std::ofstream(dir / "b.toml") << "gpu = \"B\"\n";
+  std::ofstream(dir / "a.toml") << "gpu = \"A\"\n";
+  std::ofstream(dir / "notes.txt") << "not a profile\n";
+  std::ofstream(dir / "fitted" / "live-fit.toml") << "never read by the lookup\n";
+  // Name order, each name + NUL + bytes; the subfolder and non-TOML files are not part of it.
+  const std::string bytes =
+      std::string("a.toml") + '\0' + "gpu = \"A\"\n" + "b.toml" + '\0' + "gpu = \"B\"\n";
+  const std::string h = sweep_calibration_hash(dir.string());
+  EXPECT_EQ(h, hex64(fnv1a64(bytes)));
+  std::ofstream(dir / "fitted" / "live-fit.toml") << "changed\n";
+  EXPECT_EQ(sweep_calibration_hash(dir.string()), h);
+  std::ofstream(dir / "b.toml") << "gpu = \"B2\"\n";  // a re-measured profile: another identity
+  EXPECT_NE(sweep_calibration_hash(dir.string()), h);
+  EXPECT_EQ(sweep_calibration_hash(""), "none");
+  EXPECT_EQ(sweep_calibration_hash((dir / "missing").string()), "none");
+  EXPECT_EQ(sweep_journal_identity(tiny(), "", "0123", "beef"),
+            "sweep=" + tiny().content_hash + " points=24 columns=" + std::to_string(sweep_columns().size()) +
+                " profile=defaults catalog=0123 calibration=beef");
+  fs::remove_all(dir);
 }
 
 TEST(SweepProgress, PlainLinesEveryNPoints) {

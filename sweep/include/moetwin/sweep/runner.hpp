@@ -51,10 +51,16 @@ void run_points(const std::vector<std::size_t>& ids, int threads,
 SweepRunStats run_sweep_serial(const SweepSpec& spec, const SweepPredictor& predictor, SweepJournal& journal,
                                const SweepRunOptions& options);
 
-// The journal's identity line for a sweep evaluated with a profile and a catalog (see journal.hpp): a
-// changed sweep, base, profile or catalog makes the journal refuse to resume.
+// The journal's identity line for a sweep evaluated with a profile, a catalog and the calibration
+// profiles (see journal.hpp): a changed sweep, base, profile, catalog or calibration profile makes the
+// journal refuse to resume. `calibration_hash` empty: not part of the identity.
 std::string sweep_journal_identity(const SweepSpec& spec, const std::string& profile_hash,
-                                   const std::string& catalog_hash);
+                                   const std::string& catalog_hash, const std::string& calibration_hash = "");
+
+// FNV-1a 64 (16 hex digits) of the calibration profiles a prediction may read (calibrated_compute.hpp):
+// every *.toml directly in `dir`, by name in byte order, each as its name, a NUL and its bytes.
+// "none" when `dir` is empty or not a folder (the lookup is off or finds nothing).
+std::string sweep_calibration_hash(const std::string& dir);
 
 // FNV-1a 64 (16 hex digits) of the catalog's files gpus.toml, instances.toml, models.toml and
 // dispatchers.toml in `catalog_dir`, in that order (what Catalog::load reads).

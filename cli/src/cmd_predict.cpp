@@ -105,7 +105,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
   add_profile_option(cmd, opts->profile);
   cmd->add_option("--calibration", opts->calibration,
                   "Folder of per-GPU calibration profiles (default " + default_calibration_dir() +
-                      "), `none` for catalog efficiencies");
+                      "), `none` turns the per-GPU lookup off (catalog efficiencies; a scenario's own "
+                      "[calibration] profile path still applies)");
   cmd->callback([opts, &global] {
     const FittedProfile profile = resolve_fitted_profile(opts->profile);
     auto options_for = [&opts, &profile](const Scenario& sc) {

@@ -153,6 +153,8 @@ Traffic traffic_of(const CollectiveRequest& req, const GroupShape& g, const Coll
       break;
     }
   }
+  // The call's fixed cost, measured only where the whole group is in one node.
+  if (m == 1) t.latency += p.nvlink_call_latency_s;
   return t;
 }
 
@@ -270,6 +272,11 @@ EfficiencyCurve default_efa_efficiency() {
   return EfficiencyCurve({{0, 0.5}, {64 * kKiB, 0.7}, {kMiB, 0.9}}, InputLocation{"default EFA curve", 0});
 }
 
+const EfficiencyCurve& CollectiveParams::nvlink_curve(CollectiveKind kind) const {
+  const auto it = nvlink_efficiency_by_kind.find(kind);
+  return it == nvlink_efficiency_by_kind.end() ? nvlink_efficiency : it->second;
+}
+
 CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveRequest& request,
                                        const CollectiveParams& params) {
   check_request(request);
@@ -284,7 +291,8 @@ CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveR
   e.network_bytes_per_rank = t.network;
   e.latency_s = t.latency;
   e.bottleneck = "none";
-  const double nvl_rate = cluster.gpu_spec().nvlink_bandwidth * params.nvlink_efficiency.factor(t.message);
+  const double nvl_rate =
+      cluster.gpu_spec().nvlink_bandwidth * params.nvlink_curve(request.kind).factor(t.message);
   const double efa_factor = params.efa_efficiency.factor(t.message);
   const auto consider = [&](double seconds, const char* what) {
     if (seconds > e.bandwidth_s) {
@@ -325,7 +333,7 @@ CollectiveFlows build_all_to_all_flows(const Cluster& cluster, const std::vector
     }
   }
   // The efficiency is read at the largest per-peer message: NCCL moves every pair at once.
-  const double nvl_eff = params.nvlink_efficiency.factor(max_pair);
+  const double nvl_eff = params.nvlink_curve(CollectiveKind::all_to_all).factor(max_pair);
   const double efa_eff = params.efa_efficiency.factor(max_pair);
   CollectiveFlows out;
   // Intra-node pairs first (ascending src, dst), then node pairs (ascending), rails in order: a fixed
@@ -358,7 +366,7 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
   const int n = g.n, m = g.nodes();
   CollectiveFlows out;
   if (n == 1) return out;
-  const double nvl_eff = params.nvlink_efficiency.factor(t.message);
+  const double nvl_eff = params.nvlink_curve(request.kind).factor(t.message);
   const double efa_eff = params.efa_efficiency.factor(t.message);
   std::vector<int> nodes;
   for (const auto& [node, members] : g.by_node) nodes.push_back(node);

@@ -162,6 +162,31 @@ TEST(Collectives, RingReduceScatterOneNode) {
   EXPECT_DOUBLE_EQ(e.algbw, 8 * kMiB / e.time_s);
 }
 
+// Calibrated NVLink parameters: a per-op curve replaces the shared one for that op only, and the call
+// latency is paid once per call inside one node, never across nodes.
+TEST(Collectives, CalibratedNvlinkCurvePerOpAndCallLatency) {
+  const Cluster one = sealed_cluster("p5.48xlarge", 1);
+  CollectiveParams p;
+  p.nvlink_call_latency_s = 15e-6;
+  p.nvlink_efficiency_by_kind.emplace(CollectiveKind::reduce_scatter, EfficiencyCurve::constant(0.5));
+  // Reduce-scatter of 8 MiB on 8 GPUs: 7/8 x 8 MiB at 0.5 x 450 GB/s; 7 steps x 1 us + 15 us.
+  const CollectiveEstimate rs =
+      estimate_collective(one, request(CollectiveKind::reduce_scatter, 8 * kMiB, iota(0, 8)), p);
+  EXPECT_DOUBLE_EQ(rs.bandwidth_s, 7 * kMiB / 225e9);
+  EXPECT_NEAR(rs.latency_s, 22e-6, 1e-12);
+  // All-gather has no curve of its own: the default 0.8 at 1 MiB steps.
+  const CollectiveEstimate ag =
+      estimate_collective(one, request(CollectiveKind::all_gather, 8 * kMiB, iota(0, 8)), p);
+  EXPECT_DOUBLE_EQ(ag.bandwidth_s, 7 * kMiB / 360e9);
+  // Across two nodes the call latency is not added (it was measured inside one node).
+  const Cluster two = sealed_cluster("p5.48xlarge", 2);
+  const CollectiveEstimate cross =
+      estimate_collective(two, request(CollectiveKind::reduce_scatter, 8 * kMiB, iota(0, 16)), p);
+  const CollectiveEstimate plain =
+      estimate_collective(two, request(CollectiveKind::reduce_scatter, 8 * kMiB, iota(0, 16)));
+  EXPECT_DOUBLE_EQ(cross.latency_s, plain.latency_s);
+}
+
 // Tree all-reduce over 4 nodes x 8: chain inside (2 s per rank over NVLink), trees between nodes (2 s per
 // node over 8 GPUs' rails); latency 2 x (log2(4) x 10 us + 7 x 1 us) = 54 us.
 TEST(Collectives, TreeAllReduce) {

@@ -15,6 +15,7 @@
 // all-to-all (n-1)/n, send/recv 1 (nccl-tests doc/PERFORMANCE.md).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,16 @@ struct CollectiveParams {
   double efa_step_latency_s = kEfaMessageLatencyS;    // per step that crosses EFA
   EfficiencyCurve nvlink_efficiency = default_nvlink_efficiency();
   EfficiencyCurve efa_efficiency = default_efa_efficiency();
+  // Measured on one node (calibration profile `[nvlink]`, calibrate/src/nvlink_fit.cpp); the defaults
+  // leave the model above unchanged.
+  // Fixed time of one collective call whose group stays inside one node, s: kernel launch and NCCL's
+  // start/end synchronisation, paid once per call on top of the per-step latencies.
+  double nvlink_call_latency_s = 0;
+  // Per-op NVLink curves (NCCL picks protocol, channels and chunking per op, so all-gather and all-reduce
+  // reach different fractions of the link at the same message); an op without one uses nvlink_efficiency.
+  std::map<CollectiveKind, EfficiencyCurve> nvlink_efficiency_by_kind;
+
+  const EfficiencyCurve& nvlink_curve(CollectiveKind kind) const;
 };
 
 struct CollectiveRequest {

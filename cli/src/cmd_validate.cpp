@@ -152,7 +152,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
           throw InputError({"", 0}, "--params", k,
                            "one of " + allowed +
                                " or <dispatcher>.a2a_time_scale / "
-                               "<dispatcher>.a2a_latency_s / <dispatcher>.a2a_per_copy_s");
+                               "<dispatcher>.a2a_latency_s / <dispatcher>.a2a_per_copy_s / "
+                               "<dispatcher>.a2a_fill_tokens");
         }
         fo.parameters.push_back(k);
       }
@@ -286,6 +287,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       shown.push_back(entry.first + ".a2a_time_scale");
       shown.push_back(entry.first + ".a2a_latency_s");
       shown.push_back(entry.first + ".a2a_per_copy_s");
+      shown.push_back(entry.first + ".a2a_fill_tokens");
     }
     for (const std::string& key : shown) {
       const FreeParameter& fp = *find_free_parameter(key);

@@ -101,20 +101,47 @@ double ScaledCommCost::seconds(CollectiveOp op, double bytes, const std::vector<
   return inner_->seconds(op, bytes, ranks) * scale_;
 }
 
+double A2aFillGeometry::seconds(const std::vector<int>& ep_ranks) const {
+  if (tokens_per_peer <= 0 || ep_ranks.size() < 2) return 0;
+  if (gpus_per_node < 1 || !(hidden > 0) || !(bytes_per_element > 0) || !(inter_node_bandwidth > 0) ||
+      !(intra_node_bandwidth > 0))
+    throw std::logic_error("A2aFillGeometry: fill without hidden size, element size or link rates");
+  const int node = ep_ranks.front() / gpus_per_node;
+  const bool one_node =
+      std::all_of(ep_ranks.begin(), ep_ranks.end(), [&](int r) { return r / gpus_per_node == node; });
+  const double bw = one_node ? intra_node_bandwidth : inter_node_bandwidth;
+  const auto peers = static_cast<double>(ep_ranks.size() - 1);
+  return tokens_per_peer * peers * hidden * bytes_per_element / bw;
+}
+
+A2aFillGeometry a2a_fill_geometry(const Scenario& s, double tokens_per_peer) {
+  A2aFillGeometry g;
+  g.tokens_per_peer = tokens_per_peer;
+  g.hidden = static_cast<double>(s.model.hidden);
+  g.bytes_per_element = 2;  // bf16 (BalancedMoeCost and the dispatcher models move bf16 copies)
+  g.gpus_per_node = s.instance.gpus;
+  g.inter_node_bandwidth = s.instance.nic_bandwidth * s.instance.nics_per_gpu;
+  g.intra_node_bandwidth = s.gpu.nvlink_bandwidth;
+  return g;
+}
+
 ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s,
-                             double per_copy_s)
-    : inner_(std::move(inner)), scale_(scale), latency_s_(latency_s), per_copy_s_(per_copy_s) {
-  if (!inner_ || !(scale_ > 0) || !(latency_s_ >= 0) || !(per_copy_s_ >= 0))
-    throw std::logic_error("ScaledMoeCost: null model, scale <= 0, latency < 0 or per-copy time < 0");
+                             double per_copy_s, A2aFillGeometry fill)
+    : inner_(std::move(inner)), scale_(scale), latency_s_(latency_s), per_copy_s_(per_copy_s), fill_(fill) {
+  if (!inner_ || !(scale_ > 0) || !(latency_s_ >= 0) || !(per_copy_s_ >= 0) || !(fill_.tokens_per_peer >= 0))
+    throw std::logic_error(
+        "ScaledMoeCost: null model, scale <= 0, latency < 0, per-copy time < 0 or fill tokens < 0");
 }
 
 void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                                 std::vector<MoeRankCost>& out) const {
   inner_->layer_costs(layer, microbatch, ep_group, ep_ranks, out);
+  // Every member of the call waits for the same fill (one term per call, all ranks).
+  const double per_call_s = latency_s_ + fill_.seconds(ep_ranks);
   for (MoeRankCost& c : out) {
     const double copies_s = per_copy_s_ * static_cast<double>(c.tokens);
-    c.dispatch_ns = to_ns(static_cast<double>(c.dispatch_ns) * 1e-9 * scale_ + latency_s_ + copies_s);
-    c.combine_ns = to_ns(static_cast<double>(c.combine_ns) * 1e-9 * scale_ + latency_s_ + copies_s);
+    c.dispatch_ns = to_ns(static_cast<double>(c.dispatch_ns) * 1e-9 * scale_ + per_call_s + copies_s);
+    c.combine_ns = to_ns(static_cast<double>(c.combine_ns) * 1e-9 * scale_ + per_call_s + copies_s);
   }
 }
 

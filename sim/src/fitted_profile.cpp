@@ -40,6 +40,10 @@ constexpr int kProfileSchemaVersion = 1;
 //    in UCCL-EP / NVSHMEM proxy traces).
 //  - a2a_per_copy_s 0 - 0.5 us per received token copy per call: 0.5 us x 16k copies (mb 4, seq 4096,
 //    TP8, top-8) = 8 ms per call, beyond any A2A the live runs show.
+//  - a2a_fill_tokens 0 - 1024 tokens per peer per call: DeepEP normal mode keeps
+//    num_max_*_chunked_send/recv_tokens (128-512) per channel and peer in flight; 1024 tokens x 31 peers x
+//    7168 x 2 bytes at 100 GB/s per GPU (p6-b300 rails) = 4.5 ms per call, the size of the largest
+//    per-call residual the live runs show. Starts mid-range (128): below a few tokens it has no slope.
 const std::vector<FreeParameter>& parameter_table() {
   static const std::vector<FreeParameter> table = {
       {"compute_time_scale", "x", 0.7, 4.0, "GPU kernel time over its roofline time (catalog efficiencies)",
@@ -53,6 +57,9 @@ const std::vector<FreeParameter>& parameter_table() {
       {"a2a_latency_s", "s", 0.0, 5e-3, "fixed time per dispatch/combine call (host sync, proxy round trip)",
        0},
       {"a2a_per_copy_s", "s", 0.0, 0.5e-6, "time per received token copy per dispatch/combine call", 2e-8},
+      {"a2a_fill_tokens", "tokens", 0.0, 1024.0,
+       "pipeline fill per peer per dispatch/combine call: fill x (EP-1) x hidden x 2 B / link bandwidth",
+       128},
   };
   return table;
 }
@@ -62,7 +69,9 @@ std::optional<std::pair<std::string, std::string>> split_dispatcher_key(const st
   const std::size_t dot = key.rfind('.');
   if (dot == std::string::npos || dot == 0) return std::nullopt;
   const std::string leaf = key.substr(dot + 1);
-  if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s" && leaf != "a2a_per_copy_s") return std::nullopt;
+  if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s" && leaf != "a2a_per_copy_s" &&
+      leaf != "a2a_fill_tokens")
+    return std::nullopt;
   return std::make_pair(key.substr(0, dot), leaf);
 }
 
@@ -119,8 +128,9 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
     const SimProfile::A2aFit a2a =
         it != p.a2a_by_dispatcher.end()
             ? it->second
-            : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s};
+            : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s, p.a2a_fill_tokens};
     if (split->second == "a2a_time_scale") return a2a.time_scale;
+    if (split->second == "a2a_fill_tokens") return a2a.fill_tokens;
     return split->second == "a2a_latency_s" ? a2a.latency_s : a2a.per_copy_s;
   }
   if (key == "compute_time_scale") return p.compute_time_scale;
@@ -131,19 +141,22 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (key == "a2a_time_scale") return p.a2a_time_scale;
   if (key == "a2a_latency_s") return p.a2a_latency_s;
   if (key == "a2a_per_copy_s") return p.a2a_per_copy_s;
+  if (key == "a2a_fill_tokens") return p.a2a_fill_tokens;
   throw std::logic_error("unknown free parameter " + key);
 }
 
 void set_free_parameter(SimProfile& p, const std::string& key, double value) {
   if (const auto split = split_dispatcher_key(key)) {
-    auto it =
-        p.a2a_by_dispatcher
-            .emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s})
-            .first;
+    auto it = p.a2a_by_dispatcher
+                  .emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s,
+                                                            p.a2a_per_copy_s, p.a2a_fill_tokens})
+                  .first;
     if (split->second == "a2a_time_scale") {
       it->second.time_scale = value;
     } else if (split->second == "a2a_latency_s") {
       it->second.latency_s = value;
+    } else if (split->second == "a2a_fill_tokens") {
+      it->second.fill_tokens = value;
     } else {
       it->second.per_copy_s = value;
     }
@@ -166,17 +179,20 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
     p.a2a_latency_s = value;
   } else if (key == "a2a_per_copy_s") {
     p.a2a_per_copy_s = value;
+  } else if (key == "a2a_fill_tokens") {
+    p.a2a_fill_tokens = value;
   } else {
     throw std::logic_error("unknown free parameter " + key);
   }
 }
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
-  std::vector<double> scales, latencies, per_copy;
+  std::vector<double> scales, latencies, per_copy, fill;
   for (const auto& [name, a2a] : p.a2a_by_dispatcher) {
     scales.push_back(a2a.time_scale);
     latencies.push_back(a2a.latency_s);
     per_copy.push_back(a2a.per_copy_s);
+    fill.push_back(a2a.fill_tokens);
   }
   if (scales.empty()) return;
   auto median = [](std::vector<double> v) {
@@ -187,6 +203,7 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
   p.a2a_time_scale = median(scales);
   p.a2a_latency_s = median(latencies);
   p.a2a_per_copy_s = median(per_copy);
+  p.a2a_fill_tokens = median(fill);
 }
 
 FittedProfile load_fitted_profile(const std::string& path) {
@@ -216,10 +233,11 @@ FittedProfile load_fitted_profile(const std::string& path) {
         const std::string name(entry.first.str());
         std::optional<StrictTable> d = dispatchers->table(name);
         if (!d) continue;
-        for (const char* leaf : {"a2a_time_scale", "a2a_latency_s", "a2a_per_copy_s"}) {
+        for (const char* leaf : {"a2a_time_scale", "a2a_latency_s", "a2a_per_copy_s", "a2a_fill_tokens"}) {
           const FreeParameter* fp = find_free_parameter(leaf);
-          // Profiles written before a2a_per_copy_s existed leave it at 0.
-          if (std::string(leaf) == "a2a_per_copy_s" && !d->has(leaf)) continue;
+          // Profiles written before a2a_per_copy_s / a2a_fill_tokens existed leave them at 0.
+          const std::string l(leaf);
+          if ((l == "a2a_per_copy_s" || l == "a2a_fill_tokens") && !d->has(leaf)) continue;
           set_free_parameter(p.sim, name + "." + leaf, d->number(leaf, fp->lo, fp->hi));
           p.fitted_keys.push_back(name + "." + leaf);
         }
@@ -276,7 +294,8 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "]  # this dispatcher's A2A pair (the generic pair above serves dispatchers without runs)\n" +
          "a2a_time_scale = " + format_exact(a2a.time_scale) +
          "\na2a_latency_s = " + format_exact(a2a.latency_s) +
-         "\na2a_per_copy_s = " + format_exact(a2a.per_copy_s) + "\n";
+         "\na2a_per_copy_s = " + format_exact(a2a.per_copy_s) +
+         "\na2a_fill_tokens = " + format_exact(a2a.fill_tokens) + "\n";
   }
   s += residual_toml("in_sample", "relative error (predicted - measured) / measured, fitted on every row",
                      p.in_sample);

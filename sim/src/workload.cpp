@@ -878,13 +878,14 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
-  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s, prof.a2a_per_copy_s};
+  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s, prof.a2a_per_copy_s, prof.a2a_fill_tokens};
   if (const auto it = prof.a2a_by_dispatcher.find(s.dispatcher.name); it != prof.a2a_by_dispatcher.end())
     a2a = it->second;
-  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0))
-    throw std::logic_error("build_workload: A2A time scale must be > 0, latency and per-copy time >= 0");
-  if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0)
-    moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s, a2a.per_copy_s);
+  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0))
+    throw std::logic_error("build_workload: A2A time scale must be > 0, latency, per-copy time, fill >= 0");
+  if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0 || a2a.fill_tokens != 0)
+    moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s, a2a.per_copy_s,
+                                          a2a_fill_geometry(s, a2a.fill_tokens));
   out.comm_model = comm->name();
   out.moe_model = moe->name();
 

@@ -27,8 +27,13 @@ FittedProfile sample() {
   set_free_parameter(p.sim, "a2a_time_scale", 2.5);
   set_free_parameter(p.sim, "deepep-uccl.a2a_latency_s", 1.5e-3);
   set_free_parameter(p.sim, "deepep-uccl.a2a_per_copy_s", 2.5e-8);
+  set_free_parameter(p.sim, "deepep-uccl.a2a_fill_tokens", 192.5);
   set_free_parameter(p.sim, "layer_host_s", 1.25e-3);
-  p.fitted_keys = {"launch_s", "a2a_time_scale", "deepep-uccl.a2a_latency_s", "deepep-uccl.a2a_per_copy_s",
+  p.fitted_keys = {"launch_s",
+                   "a2a_time_scale",
+                   "deepep-uccl.a2a_latency_s",
+                   "deepep-uccl.a2a_per_copy_s",
+                   "deepep-uccl.a2a_fill_tokens",
                    "layer_host_s"};
   p.in_sample = {51, 0.04, 0.1, -0.08, 0.07};
   p.cross_validated = {51, 0.07, 0.18, -0.2, 0.1};
@@ -47,16 +52,45 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.sim.a2a_time_scale, 2.5);
   EXPECT_EQ(p.sim.compute_time_scale, 1);  // not in the file: default
   // Every parameter is written (the values predictions use); the dispatcher's pair starts from the generic.
-  EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + 3);
+  EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + 4);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").latency_s, 1.5e-3);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").time_scale, 2.5);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").fill_tokens, 192.5);
+  EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_fill_tokens"), 192.5);
+  EXPECT_EQ(p.sim.a2a_fill_tokens, 0);  // the generic fill stays at its default
   EXPECT_EQ(p.sim.layer_host_s, 1.25e-3);
   EXPECT_EQ(p.sim.moe_host_s, 0);                                              // written as its default 0
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-nvshmem.a2a_time_scale"), 2.5);  // no entry: the generic
   EXPECT_EQ(p.cross_validated.rows, 51);
   EXPECT_EQ(p.cross_validated.signed_p10, -0.2);
   EXPECT_EQ(fitted_profile_toml(p), fitted_profile_toml(sample()));
+}
+
+TEST(FittedProfile, ProfileWithoutFillTokensLoadsWithNoFill) {
+  // Profiles written before a2a_fill_tokens existed (the shipped live-fit.toml of 2026-11-29) still load.
+  std::string text = fitted_profile_toml(sample());
+  const std::string line = "\na2a_fill_tokens = 192.5";
+  text.erase(text.find(line), line.size());
+  const FittedProfile p = load_fitted_profile(write_temp("nofill.toml", text));
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").fill_tokens, 0);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
+}
+
+TEST(FittedProfile, FillTokensBoundsAndGenericMedian) {
+  const FreeParameter* fp = find_free_parameter("nccl-alltoall.a2a_fill_tokens");
+  ASSERT_NE(fp, nullptr);
+  EXPECT_EQ(fp->key, "a2a_fill_tokens");
+  EXPECT_EQ(fp->unit, "tokens");
+  EXPECT_EQ(fp->lo, 0);
+  EXPECT_EQ(fp->hi, 1024);
+  SimProfile s;
+  set_free_parameter(s, "a.a2a_fill_tokens", 100);
+  set_free_parameter(s, "b.a2a_fill_tokens", 300);
+  set_free_parameter(s, "c.a2a_fill_tokens", 200);
+  set_generic_a2a_from_dispatchers(s);
+  EXPECT_EQ(s.a2a_fill_tokens, 200);                     // median of 100, 200, 300
+  EXPECT_EQ(s.a2a_by_dispatcher.at("a").time_scale, 1);  // created from the generic defaults
 }
 
 TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {

@@ -201,6 +201,39 @@ TEST(ScaledMoeCost, ScaleLatencyAndPerCopyTime) {
   EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, -1e-9), std::logic_error);
 }
 
+TEST(ScaledMoeCost, PipelineFillPerPeerAndHidden) {
+  // 4 GPUs per node, rails 2 x 25 GB/s = 50 GB/s per GPU, NVLink 400 GB/s; hidden 1000, bf16; 100 tokens
+  // per peer. Group {0, 1, 4, 5} spans two nodes: fill = 100 x 3 peers x 1000 x 2 B / 50 GB/s = 12 us.
+  A2aFillGeometry g;
+  g.tokens_per_peer = 100;
+  g.hidden = 1000;
+  g.bytes_per_element = 2;
+  g.gpus_per_node = 4;
+  g.inter_node_bandwidth = 50e9;
+  g.intra_node_bandwidth = 400e9;
+  EXPECT_DOUBLE_EQ(g.seconds({0, 1, 4, 5}), 12e-6);
+  // Inside one node {0, 1, 2, 3}: 600'000 bytes / 400 GB/s = 1.5 us. One rank: no peers, no fill.
+  EXPECT_DOUBLE_EQ(g.seconds({0, 1, 2, 3}), 1.5e-6);
+  EXPECT_EQ(g.seconds({3}), 0);
+  // 8 ranks over two nodes: 7 peers -> 28 us (grows with EP size x hidden, not a fixed latency).
+  EXPECT_DOUBLE_EQ(g.seconds({0, 1, 2, 3, 4, 5, 6, 7}), 28e-6);
+  // dispatch = 2 x 1 ms + 0.5 ms + 10 ns x copies + 12 us fill; combine = 2 x 2 ms + the same.
+  const ScaledMoeCost m(std::make_shared<FixedMoeCost>(), 2.0, 0.5e-3, 10e-9, g);
+  std::vector<MoeRankCost> out;
+  m.layer_costs(0, 0, 0, {0, 1, 4, 5}, out);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].dispatch_ns, 2'522'000);  // 1000 copies
+  EXPECT_EQ(out[3].dispatch_ns, 2'552'000);  // 4000 copies
+  EXPECT_EQ(out[3].combine_ns, 4'552'000);
+  EXPECT_EQ(out[3].permute_ns, 5'000);
+  g.tokens_per_peer = -1;
+  EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, 0.0, g), std::logic_error);
+  // A fill without link rates is a programming error, not a silent 0.
+  A2aFillGeometry no_links;
+  no_links.tokens_per_peer = 10;
+  EXPECT_THROW(no_links.seconds({0, 1}), std::logic_error);
+}
+
 TEST(Workload, DeterministicPredictionAndTrace) {
   Shape s;
   s.vpp = 2;

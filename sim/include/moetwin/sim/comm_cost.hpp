@@ -114,14 +114,35 @@ class ScaledCommCost : public CommCostModel {
   double scale_;
 };
 
+// Per-call pipeline fill of a chunked A2A kernel (SimProfile::A2aFit::fill_tokens). DeepEP's normal-mode
+// kernels stream tokens to every peer in chunks per (channel, peer) (num_max_*_chunked_send/recv_tokens
+// x channels, ~100-300 tokens) and only run at link rate once every peer's chunks are in flight; each
+// call pays that fill once: fill_s = tokens_per_peer x (EP - 1 peers) x hidden x bytes_per_element /
+// the GPU's link bandwidth (its EFA rails, nics_per_gpu x NIC, when the EP group spans nodes, else its
+// NVLink per direction). Hence a per-call cost that grows with EP size x hidden, which a fixed per-call
+// latency cannot express (live runs: mb1 - mb4 differences of deepep-uccl - nccl give ~2.3 ms per call
+// for hidden 7168 at EP32, ~1.0 ms for 4096 at EP32, ~0.5 ms for 4096 at EP16).
+struct A2aFillGeometry {
+  double tokens_per_peer = 0;       // fitted fill, tokens per peer per call (0: no fill term)
+  double hidden = 0;                // elements per token
+  double bytes_per_element = 2;     // bf16 dispatch and combine
+  int gpus_per_node = 0;            // node of global rank r = r / gpus_per_node
+  double inter_node_bandwidth = 0;  // per GPU per direction, bytes/s (nics_per_gpu x NIC bandwidth)
+  double intra_node_bandwidth = 0;  // per GPU NVLink per direction, bytes/s
+  // Fill seconds of one call on `ep_ranks` (0 with fewer than 2 ranks or no fill).
+  double seconds(const std::vector<int>& ep_ranks) const;
+};
+// The geometry of `scenario` (hidden, bf16, its instance's links) with `tokens_per_peer`.
+A2aFillGeometry a2a_fill_geometry(const Scenario& scenario, double tokens_per_peer);
+
 // dispatch_ns and combine_ns become scale x theirs + latency_s per call (the permute kernels, which are
 // compute, are left alone).
 class ScaledMoeCost : public MoeCostModel {
  public:
   // Dispatch / combine: scale x the inner model's time + latency_s + per_copy_s x the rank's received
-  // token copies (MoeRankCost::tokens).
+  // token copies (MoeRankCost::tokens) + the call's pipeline fill (fill.seconds(ep_ranks)).
   ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0,
-                double per_copy_s = 0);
+                double per_copy_s = 0, A2aFillGeometry fill = {});
   std::string name() const override { return inner_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
@@ -132,6 +153,7 @@ class ScaledMoeCost : public MoeCostModel {
   double scale_;
   double latency_s_;
   double per_copy_s_;
+  A2aFillGeometry fill_;
 };
 
 }  // namespace moetwin

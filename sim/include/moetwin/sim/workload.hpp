@@ -86,10 +86,14 @@ struct SimProfile {
   // kernel benchmark's large calls amortise: metadata, layout and proxy work per token); it separates
   // the per-token from the per-byte (a2a_time_scale) part, which differ between hidden sizes.
   double a2a_per_copy_s = 0;
+  // Fitted: pipeline fill of a chunked A2A kernel, tokens per peer per dispatch/combine call; each call
+  // pays fill x (EP - 1) x hidden x 2 bytes / the GPU's link bandwidth (A2aFillGeometry, comm_cost.hpp).
+  double a2a_fill_tokens = 0;
   struct A2aFit {
     double time_scale = 1;
     double latency_s = 0;
     double per_copy_s = 0;
+    double fill_tokens = 0;
   };
   std::map<std::string, A2aFit> a2a_by_dispatcher;
 };

@@ -297,6 +297,13 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
                  points.end());
     p.transports[name] = fit_transport(points);
   }
+  if (o.instance && o.gpu_spec) {
+    const std::vector<NvlinkPoint> points = nvlink_points(db, o.instance->gpus);
+    if (!points.empty()) {
+      result.nvlink = fit_nvlink_collectives(points, *o.instance, *o.gpu_spec, o.source_db);
+      p.nvlink = result.nvlink->fit;
+    }
+  }
   return result;
 }
 

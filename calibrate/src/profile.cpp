@@ -181,6 +181,46 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
+// The NCCL ops the NVLink fit knows (nvlink_fit.cpp), as the profile names them.
+bool is_nvlink_op(const std::string& op) {
+  return op == "all_reduce" || op == "reduce_scatter" || op == "all_gather" || op == "all_to_all" ||
+         op == "send_recv";
+}
+
+NvlinkCollectiveFit read_nvlink(Reader r) {
+  NvlinkCollectiveFit f;
+  for (const double n : r.numbers("ranks", 2, 1024, true)) {
+    if (n != static_cast<int>(n)) r.fail("ranks", format_exact(n), "whole GPU counts");
+    f.ranks.push_back(static_cast<int>(n));
+  }
+  f.call_latency_s = r.number("call_latency_s", 0, 1);
+  f.step_latency_s = r.number("step_latency_s", 0, 1);
+  f.points = r.integer("points", 1, 1000000);
+  f.median_error = r.number("median_error", 0, 1e6);
+  f.max_error = r.number("max_error", 0, 1e6);
+  f.loo_median_error = r.number("loo_median_error", 0, 1e6);
+  f.loo_max_error = r.number("loo_max_error", 0, 1e6);
+  Reader ops(r.table("efficiency"), r.path(), r.prefix() + "efficiency.");
+  for (const std::string& op : ops.keys()) {
+    if (!is_nvlink_op(op))
+      ops.fail(op, "a table", "one of all_reduce, reduce_scatter, all_gather, all_to_all, send_recv");
+    Reader c(ops.table(op), r.path(), ops.prefix() + op + ".");
+    NvlinkEfficiencyBands b;
+    b.min_bytes = c.numbers("min_bytes", 0, 1e15, true);
+    b.factor = c.numbers("factor", 1e-6, 1, false);
+    if (b.factor.size() != b.min_bytes.size()) {
+      c.fail("factor", std::to_string(b.factor.size()) + " values",
+             std::to_string(b.min_bytes.size()) + " values, one per min_bytes");
+    }
+    if (b.min_bytes.front() != 0) c.fail("min_bytes", format_exact(b.min_bytes.front()), "a first band at 0");
+    c.finish();
+    f.curves[op] = b;
+  }
+  ops.finish();
+  r.finish();
+  return f;
+}
+
 }  // namespace
 
 CalibrationProfile parse_calibration_profile(const std::string& text, const std::string& path) {
@@ -255,6 +295,7 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
     }
     names.finish();
   }
+  if (root.has("nvlink")) p.nvlink = read_nvlink(Reader(root.table("nvlink"), path, "nvlink."));
   root.finish();
   return p;
 }
@@ -311,6 +352,25 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
       << "min_bytes = " << array(min_bytes) << '\n'
       << "latency_s = " << array(latency) << '\n'
       << "bandwidth = " << array(bandwidth) << '\n';
+  }
+  if (p.nvlink) {
+    const NvlinkCollectiveFit& f = *p.nvlink;
+    std::vector<double> ranks(f.ranks.begin(), f.ranks.end());
+    o << "\n[nvlink]  # NCCL inside one node: t = call_latency_s + steps x step_latency_s\n"
+      << "#          + bus bytes / (catalog NVLink bandwidth x factor(op, per-step message))\n"
+      << "ranks = " << array(ranks) << '\n'
+      << "call_latency_s = " << format_exact(f.call_latency_s) << '\n'
+      << "step_latency_s = " << format_exact(f.step_latency_s) << '\n'
+      << "points = " << f.points << '\n'
+      << "median_error = " << format_exact(f.median_error) << '\n'
+      << "max_error = " << format_exact(f.max_error) << '\n'
+      << "loo_median_error = " << format_exact(f.loo_median_error) << '\n'
+      << "loo_max_error = " << format_exact(f.loo_max_error) << '\n';
+    for (const auto& [op, b] : f.curves) {
+      o << "\n[nvlink.efficiency." << op << "]\n"
+        << "min_bytes = " << array(b.min_bytes) << '\n'
+        << "factor = " << array(b.factor) << '\n';
+    }
   }
   return o.str();
 }

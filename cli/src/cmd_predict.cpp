@@ -71,6 +71,7 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                          ", collectives: " + p.built.comm_model + ")"},
       {"profile", profile_label(profile)},
       {"compute", p.compute_source},
+      {"collectives", p.collective_source},
       {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
                         format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s)"},
       {"tokens/s", format_fixed(p.tokens_per_s, 0)},
@@ -139,6 +140,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       for (const std::string& c : predict_columns()) result.columns.push_back(c);
       result.columns.push_back("iter_err_pct");
       result.columns.push_back("compute_source");
+      result.columns.push_back("collective_source");
       std::vector<std::string> run_warnings;  // "scenario: warning", row order
       for (const LiveRun& run : table.runs) {
         const Prediction p = predict(run.scenario, options_for(run.scenario));
@@ -148,6 +150,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
         row.push_back(Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2));
         row.emplace_back(p.compute_source);
+        row.emplace_back(p.collective_source);
         result.add_row(std::move(row));
       }
       if (opts->format == "csv") {
@@ -184,9 +187,11 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       row.columns = {"scenario"};
       for (const std::string& c : predict_columns()) row.columns.push_back(c);
       row.columns.push_back("compute_source");
+      row.columns.push_back("collective_source");
       std::vector<Cell> cells{s.name};
       for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
       cells.emplace_back(p.compute_source);
+      cells.emplace_back(p.collective_source);
       row.add_row(std::move(cells));
       if (opts->format == "csv") {
         content = render_csv(row);

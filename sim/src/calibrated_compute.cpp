@@ -124,40 +124,55 @@ ComputeProfile apply_calibration(ComputeProfile base, const CalibrationProfile& 
   return base;
 }
 
-ComputeProfile compute_profile_for(const Scenario& scenario, const std::string& dir) {
-  ComputeProfile base = ComputeProfile::from_gpu(scenario.gpu);
+ScenarioCalibration calibration_for(const Scenario& scenario, const std::string& dir) {
+  ScenarioCalibration out;
   const std::string& spec = scenario.calibration_profile;
   if (spec == "none") {
-    base.source = "catalog efficiencies (scenario [calibration] profile = \"none\")";
-    return base;
+    out.why_not = "scenario [calibration] profile = \"none\"";
+    return out;
   }
   if (spec.empty()) {
     if (dir.empty()) {
-      base.source = "catalog efficiencies (calibration lookup off)";
-      return base;
+      out.why_not = "calibration lookup off";
+      return out;
     }
-    const std::string path = find_profile_path(dir, scenario.gpu.name);
-    if (path.empty()) {
-      base.source = "catalog efficiencies (no calibration profile for " + scenario.gpu.name + ")";
-      return base;
+    out.path = find_profile_path(dir, scenario.gpu.name);
+    if (out.path.empty()) {
+      out.why_not = "no calibration profile for " + scenario.gpu.name;
+      return out;
     }
-    return apply_calibration(std::move(base), *load_cached(path), path);
+    out.profile = load_cached(out.path);
+    out.shown_path = display_path(out.path);
+    return out;
   }
   const bool is_name = spec.find('/') == std::string::npos && fs::path(spec).extension() != ".toml";
   if (is_name && dir.empty()) {
     throw InputError({scenario.source, 0}, "calibration.profile", spec,
                      "a profile path (the calibration lookup is off, so names cannot be resolved)");
   }
-  const std::string path = is_name ? (fs::path(dir) / (spec + ".toml")).string() : spec;
+  out.path = is_name ? (fs::path(dir) / (spec + ".toml")).string() : spec;
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
+  if (!fs::is_regular_file(out.path, ec)) {
     throw InputError({scenario.source, 0}, "calibration.profile", spec,
-                     "an existing calibration profile (" + path + " not found)");
+                     "an existing calibration profile (" + out.path + " not found)");
   }
-  const std::shared_ptr<const CalibrationProfile> p = load_cached(path);
-  if (p->gpu != scenario.gpu.name)
-    throw InputError({path, 0}, "gpu", p->gpu, "a profile for the scenario's GPU " + scenario.gpu.name);
-  return apply_calibration(std::move(base), *p, path);
+  out.profile = load_cached(out.path);
+  if (out.profile->gpu != scenario.gpu.name) {
+    throw InputError({out.path, 0}, "gpu", out.profile->gpu,
+                     "a profile for the scenario's GPU " + scenario.gpu.name);
+  }
+  out.shown_path = display_path(out.path);
+  return out;
+}
+
+ComputeProfile compute_profile_for(const Scenario& scenario, const std::string& dir) {
+  ComputeProfile base = ComputeProfile::from_gpu(scenario.gpu);
+  const ScenarioCalibration c = calibration_for(scenario, dir);
+  if (!c.profile) {
+    base.source = "catalog efficiencies (" + c.why_not + ")";
+    return base;
+  }
+  return apply_calibration(std::move(base), *c.profile, c.path);
 }
 
 }  // namespace moetwin

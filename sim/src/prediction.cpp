@@ -1,8 +1,11 @@
 #include "moetwin/sim/prediction.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
+#include "moetwin/sim/calibrated_collectives.hpp"
+#include "moetwin/sim/calibrated_compute.hpp"
 #include "moetwin/sim/model_accounting.hpp"
 
 namespace moetwin {
@@ -34,17 +37,23 @@ std::string rank_name(const ParallelLayout& p, int rank) {
 Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   Prediction out;
   out.scenario = scenario.name;
-  if (options.seams.compute == nullptr) {
-    const std::string dir = !options.calibration              ? std::string()
-                            : options.calibration_dir.empty() ? default_calibration_dir()
-                                                              : options.calibration_dir;
-    const ComputeProfile compute = compute_profile_for(scenario, dir);
-    WorkloadSeams seams = options.seams;
-    seams.compute = &compute;
-    out.built = build_workload(scenario, options.profile, seams);
-  } else {
-    out.built = build_workload(scenario, options.profile, options.seams);
+  const std::string dir = !options.calibration              ? std::string()
+                          : options.calibration_dir.empty() ? default_calibration_dir()
+                                                            : options.calibration_dir;
+  WorkloadSeams seams = options.seams;
+  std::optional<ComputeProfile> looked_up;
+  if (seams.compute == nullptr) {
+    looked_up = compute_profile_for(scenario, dir);
+    seams.compute = &*looked_up;
   }
+  if (seams.comm == nullptr) {
+    CollectiveCalibration collectives = collectives_for(scenario, dir);
+    seams.comm = std::move(collectives.comm);
+    out.collective_source = std::move(collectives.source);
+  } else {
+    out.collective_source = seams.comm->name();
+  }
+  out.built = build_workload(scenario, options.profile, seams);
   out.compute_source = out.built.compute.source;
   if (options.seams.moe != nullptr) out.warnings = options.seams.moe->warnings();
   EngineOptions eo;

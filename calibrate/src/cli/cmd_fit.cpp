@@ -1,19 +1,83 @@
-// `moetwin-calibrate fit --db DB.h5 --gpu H200-SXM --out PROFILE.toml`: fits the profile and reports
-// how well the GEMM curves reproduce the held-back third of the shapes.
+// `moetwin-calibrate fit --db DB.h5 [--db MORE.h5 ...] --gpu H200-SXM --out PROFILE.toml`: fits the
+// profile and reports how well the GEMM curves reproduce the held-back third of the shapes and how well
+// the [nvlink] fit reproduces the NCCL runs on >= 2 GPUs.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "commands.hpp"
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 
 namespace moetwin::calibrate_cli {
+namespace {
+
+// The databases in order; a later experiment of the same name replaces the earlier one (a re-measurement
+// on the same node). Provenance is the first's; every database must come from the same GPU model.
+CalibrationDb merged_db(const std::vector<std::string>& paths) {
+  CalibrationDb out = read_calibration_db(paths.front());
+  for (std::size_t i = 1; i < paths.size(); ++i) {
+    CalibrationDb more = read_calibration_db(paths[i]);
+    if (!more.provenance.gpu_name.empty() && !out.provenance.gpu_name.empty() &&
+        more.provenance.gpu_name != out.provenance.gpu_name) {
+      throw InputError({paths[i], 0}, "provenance gpu_name", more.provenance.gpu_name,
+                       out.provenance.gpu_name + " as in " + paths.front() + " (one GPU model per profile)");
+    }
+    for (auto& [name, e] : more.experiments) out.put(std::move(e));
+  }
+  return out;
+}
+
+InstanceSpec fit_instance(const Catalog& catalog, const std::string& gpu, const std::string& name) {
+  if (!name.empty()) {
+    const InstanceSpec& i = catalog.instance(name);
+    if (i.gpu != gpu) throw InputError({"--instance", 0}, "gpu", i.gpu, gpu + " (the --gpu of the fit)");
+    return i;
+  }
+  for (const auto& [n, i] : catalog.instances()) {
+    if (i.gpu == gpu) return i;
+  }
+  throw InputError({"--gpu", 0}, "gpu", gpu, "a GPU some catalog instance has (for the NVLink fit)");
+}
+
+void print_nvlink_report(const NvlinkFitReport& r) {
+  const NvlinkCollectiveFit& f = r.fit;
+  std::cerr << "NVLink collectives (" << f.points << " NCCL runs on >= 2 GPUs): call latency "
+            << format_fixed(f.call_latency_s * 1e6, 2) << " us, step latency "
+            << format_fixed(f.step_latency_s * 1e6, 2) << " us"
+            << (r.step_latency_from_prior ? " (prior: one step count cannot separate it)" : "")
+            << "\n  op ranks bytes measured_us predicted_us error_pct loo_error_pct uncalibrated_error_pct "
+               "busbw_GBps\n";
+  std::vector<double> prior;
+  for (const NvlinkPointResult& p : r.points) {
+    const CollectiveKind kind = nvlink_op_kind(p.point.op, "[nvlink]");
+    const double busbw = p.point.bytes / p.point.measured_s * bus_bandwidth_factor(kind, p.point.ranks);
+    std::cerr << "  " << p.point.op << ' ' << p.point.ranks << ' ' << format_exact(p.point.bytes) << ' '
+              << format_fixed(p.point.measured_s * 1e6, 2) << ' ' << format_fixed(p.predicted_s * 1e6, 2)
+              << ' ' << format_fixed(100 * (p.predicted_s / p.point.measured_s - 1), 1) << ' '
+              << format_fixed(100 * (p.loo_predicted_s / p.point.measured_s - 1), 1) << ' '
+              << format_fixed(100 * (p.prior_predicted_s / p.point.measured_s - 1), 1) << ' '
+              << format_fixed(busbw / 1e9, 1) << '\n';
+    prior.push_back(std::abs(p.prior_predicted_s / p.point.measured_s - 1));
+  }
+  std::sort(prior.begin(), prior.end());
+  std::cerr << "  median error " << format_fixed(100 * f.median_error, 1) << " %, max "
+            << format_fixed(100 * f.max_error, 1) << " %; leave-one-out median "
+            << format_fixed(100 * f.loo_median_error, 1) << " %, max "
+            << format_fixed(100 * f.loo_max_error, 1) << " %; uncalibrated model (defaults) median "
+            << format_fixed(100 * percentile_sorted(prior, 0.5), 1) << " %, max "
+            << format_fixed(100 * prior.back(), 1) << " %\n";
+}
+
+}  // namespace
 
 void add_fit_command(CLI::App& app) {
   struct Options {
-    std::string db;
+    std::vector<std::string> dbs;
+    std::string instance;
     std::string gpu = "H200-SXM";
     std::string out;
     std::string catalog;
@@ -21,7 +85,13 @@ void add_fit_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("fit", "Fit a calibration profile (TOML) from a calibration database");
-  cmd->add_option("--db", o->db, "Calibration database")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--db", o->dbs,
+                  "Calibration database; repeat to combine runs (a later database's experiment replaces an "
+                  "earlier one of the same name)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--instance", o->instance,
+                  "Catalog instance the NCCL runs were on (default: the first with --gpu)");
   cmd->add_option("--gpu", o->gpu, "Catalog GPU the profile is for")->capture_default_str();
   cmd->add_option("--out", o->out, "Profile to write (atomically); '-' = stdout")->required();
   cmd->add_option("--catalog", o->catalog, "Catalog directory (default: the shipped one)");
@@ -31,9 +101,14 @@ void add_fit_command(CLI::App& app) {
     const Catalog catalog = Catalog::load(o->catalog.empty() ? Catalog::default_dir() : o->catalog);
     FitOptions options;
     options.gpu = o->gpu;
-    options.peak_bf16_flops = catalog.gpu(o->gpu).bf16_flops;
-    options.source_db = o->source_name.empty() ? o->db : o->source_name;
-    const FitResult fit = fit_calibration_profile(read_calibration_db(o->db), options);
+    const GpuSpec& gpu = catalog.gpu(o->gpu);
+    options.peak_bf16_flops = gpu.bf16_flops;
+    options.gpu_spec = gpu;
+    options.instance = fit_instance(catalog, o->gpu, o->instance);
+    std::string joined;
+    for (const std::string& d : o->dbs) joined += (joined.empty() ? "" : " + ") + d;
+    options.source_db = o->source_name.empty() ? joined : o->source_name;
+    const FitResult fit = fit_calibration_profile(merged_db(o->dbs), options);
     const std::string text = format_calibration_profile(fit.profile);
     if (o->out == "-")
       std::cout << text;
@@ -55,6 +130,7 @@ void add_fit_command(CLI::App& app) {
                 << format_fixed(100 * all.back(), 1) << " %, within 5 %: " << within << " of " << all.size()
                 << '\n';
     }
+    if (fit.nvlink) print_nvlink_report(*fit.nvlink);
     for (const auto& [op, g] : fit.profile.gemm) {
       std::cerr << op << ": floor " << format_fixed(g.floor_s * 1e6, 2) << " us, memory efficiency "
                 << (g.memory_efficiency > 0 ? format_fixed(g.memory_efficiency, 2) : std::string("none"))

@@ -2,10 +2,12 @@
 // the GEMM curves: every third GEMM shape (in name order) is left out of the fit and predicted.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "moetwin/calibrate/calibration_db.hpp"
+#include "moetwin/calibrate/nvlink_fit.hpp"
 #include "moetwin/calibrate/profile.hpp"
 
 namespace moetwin {
@@ -14,6 +16,10 @@ struct FitOptions {
   std::string gpu;             // catalog GPU name the profile is for, e.g. "H200-SXM"
   double peak_bf16_flops = 0;  // that GPU's catalog dense bf16 peak, FLOP/s
   std::string source_db;       // recorded in the profile
+  // The node the NCCL sweeps ran on (a catalog instance of this GPU) and the GPU: with both, NCCL
+  // runs on >= 2 of its GPUs become the profile's [nvlink] (nvlink_fit.hpp). Unset: no [nvlink].
+  std::optional<InstanceSpec> instance;
+  std::optional<GpuSpec> gpu_spec;
 };
 
 struct HeldOutShape {
@@ -26,12 +32,18 @@ struct HeldOutShape {
 
 struct FitResult {
   CalibrationProfile profile;
-  std::vector<HeldOutShape> heldout;  // all op classes, name order
+  std::vector<HeldOutShape> heldout;      // all op classes, name order
+  std::optional<NvlinkFitReport> nvlink;  // when the db has NCCL runs on >= 2 GPUs of one node
 };
 
 // Throws InputError naming the db when it lacks launch or copy experiments (run `all` first) or
 // GEMM shapes. Deterministic: the same db gives the same profile text.
 FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& options);
+
+// The db's NCCL runs on 2..max_ranks GPUs as NVLink fit points: `moetwin-calibrate nccl` sweeps and
+// out-of-place nccl-tests rows (all_reduce, reduce_scatter, all_gather, alltoall, sendrecv) that
+// logged their rank count; runs with more ranks than one node has are skipped (they crossed nodes).
+std::vector<NvlinkPoint> nvlink_points(const CalibrationDb& db, int max_ranks);
 
 // Per-band latency/bandwidth through consecutive (bytes, seconds) points (ascending bytes), the
 // first band starting at 0. A segment steeper than through the origin becomes bytes/time with zero

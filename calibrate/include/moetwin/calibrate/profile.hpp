@@ -57,6 +57,30 @@ struct TransportCurve {
   double time_s(double bytes) const;
 };
 
+// NVLink collectives inside one node, fitted to the multi-GPU NCCL sweeps (calibrate/src/nvlink_fit.cpp)
+// as parameters of the simulator's closed-form collective model (topology/collectives.hpp): time =
+// call_latency_s + steps x step_latency_s + bus bytes / (NVLink bandwidth x factor(op, per-step message)).
+// The ring/pairwise step model carries a fit on 2 GPUs to 4 and 8.
+struct NvlinkEfficiencyBands {
+  std::vector<double> min_bytes;  // per-step message bands, ascending, the first at 0
+  std::vector<double> factor;     // achieved / catalog per-direction NVLink bandwidth, (0, 1]
+};
+
+struct NvlinkCollectiveFit {
+  std::vector<int> ranks;                               // GPU counts the fit saw, ascending
+  double call_latency_s = 0;                            // per call
+  double step_latency_s = 0;                            // per ring step / pairwise exchange
+  std::map<std::string, NvlinkEfficiencyBands> curves;  // op ("all_reduce", ...) -> bands
+  // How well the fitted model reproduces the measured points (relative time error).
+  int points = 0;
+  double median_error = 0;
+  double max_error = 0;
+  // Each point predicted with its own band left out (the curve falls back to the neighbouring
+  // measured size): how well the bands interpolate between the x4-spaced sizes.
+  double loo_median_error = 0;
+  double loo_max_error = 0;
+};
+
 struct CalibrationProfile {
   int schema_version = kCalibrationProfileSchemaVersion;
   std::string gpu;           // catalog GPU name, e.g. "H200-SXM"
@@ -72,6 +96,7 @@ struct CalibrationProfile {
   std::map<std::string, GemmCurve> gemm;    // op class -> curve
   std::map<std::string, LogCurve> kernels;  // op -> bandwidth (bytes/s) vs bytes moved
   std::map<std::string, TransportCurve> transports;
+  std::optional<NvlinkCollectiveFit> nvlink;  // absent: no measurement on >= 2 GPUs
 
   // Predicted seconds of one GEMM call (batch > 1: strided-batched/grouped); nullopt when the op
   // class has no curve (the caller falls back to catalog efficiencies and says so).

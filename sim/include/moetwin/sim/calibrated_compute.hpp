@@ -8,6 +8,7 @@
 // end-to-end fitted profile (fitted_profile.hpp), a different format.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "moetwin/scenario/scenario.hpp"
@@ -24,6 +25,16 @@ std::string default_calibration_dir();
 // InputError naming `path` when the profile's curves cannot serve the simulator (no peak, no curve).
 ComputeProfile apply_calibration(ComputeProfile base, const CalibrationProfile& profile,
                                  const std::string& path);
+
+// The calibration profile `scenario` uses (rules below), parsed and cached; null when none applies,
+// with the reason in why_not ("no calibration profile for B300", "calibration lookup off", ...).
+struct ScenarioCalibration {
+  std::shared_ptr<const CalibrationProfile> profile;
+  std::string path;
+  std::string shown_path;  // `path` relative to the source tree when inside it, for reports
+  std::string why_not;
+};
+ScenarioCalibration calibration_for(const Scenario& scenario, const std::string& dir);
 
 // The compute profile for `scenario`: its [calibration] profile decides.
 //   ""           -> the profile in `dir` whose gpu is the scenario's GPU, else catalog efficiencies;

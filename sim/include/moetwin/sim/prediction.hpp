@@ -20,8 +20,9 @@ namespace moetwin {
 struct PredictOptions {
   SimProfile profile;
   WorkloadSeams seams;
-  // When seams.compute is null: look up the GPU's calibration profile (compute_profile_for) in
-  // calibration_dir ("" = default_calibration_dir()); false = catalog efficiencies.
+  // When seams.compute (seams.comm) is null: look up the GPU's calibration profile in calibration_dir
+  // ("" = default_calibration_dir()) for its GEMM curves (compute_profile_for) and NVLink collective
+  // terms (collectives_for); false = catalog efficiencies and the collective model's defaults.
   bool calibration = true;
   std::string calibration_dir;
   bool trace = false;  // keep every op's span (EngineResult::trace) for write_chrome_trace
@@ -52,6 +53,9 @@ struct Prediction {
   // What the kernel times come from: "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)"
   // or "catalog efficiencies (no calibration profile for B300)" (ComputeProfile::source).
   std::string compute_source;
+  // Where the collective model's NVLink terms come from (CollectiveCalibration::source): "calibrated
+  // NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 GPUs)" or "NVLink defaults (...)".
+  std::string collective_source;
   // Validity warnings of the MoE cost seam (DispatcherMoeCost: DispatcherModel::check at the scenario's EP
   // size, e.g. "deepep-v2-gin: p5.48xlarge has no EFA-GDA ..."); empty for the balanced default.
   std::vector<std::string> warnings;

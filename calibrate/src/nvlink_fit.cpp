@@ -1,0 +1,205 @@
+// NVLink collective fit (nvlink_fit.hpp).
+#include "moetwin/calibrate/nvlink_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/topology/cluster.hpp"
+
+namespace moetwin {
+namespace {
+
+// The group of a point: ranks 0..n-1 of the node; send/recv between the first two.
+CollectiveRequest request_of(const NvlinkPoint& p, const std::string& source) {
+  CollectiveRequest r;
+  r.kind = nvlink_op_kind(p.op, source);
+  r.algorithm = default_algorithm(r.kind);
+  r.bytes = p.bytes;
+  r.ranks.resize(r.kind == CollectiveKind::send_recv ? 2 : static_cast<std::size_t>(p.ranks));
+  std::iota(r.ranks.begin(), r.ranks.end(), 0);
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Bands of one op from (message, implied factor) pairs: one band per distinct message, median factor.
+NvlinkEfficiencyBands bands_of(const std::vector<std::pair<double, double>>& message_factor) {
+  std::map<double, std::vector<double>> by_message;
+  for (const auto& [message, factor] : message_factor) by_message[message].push_back(factor);
+  NvlinkEfficiencyBands b;
+  for (const auto& [message, factors] : by_message) {
+    b.min_bytes.push_back(b.min_bytes.empty() ? 0.0 : message);
+    b.factor.push_back(median(factors));
+  }
+  return b;
+}
+
+EfficiencyCurve curve_of(const NvlinkEfficiencyBands& b) {
+  std::vector<EfficiencyCurve::Band> bands;
+  for (std::size_t i = 0; i < b.min_bytes.size(); ++i) bands.push_back({b.min_bytes[i], b.factor[i]});
+  return EfficiencyCurve(std::move(bands), InputLocation{"calibration profile [nvlink]", 0});
+}
+
+std::vector<double> sorted(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+CollectiveKind nvlink_op_kind(const std::string& op, const std::string& source) {
+  if (op == "all_reduce") return CollectiveKind::all_reduce;
+  if (op == "reduce_scatter") return CollectiveKind::reduce_scatter;
+  if (op == "all_gather") return CollectiveKind::all_gather;
+  if (op == "all_to_all") return CollectiveKind::all_to_all;
+  if (op == "send_recv") return CollectiveKind::send_recv;
+  throw InputError({source, 0}, "op", op,
+                   "expected all_reduce, reduce_scatter, all_gather, all_to_all or send_recv");
+}
+
+double NvlinkPointResult::relative_error() const {
+  return std::abs(predicted_s - point.measured_s) / point.measured_s;
+}
+double NvlinkPointResult::loo_relative_error() const {
+  return std::abs(loo_predicted_s - point.measured_s) / point.measured_s;
+}
+
+CollectiveParams nvlink_collective_params(const NvlinkCollectiveFit& fit, CollectiveParams base) {
+  base.nvlink_call_latency_s = fit.call_latency_s;
+  base.nvlink_step_latency_s = fit.step_latency_s;
+  base.nvlink_efficiency_by_kind.clear();
+  for (const auto& [op, bands] : fit.curves)
+    base.nvlink_efficiency_by_kind.emplace(nvlink_op_kind(op, "[nvlink]"), curve_of(bands));
+  return base;
+}
+
+NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, const InstanceSpec& instance,
+                                       const GpuSpec& gpu, const std::string& source) {
+  if (points.empty()) throw std::invalid_argument("fit_nvlink_collectives: no points");
+  Cluster cluster(instance, gpu, 1);
+  cluster.seal();
+  std::vector<CollectiveRequest> requests;
+  for (const NvlinkPoint& p : points) {
+    const std::string what = p.op + " on " + std::to_string(p.ranks) + " GPUs";
+    if (p.ranks < 2 || p.ranks > instance.gpus) {
+      throw InputError({source, 0}, "ranks", std::to_string(p.ranks),
+                       "expected 2.." + std::to_string(instance.gpus) + " GPUs of one " + instance.name);
+    }
+    if (!(p.bytes > 0) || !std::isfinite(p.bytes))
+      throw InputError({source, 0}, what + " bytes", format_exact(p.bytes), "expected > 0");
+    if (!(p.measured_s > 0) || !std::isfinite(p.measured_s))
+      throw InputError({source, 0}, what + " seconds", format_exact(p.measured_s), "expected > 0");
+    requests.push_back(request_of(p, source));
+  }
+
+  // Step counts and NVLink bytes per rank of every point: the model's own latency and traffic terms,
+  // read with a unit step latency and no call latency.
+  CollectiveParams unit;
+  unit.nvlink_step_latency_s = 1;
+  unit.nvlink_call_latency_s = 0;
+  std::vector<double> steps, nvlink_bytes, message;
+  for (const CollectiveRequest& r : requests) {
+    const CollectiveEstimate e = estimate_collective(cluster, r, unit);
+    steps.push_back(e.latency_s);
+    nvlink_bytes.push_back(e.nvlink_bytes_per_rank);
+    message.push_back(e.message_bytes);
+  }
+
+  // 1. Latencies from the smallest message of every (op, ranks).
+  std::map<std::pair<std::string, int>, std::size_t> smallest;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto key = std::make_pair(points[i].op, points[i].ranks);
+    const auto it = smallest.find(key);
+    if (it == smallest.end() || points[i].bytes < points[it->second].bytes) smallest[key] = i;
+  }
+  // Weighted least squares (weights 1/t^2: relative error) of t = c + s l.
+  double sw = 0, sws = 0, swss = 0, swt = 0, swst = 0;
+  for (const auto& [key, i] : smallest) {
+    const double t = points[i].measured_s, s = steps[i], w = 1 / (t * t);
+    sw += w;
+    sws += w * s;
+    swss += w * s * s;
+    swt += w * t;
+    swst += w * s * t;
+  }
+  const double det = sw * swss - sws * sws;
+  double call = 0, step = kNvlinkHopLatencyS;
+  bool prior = true;
+  if (det > 1e-12 * sw * swss) {
+    const double c = (swss * swt - sws * swst) / det, l = (sw * swst - sws * swt) / det;
+    if (l >= 0 && c >= 0) {
+      call = c;
+      step = l;
+      prior = false;
+    } else if (l >= 0) {  // c < 0: all latency per step
+      call = 0;
+      step = swst / swss;
+      prior = false;
+    }
+  }
+  if (prior) call = std::max(0.0, (swt - step * sws) / sw);
+
+  // 2. Per op, a band per measured message.
+  const auto implied = [&](std::size_t i) {
+    const double latency = call + steps[i] * step;
+    const double busy = points[i].measured_s - latency;
+    if (!(busy > 0) || nvlink_bytes[i] <= 0) return 1.0;
+    return std::clamp(nvlink_bytes[i] / (gpu.nvlink_bandwidth * busy), 1e-6, 1.0);
+  };
+  std::map<std::string, std::vector<std::size_t>> by_op;
+  for (std::size_t i = 0; i < points.size(); ++i) by_op[points[i].op].push_back(i);
+  NvlinkFitReport report;
+  NvlinkCollectiveFit& fit = report.fit;
+  fit.call_latency_s = call;
+  fit.step_latency_s = step;
+  report.step_latency_from_prior = prior;
+  const auto bands_without = [&](const std::string& op, std::size_t skip) {
+    std::vector<std::pair<double, double>> mf;
+    for (const std::size_t i : by_op.at(op)) {
+      if (i != skip) mf.push_back({message[i], implied(i)});
+    }
+    return bands_of(mf);
+  };
+  for (const auto& [op, idx] : by_op) fit.curves[op] = bands_without(op, points.size());
+
+  // 3. In-sample and leave-one-point-out errors.
+  const CollectiveParams fitted = nvlink_collective_params(fit);
+  std::vector<double> errors, loo_errors;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    NvlinkPointResult r;
+    r.point = points[i];
+    r.message_bytes = message[i];
+    r.predicted_s = estimate_collective(cluster, requests[i], fitted).time_s;
+    r.prior_predicted_s = estimate_collective(cluster, requests[i], CollectiveParams{}).time_s;
+    r.loo_predicted_s = r.predicted_s;
+    if (by_op.at(points[i].op).size() > 1) {
+      NvlinkCollectiveFit loo = fit;
+      loo.curves[points[i].op] = bands_without(points[i].op, i);
+      r.loo_predicted_s = estimate_collective(cluster, requests[i], nvlink_collective_params(loo)).time_s;
+    }
+    errors.push_back(r.relative_error());
+    loo_errors.push_back(r.loo_relative_error());
+    report.points.push_back(r);
+  }
+  for (const NvlinkPoint& p : points) fit.ranks.push_back(p.ranks);
+  std::sort(fit.ranks.begin(), fit.ranks.end());
+  fit.ranks.erase(std::unique(fit.ranks.begin(), fit.ranks.end()), fit.ranks.end());
+  fit.points = static_cast<int>(points.size());
+  const std::vector<double> e = sorted(errors), le = sorted(loo_errors);
+  fit.median_error = median(e);
+  fit.max_error = e.back();
+  fit.loo_median_error = median(le);
+  fit.loo_max_error = le.back();
+  return report;
+}
+
+}  // namespace moetwin

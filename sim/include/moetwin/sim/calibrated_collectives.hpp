@@ -1,0 +1,25 @@
+// The collective model a prediction uses: topology's closed form (TopologyComm) with the NVLink
+// parameters of the scenario GPU's calibration profile (`[nvlink]`, fitted by `moetwin-calibrate fit`
+// from NCCL runs on >= 2 GPUs of one node, calibrate/include/moetwin/calibrate/nvlink_fit.hpp) when it
+// has them, else the model's defaults. Collectives that cross nodes keep the EFA model either way.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/comm_cost.hpp"
+
+namespace moetwin {
+
+struct CollectiveCalibration {
+  std::shared_ptr<const CommCostModel> comm;  // never null
+  // For reports: "calibrated NVLink (calibrate/profiles/h200-measured.toml, 2 GPUs)" or
+  // "NVLink defaults (no calibration profile for B300)" / "(... has no [nvlink])".
+  std::string source;
+};
+
+// Same lookup rules as compute_profile_for (calibrated_compute.hpp); `dir` empty: lookup off.
+CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir);
+
+}  // namespace moetwin

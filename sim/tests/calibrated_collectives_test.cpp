@@ -1,0 +1,106 @@
+// Calibrated NVLink collectives: a profile's [nvlink] reaches the prediction's collective model (times
+// hand-computed from the profile's numbers), GPUs without one keep the defaults, and reports say which.
+#include "moetwin/sim/calibrated_collectives.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "moetwin/calibrate/profile.hpp"
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/prediction.hpp"
+#include "moetwin/sim/topology_comm.hpp"
+
+namespace moetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+// qwen3-30b-a3b cut to 2 layers on one node of `instance`: tp 8 (TP collectives on NVLink), ep 8.
+Scenario tp8(const std::string& instance) {
+  std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 2\n";
+  t += "[cluster]\ninstance = \"" + instance + "\"\nnodes = 1\n";
+  t += "[parallelism]\ntp = 8\npp = 1\nep = 8\netp = 1\ndp = 1\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = 2\nseq_length = 1024\nrecompute = \"none\"\n";
+  t += "[dispatcher]\nname = \"nccl-alltoall\"\n";
+  return parse_scenario(t, "test.toml", catalog());
+}
+
+// A directory with one H200 profile whose [nvlink] says: 20 us per call, 2 us per step, all-reduce at
+// 0.5 of NVLink below 1 MiB per step and 0.7 from there.
+fs::path profile_dir() {
+  const fs::path dir = fs::temp_directory_path() / "moetwin-calibrated-collectives-test";
+  fs::create_directories(dir);
+  CalibrationProfile p;
+  p.gpu = "H200-SXM";
+  p.peak_bf16_flops = 989e12;
+  p.d2d_bandwidth = 4e12;
+  GemmCurve g;
+  g.efficiency = {{64}, {0.5}};
+  p.gemm["gemm"] = g;
+  NvlinkCollectiveFit f;
+  f.ranks = {2};
+  f.call_latency_s = 20e-6;
+  f.step_latency_s = 2e-6;
+  f.curves["all_reduce"] = {{0, 1048576}, {0.5, 0.7}};
+  f.points = 2;
+  p.nvlink = f;
+  std::ofstream(dir / "h200.toml") << format_calibration_profile(p);
+  return dir;
+}
+
+std::vector<int> node(int n) {
+  std::vector<int> r;
+  for (int i = 0; i < n; ++i) r.push_back(i);
+  return r;
+}
+
+TEST(CalibratedCollectives, ProfileNvlinkTermsReachTheCollectiveModel) {
+  const fs::path dir = profile_dir();
+  const CollectiveCalibration c = collectives_for(tp8("p5en.48xlarge"), dir.string());
+  EXPECT_EQ(c.source, "calibrated NVLink (" + (dir / "h200.toml").string() + ", NCCL on 2 GPUs)");
+  const double nvlink = catalog().gpu("H200-SXM").nvlink_bandwidth;
+  // All-reduce of 64 MiB on 8 GPUs: 8 MiB per step (0.7 band), 2 x 7/8 x 64 MiB over NVLink, 14 steps.
+  const double big = 64.0 * 1048576;
+  EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_reduce, big, node(8)),
+                   20e-6 + 14 * 2e-6 + 2 * 7.0 / 8 * big / (nvlink * 0.7));
+  // 4 MiB: 512 KiB per step, the 0.5 band.
+  const double small = 4.0 * 1048576;
+  EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_reduce, small, node(8)),
+                   20e-6 + 14 * 2e-6 + 2 * 7.0 / 8 * small / (nvlink * 0.5));
+  // All-gather has no curve in the profile: the default curve (0.8 from 1 MiB), calibrated latencies.
+  EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_gather, big, node(8)),
+                   20e-6 + 7 * 2e-6 + 7.0 / 8 * big / (nvlink * 0.8));
+  fs::remove_all(dir);
+}
+
+TEST(CalibratedCollectives, OtherGpusAndLookupOffKeepTheDefaults) {
+  const fs::path dir = profile_dir();
+  const Scenario b300 = tp8("p6-b300.48xlarge");
+  const CollectiveCalibration c = collectives_for(b300, dir.string());
+  EXPECT_EQ(c.source, "NVLink defaults (no calibration profile for B300)");
+  const TopologyComm plain(b300);
+  EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_reduce, 1e8, node(8)),
+                   plain.seconds(CollectiveOp::all_reduce, 1e8, node(8)));
+  EXPECT_EQ(collectives_for(tp8("p5en.48xlarge"), "").source, "NVLink defaults (calibration lookup off)");
+  fs::remove_all(dir);
+}
+
+TEST(CalibratedCollectives, PredictionSaysWhereTheNvlinkTermsCameFrom) {
+  PredictOptions o;
+  EXPECT_EQ(predict(tp8("p5en.48xlarge"), o).collective_source,
+            "calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 GPUs)");
+  o.calibration = false;
+  EXPECT_EQ(predict(tp8("p5en.48xlarge"), o).collective_source, "NVLink defaults (calibration lookup off)");
+}
+
+}  // namespace
+}  // namespace moetwin

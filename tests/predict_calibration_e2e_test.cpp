@@ -1,4 +1,5 @@
-// End-to-end: `moetwin predict` says where its compute times come from (issue 7). An H200 scenario uses
+// End-to-end: `moetwin predict` (and `moetwin net`) say where their compute and NVLink collective times
+// come from (issues 7, 9). An H200 scenario uses
 // the shipped calibration profile (calibrate/profiles/h200-measured.toml), a B300 one falls back to
 // catalog efficiencies, `--calibration none` turns the lookup off, and a malformed profile is exit code 2
 // with a message naming file and key.
@@ -56,6 +57,9 @@ TEST(PredictCalibration, SourceIsCalibratedForH200AndCatalogForB300) {
   EXPECT_TRUE(has_key_line(read_text_file(out.string()), "compute",
                            "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)"))
       << read_text_file(out.string());
+  EXPECT_TRUE(has_key_line(read_text_file(out.string()), "collectives",
+                           "calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 GPUs)"))
+      << read_text_file(out.string());
   ASSERT_EQ(predict(h200 + " --format json", out, err), 0) << read_text_file(err.string());
   const std::string json = read_text_file(out.string());
   EXPECT_NE(json.find("\"compute_source\""), std::string::npos) << json;
@@ -74,6 +78,26 @@ TEST(PredictCalibration, SourceIsCalibratedForH200AndCatalogForB300) {
   ASSERT_EQ(csv.rows.size(), 1u);
   EXPECT_EQ(csv.rows[0].fields[csv.column("compute_source")],
             "catalog efficiencies (no calibration profile for B300)");
+  EXPECT_EQ(csv.rows[0].fields[csv.column("collective_source")],
+            "NVLink defaults (no calibration profile for B300)");
+
+  // `moetwin net` reads the same [nvlink] terms: the calibrated TP all-reduce of 1 GiB on 2 H200 is slower
+  // than the defaults' 0.8 of NVLink (measured 0.73 at 512 MiB per step) and pays the measured call latency.
+  const std::string net_cmd = kBinary + " --catalog " + kSource + "/catalog/data net " + h200 +
+                              " --collective all-reduce --bytes 1GiB --group tp --format json";
+  ASSERT_EQ(std::system((net_cmd + " >" + out.string() + " 2>" + err.string()).c_str()), 0)
+      << read_text_file(err.string());
+  const std::string net = read_text_file(out.string());
+  EXPECT_NE(
+      net.find("\"collective_source\": \"calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 "
+               "GPUs)\""),
+      std::string::npos)
+      << net;
+  ASSERT_EQ(std::system((net_cmd + " --calibration none >" + out.string() + " 2>" + err.string()).c_str()),
+            0);
+  EXPECT_NE(read_text_file(out.string())
+                .find("\"collective_source\": \"NVLink defaults (calibration lookup off)\""),
+            std::string::npos);
 
   ASSERT_EQ(predict(h200 + " --calibration none", out, err), 0) << read_text_file(err.string());
   EXPECT_TRUE(

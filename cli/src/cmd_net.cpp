@@ -14,6 +14,8 @@
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/version.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/calibrated_collectives.hpp"
+#include "moetwin/sim/calibrated_compute.hpp"
 #include "moetwin/topology/cluster.hpp"
 #include "moetwin/topology/collectives.hpp"
 #include "moetwin/topology/network_model.hpp"
@@ -24,7 +26,7 @@ namespace moetwin::cli {
 namespace {
 
 // JSON output layout version; bump on any change of keys or meaning.
-constexpr int kNetSchemaVersion = 1;
+constexpr int kNetSchemaVersion = 2;  // 2: collective_source
 
 // "64MiB", "1.5GiB", "512KiB", "1MB", "4096" (bytes); binary and decimal suffixes.
 double parse_size(const std::string& text) {
@@ -100,6 +102,7 @@ struct NetOptions {
   double oversubscription = 0;  // 0 = no uplink
   int top = 10;
   std::string out;
+  std::string calibration;  // folder of calibration profiles, "" = default, "none" = off
 };
 
 void write_estimate_json(std::ostringstream& s, const CollectiveEstimate& e) {
@@ -154,7 +157,11 @@ std::string run_net(const NetOptions& o, const GlobalOptions& global) {
     ranks = {o.rank, next};
   }
   const CollectiveRequest request{kind, algorithm, bytes, ranks};
-  const CollectiveParams params;
+  std::string params_source;
+  const std::string calibration_dir = o.calibration == "none" ? std::string()
+                                      : o.calibration.empty() ? default_calibration_dir()
+                                                              : o.calibration;
+  const CollectiveParams params = collective_params_for(scenario, calibration_dir, params_source);
   const CollectiveEstimate closed = estimate_collective(cluster, request, params);
   const std::unique_ptr<NetworkModel> model = make_network_model(o.backend);
   const CollectiveSimulation sim = simulate_collective(cluster, request, *model, params);
@@ -171,6 +178,7 @@ std::string run_net(const NetOptions& o, const GlobalOptions& global) {
       << ", \"source\": " << json_string(scenario.source)
       << ", \"instance\": " << json_string(scenario.instance.name) << ", \"nodes\": " << scenario.nodes
       << ", \"gpus\": " << scenario.gpus() << "},\n";
+    s << "  \"collective_source\": " << json_string(params_source) << ",\n";
     s << "  \"request\": {\"collective\": " << json_string(to_string(kind))
       << ", \"algorithm\": " << json_string(to_string(algorithm)) << ", \"bytes\": " << format_exact(bytes)
       << ", \"group\": " << json_string(to_string(group_kind)) << ", \"rank\": " << o.rank
@@ -205,6 +213,7 @@ std::string run_net(const NetOptions& o, const GlobalOptions& global) {
     << scenario.instance.name << ", " << scenario.gpus() << " GPUs";
   if (copts.uplink_oversubscription)
     s << ", uplink oversubscription " << format_exact(*copts.uplink_oversubscription);
+  s << "\ncollectives: " << params_source;
   s << "\nper rank: " << format_fixed(closed.nvlink_bytes_per_rank / kMiB, 3) << " MiB over NVLink, "
     << format_fixed(closed.network_bytes_per_rank / kMiB, 3) << " MiB over EFA; message "
     << format_fixed(closed.message_bytes / kKiB, 1) << " KiB\n\n";
@@ -250,6 +259,10 @@ void add_net_command(CLI::App& app, const GlobalOptions& global) {
   net->add_option("--oversubscription", o->oversubscription,
                   "Add per-node uplinks with this oversubscription (>= 1); default: non-blocking fabric");
   net->add_option("--top", o->top, "Links to list")->capture_default_str()->check(CLI::Range(0, 1000000));
+  net->add_option("--calibration", o->calibration,
+                  "Folder of per-GPU calibration profiles whose [nvlink] terms replace the NVLink defaults "
+                  "(default " +
+                      default_calibration_dir() + "); 'none' = the defaults");
   net->add_option("--out", o->out, "Output file (default stdout), written atomically");
   net->callback([o, &global] { emit_output(run_net(*o, global), o->out); });
 }

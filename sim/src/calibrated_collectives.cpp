@@ -8,19 +8,24 @@
 
 namespace moetwin {
 
-CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir) {
+CollectiveParams collective_params_for(const Scenario& scenario, const std::string& dir,
+                                       std::string& source) {
   const ScenarioCalibration c = calibration_for(scenario, dir);
-  CollectiveCalibration out;
   if (!c.profile || !c.profile->nvlink) {
-    out.comm = std::make_shared<TopologyComm>(scenario);
-    out.source = "NVLink defaults (" + (c.profile ? c.shown_path + " has no [nvlink]" : c.why_not) + ")";
-    return out;
+    source = "NVLink defaults (" + (c.profile ? c.shown_path + " has no [nvlink]" : c.why_not) + ")";
+    return {};
   }
   const NvlinkCollectiveFit& fit = *c.profile->nvlink;
-  out.comm = std::make_shared<TopologyComm>(scenario, nvlink_collective_params(fit));
   std::string ranks;
   for (const int n : fit.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(n);
-  out.source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs)";
+  source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs)";
+  return nvlink_collective_params(fit);
+}
+
+CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir) {
+  CollectiveCalibration out;
+  const CollectiveParams params = collective_params_for(scenario, dir, out.source);
+  out.comm = std::make_shared<TopologyComm>(scenario, params);
   return out;
 }
 

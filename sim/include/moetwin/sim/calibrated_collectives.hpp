@@ -9,6 +9,7 @@
 
 #include "moetwin/scenario/scenario.hpp"
 #include "moetwin/sim/comm_cost.hpp"
+#include "moetwin/topology/collectives.hpp"
 
 namespace moetwin {
 
@@ -19,7 +20,12 @@ struct CollectiveCalibration {
   std::string source;
 };
 
-// Same lookup rules as compute_profile_for (calibrated_compute.hpp); `dir` empty: lookup off.
+// The collective model's parameters for `scenario` (the profile's [nvlink] over the defaults), and
+// `source` as above. Same lookup rules as compute_profile_for (calibrated_compute.hpp); `dir` empty:
+// lookup off.
+CollectiveParams collective_params_for(const Scenario& scenario, const std::string& dir, std::string& source);
+
+// TopologyComm on the scenario's cluster with collective_params_for.
 CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir);
 
 }  // namespace moetwin

@@ -168,12 +168,25 @@ void reject_unless(StrictTable& t, const std::string& key, bool allowed, const s
 }
 
 RoutingConfig read_routing(StrictTable& t, const std::string& path, FieldNames& names) {
-  RoutingConfig r;
   names.lines[Field::routing_kind] = t.where("kind");
   names.lines[Field::zipf_exponent] = t.where("zipf_exponent");
   names.lines[Field::histogram] = t.where("histogram");
+  return parse_routing_table(t, path, "scenario file", "balanced", 1);
+}
+
+std::string default_name(const std::string& path) {
+  const std::string stem = std::filesystem::path(path).stem().string();
+  return stem.empty() ? "scenario" : stem;
+}
+
+}  // namespace
+
+RoutingConfig parse_routing_table(StrictTable& t, const std::string& path, const std::string& file_role,
+                                  const std::string& default_kind, std::uint64_t default_seed) {
+  RoutingConfig r;
+  const std::vector<std::string> kinds = {"balanced", "zipf", "group-limited", "histogram"};
   const std::string kind =
-      t.choice_or("kind", {"balanced", "zipf", "group-limited", "histogram"}, "balanced");
+      default_kind.empty() ? t.choice("kind", kinds) : t.choice_or("kind", kinds, default_kind);
   r.kind = kind == "zipf"            ? RoutingKind::zipf
            : kind == "group-limited" ? RoutingKind::group_limited
            : kind == "histogram"     ? RoutingKind::histogram
@@ -205,23 +218,16 @@ RoutingConfig read_routing(StrictTable& t, const std::string& path, FieldNames& 
     if (file.empty() || !fs::is_regular_file(resolved, ec)) {
       throw InputError(
           t.where("histogram"), t.name("histogram"), "\"" + file + "\"",
-          "an existing file, relative to the scenario file (looked for " + resolved.string() + ")");
+          "an existing file, relative to the " + file_role + " (looked for " + resolved.string() + ")");
     }
     r.histogram_path = resolved.string();
   }
-  const std::int64_t seed =
-      t.has("seed") ? t.integer("seed", 0, std::numeric_limits<std::int64_t>::max()) : 1;
-  r.seed = static_cast<std::uint64_t>(seed);
+  r.seed = t.has("seed")
+               ? static_cast<std::uint64_t>(t.integer("seed", 0, std::numeric_limits<std::int64_t>::max()))
+               : default_seed;
   t.finish();
   return r;
 }
-
-std::string default_name(const std::string& path) {
-  const std::string stem = std::filesystem::path(path).stem().string();
-  return stem.empty() ? "scenario" : stem;
-}
-
-}  // namespace
 
 Scenario parse_scenario(const std::string& toml_text, const std::string& path, const Catalog& catalog) {
   const toml::table root = parse_toml(toml_text, path);

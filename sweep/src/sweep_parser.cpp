@@ -262,53 +262,7 @@ class GridReader {
 
  private:
   RoutingConfig read_routing(StrictTable& t) const {
-    RoutingConfig r;
-    r.seed = base_.routing.seed;
-    const std::string kind = t.choice("kind", {"balanced", "zipf", "group-limited", "histogram"});
-    r.kind = kind == "zipf"            ? RoutingKind::zipf
-             : kind == "group-limited" ? RoutingKind::group_limited
-             : kind == "histogram"     ? RoutingKind::histogram
-                                       : RoutingKind::balanced;
-    if (r.kind == RoutingKind::zipf) {
-      if (!t.has("zipf_exponent")) {
-        throw InputError(t.where("zipf_exponent"), t.name("zipf_exponent"), "missing",
-                         "a number in (0, 5] (required for kind = \"zipf\")");
-      }
-      r.zipf_exponent =
-          t.number("zipf_exponent", -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
-      if (!(r.zipf_exponent > 0 && r.zipf_exponent <= 5)) {
-        throw InputError(t.where("zipf_exponent"), t.name("zipf_exponent"), format_exact(r.zipf_exponent),
-                         "a number in (0, 5]");
-      }
-    } else if (t.has("zipf_exponent")) {
-      throw InputError(t.where("zipf_exponent"), t.name("zipf_exponent"),
-                       format_exact(t.number("zipf_exponent", -std::numeric_limits<double>::max(),
-                                             std::numeric_limits<double>::max())),
-                       "only with kind = \"zipf\"");
-    }
-    if (r.kind == RoutingKind::histogram) {
-      if (!t.has("histogram")) {
-        throw InputError(t.where("histogram"), t.name("histogram"), "missing",
-                         "the path of a file of measured expert loads (required for kind = \"histogram\")");
-      }
-      const std::string file = t.string("histogram");
-      const fs::path resolved =
-          fs::path(file).is_absolute() ? fs::path(file) : fs::path(path_).parent_path() / file;
-      std::error_code ec;
-      if (file.empty() || !fs::is_regular_file(resolved, ec)) {
-        throw InputError(
-            t.where("histogram"), t.name("histogram"), "\"" + file + "\"",
-            "an existing file, relative to the sweep file (looked for " + resolved.string() + ")");
-      }
-      r.histogram_path = resolved.string();
-    } else if (t.has("histogram")) {
-      throw InputError(t.where("histogram"), t.name("histogram"), "\"" + t.string("histogram") + "\"",
-                       "only with kind = \"histogram\"");
-    }
-    if (t.has("seed"))
-      r.seed = static_cast<std::uint64_t>(t.integer("seed", 0, std::numeric_limits<std::int64_t>::max()));
-    t.finish();
-    return r;
+    return parse_routing_table(t, path_, "sweep file", "", base_.routing.seed);
   }
 
   const toml::table& grid_;

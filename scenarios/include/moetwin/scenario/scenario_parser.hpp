@@ -3,9 +3,11 @@
 // InputError "file:line: key: value: expected ...".
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/catalog/strict_toml.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/scenario.hpp"
 
@@ -13,6 +15,13 @@ namespace moetwin {
 
 // Parses scenario TOML text. `path` names the file in messages and anchors relative paths.
 Scenario parse_scenario(const std::string& toml_text, const std::string& path, const Catalog& catalog);
+
+// One routing table, as a scenario's [routing] and a sweep's `routing` axis entries write it: kind
+// (`default_kind` when absent; empty = required), zipf_exponent (kind "zipf" only, in (0, 5]), histogram
+// (kind "histogram" only: a file relative to `path`'s folder, `file_role` names that file in errors, e.g.
+// "scenario file"), seed (default `default_seed`). Finishes `t` (unknown keys are errors).
+RoutingConfig parse_routing_table(StrictTable& t, const std::string& path, const std::string& file_role,
+                                  const std::string& default_kind, std::uint64_t default_seed);
 Scenario load_scenario_file(const std::string& path, const Catalog& catalog);
 
 // Checks every cross-field rule (world size, EP carving, divisibility, vpp vs pp, ...). Called by the

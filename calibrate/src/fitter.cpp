@@ -70,9 +70,13 @@ LogCurve efficiency_curve(const std::vector<const Shape*>& shapes, const GemmMod
 
 double predicted_s(const Shape& s, const LogCurve& curve, const GemmModel& model, double peak,
                    double copy_bw) {
-  double t = s.flops / (peak * curve.at(std::min({s.m, s.n, s.k})));
-  if (model.memory_efficiency > 0) t = std::max(t, shape_bytes(s) / (copy_bw * model.memory_efficiency));
-  return model.floor_s + t;
+  return calibrated_gemm_seconds({.floor_s = model.floor_s,
+                                  .efficiency = curve.at(std::min({s.m, s.n, s.k})),
+                                  .memory_efficiency = model.memory_efficiency,
+                                  .peak_flops = peak,
+                                  .copy_bandwidth = copy_bw,
+                                  .flops = s.flops,
+                                  .bytes = shape_bytes(s)});
 }
 
 // Curves of one class by key ("<op>", "<op>.small_k"); keys without points are left out (the

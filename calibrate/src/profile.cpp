@@ -14,7 +14,7 @@
 
 namespace moetwin {
 
-double LogCurve::at(double value) const {
+double log2_interpolate(const std::vector<double>& x, const std::vector<double>& y, double value) {
   if (x.empty()) return 0;
   if (value <= x.front()) return y.front();
   if (value >= x.back()) return y.back();
@@ -42,17 +42,26 @@ double gemm_bytes(double m, double n, double k, double batch) {
   return 2 * (m * k + k * n + m * n) * batch;
 }
 
+double calibrated_gemm_seconds(const GemmTimeInputs& in) {
+  double t = in.flops / (in.peak_flops * in.efficiency);
+  if (in.memory_efficiency > 0 && in.copy_bandwidth > 0)
+    t = std::max(t, in.bytes / (in.copy_bandwidth * in.memory_efficiency));
+  return in.floor_s + t * in.compute_scale;
+}
+
 std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, double m, double n, double k,
                                                       double batch) const {
   auto it = gemm.find(gemm_curve_key(op, m, n, k));
   if (it == gemm.end()) it = gemm.find(op);
   if (it == gemm.end() || peak_bf16_flops <= 0) return std::nullopt;
-  const double flops = 2 * m * n * k * batch;
-  const double eff = it->second.efficiency.at(std::min({m, n, k}));
-  double t = flops / (peak_bf16_flops * eff);
-  if (it->second.memory_efficiency > 0 && d2d_bandwidth > 0)
-    t = std::max(t, gemm_bytes(m, n, k, batch) / (d2d_bandwidth * it->second.memory_efficiency));
-  return it->second.floor_s + t;
+  const GemmCurve& g = it->second;
+  return calibrated_gemm_seconds({.floor_s = g.floor_s,
+                                  .efficiency = g.efficiency.at(std::min({m, n, k})),
+                                  .memory_efficiency = g.memory_efficiency,
+                                  .peak_flops = peak_bf16_flops,
+                                  .copy_bandwidth = d2d_bandwidth,
+                                  .flops = 2 * m * n * k * batch,
+                                  .bytes = gemm_bytes(m, n, k, batch)});
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -52,6 +53,39 @@ TEST(LogCurve, InterpolatesInLog2AndClamps) {
   EXPECT_DOUBLE_EQ(c.at(4096), 0.75);
   // 256 is 2 of the 4 doublings from 64 to 1024: halfway.
   EXPECT_DOUBLE_EQ(c.at(256), 0.5);
+}
+
+TEST(LogCurve, Log2InterpolateIsTheCurvesOneImplementation) {
+  const std::vector<double> x{64, 1024}, y{0.25, 0.75};
+  EXPECT_DOUBLE_EQ(log2_interpolate(x, y, 32), 0.25);
+  EXPECT_DOUBLE_EQ(log2_interpolate(x, y, 4096), 0.75);
+  // 128 is 1 of the 4 doublings from 64 to 1024: a quarter of the way.
+  EXPECT_DOUBLE_EQ(log2_interpolate(x, y, 128), 0.375);
+  EXPECT_DOUBLE_EQ(log2_interpolate({}, {}, 128), 0);
+  const LogCurve c{x, y};
+  EXPECT_DOUBLE_EQ(c.at(128), log2_interpolate(x, y, 128));
+}
+
+TEST(CalibratedGemmSeconds, FloorPlusScaledMaxOfComputeAndMemory) {
+  // 1e12 FLOP at 1e15 x 0.5 = 2 ms; 4e9 bytes at 4e12 x 0.5 = 2 ms -> equal: 2 ms + 10 us floor.
+  GemmTimeInputs in{.floor_s = 1e-5,
+                    .efficiency = 0.5,
+                    .memory_efficiency = 0.5,
+                    .peak_flops = 1e15,
+                    .copy_bandwidth = 4e12,
+                    .flops = 1e12,
+                    .bytes = 4e9};
+  EXPECT_DOUBLE_EQ(calibrated_gemm_seconds(in), 1e-5 + 2e-3);
+  in.bytes = 8e9;  // memory bound: 4 ms
+  EXPECT_DOUBLE_EQ(calibrated_gemm_seconds(in), 1e-5 + 4e-3);
+  in.compute_scale = 1.5;  // scales the roofline part, not the floor
+  EXPECT_DOUBLE_EQ(calibrated_gemm_seconds(in), 1e-5 + 6e-3);
+  in.compute_scale = 1;
+  in.memory_efficiency = 0;  // no memory term: compute only
+  EXPECT_DOUBLE_EQ(calibrated_gemm_seconds(in), 1e-5 + 2e-3);
+  in.memory_efficiency = 0.5;
+  in.copy_bandwidth = 0;  // no copy bandwidth measured: no memory term either
+  EXPECT_DOUBLE_EQ(calibrated_gemm_seconds(in), 1e-5 + 2e-3);
 }
 
 TEST(TransportCurve, PicksBandByMessageSize) {

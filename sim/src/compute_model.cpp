@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "moetwin/calibrate/profile.hpp"
+
 namespace moetwin {
 
 const char* to_string(OpClass cls) {
@@ -51,14 +53,7 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
 
 double GemmEfficiencyCurve::at(double value) const {
   if (min_dim.empty()) throw std::logic_error("GemmEfficiencyCurve::at: empty curve");
-  if (value <= min_dim.front()) return efficiency.front();
-  if (value >= min_dim.back()) return efficiency.back();
-  const auto upper =
-      static_cast<std::size_t>(std::upper_bound(min_dim.begin(), min_dim.end(), value) - min_dim.begin());
-  const std::size_t lower = upper - 1;
-  const double f = (std::log2(value) - std::log2(min_dim[lower])) /
-                   (std::log2(min_dim[upper]) - std::log2(min_dim[lower]));
-  return efficiency[lower] + (efficiency[upper] - efficiency[lower]) * f;
+  return log2_interpolate(min_dim, efficiency, value);
 }
 
 double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
@@ -73,13 +68,15 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
     throw std::logic_error("kernel_seconds: calibration without peak or reference efficiency");
   const bool small_k = dims.k < dims.m && dims.k < dims.n;
   const GemmEfficiencyCurve& curve = small_k && !cal.small_k[c].empty() ? cal.small_k[c] : cal.curve[c];
-  const double eff = curve.at(std::min({dims.m, dims.n, dims.k}));
-  double t = flops / (cal.peak_flops * eff);
-  if (curve.memory_efficiency > 0 && cal.copy_bandwidth > 0)
-    t = std::max(t, bytes / (cal.copy_bandwidth * curve.memory_efficiency));
   // efficiency[] divided by a factor since the calibration was attached scales the roofline part.
-  const double scale = cal.reference_efficiency[c] / profile.efficiency[c];
-  return curve.floor_s + t * scale;
+  return calibrated_gemm_seconds({.floor_s = curve.floor_s,
+                                  .efficiency = curve.at(std::min({dims.m, dims.n, dims.k})),
+                                  .memory_efficiency = curve.memory_efficiency,
+                                  .peak_flops = cal.peak_flops,
+                                  .copy_bandwidth = cal.copy_bandwidth,
+                                  .flops = flops,
+                                  .bytes = bytes,
+                                  .compute_scale = cal.reference_efficiency[c] / profile.efficiency[c]});
 }
 
 TimeNs to_ns(double seconds) {

@@ -73,6 +73,26 @@ TEST(CalibratedKernel, CurveFloorAndMemoryTermByHand) {
   EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 1e12, 0, {8192, 8192, 8192}), 1e-5 + 1e12 / 7.5e14);
 }
 
+TEST(CalibratedKernel, SameTimeAsTheProfilesOwnFormula) {
+  // The simulator and CalibrationProfile::gemm_time_s share calibrated_gemm_seconds: the same curve
+  // gives the same seconds for a compute-bound, a memory-bound and a clamped shape.
+  const ComputeProfile sim = hand_profile();
+  CalibrationProfile prof;
+  prof.peak_bf16_flops = 1e15;
+  prof.d2d_bandwidth = 4e12;
+  GemmCurve g;
+  g.floor_s = 1e-5;
+  g.efficiency = {{64, 1024}, {0.25, 0.75}};
+  g.memory_efficiency = 0.5;
+  prof.gemm["gemm"] = g;
+  for (const GemmDims d : {GemmDims{256, 4096, 4096}, GemmDims{64, 4096, 4096}, GemmDims{8192, 8192, 8192}}) {
+    const double flops = 2 * d.m * d.n * d.k;
+    EXPECT_EQ(kernel_seconds(sim, OpClass::gemm, flops, gemm_bytes(d.m, d.n, d.k, 1), d),
+              *prof.gemm_time_s("gemm", d.m, d.n, d.k, 1))
+        << d.m;
+  }
+}
+
 TEST(CalibratedKernel, FittedTimeScaleScalesTheRooflinePart) {
   ComputeProfile p = hand_profile();
   // What workload.cpp does with SimProfile::compute_time_scale = 2: every efficiency halved.

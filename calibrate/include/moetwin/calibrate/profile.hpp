@@ -4,6 +4,7 @@
 //
 //   GEMM time  t = floor_s + max(flops / (peak_bf16_flops * efficiency(min_dim)),
 //                                bytes / (d2d_bandwidth * memory_efficiency))
+//              (calibrated_gemm_seconds below: the one implementation, also the fitter's and sim's)
 //              bytes: bf16 operands + result (gemm_bytes); the memory term (schema 2) is what small-m
 //              grouped GEMMs pay: they read every expert's weights for few tokens.
 //              efficiency: piecewise linear in log2 of the GEMM's smallest dimension (per GEMM of a
@@ -26,11 +27,16 @@ namespace moetwin {
 // 2: GEMM curves carry memory_efficiency. Schema 1 files are still read (memory_efficiency 0).
 inline constexpr int kCalibrationProfileSchemaVersion = 2;
 
+// y at `value` on the points (x ascending, one y per x): linear in log2(x) between points, constant
+// beyond the ends, 0 without points. The one implementation of the profile's curves (LogCurve::at and
+// the simulator's GEMM efficiency curves, sim/src/compute_model.cpp).
+double log2_interpolate(const std::vector<double>& x, const std::vector<double>& y, double value);
+
 // y as a function of x, linear in log2(x) between points, constant beyond the ends. x ascending.
 struct LogCurve {
   std::vector<double> x;
   std::vector<double> y;
-  double at(double value) const;
+  double at(double value) const { return log2_interpolate(x, y, value); }
 };
 
 struct GemmCurve {
@@ -105,6 +111,25 @@ struct CalibrationProfile {
 
 // Bytes of one (batched) bf16 GEMM call: 2 x (m k + k n + m n) x batch.
 double gemm_bytes(double m, double n, double k, double batch);
+
+// The calibrated GEMM time of one call, written once: CalibrationProfile::gemm_time_s, the fitter's
+// leave-one-out and held-back checks, and the simulator's kernel_seconds all call it.
+//   t = floor_s + compute_scale x max(flops / (peak_flops x efficiency),
+//                                     bytes / (copy_bandwidth x memory_efficiency))
+// No memory term when memory_efficiency or copy_bandwidth is 0.
+struct GemmTimeInputs {
+  double floor_s = 0;            // fixed cost per call, s
+  double efficiency = 0;         // the curve at the GEMM's smallest dimension, fraction of peak_flops
+  double memory_efficiency = 0;  // fraction of copy_bandwidth; 0 = no memory term
+  double peak_flops = 0;         // FLOP/s
+  double copy_bandwidth = 0;     // device-to-device copy, bytes read + written per s
+  double flops = 0;              // of the whole call (all GEMMs of a batch)
+  double bytes = 0;              // operands + results of the whole call
+  // Multiplies the roofline part (not the floor): the simulator's compute_time_scale relative to
+  // when the calibration was attached; 1 everywhere else.
+  double compute_scale = 1;
+};
+double calibrated_gemm_seconds(const GemmTimeInputs& in);
 
 // The curve a GEMM uses: "<op>.small_k" when k < m and k < n, else "<op>".
 std::string gemm_curve_key(const std::string& op, double m, double n, double k);

@@ -25,7 +25,8 @@ inline constexpr int kOpClasses = 4;
 const char* to_string(OpClass cls);
 
 // Efficiency (fraction of ComputeCalibration::peak_flops) as a function of a GEMM's smallest
-// dimension: linear in log2(min_dim) between points, constant beyond the ends (calibrate's LogCurve).
+// dimension: linear in log2(min_dim) between points, constant beyond the ends (calibrate's
+// log2_interpolate, the one implementation; the time formula is calibrate's calibrated_gemm_seconds).
 struct GemmEfficiencyCurve {
   std::vector<double> min_dim;     // ascending, elements
   std::vector<double> efficiency;  // one per min_dim, in (0, 1]

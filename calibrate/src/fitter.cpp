@@ -40,11 +40,15 @@ const Experiment* find_experiment(const CalibrationDb& db, const std::string& na
   return it == db.experiments.end() || it->second.samples.empty() ? nullptr : &it->second;
 }
 
-// The GEMM model of one op class: t = floor_s + max(flops / (peak x efficiency(min_dim)),
-// bytes / (copy bandwidth x memory_efficiency)); memory_efficiency 0 = no memory term.
+// The GEMM model of one op class: t = max(floor_s, floor_s - hidden_floor_s + work), work =
+// max(flops / (peak x efficiency(min_dim)), bytes / (copy bandwidth x memory_efficiency));
+// memory_efficiency 0 = no memory term, hidden_floor_s 0 = floor and work add up.
 struct GemmModel {
   double floor_s = 0;
   double memory_efficiency = 0;
+  double hidden_floor_s = 0;
+  // What the GPU adds to a call's work: the floor less its part hidden behind the work.
+  double gpu_floor_s() const { return floor_s - hidden_floor_s; }
 };
 
 double shape_bytes(const Shape& s) {
@@ -55,11 +59,12 @@ double shape_bytes(const Shape& s) {
 // shapes the memory term does not bind (a memory-bound call says nothing about the compute rate) and
 // that take at least 1.5x the floor (launch-bound calls neither: 256^3 in 11 us over a 10 us floor
 // would claim 4 % of peak), merged by median per smallest dimension. Empty when no shape informs it.
+// The work of such a call is t - (floor - hidden floor): the hidden part overlapped it.
 LogCurve efficiency_curve(const std::vector<const Shape*>& shapes, const GemmModel& model, double peak,
                           double copy_bw) {
   std::vector<std::pair<double, double>> points;
   for (const Shape* s : shapes) {
-    const double work = s->t - model.floor_s;
+    const double work = s->t - model.gpu_floor_s();
     if (!(work > 0) || s->t < 1.5 * model.floor_s) continue;
     if (model.memory_efficiency > 0 && shape_bytes(*s) / (copy_bw * model.memory_efficiency) >= work)
       continue;
@@ -71,6 +76,7 @@ LogCurve efficiency_curve(const std::vector<const Shape*>& shapes, const GemmMod
 double predicted_s(const Shape& s, const LogCurve& curve, const GemmModel& model, double peak,
                    double copy_bw) {
   return calibrated_gemm_seconds({.floor_s = model.floor_s,
+                                  .hidden_floor_s = model.hidden_floor_s,
                                   .efficiency = curve.at(std::min({s.m, s.n, s.k})),
                                   .memory_efficiency = model.memory_efficiency,
                                   .peak_flops = peak,
@@ -94,10 +100,11 @@ std::map<std::string, LogCurve> class_curves(const std::vector<const Shape*>& cl
 }
 
 // Grid search over the floor (0 .. 0.98 x the fastest trained call of any class, in 2 % steps: a
-// per-call cost common to all kernels cannot exceed the fastest call) and the memory efficiency
-// (none, or 0.50 .. 1.30 of the copy bandwidth in 0.02 steps: above 1 where operands stay in L2),
-// minimising the sum of squared relative leave-one-out errors of the class's trained shapes. First
-// minimum in grid order wins (deterministic). Classes too small for leave-one-out keep 0.9 x fastest
+// per-call cost common to all kernels cannot exceed the fastest call), the part of it hidden behind
+// longer calls' work (0 .. 1 x the floor in 10 % steps, 0 first) and the memory efficiency (none, or
+// 0.50 .. 1.30 of the copy bandwidth in 0.02 steps: above 1 where operands stay in L2), minimising the
+// sum of squared relative leave-one-out errors of the class's trained shapes. First minimum in grid
+// order wins (deterministic). Classes too small for leave-one-out keep 0.9 x fastest, no hidden part
 // and no memory term.
 GemmModel select_gemm_model(const std::vector<const Shape*>& cls, double fastest, double peak,
                             double copy_bw) {
@@ -106,34 +113,37 @@ GemmModel select_gemm_model(const std::vector<const Shape*>& cls, double fastest
   std::vector<double> memory_grid{0};
   for (int i = 50; i <= 130; i += 2) memory_grid.push_back(i / 100.0);
   for (int f = 0; f < 50; ++f) {
-    for (const double me : memory_grid) {
-      const GemmModel model{fastest * f / 50.0, me};
-      double score = 0;
-      bool complete = true;
-      for (std::size_t i = 0; i < cls.size() && complete; ++i) {
-        const Shape& s = *cls[i];
-        const std::string key = gemm_curve_key(s.op, s.m, s.n, s.k);
-        // The curve the held-out shape would use: its key's, else the class's plain curve.
-        LogCurve curve;
-        for (const std::string& k : {key, s.op}) {
-          std::vector<const Shape*> rest;
-          for (std::size_t j = 0; j < cls.size(); ++j) {
-            if (j != i && gemm_curve_key(cls[j]->op, cls[j]->m, cls[j]->n, cls[j]->k) == k)
-              rest.push_back(cls[j]);
+    for (int h = 0; h <= 10; ++h) {
+      for (const double me : memory_grid) {
+        const double floor_s = fastest * f / 50.0;
+        const GemmModel model{floor_s, me, floor_s * (h / 10.0)};  // h = 10: all of it, exactly
+        double score = 0;
+        bool complete = true;
+        for (std::size_t i = 0; i < cls.size() && complete; ++i) {
+          const Shape& s = *cls[i];
+          const std::string key = gemm_curve_key(s.op, s.m, s.n, s.k);
+          // The curve the held-out shape would use: its key's, else the class's plain curve.
+          LogCurve curve;
+          for (const std::string& k : {key, s.op}) {
+            std::vector<const Shape*> rest;
+            for (std::size_t j = 0; j < cls.size(); ++j) {
+              if (j != i && gemm_curve_key(cls[j]->op, cls[j]->m, cls[j]->n, cls[j]->k) == k)
+                rest.push_back(cls[j]);
+            }
+            curve = efficiency_curve(rest, model, peak, copy_bw);
+            if (!curve.x.empty()) break;
           }
-          curve = efficiency_curve(rest, model, peak, copy_bw);
-          if (!curve.x.empty()) break;
+          if (curve.x.empty()) {
+            complete = false;
+            break;
+          }
+          const double e = (predicted_s(s, curve, model, peak, copy_bw) - s.t) / s.t;
+          score += e * e;
         }
-        if (curve.x.empty()) {
-          complete = false;
-          break;
+        if (complete && score < best_score) {
+          best_score = score;
+          best = model;
         }
-        const double e = (predicted_s(s, curve, model, peak, copy_bw) - s.t) / s.t;
-        score += e * e;
-      }
-      if (complete && score < best_score) {
-        best_score = score;
-        best = model;
       }
     }
   }
@@ -245,6 +255,7 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
       GemmCurve g;
       g.floor_s = model.floor_s;
       g.memory_efficiency = model.memory_efficiency;
+      g.hidden_floor_s = model.hidden_floor_s;
       g.efficiency = std::move(curve);
       p.gemm[key] = std::move(g);
     }

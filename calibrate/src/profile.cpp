@@ -46,7 +46,8 @@ double calibrated_gemm_seconds(const GemmTimeInputs& in) {
   double t = in.flops / (in.peak_flops * in.efficiency);
   if (in.memory_efficiency > 0 && in.copy_bandwidth > 0)
     t = std::max(t, in.bytes / (in.copy_bandwidth * in.memory_efficiency));
-  return in.floor_s + t * in.compute_scale;
+  // hidden_floor_s 0: max(floor, floor + work) = floor + work, exactly (rounding is monotonic).
+  return std::max(in.floor_s, in.floor_s - in.hidden_floor_s + t * in.compute_scale);
 }
 
 std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, double m, double n, double k,
@@ -56,6 +57,7 @@ std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, dou
   if (it == gemm.end() || peak_bf16_flops <= 0) return std::nullopt;
   const GemmCurve& g = it->second;
   return calibrated_gemm_seconds({.floor_s = g.floor_s,
+                                  .hidden_floor_s = g.hidden_floor_s,
                                   .efficiency = g.efficiency.at(std::min({m, n, k})),
                                   .memory_efficiency = g.memory_efficiency,
                                   .peak_flops = peak_bf16_flops,
@@ -236,7 +238,8 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
   const toml::table root_table = parse_toml(text, path);
   Reader root(root_table, path, "");
   CalibrationProfile p;
-  // Schema 1 (no memory term) is still read; its curves get memory_efficiency 0.
+  // Schema 1 (no memory term) and 2 (no floor overlap) are still read; their curves get
+  // memory_efficiency 0 (schema 1) and hidden_floor_s 0 (both).
   p.schema_version = root.integer("schema_version", 1, kCalibrationProfileSchemaVersion);
   p.gpu = root.string("gpu");
   p.measured_gpu = root.string("measured_gpu");
@@ -264,6 +267,7 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
       g.floor_s = r.number("floor_s", 0, 1);
       g.efficiency = read_curve(r, "min_dim", "efficiency", 1.0);
       if (p.schema_version >= 2) g.memory_efficiency = r.number("memory_efficiency", 0, 2);
+      if (p.schema_version >= 3) g.hidden_floor_s = r.number("hidden_floor_s", 0, g.floor_s);
       g.heldout_shapes = r.integer("heldout_shapes", 0, 1000000);
       g.heldout_median_error = r.number("heldout_median_error", 0, 1e6);
       g.heldout_max_error = r.number("heldout_max_error", 0, 1e6);
@@ -316,9 +320,10 @@ CalibrationProfile load_calibration_profile(const std::string& path) {
 std::string format_calibration_profile(const CalibrationProfile& p) {
   std::ostringstream o;
   o << "# moetwin calibration profile (written by `moetwin-calibrate fit`; see calibrate/README.md).\n"
-    << "# GEMM: t = floor_s + max(flops / (peak_bf16_flops * efficiency(min_dim)),\n"
-    << "#                         bytes / (d2d_copy_bandwidth * memory_efficiency)), efficiency linear in\n"
-    << "# log2(min_dim), bytes = bf16 A + B + C (memory_efficiency 0: no memory term).\n"
+    << "# GEMM: t = max(floor_s, floor_s - hidden_floor_s + work), work = max(flops / (peak_bf16_flops *\n"
+    << "# efficiency(min_dim)), bytes / (d2d_copy_bandwidth * memory_efficiency)), efficiency linear in\n"
+    << "# log2(min_dim), bytes = bf16 A + B + C (memory_efficiency 0: no memory term; hidden_floor_s: the\n"
+    << "# part of the floor that overlaps a longer call's work, 0: floor and work add up).\n"
     << "# Kernels: bandwidth (bytes read + written per s) vs bytes moved. Transports:\n"
     << "# t = latency_s + bytes / bandwidth of the band with the largest min_bytes <= bytes.\n"
     << "schema_version = " << p.schema_version << '\n'
@@ -340,6 +345,7 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
       << "min_dim = " << array(g.efficiency.x) << '\n'
       << "efficiency = " << array(g.efficiency.y) << '\n';
     if (p.schema_version >= 2) o << "memory_efficiency = " << format_exact(g.memory_efficiency) << '\n';
+    if (p.schema_version >= 3) o << "hidden_floor_s = " << format_exact(g.hidden_floor_s) << '\n';
     o << "heldout_shapes = " << g.heldout_shapes << '\n'
       << "heldout_median_error = " << format_exact(g.heldout_median_error) << '\n'
       << "heldout_max_error = " << format_exact(g.heldout_max_error) << '\n'

@@ -83,6 +83,7 @@ GemmEfficiencyCurve to_curve(const GemmCurve& g) {
   c.efficiency = g.efficiency.y;
   c.floor_s = g.floor_s;
   c.memory_efficiency = g.memory_efficiency;
+  c.hidden_floor_s = g.hidden_floor_s;
   return c;
 }
 

@@ -70,6 +70,7 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
   const GemmEfficiencyCurve& curve = small_k && !cal.small_k[c].empty() ? cal.small_k[c] : cal.curve[c];
   // efficiency[] divided by a factor since the calibration was attached scales the roofline part.
   return calibrated_gemm_seconds({.floor_s = curve.floor_s,
+                                  .hidden_floor_s = curve.hidden_floor_s,
                                   .efficiency = curve.at(std::min({dims.m, dims.n, dims.k})),
                                   .memory_efficiency = curve.memory_efficiency,
                                   .peak_flops = cal.peak_flops,

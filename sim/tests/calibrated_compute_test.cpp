@@ -93,6 +93,20 @@ TEST(CalibratedKernel, SameTimeAsTheProfilesOwnFormula) {
   }
 }
 
+TEST(CalibratedKernel, HiddenFloorOverlapsTheWorkOfLongerCalls) {
+  ComputeProfile p = hand_profile();
+  p.calibration->curve[static_cast<int>(OpClass::gemm)].hidden_floor_s = 6e-6;
+  // 256 x 4096 x 4096: 17.179869184 us of work after the 10 - 6 = 4 us the GPU adds.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
+                   4e-6 + 8589934592.0 / 5e14);
+  // 1024^3 at 0.75: 2.86 us of work, 4 + 2.86 < 10 us: the floor.
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 2147483648.0, 1e3, {1024, 1024, 1024}), 1e-5);
+  // The fitted time scale (2) doubles the work, not the floor: 4 + 2 x 17.18 us.
+  for (double& e : p.efficiency) e /= 2;
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
+                   4e-6 + 2 * (8589934592.0 / 5e14));
+}
+
 TEST(CalibratedKernel, FittedTimeScaleScalesTheRooflinePart) {
   ComputeProfile p = hand_profile();
   // What workload.cpp does with SimProfile::compute_time_scale = 2: every efficiency halved.

@@ -2,9 +2,15 @@
 // Written by the fitter (`moetwin-calibrate fit`) as a versioned TOML file under calibrate/profiles/,
 // read here without HDF5 or CUDA, so sim can depend on this library alone (moetwin::calibrate_profile).
 //
-//   GEMM time  t = floor_s + max(flops / (peak_bf16_flops * efficiency(min_dim)),
-//                                bytes / (d2d_bandwidth * memory_efficiency))
+//   GEMM time  t = max(floor_s, floor_s - hidden_floor_s + max(flops / (peak_bf16_flops *
+//   efficiency(min_dim)),
+//                                                              bytes / (d2d_bandwidth * memory_efficiency)))
 //              (calibrated_gemm_seconds below: the one implementation, also the fitter's and sim's)
+//              floor_s: the time of a call too small to matter (launch-bound), s. hidden_floor_s
+//              (schema 3): the part of floor_s that runs concurrently with a larger call's GPU work when
+//              calls are issued back to back (cuBLASLt's host-side setup and the launch, hidden behind
+//              the previous call's kernel); the GPU itself adds only floor_s - hidden_floor_s to the
+//              work. 0 = floor and work add up (schema <= 2).
 //              bytes: bf16 operands + result (gemm_bytes); the memory term (schema 2) is what small-m
 //              grouped GEMMs pay: they read every expert's weights for few tokens.
 //              efficiency: piecewise linear in log2 of the GEMM's smallest dimension (per GEMM of a
@@ -25,7 +31,8 @@
 namespace moetwin {
 
 // 2: GEMM curves carry memory_efficiency. Schema 1 files are still read (memory_efficiency 0).
-inline constexpr int kCalibrationProfileSchemaVersion = 2;
+// 3: GEMM curves carry hidden_floor_s. Schema 1 and 2 files are still read (hidden_floor_s 0).
+inline constexpr int kCalibrationProfileSchemaVersion = 3;
 
 // y at `value` on the points (x ascending, one y per x): linear in log2(x) between points, constant
 // beyond the ends, 0 without points. The one implementation of the profile's curves (LogCurve::at and
@@ -45,6 +52,9 @@ struct GemmCurve {
   // Memory term (schema 2): the call takes at least bytes / (d2d_bandwidth * memory_efficiency) after
   // the floor, bytes = operands + result. 0 = no memory term (schema 1 profiles).
   double memory_efficiency = 0;
+  // Floor overlap (schema 3): the part of floor_s hidden behind the GPU work of calls that take longer
+  // than the floor, s, in [0, floor_s]. 0 = additive floor (schema 1 and 2 profiles).
+  double hidden_floor_s = 0;
   // Held-back validation: shapes not used in the fit, relative time error |pred - meas| / meas.
   int heldout_shapes = 0;
   double heldout_median_error = 0;
@@ -114,11 +124,13 @@ double gemm_bytes(double m, double n, double k, double batch);
 
 // The calibrated GEMM time of one call, written once: CalibrationProfile::gemm_time_s, the fitter's
 // leave-one-out and held-back checks, and the simulator's kernel_seconds all call it.
-//   t = floor_s + compute_scale x max(flops / (peak_flops x efficiency),
-//                                     bytes / (copy_bandwidth x memory_efficiency))
-// No memory term when memory_efficiency or copy_bandwidth is 0.
+//   t = max(floor_s, floor_s - hidden_floor_s
+//                    + compute_scale x max(flops / (peak_flops x efficiency),
+//                                          bytes / (copy_bandwidth x memory_efficiency)))
+// No memory term when memory_efficiency or copy_bandwidth is 0; hidden_floor_s 0: floor_s + work.
 struct GemmTimeInputs {
-  double floor_s = 0;            // fixed cost per call, s
+  double floor_s = 0;            // time of a launch-bound call, s
+  double hidden_floor_s = 0;     // part of floor_s that overlaps a longer call's work, s
   double efficiency = 0;         // the curve at the GEMM's smallest dimension, fraction of peak_flops
   double memory_efficiency = 0;  // fraction of copy_bandwidth; 0 = no memory term
   double peak_flops = 0;         // FLOP/s

@@ -6,9 +6,11 @@
 //
 // Calibrated GEMM-class kernels (gemm, grouped_gemm, attention) need the GEMM's shape, so they go
 // through the kernel_seconds overload taking GemmDims:
-//   t = floor_s + max(flops / (peak x efficiency(min_dim)), bytes / (copy bandwidth x memory_efficiency))
-// (the memory term only where the profile has one, schema 2). The overload without dims, elementwise
-// kernels and GPUs without a profile keep the catalog roofline.
+//   t = max(floor_s, floor_s - hidden_floor_s + work),
+//   work = max(flops / (peak x efficiency(min_dim)), bytes / (copy bandwidth x memory_efficiency))
+// (the memory term only where the profile has one, schema 2; hidden_floor_s from schema 3, else 0:
+// floor + work). The formula is calibrate's calibrated_gemm_seconds. The overload without dims,
+// elementwise kernels and GPUs without a profile keep the catalog roofline.
 #pragma once
 
 #include <optional>
@@ -32,6 +34,7 @@ struct GemmEfficiencyCurve {
   std::vector<double> efficiency;  // one per min_dim, in (0, 1]
   double floor_s = 0;              // fixed cost per call, s
   double memory_efficiency = 0;    // of ComputeCalibration::copy_bandwidth; 0 = no memory term
+  double hidden_floor_s = 0;       // part of floor_s overlapping a longer call's work, s; 0 = additive
   bool empty() const { return min_dim.empty(); }
   double at(double value) const;
 };

@@ -8,6 +8,7 @@
 
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "sample_calibration_profile.hpp"
 
 namespace moetwin {
 namespace {
@@ -22,21 +23,8 @@ std::string error_of(const std::string& text) {
 }
 
 CalibrationProfile sample_profile() {
-  CalibrationProfile p;
-  p.gpu = "H200-SXM";
-  p.measured_gpu = "NVIDIA H200";
-  p.source_db = "db.h5";
-  p.git_revision = "abc";
-  p.measured_at = "2026-11-29T09:00:00Z";
-  p.peak_bf16_flops = 1e15;
-  p.launch_sync_s = 1e-5;
-  p.launch_back_to_back_s = 4e-6;
-  p.launch_graph_s = 5e-7;
-  p.d2d_bandwidth = 4e12;
-  GemmCurve g;
-  g.floor_s = 1e-5;
-  g.efficiency = {{64, 1024}, {0.25, 0.75}};
-  g.memory_efficiency = 0.5;
+  CalibrationProfile p = sample_calibration_profile("H200-SXM", "NVIDIA H200");
+  GemmCurve g = sample_gemm_curve();
   g.heldout_shapes = 3;
   g.heldout_median_error = 0.01;
   g.heldout_max_error = 0.04;

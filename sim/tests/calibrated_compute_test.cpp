@@ -15,6 +15,8 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
+// The sample profile calibrate's profile tests use too.
+#include "../../calibrate/tests/sample_calibration_profile.hpp"
 
 namespace moetwin {
 namespace {
@@ -77,14 +79,8 @@ TEST(CalibratedKernel, SameTimeAsTheProfilesOwnFormula) {
   // The simulator and CalibrationProfile::gemm_time_s share calibrated_gemm_seconds: the same curve
   // gives the same seconds for a compute-bound, a memory-bound and a clamped shape.
   const ComputeProfile sim = hand_profile();
-  CalibrationProfile prof;
-  prof.peak_bf16_flops = 1e15;
-  prof.d2d_bandwidth = 4e12;
-  GemmCurve g;
-  g.floor_s = 1e-5;
-  g.efficiency = {{64, 1024}, {0.25, 0.75}};
-  g.memory_efficiency = 0.5;
-  prof.gemm["gemm"] = g;
+  CalibrationProfile prof = sample_calibration_profile("X", "X");
+  prof.gemm["gemm"] = sample_gemm_curve();
   for (const GemmDims d : {GemmDims{256, 4096, 4096}, GemmDims{64, 4096, 4096}, GemmDims{8192, 8192, 8192}}) {
     const double flops = 2 * d.m * d.n * d.k;
     EXPECT_EQ(kernel_seconds(sim, OpClass::gemm, flops, gemm_bytes(d.m, d.n, d.k, 1), d),
@@ -131,21 +127,8 @@ TEST(CalibratedKernel, CatalogRooflineWithoutDimsCurveOrCalibration) {
 }
 
 CalibrationProfile small_profile(const std::string& gpu) {
-  CalibrationProfile p;
-  p.gpu = gpu;
-  p.measured_gpu = "NVIDIA " + gpu;
-  p.source_db = "db.h5";
-  p.git_revision = "abc";
-  p.measured_at = "2026-11-29T09:00:00Z";
-  p.peak_bf16_flops = 1e15;
-  p.launch_sync_s = 1e-5;
-  p.launch_back_to_back_s = 4e-6;
-  p.launch_graph_s = 5e-7;
-  p.d2d_bandwidth = 4e12;
-  GemmCurve g;
-  g.floor_s = 1e-5;
-  g.efficiency = {{64, 1024}, {0.25, 0.75}};
-  g.memory_efficiency = 0.5;
+  CalibrationProfile p = sample_calibration_profile(gpu, "NVIDIA " + gpu);
+  GemmCurve g = sample_gemm_curve();
   p.gemm["grouped_gemm"] = g;
   g.efficiency = {{64}, {0.2}};
   p.gemm["grouped_gemm.small_k"] = g;

@@ -318,6 +318,9 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
       result.nvlink = fit_nvlink_collectives(points, *o.instance, *o.gpu_spec, o.source_db);
       p.nvlink = result.nvlink->fit;
     }
+    std::string buffer;
+    const std::vector<FabricPoint> fabric = efa_fabric_points(db, buffer);
+    if (!fabric.empty()) p.efa = fit_efa_fabric(fabric, *o.instance, buffer, o.source_db);
   }
   return result;
 }

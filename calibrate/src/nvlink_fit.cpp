@@ -32,10 +32,10 @@ double median(std::vector<double> v) {
 }
 
 // Bands of one op from (message, implied factor) pairs: one band per distinct message, median factor.
-NvlinkEfficiencyBands bands_of(const std::vector<std::pair<double, double>>& message_factor) {
+EfficiencyBands bands_of(const std::vector<std::pair<double, double>>& message_factor) {
   std::map<double, std::vector<double>> by_message;
   for (const auto& [message, factor] : message_factor) by_message[message].push_back(factor);
-  NvlinkEfficiencyBands b;
+  EfficiencyBands b;
   for (const auto& [message, factors] : by_message) {
     b.min_bytes.push_back(b.min_bytes.empty() ? 0.0 : message);
     b.factor.push_back(median(factors));
@@ -43,7 +43,7 @@ NvlinkEfficiencyBands bands_of(const std::vector<std::pair<double, double>>& mes
   return b;
 }
 
-EfficiencyCurve curve_of(const NvlinkEfficiencyBands& b) {
+EfficiencyCurve curve_of(const EfficiencyBands& b) {
   std::vector<EfficiencyCurve::Band> bands;
   for (std::size_t i = 0; i < b.min_bytes.size(); ++i) bands.push_back({b.min_bytes[i], b.factor[i]});
   return EfficiencyCurve(std::move(bands), InputLocation{"calibration profile [nvlink]", 0});
@@ -80,6 +80,48 @@ CollectiveParams nvlink_collective_params(const NvlinkCollectiveFit& fit, Collec
   for (const auto& [op, bands] : fit.curves)
     base.nvlink_efficiency_by_kind.emplace(nvlink_op_kind(op, "[nvlink]"), curve_of(bands));
   return base;
+}
+
+CollectiveParams efa_collective_params(const EfaFabricFit& fit, CollectiveParams base) {
+  base.efa_step_latency_s = fit.step_latency_s;
+  base.efa_efficiency = curve_of(fit.efficiency);
+  return base;
+}
+
+EfaFabricFit fit_efa_fabric(const std::vector<FabricPoint>& points, const InstanceSpec& instance,
+                            const std::string& buffer, const std::string& source) {
+  std::map<double, double> stream, latency;  // bytes -> seconds (a repeated size keeps the last)
+  for (const FabricPoint& p : points) {
+    if (!(p.bytes > 0) || !(p.seconds > 0) || !std::isfinite(p.seconds)) {
+      throw InputError({source, 0}, std::string("fabric.efa ") + (p.stream ? "stream" : "latency"),
+                       format_exact(p.bytes) + " bytes in " + format_exact(p.seconds) + " s",
+                       "expected bytes > 0 and seconds > 0");
+    }
+    (p.stream ? stream : latency)[p.bytes] = p.seconds;
+  }
+  if (stream.empty() || latency.empty()) {
+    throw InputError({source, 0}, "fabric.efa", stream.empty() ? "no streamed sizes" : "no ping-pong sizes",
+                     "expected both (moetwin-calibrate fabric runs ping-pong and streaming)");
+  }
+  EfaFabricFit f;
+  f.instance = instance.name;
+  f.buffer = buffer;
+  f.step_latency_s = latency.begin()->second;
+  for (const auto& [bytes, seconds] : stream) {
+    f.efficiency.min_bytes.push_back(f.efficiency.min_bytes.empty() ? 0.0 : bytes);
+    f.efficiency.factor.push_back(std::clamp(bytes / (seconds * instance.nic_bandwidth), 1e-6, 1.0));
+  }
+  const EfficiencyCurve curve = curve_of(f.efficiency);
+  std::vector<double> errors;
+  for (const auto& [bytes, seconds] : latency) {
+    const double predicted = f.step_latency_s + bytes / (instance.nic_bandwidth * curve.factor(bytes));
+    errors.push_back(std::abs(predicted - seconds) / seconds);
+  }
+  std::sort(errors.begin(), errors.end());
+  f.points = static_cast<int>(stream.size() + latency.size());
+  f.median_error = median(errors);
+  f.max_error = errors.back();
+  return f;
 }
 
 NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, const InstanceSpec& instance,

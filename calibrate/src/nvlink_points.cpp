@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "moetwin/calibrate/fitter.hpp"
+#include "moetwin/common/input_error.hpp"
 
 namespace moetwin {
 
@@ -33,6 +34,26 @@ std::vector<NvlinkPoint> nvlink_points(const CalibrationDb& db, int max_ranks) {
   std::sort(out.begin(), out.end(), [](const NvlinkPoint& a, const NvlinkPoint& b) {
     return std::tie(a.op, a.ranks, a.bytes) < std::tie(b.op, b.ranks, b.bytes);
   });
+  return out;
+}
+
+std::vector<FabricPoint> efa_fabric_points(const CalibrationDb& db, std::string& buffer) {
+  std::vector<FabricPoint> out;
+  buffer.clear();
+  for (const char* kind : {"fabric_latency", "fabric_bandwidth"}) {
+    for (const Experiment* e : db.of_kind(kind)) {
+      const auto provider = e->labels.find("provider");
+      if (provider == e->labels.end() || provider->second != "efa") continue;
+      const auto b = e->labels.find("buffer");
+      const std::string where = b == e->labels.end() ? "host" : b->second;
+      if (!buffer.empty() && where != buffer) {
+        throw InputError({e->name, 0}, "label buffer", where,
+                         "the same buffer kind (" + buffer + ") for every efa run of one profile");
+      }
+      buffer = where;
+      out.push_back({std::string(kind) == "fabric_bandwidth", e->param("bytes"), e->stats().median});
+    }
+  }
   return out;
 }
 

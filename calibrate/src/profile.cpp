@@ -198,6 +198,34 @@ bool is_nvlink_op(const std::string& op) {
          op == "send_recv";
 }
 
+EfficiencyBands read_bands(Reader c) {
+  EfficiencyBands b;
+  b.min_bytes = c.numbers("min_bytes", 0, 1e15, true);
+  b.factor = c.numbers("factor", 1e-6, 1, false);
+  if (b.factor.size() != b.min_bytes.size()) {
+    c.fail("factor", std::to_string(b.factor.size()) + " values",
+           std::to_string(b.min_bytes.size()) + " values, one per min_bytes");
+  }
+  if (b.min_bytes.front() != 0) c.fail("min_bytes", format_exact(b.min_bytes.front()), "a first band at 0");
+  c.finish();
+  return b;
+}
+
+EfaFabricFit read_efa(Reader r) {
+  EfaFabricFit f;
+  f.instance = r.string("instance");
+  f.buffer = r.string("buffer");
+  if (f.buffer != "host" && f.buffer != "cuda")
+    r.fail("buffer", "\"" + f.buffer + "\"", "\"host\" or \"cuda\"");
+  f.step_latency_s = r.number("step_latency_s", 0, 1);
+  f.points = r.integer("points", 0, 1000000);
+  f.median_error = r.number("median_error", 0, 1e6);
+  f.max_error = r.number("max_error", 0, 1e6);
+  f.efficiency = read_bands(Reader(r.table("efficiency"), r.path(), r.prefix() + "efficiency."));
+  r.finish();
+  return f;
+}
+
 NvlinkCollectiveFit read_nvlink(Reader r) {
   NvlinkCollectiveFit f;
   for (const double n : r.numbers("ranks", 2, 1024, true)) {
@@ -215,17 +243,7 @@ NvlinkCollectiveFit read_nvlink(Reader r) {
   for (const std::string& op : ops.keys()) {
     if (!is_nvlink_op(op))
       ops.fail(op, "a table", "one of all_reduce, reduce_scatter, all_gather, all_to_all, send_recv");
-    Reader c(ops.table(op), r.path(), ops.prefix() + op + ".");
-    NvlinkEfficiencyBands b;
-    b.min_bytes = c.numbers("min_bytes", 0, 1e15, true);
-    b.factor = c.numbers("factor", 1e-6, 1, false);
-    if (b.factor.size() != b.min_bytes.size()) {
-      c.fail("factor", std::to_string(b.factor.size()) + " values",
-             std::to_string(b.min_bytes.size()) + " values, one per min_bytes");
-    }
-    if (b.min_bytes.front() != 0) c.fail("min_bytes", format_exact(b.min_bytes.front()), "a first band at 0");
-    c.finish();
-    f.curves[op] = b;
+    f.curves[op] = read_bands(Reader(ops.table(op), r.path(), ops.prefix() + op + "."));
   }
   ops.finish();
   r.finish();
@@ -309,6 +327,7 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
     names.finish();
   }
   if (root.has("nvlink")) p.nvlink = read_nvlink(Reader(root.table("nvlink"), path, "nvlink."));
+  if (root.has("efa")) p.efa = read_efa(Reader(root.table("efa"), path, "efa."));
   root.finish();
   return p;
 }
@@ -386,6 +405,19 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
         << "min_bytes = " << array(b.min_bytes) << '\n'
         << "factor = " << array(b.factor) << '\n';
     }
+  }
+  if (p.efa) {
+    const EfaFabricFit& f = *p.efa;
+    o << "\n[efa]  # collectives across nodes: step_latency_s per step + bytes / (NIC line rate x factor)\n"
+      << "instance = " << quoted(f.instance) << '\n'
+      << "buffer = " << quoted(f.buffer) << '\n'
+      << "step_latency_s = " << format_exact(f.step_latency_s) << '\n'
+      << "points = " << f.points << '\n'
+      << "median_error = " << format_exact(f.median_error) << '\n'
+      << "max_error = " << format_exact(f.max_error) << '\n'
+      << "\n[efa.efficiency]\n"
+      << "min_bytes = " << array(f.efficiency.min_bytes) << '\n'
+      << "factor = " << array(f.efficiency.factor) << '\n';
   }
   return o.str();
 }

@@ -64,9 +64,9 @@ TEST(NvlinkFit, RecoversTheModelsOwnParametersAcrossGpuCounts) {
   EXPECT_EQ(r.fit.ranks, (std::vector<int>{2, 4, 8}));
   EXPECT_EQ(r.fit.points, 36);  // 2 ops x 3 GPU counts x 6 sizes
   // Bandwidth-bound bands come back exactly as the truth's factors.
-  const NvlinkEfficiencyBands& ag = r.fit.curves.at("all_gather");
+  const EfficiencyBands& ag = r.fit.curves.at("all_gather");
   EXPECT_NEAR(ag.factor.back(), 0.55, 1e-3);
-  const NvlinkEfficiencyBands& ar = r.fit.curves.at("all_reduce");
+  const EfficiencyBands& ar = r.fit.curves.at("all_reduce");
   EXPECT_NEAR(ar.factor.back(), 0.8, 1e-3);
   EXPECT_LT(r.fit.median_error, 0.005);
   EXPECT_LT(r.fit.max_error, 0.05);
@@ -197,6 +197,97 @@ TEST(NvlinkProfile, RoundTripsAndRejectsMalformedSections) {
                 .find("nvlink.efficiency.all_reduce.factor"),
             std::string::npos);
   EXPECT_NE(error_of("ranks = [2, 8]", "ranks = [1, 8]").find("nvlink.ranks"), std::string::npos);
+}
+
+// EFA: step latency from the smallest ping-pong, one band per streamed size at bytes / (time x line rate).
+TEST(EfaFit, StepLatencyAndBandsFromFabricRuns) {
+  const double nic = p5en().nic_bandwidth;
+  std::vector<FabricPoint> pts;
+  pts.push_back({true, 65536, 65536 / (nic * 0.5)});
+  pts.push_back({true, 1048576, 1048576 / (nic * 0.9)});
+  pts.push_back({false, 8, 15e-6});
+  pts.push_back({false, 65536, 15e-6 + 65536 / (nic * 0.5)});
+  pts.push_back({false, 4194304, 15e-6 + 4194304 / (nic * 0.9) + 1e-6});  // 1 us the model does not have
+  const EfaFabricFit f = fit_efa_fabric(pts, p5en(), "cuda", "db.h5");
+  EXPECT_EQ(f.instance, "p5en.48xlarge");
+  EXPECT_EQ(f.buffer, "cuda");
+  EXPECT_DOUBLE_EQ(f.step_latency_s, 15e-6);
+  EXPECT_EQ(f.efficiency.min_bytes, (std::vector<double>{0, 1048576}));
+  EXPECT_NEAR(f.efficiency.factor[0], 0.5, 1e-12);
+  EXPECT_NEAR(f.efficiency.factor[1], 0.9, 1e-12);
+  EXPECT_EQ(f.points, 5);
+  // The 8 B ping-pong reads the first band (0.5): 8 B / (0.5 x line rate) too much, well below 1 %.
+  const double last = 1e-6 / (15e-6 + 4194304 / (nic * 0.9) + 1e-6);
+  EXPECT_NEAR(f.max_error, last, 1e-9);
+  const CollectiveParams p = efa_collective_params(f);
+  EXPECT_DOUBLE_EQ(p.efa_step_latency_s, 15e-6);
+  EXPECT_NEAR(p.efa_efficiency.factor(2e6), 0.9, 1e-12);
+  EXPECT_EQ(p.nvlink_efficiency, default_nvlink_efficiency());  // NVLink terms untouched
+
+  EXPECT_THROW(fit_efa_fabric({pts[0]}, p5en(), "host", "db.h5"), InputError);
+  try {
+    fit_efa_fabric({pts[2]}, p5en(), "host", "db.h5");
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "db.h5: fabric.efa: no streamed sizes: expected both (moetwin-calibrate fabric runs "
+                 "ping-pong and streaming)");
+  }
+}
+
+TEST(EfaFit, DatabasePointsAreTheEfaProvidersOnly) {
+  CalibrationDb db;
+  const auto run = [&](const std::string& provider, const std::string& what, double bytes, double s,
+                       const std::string& buffer) {
+    Experiment e;
+    e.name = "fabric." + provider + "." + what + "." + std::to_string(static_cast<long>(bytes));
+    e.kind = what == "latency" ? "fabric_latency" : "fabric_bandwidth";
+    e.unit = "s";
+    e.labels = {{"provider", provider}, {"buffer", buffer}};
+    e.params = {{"bytes", bytes}};
+    e.samples = {s};
+    db.put(e);
+  };
+  run("tcp", "latency", 8, 3e-5, "host");
+  run("efa", "latency", 8, 1.5e-5, "cuda");
+  run("efa", "bandwidth", 65536, 2e-6, "cuda");
+  std::string buffer;
+  const std::vector<FabricPoint> p = efa_fabric_points(db, buffer);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(buffer, "cuda");
+  EXPECT_FALSE(p[0].stream);
+  EXPECT_DOUBLE_EQ(p[0].seconds, 1.5e-5);
+  EXPECT_TRUE(p[1].stream);
+  run("efa", "bandwidth", 1048576, 2e-5, "host");
+  EXPECT_THROW(efa_fabric_points(db, buffer), InputError);
+}
+
+TEST(EfaProfile, RoundTrips) {
+  CalibrationProfile p;
+  p.gpu = "H200-SXM";
+  p.peak_bf16_flops = 989e12;
+  p.d2d_bandwidth = 4e12;
+  EfaFabricFit f;
+  f.instance = "p5en.48xlarge";
+  f.buffer = "host";
+  f.step_latency_s = 1.5e-5;
+  f.efficiency = {{0, 65536}, {0.5, 0.875}};
+  f.points = 4;
+  f.median_error = 0.02;
+  f.max_error = 0.05;
+  p.efa = f;
+  const std::string text = format_calibration_profile(p);
+  const CalibrationProfile back = parse_calibration_profile(text, "p.toml");
+  ASSERT_TRUE(back.efa.has_value());
+  EXPECT_EQ(back.efa->efficiency.factor, f.efficiency.factor);
+  EXPECT_EQ(format_calibration_profile(back), text);
+  std::string bad = text;
+  bad.replace(bad.find("buffer = \"host\""), 15, "buffer = \"disk\"");
+  try {
+    parse_calibration_profile(bad, "p.toml");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("efa.buffer: \"disk\""), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

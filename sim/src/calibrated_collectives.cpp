@@ -11,15 +11,27 @@ namespace moetwin {
 CollectiveParams collective_params_for(const Scenario& scenario, const std::string& dir,
                                        std::string& source) {
   const ScenarioCalibration c = calibration_for(scenario, dir);
+  CollectiveParams params;
   if (!c.profile || !c.profile->nvlink) {
     source = "NVLink defaults (" + (c.profile ? c.shown_path + " has no [nvlink]" : c.why_not) + ")";
-    return {};
+  } else {
+    const NvlinkCollectiveFit& fit = *c.profile->nvlink;
+    std::string ranks;
+    for (const int n : fit.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(n);
+    source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs)";
+    params = nvlink_collective_params(fit, params);
   }
-  const NvlinkCollectiveFit& fit = *c.profile->nvlink;
-  std::string ranks;
-  for (const int n : fit.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(n);
-  source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs)";
-  return nvlink_collective_params(fit);
+  // EFA terms belong to the instance they were measured on (NIC generation and line rate).
+  if (c.profile && c.profile->efa) {
+    const EfaFabricFit& efa = *c.profile->efa;
+    if (efa.instance == scenario.instance.name) {
+      source += "; calibrated EFA (" + c.shown_path + ", libfabric " + efa.buffer + " buffers)";
+      params = efa_collective_params(efa, params);
+    } else {
+      source += "; EFA defaults (the profile's EFA was measured on " + efa.instance + ")";
+    }
+  }
+  return params;
 }
 
 CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir) {

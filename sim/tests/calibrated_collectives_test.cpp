@@ -10,6 +10,7 @@
 
 #include "moetwin/calibrate/profile.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/csv.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/topology_comm.hpp"
@@ -53,6 +54,13 @@ fs::path profile_dir() {
   f.curves["all_reduce"] = {{0, 1048576}, {0.5, 0.7}};
   f.points = 2;
   p.nvlink = f;
+  EfaFabricFit efa;  // measured between two NICs of a p5en: 20 us one way, 0.6 of line rate
+  efa.instance = "p5en.48xlarge";
+  efa.buffer = "cuda";
+  efa.step_latency_s = 20e-6;
+  efa.efficiency = {{0}, {0.6}};
+  efa.points = 2;
+  p.efa = efa;
   std::ofstream(dir / "h200.toml") << format_calibration_profile(p);
   return dir;
 }
@@ -66,7 +74,9 @@ std::vector<int> node(int n) {
 TEST(CalibratedCollectives, ProfileNvlinkTermsReachTheCollectiveModel) {
   const fs::path dir = profile_dir();
   const CollectiveCalibration c = collectives_for(tp8("p5en.48xlarge"), dir.string());
-  EXPECT_EQ(c.source, "calibrated NVLink (" + (dir / "h200.toml").string() + ", NCCL on 2 GPUs)");
+  EXPECT_EQ(c.source, "calibrated NVLink (" + (dir / "h200.toml").string() +
+                          ", NCCL on 2 GPUs); calibrated EFA (" + (dir / "h200.toml").string() +
+                          ", libfabric cuda buffers)");
   const double nvlink = catalog().gpu("H200-SXM").nvlink_bandwidth;
   // All-reduce of 64 MiB on 8 GPUs: 8 MiB per step (0.7 band), 2 x 7/8 x 64 MiB over NVLink, 14 steps.
   const double big = 64.0 * 1048576;
@@ -100,6 +110,34 @@ TEST(CalibratedCollectives, PredictionSaysWhereTheNvlinkTermsCameFrom) {
             "calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 GPUs)");
   o.calibration = false;
   EXPECT_EQ(predict(tp8("p5en.48xlarge"), o).collective_source, "NVLink defaults (calibration lookup off)");
+}
+
+TEST(CalibratedCollectives, EfaTermsApplyAcrossNodesOnTheMeasuredInstance) {
+  const fs::path dir = profile_dir();
+  Scenario two = tp8("p5en.48xlarge");
+  two.nodes = 2;
+  std::string source;
+  const CollectiveParams p = collective_params_for(two, dir.string(), source);
+  EXPECT_DOUBLE_EQ(p.efa_step_latency_s, 20e-6);
+  EXPECT_DOUBLE_EQ(p.efa_efficiency.factor(1e9), 0.6);
+  // Ring all-reduce of 256 MiB over 16 GPUs on 2 nodes: each node sends 2 x 15/16 x 256 MiB through its
+  // 16 NICs at 0.6 of line rate (rails), 2 of the 30 steps cross EFA at 20 us, 28 stay on NVLink at 2 us,
+  // plus nothing for the call (measured inside one node only).
+  const double nic = two.instance.nic_bandwidth * two.instance.nics_per_gpu;
+  const double v = 2 * 15.0 / 16 * 256 * 1048576;
+  const double expected = 2 * 20e-6 + 28 * 2e-6 + (v / 8) / (nic * 0.6);
+  std::vector<int> all(16);
+  for (int i = 0; i < 16; ++i) all[static_cast<std::size_t>(i)] = i;
+  const CollectiveCalibration c = collectives_for(two, dir.string());
+  EXPECT_NEAR(c.comm->seconds(CollectiveOp::all_reduce, 256.0 * 1048576, all), expected, 1e-12);
+  // A profile measured on another instance keeps the EFA defaults for this one.
+  std::string text = read_text_file((dir / "h200.toml").string());
+  text.replace(text.find("instance = \"p5en.48xlarge\""), 26, "instance = \"p5.48xlarge\"");
+  std::ofstream(dir / "h200.toml") << text;
+  collective_params_for(two, dir.string(), source);
+  EXPECT_NE(source.find("; EFA defaults (the profile's EFA was measured on p5.48xlarge)"), std::string::npos)
+      << source;
+  fs::remove_all(dir);
 }
 
 }  // namespace

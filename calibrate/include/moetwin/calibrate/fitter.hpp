@@ -17,7 +17,8 @@ struct FitOptions {
   double peak_bf16_flops = 0;  // that GPU's catalog dense bf16 peak, FLOP/s
   std::string source_db;       // recorded in the profile
   // The node the NCCL sweeps ran on (a catalog instance of this GPU) and the GPU: with both, NCCL
-  // runs on >= 2 of its GPUs become the profile's [nvlink] (nvlink_fit.hpp). Unset: no [nvlink].
+  // runs on >= 2 of its GPUs become the profile's [nvlink] and efa fabric runs its [efa]
+  // (nvlink_fit.hpp). Unset: neither.
   std::optional<InstanceSpec> instance;
   std::optional<GpuSpec> gpu_spec;
 };
@@ -44,6 +45,10 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& opt
 // out-of-place nccl-tests rows (all_reduce, reduce_scatter, all_gather, alltoall, sendrecv) that
 // logged their rank count; runs with more ranks than one node has are skipped (they crossed nodes).
 std::vector<NvlinkPoint> nvlink_points(const CalibrationDb& db, int max_ranks);
+
+// The db's libfabric runs over the efa provider (ping-pong and streaming); `buffer` gets their buffer
+// label ("host" or "cuda"). InputError when both kinds are mixed.
+std::vector<FabricPoint> efa_fabric_points(const CalibrationDb& db, std::string& buffer);
 
 // Per-band latency/bandwidth through consecutive (bytes, seconds) points (ascending bytes), the
 // first band starting at 0. A segment steeper than through the origin becomes bytes/time with zero

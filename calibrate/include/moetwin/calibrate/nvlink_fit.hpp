@@ -1,6 +1,7 @@
-// NVLink collectives inside one node: the multi-GPU NCCL sweeps of a calibration database (or imported
-// nccl-tests runs) -> the parameters of the simulator's closed-form collective model
-// (topology/collectives.hpp, estimate_collective on one node), stored as the profile's `[nvlink]`.
+// Transport calibration for the collective model. NVLink collectives inside one node: the multi-GPU NCCL
+// sweeps of a calibration database (or imported nccl-tests runs) -> the parameters of the simulator's
+// closed-form collective model (topology/collectives.hpp, estimate_collective on one node), stored as the
+// profile's `[nvlink]`.
 //
 // The model: t = call_latency + steps x step_latency + NVLink bytes per rank / (catalog per-direction
 // NVLink bandwidth x factor(op, per-step message)), with NCCL's ring (all-reduce 2(n-1) steps, reduce-
@@ -57,10 +58,24 @@ struct NvlinkFitReport {
 NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, const InstanceSpec& instance,
                                        const GpuSpec& gpu, const std::string& source);
 
+// EFA fabric runs (libfabric RDM between two NICs) -> the profile's [efa]: the one-way latency of the
+// smallest ping-pong message is the step latency; every streamed size gives a band whose factor is
+// bytes / (time per message x the instance's per-NIC line rate), clamped to (0, 1].
+struct FabricPoint {
+  bool stream = false;  // true: streamed time per message; false: ping-pong one-way latency
+  double bytes = 0;
+  double seconds = 0;
+};
+// Throws InputError naming `source` for no streamed or no ping-pong point, or non-positive values.
+EfaFabricFit fit_efa_fabric(const std::vector<FabricPoint>& points, const InstanceSpec& instance,
+                            const std::string& buffer, const std::string& source);
+
 // The collective of a profile op name; InputError located at `source` for others.
 CollectiveKind nvlink_op_kind(const std::string& op, const std::string& source);
 
 // The simulator's collective parameters with the fitted NVLink terms in place of `base`'s.
 CollectiveParams nvlink_collective_params(const NvlinkCollectiveFit& fit, CollectiveParams base = {});
+// ... with the fitted EFA terms in place of `base`'s.
+CollectiveParams efa_collective_params(const EfaFabricFit& fit, CollectiveParams base = {});
 
 }  // namespace moetwin

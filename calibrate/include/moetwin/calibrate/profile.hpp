@@ -77,16 +77,17 @@ struct TransportCurve {
 // as parameters of the simulator's closed-form collective model (topology/collectives.hpp): time =
 // call_latency_s + steps x step_latency_s + bus bytes / (NVLink bandwidth x factor(op, per-step message)).
 // The ring/pairwise step model carries a fit on 2 GPUs to 4 and 8.
-struct NvlinkEfficiencyBands {
-  std::vector<double> min_bytes;  // per-step message bands, ascending, the first at 0
-  std::vector<double> factor;     // achieved / catalog per-direction NVLink bandwidth, (0, 1]
+// Achieved fraction of a link's line rate by message size (SimGrid-style factor table).
+struct EfficiencyBands {
+  std::vector<double> min_bytes;  // message bands, ascending, the first at 0
+  std::vector<double> factor;     // achieved / catalog per-direction bandwidth, (0, 1]
 };
 
 struct NvlinkCollectiveFit {
-  std::vector<int> ranks;                               // GPU counts the fit saw, ascending
-  double call_latency_s = 0;                            // per call
-  double step_latency_s = 0;                            // per ring step / pairwise exchange
-  std::map<std::string, NvlinkEfficiencyBands> curves;  // op ("all_reduce", ...) -> bands
+  std::vector<int> ranks;                         // GPU counts the fit saw, ascending
+  double call_latency_s = 0;                      // per call
+  double step_latency_s = 0;                      // per ring step / pairwise exchange
+  std::map<std::string, EfficiencyBands> curves;  // op ("all_reduce", ...) -> bands
   // How well the fitted model reproduces the measured points (relative time error).
   int points = 0;
   double median_error = 0;
@@ -95,6 +96,21 @@ struct NvlinkCollectiveFit {
   // measured size): how well the bands interpolate between the x4-spaced sizes.
   double loo_median_error = 0;
   double loo_max_error = 0;
+};
+
+// EFA between two NICs (libfabric RDM, `moetwin-calibrate fabric --provider efa`) as the collective
+// model's EFA terms for collectives that cross nodes (topology/collectives.hpp): step latency = the
+// one-way small-message latency (ping-pong half round trip); efficiency bands = streamed bytes per
+// second / the instance's per-NIC line rate, by message size.
+struct EfaFabricFit {
+  std::string instance;       // catalog instance whose NIC line rate the factors divide
+  std::string buffer;         // "host" or "cuda": where the measured messages lived
+  double step_latency_s = 0;  // one way, s
+  EfficiencyBands efficiency;
+  // Ping-pong points predicted as step_latency_s + bytes / (line rate x factor): relative error.
+  int points = 0;
+  double median_error = 0;
+  double max_error = 0;
 };
 
 struct CalibrationProfile {
@@ -113,6 +129,7 @@ struct CalibrationProfile {
   std::map<std::string, LogCurve> kernels;  // op -> bandwidth (bytes/s) vs bytes moved
   std::map<std::string, TransportCurve> transports;
   std::optional<NvlinkCollectiveFit> nvlink;  // absent: no measurement on >= 2 GPUs
+  std::optional<EfaFabricFit> efa;            // absent: no fabric run over the efa provider
 
   // Predicted seconds of one GEMM call (batch > 1: strided-batched/grouped); nullopt when the op
   // class has no curve (the caller falls back to catalog efficiencies and says so).

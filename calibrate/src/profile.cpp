@@ -11,6 +11,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/quoted_string.hpp"
 
 namespace moetwin {
 
@@ -183,15 +184,6 @@ std::string array(const std::vector<double>& v) {
   return out + "]";
 }
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 // The NCCL ops the NVLink fit knows (nvlink_fit.cpp), as the profile names them.
 bool is_nvlink_op(const std::string& op) {
   return op == "all_reduce" || op == "reduce_scatter" || op == "all_gather" || op == "all_to_all" ||
@@ -346,11 +338,11 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
     << "# Kernels: bandwidth (bytes read + written per s) vs bytes moved. Transports:\n"
     << "# t = latency_s + bytes / bandwidth of the band with the largest min_bytes <= bytes.\n"
     << "schema_version = " << p.schema_version << '\n'
-    << "gpu = " << quoted(p.gpu) << '\n'
-    << "measured_gpu = " << quoted(p.measured_gpu) << '\n'
-    << "source_db = " << quoted(p.source_db) << '\n'
-    << "git_revision = " << quoted(p.git_revision) << '\n'
-    << "measured_at = " << quoted(p.measured_at) << '\n'
+    << "gpu = " << quoted_string(p.gpu) << '\n'
+    << "measured_gpu = " << quoted_string(p.measured_gpu) << '\n'
+    << "source_db = " << quoted_string(p.source_db) << '\n'
+    << "git_revision = " << quoted_string(p.git_revision) << '\n'
+    << "measured_at = " << quoted_string(p.measured_at) << '\n'
     << "peak_bf16_flops = " << format_exact(p.peak_bf16_flops) << "  # catalog peak, FLOP/s\n\n"
     << "[launch]  # seconds\n"
     << "sync_latency_s = " << format_exact(p.launch_sync_s) << '\n'
@@ -359,7 +351,7 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
     << "[memory]\n"
     << "d2d_copy_bandwidth = " << format_exact(p.d2d_bandwidth) << "  # bytes read + written per s\n";
   for (const auto& [op, g] : p.gemm) {
-    o << "\n[gemm." << quoted(op) << "]\n"
+    o << "\n[gemm." << quoted_string(op) << "]\n"
       << "floor_s = " << format_exact(g.floor_s) << '\n'
       << "min_dim = " << array(g.efficiency.x) << '\n'
       << "efficiency = " << array(g.efficiency.y) << '\n';
@@ -371,7 +363,7 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
       << "heldout_within_5pct = " << format_exact(g.heldout_within_5pct) << '\n';
   }
   for (const auto& [op, c] : p.kernels) {
-    o << "\n[kernels." << quoted(op) << "]\n"
+    o << "\n[kernels." << quoted_string(op) << "]\n"
       << "bytes = " << array(c.x) << '\n'
       << "bandwidth = " << array(c.y) << '\n';
   }
@@ -382,7 +374,7 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
       latency.push_back(b.latency_s);
       bandwidth.push_back(b.bandwidth);
     }
-    o << "\n[transports." << quoted(name) << "]\n"
+    o << "\n[transports." << quoted_string(name) << "]\n"
       << "min_bytes = " << array(min_bytes) << '\n'
       << "latency_s = " << array(latency) << '\n'
       << "bandwidth = " << array(bandwidth) << '\n';
@@ -409,8 +401,8 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
   if (p.efa) {
     const EfaFabricFit& f = *p.efa;
     o << "\n[efa]  # collectives across nodes: step_latency_s per step + bytes / (NIC line rate x factor)\n"
-      << "instance = " << quoted(f.instance) << '\n'
-      << "buffer = " << quoted(f.buffer) << '\n'
+      << "instance = " << quoted_string(f.instance) << '\n'
+      << "buffer = " << quoted_string(f.buffer) << '\n'
       << "step_latency_s = " << format_exact(f.step_latency_s) << '\n'
       << "points = " << f.points << '\n'
       << "median_error = " << format_exact(f.median_error) << '\n'

@@ -12,6 +12,7 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/quoted_string.hpp"
 #include "moetwin/common/version.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/calibrated_collectives.hpp"
@@ -58,24 +59,6 @@ double parse_size(const std::string& text) {
   throw InputError(where, "bytes", text, "expected a unit among B, KiB, MiB, GiB, KB, MB, GB");
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[(ch >> 4) & 0xf];
-      out += kHex[ch & 0xf];
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 std::string gbps(double bytes_per_s) {
   return format_fixed(bytes_per_s / 1e9, 2);
 }
@@ -113,7 +96,7 @@ void write_estimate_json(std::ostringstream& s, const CollectiveEstimate& e) {
     << ", \"message_bytes\": " << format_exact(e.message_bytes)
     << ", \"nvlink_bytes_per_rank\": " << format_exact(e.nvlink_bytes_per_rank)
     << ", \"network_bytes_per_rank\": " << format_exact(e.network_bytes_per_rank)
-    << ", \"bottleneck\": " << json_string(e.bottleneck) << "}";
+    << ", \"bottleneck\": " << quoted_string(e.bottleneck) << "}";
 }
 
 std::string run_net(const NetOptions& o, const GlobalOptions& global) {
@@ -172,31 +155,31 @@ std::string run_net(const NetOptions& o, const GlobalOptions& global) {
   std::ostringstream s;
   if (o.format == "json") {
     s << "{\n  \"schema_version\": " << kNetSchemaVersion
-      << ",\n  \"tool\": {\"name\": \"moetwin net\", \"version\": " << json_string(kVersion)
-      << ", \"git_revision\": " << json_string(kGitRevision) << "},\n";
-    s << "  \"scenario\": {\"name\": " << json_string(scenario.name)
-      << ", \"source\": " << json_string(scenario.source)
-      << ", \"instance\": " << json_string(scenario.instance.name) << ", \"nodes\": " << scenario.nodes
+      << ",\n  \"tool\": {\"name\": \"moetwin net\", \"version\": " << quoted_string(kVersion)
+      << ", \"git_revision\": " << quoted_string(kGitRevision) << "},\n";
+    s << "  \"scenario\": {\"name\": " << quoted_string(scenario.name)
+      << ", \"source\": " << quoted_string(scenario.source)
+      << ", \"instance\": " << quoted_string(scenario.instance.name) << ", \"nodes\": " << scenario.nodes
       << ", \"gpus\": " << scenario.gpus() << "},\n";
-    s << "  \"collective_source\": " << json_string(params_source) << ",\n";
-    s << "  \"request\": {\"collective\": " << json_string(to_string(kind))
-      << ", \"algorithm\": " << json_string(to_string(algorithm)) << ", \"bytes\": " << format_exact(bytes)
-      << ", \"group\": " << json_string(to_string(group_kind)) << ", \"rank\": " << o.rank
+    s << "  \"collective_source\": " << quoted_string(params_source) << ",\n";
+    s << "  \"request\": {\"collective\": " << quoted_string(to_string(kind))
+      << ", \"algorithm\": " << quoted_string(to_string(algorithm)) << ", \"bytes\": " << format_exact(bytes)
+      << ", \"group\": " << quoted_string(to_string(group_kind)) << ", \"rank\": " << o.rank
       << ", \"ranks\": " << closed.ranks << ", \"nodes\": " << closed.nodes
       << ", \"ranks_per_node\": " << closed.ranks_per_node << ", \"uplink_oversubscription\": "
       << (copts.uplink_oversubscription ? format_exact(*copts.uplink_oversubscription) : std::string("null"))
       << "},\n";
     s << "  \"closed_form\": ";
     write_estimate_json(s, closed);
-    s << ",\n  \"network\": {\"backend\": " << json_string(model->name())
-      << ", \"reference\": " << json_string(model->reference()) << ", \"flows\": " << flows.flows.size()
+    s << ",\n  \"network\": {\"backend\": " << quoted_string(model->name())
+      << ", \"reference\": " << quoted_string(model->reference()) << ", \"flows\": " << flows.flows.size()
       << ", \"makespan_ns\": " << sim.run.makespan << ", \"estimate\": ";
     write_estimate_json(s, sim.estimate);
     s << "},\n  \"links\": [";
     for (std::size_t i = 0; i < top; ++i) {
       const LinkLoad& l = sim.links[i];
       const NetLink& nl = links[static_cast<std::size_t>(l.link)];
-      s << (i ? ",\n    " : "\n    ") << "{\"id\": " << l.link << ", \"name\": " << json_string(nl.name)
+      s << (i ? ",\n    " : "\n    ") << "{\"id\": " << l.link << ", \"name\": " << quoted_string(nl.name)
         << ", \"bandwidth_bytes_per_s\": " << format_exact(nl.bandwidth)
         << ", \"payload_bytes\": " << format_exact(l.payload_bytes)
         << ", \"busy_fraction\": " << format_exact(l.busy_fraction) << "}";

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/quoted_string.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 
 namespace moetwin {
@@ -16,15 +17,6 @@ std::string micros(TimeNs ns) {
   const TimeNs frac = ns % 1000;
   std::string f = std::to_string(frac);
   return std::to_string(whole) + "." + std::string(3 - f.size(), '0') + f;
-}
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
 }
 
 const char* stream_name(int s) {
@@ -72,7 +64,7 @@ std::string chrome_trace_json(const Workload& w, const EngineResult& result, int
                                  : "rank " + std::to_string(r);
     sep();
     out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(r) +
-           ",\"args\":{\"name\":" + quoted(name) + "}}";
+           ",\"args\":{\"name\":" + quoted_string(name) + "}}";
     const Program& p = w.programs[static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(r)])];
     for (int s = 0; s < p.streams(); ++s) {
       if (p.stream_ops()[static_cast<std::size_t>(s)].empty()) continue;
@@ -88,7 +80,7 @@ std::string chrome_trace_json(const Workload& w, const EngineResult& result, int
                                   ? p.labels()[static_cast<std::size_t>(op.label)]
                                   : std::string("op");
     sep();
-    out += "{\"ph\":\"X\",\"name\":" + quoted(label) + ",\"cat\":\"" + to_string(op.phase) +
+    out += "{\"ph\":\"X\",\"name\":" + quoted_string(label) + ",\"cat\":\"" + to_string(op.phase) +
            "\",\"pid\":" + std::to_string(s.rank) + ",\"tid\":" + std::to_string(s.stream) +
            ",\"ts\":" + micros(s.start) + ",\"dur\":" + micros(s.end - s.start) +
            ",\"args\":{\"op\":" + std::to_string(s.op) + ",\"mb\":" + std::to_string(op.microbatch) +

@@ -132,7 +132,9 @@ void add_fit_command(CLI::App& app) {
     }
     if (fit.nvlink) print_nvlink_report(*fit.nvlink);
     for (const auto& [op, g] : fit.profile.gemm) {
-      std::cerr << op << ": floor " << format_fixed(g.floor_s * 1e6, 2) << " us, memory efficiency "
+      std::cerr << op << ": floor " << format_fixed(g.floor_s * 1e6, 2)
+                << " us (hidden behind the previous kernel " << format_fixed(g.hidden_floor_s * 1e6, 2)
+                << " us), memory efficiency "
                 << (g.memory_efficiency > 0 ? format_fixed(g.memory_efficiency, 2) : std::string("none"))
                 << ", " << g.heldout_shapes << " held back, median error "
                 << format_fixed(100 * g.heldout_median_error, 1) << " %, max "

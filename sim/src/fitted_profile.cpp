@@ -12,6 +12,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/quoted_string.hpp"
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
 
 #ifndef MOETWIN_DEFAULT_PROFILE
@@ -88,15 +89,6 @@ ResidualSummary read_residuals(StrictTable t) {
   }
   t.finish();
   return r;
-}
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
 }
 
 std::string residual_toml(const std::string& name, const std::string& comment, const ResidualSummary& r) {
@@ -280,17 +272,17 @@ std::string fitted_profile_toml(const FittedProfile& p) {
       "fitted_profile.hpp).\n# The twin's free parameters fitted against measured iteration times, and the "
       "residuals that\n# give every prediction its uncertainty band.\n";
   s += "schema_version = " + std::to_string(kProfileSchemaVersion) + "\n";
-  s += "fitted_at = " + quoted(p.fitted_at) + "\n";
-  s += "fitted_on = " + quoted(p.fitted_on) + "\n";
-  s += "git_revision = " + quoted(p.git_revision) + "\n";
-  s += "cv_scheme = " + quoted(p.cv_scheme) + "\n";
+  s += "fitted_at = " + quoted_string(p.fitted_at) + "\n";
+  s += "fitted_on = " + quoted_string(p.fitted_on) + "\n";
+  s += "git_revision = " + quoted_string(p.git_revision) + "\n";
+  s += "cv_scheme = " + quoted_string(p.cv_scheme) + "\n";
   s += "\n[parameters]\n";
   for (const FreeParameter& fp : parameter_table()) {
     s += fp.key + " = " + format_exact(get_free_parameter(p.sim, fp.key)) + "  # " + fp.unit + ", bounds [" +
          format_exact(fp.lo) + ", " + format_exact(fp.hi) + "]: " + fp.meaning + "\n";
   }
   for (const auto& [name, a2a] : p.sim.a2a_by_dispatcher) {
-    s += "\n[parameters.dispatchers." + quoted(name) +
+    s += "\n[parameters.dispatchers." + quoted_string(name) +
          "]  # this dispatcher's A2A pair (the generic pair above serves dispatchers without runs)\n" +
          "a2a_time_scale = " + format_exact(a2a.time_scale) +
          "\na2a_latency_s = " + format_exact(a2a.latency_s) +

@@ -2,7 +2,9 @@
 # Runs the whole one-node calibration on a GPU machine from a carried folder of prebuilt binaries
 # (.device/: moetwin-calibrate, kernels_gpu_tests, lib/ with their non-glibc, non-CUDA shared libraries).
 # Usage: bash calibrate/run-on-device.sh OUTDIR [DEVICE_DIR]
-# Writes OUTDIR/calibration.h5, logs and nvidia-smi output. Each step is bounded (timeout) and the
+# Writes OUTDIR/calibration.h5, logs and nvidia-smi output. `all` sweeps NCCL over 1, 2, 4 .. every GPU
+# of the node; on a node with >= 2 GPUs and torchrun on PATH, the one-process-per-GPU cross-check
+# (scripts/torch_nccl_probe.py) writes OUTDIR/torch-probe-n<GPUs>.csv as well. Each step is bounded (timeout) and the
 # script carries on after a failed step so one missing piece (NCCL, a fabric provider) loses only itself.
 set -u
 out="${1:?usage: run-on-device.sh OUTDIR [DEVICE_DIR]}"
@@ -27,5 +29,11 @@ db="$out/calibration.h5"
   echo "== fabric tcp"; timeout 60 "$cal" fabric --provider tcp --db "$db" --max-bytes 1048576 --timeout 10; echo "rc=$?"
   echo "== fabric shm"; timeout 60 "$cal" fabric --provider shm --db "$db" --max-bytes 4194304 --timeout 10; echo "rc=$?"
   echo "== fabric shm gpu"; timeout 60 "$cal" fabric --provider shm --gpu --db "$out/fabric-gpu.h5" --max-bytes 4194304 --timeout 10; echo "rc=$?"
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if [ "${gpus:-0}" -ge 2 ] && command -v torchrun > /dev/null; then
+    echo "== torch nccl probe ($gpus GPUs)"
+    timeout 300 torchrun --nproc_per_node "$gpus" "$(dirname "$0")/scripts/torch_nccl_probe.py" \
+      > "$out/torch-probe-n$gpus.csv"; echo "rc=$?"
+  fi
   echo "== show"; "$cal" show "$db" > "$out/show.csv"; echo "rc=$?"
 } 2>&1 | tee "$out/calibrate.log"

@@ -58,7 +58,7 @@ TEST(PredictCalibration, SourceIsCalibratedForH200AndCatalogForB300) {
                            "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)"))
       << read_text_file(out.string());
   EXPECT_TRUE(has_key_line(read_text_file(out.string()), "collectives",
-                           "calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 GPUs)"))
+                           "calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2,4 GPUs)"))
       << read_text_file(out.string());
   ASSERT_EQ(predict(h200 + " --format json", out, err), 0) << read_text_file(err.string());
   const std::string json = read_text_file(out.string());
@@ -89,7 +89,7 @@ TEST(PredictCalibration, SourceIsCalibratedForH200AndCatalogForB300) {
       << read_text_file(err.string());
   const std::string net = read_text_file(out.string());
   EXPECT_NE(
-      net.find("\"collective_source\": \"calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 "
+      net.find("\"collective_source\": \"calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2,4 "
                "GPUs)\""),
       std::string::npos)
       << net;

@@ -107,7 +107,7 @@ TEST(CalibratedCollectives, OtherGpusAndLookupOffKeepTheDefaults) {
 TEST(CalibratedCollectives, PredictionSaysWhereTheNvlinkTermsCameFrom) {
   PredictOptions o;
   EXPECT_EQ(predict(tp8("p5en.48xlarge"), o).collective_source,
-            "calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 GPUs)");
+            "calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2,4 GPUs)");
   o.calibration = false;
   EXPECT_EQ(predict(tp8("p5en.48xlarge"), o).collective_source, "NVLink defaults (calibration lookup off)");
 }

@@ -10,7 +10,11 @@ namespace moetwin {
 
 CollectiveParams collective_params_for(const Scenario& scenario, const std::string& dir,
                                        std::string& source) {
-  const ScenarioCalibration c = calibration_for(scenario, dir);
+  return collective_params_from(scenario, calibration_for(scenario, dir), source);
+}
+
+CollectiveParams collective_params_from(const Scenario& scenario, const ScenarioCalibration& c,
+                                        std::string& source) {
   CollectiveParams params;
   if (!c.profile || !c.profile->nvlink) {
     source = "NVLink defaults (" + (c.profile ? c.shown_path + " has no [nvlink]" : c.why_not) + ")";
@@ -34,11 +38,15 @@ CollectiveParams collective_params_for(const Scenario& scenario, const std::stri
   return params;
 }
 
-CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir) {
+CollectiveCalibration collectives_from(const Scenario& scenario, const ScenarioCalibration& calibration) {
   CollectiveCalibration out;
-  const CollectiveParams params = collective_params_for(scenario, dir, out.source);
+  const CollectiveParams params = collective_params_from(scenario, calibration, out.source);
   out.comm = std::make_shared<TopologyComm>(scenario, params);
   return out;
+}
+
+CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir) {
+  return collectives_from(scenario, calibration_for(scenario, dir));
 }
 
 }  // namespace moetwin

@@ -167,8 +167,11 @@ ScenarioCalibration calibration_for(const Scenario& scenario, const std::string&
 }
 
 ComputeProfile compute_profile_for(const Scenario& scenario, const std::string& dir) {
+  return compute_profile_from(scenario, calibration_for(scenario, dir));
+}
+
+ComputeProfile compute_profile_from(const Scenario& scenario, const ScenarioCalibration& c) {
   ComputeProfile base = ComputeProfile::from_gpu(scenario.gpu);
-  const ScenarioCalibration c = calibration_for(scenario, dir);
   if (!c.profile) {
     base.source = "catalog efficiencies (" + c.why_not + ")";
     return base;

@@ -41,13 +41,16 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
                           : options.calibration_dir.empty() ? default_calibration_dir()
                                                             : options.calibration_dir;
   WorkloadSeams seams = options.seams;
+  // One profile lookup (directory scan, cached parse) serves both seams.
+  std::optional<ScenarioCalibration> calibration;
+  if (seams.compute == nullptr || seams.comm == nullptr) calibration = calibration_for(scenario, dir);
   std::optional<ComputeProfile> looked_up;
   if (seams.compute == nullptr) {
-    looked_up = compute_profile_for(scenario, dir);
+    looked_up = compute_profile_from(scenario, *calibration);
     seams.compute = &*looked_up;
   }
   if (seams.comm == nullptr) {
-    CollectiveCalibration collectives = collectives_for(scenario, dir);
+    CollectiveCalibration collectives = collectives_from(scenario, *calibration);
     seams.comm = std::move(collectives.comm);
     out.collective_source = std::move(collectives.source);
   } else {

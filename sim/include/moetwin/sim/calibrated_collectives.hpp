@@ -8,6 +8,7 @@
 #include <string>
 
 #include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/calibrated_compute.hpp"
 #include "moetwin/sim/comm_cost.hpp"
 #include "moetwin/topology/collectives.hpp"
 
@@ -24,8 +25,12 @@ struct CollectiveCalibration {
 // `source` as above. Same lookup rules as compute_profile_for (calibrated_compute.hpp); `dir` empty:
 // lookup off.
 CollectiveParams collective_params_for(const Scenario& scenario, const std::string& dir, std::string& source);
+// The same from a lookup already made (calibrated_compute.hpp, calibration_for).
+CollectiveParams collective_params_from(const Scenario& scenario, const ScenarioCalibration& calibration,
+                                        std::string& source);
 
-// TopologyComm on the scenario's cluster with collective_params_for.
+// TopologyComm on the scenario's cluster with collective_params_from.
+CollectiveCalibration collectives_from(const Scenario& scenario, const ScenarioCalibration& calibration);
 CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir);
 
 }  // namespace moetwin

@@ -45,5 +45,7 @@ ScenarioCalibration calibration_for(const Scenario& scenario, const std::string&
 // Malformed profile files are InputErrors naming file, line and key. Parsed files are cached per
 // (path, size, mtime), safe across threads.
 ComputeProfile compute_profile_for(const Scenario& scenario, const std::string& dir);
+// The same from a lookup already made (a prediction looks up once for compute and collectives).
+ComputeProfile compute_profile_from(const Scenario& scenario, const ScenarioCalibration& calibration);
 
 }  // namespace moetwin

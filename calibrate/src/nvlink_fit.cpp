@@ -49,11 +49,6 @@ EfficiencyCurve curve_of(const EfficiencyBands& b) {
   return EfficiencyCurve(std::move(bands), InputLocation{"calibration profile [nvlink]", 0});
 }
 
-std::vector<double> sorted(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
 }  // namespace
 
 CollectiveKind nvlink_op_kind(const std::string& op, const std::string& source) {
@@ -117,10 +112,9 @@ EfaFabricFit fit_efa_fabric(const std::vector<FabricPoint>& points, const Instan
     const double predicted = f.step_latency_s + bytes / (instance.nic_bandwidth * curve.factor(bytes));
     errors.push_back(std::abs(predicted - seconds) / seconds);
   }
-  std::sort(errors.begin(), errors.end());
   f.points = static_cast<int>(stream.size() + latency.size());
   f.median_error = median(errors);
-  f.max_error = errors.back();
+  f.max_error = *std::max_element(errors.begin(), errors.end());
   return f;
 }
 
@@ -236,11 +230,10 @@ NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, c
   std::sort(fit.ranks.begin(), fit.ranks.end());
   fit.ranks.erase(std::unique(fit.ranks.begin(), fit.ranks.end()), fit.ranks.end());
   fit.points = static_cast<int>(points.size());
-  const std::vector<double> e = sorted(errors), le = sorted(loo_errors);
-  fit.median_error = median(e);
-  fit.max_error = e.back();
-  fit.loo_median_error = median(le);
-  fit.loo_max_error = le.back();
+  fit.median_error = median(errors);
+  fit.max_error = *std::max_element(errors.begin(), errors.end());
+  fit.loo_median_error = median(loo_errors);
+  fit.loo_max_error = *std::max_element(loo_errors.begin(), loo_errors.end());
   return report;
 }
 

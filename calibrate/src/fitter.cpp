@@ -7,15 +7,11 @@
 #include <map>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/statistics.hpp"
 
 namespace moetwin {
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return percentile_sorted(v, 0.5);
-}
 
 // Merges (x, y) points with equal x by the median of their y; ascending x.
 LogCurve merged_curve(const std::vector<std::pair<double, double>>& points) {

@@ -7,6 +7,7 @@
 
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/statistics.hpp"
 #include "moetwin/sim/routing_plan.hpp"
 
 namespace moetwin {
@@ -162,10 +163,7 @@ std::vector<double> bench_errors(const PreparedBench& b, const BenchPrediction& 
 }
 
 double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return v.empty() ? 0.0 : median_of(std::move(v));
 }
 
 ParamSet fit_dispatcher_params(const DispatcherModel& model, const std::vector<const PreparedBench*>& rows) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
 

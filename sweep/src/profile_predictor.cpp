@@ -1,6 +1,7 @@
 #include "moetwin/sweep/profile_predictor.hpp"
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/fnv1a.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 
 namespace moetwin {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/fnv1a.hpp"
 
 namespace moetwin {
 

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
 
 namespace moetwin {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/sweep/profile_predictor.hpp"
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
 

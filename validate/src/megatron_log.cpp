@@ -9,6 +9,7 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/statistics.hpp"
 
 namespace moetwin {
 namespace {
@@ -77,12 +78,6 @@ std::optional<std::pair<std::string, std::string>> argument_line(std::string_vie
   std::string value(skip_spaces(line.substr(p)));
   while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
   return std::make_pair(std::string(line.substr(key_begin, key_end - key_begin)), value);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double mean_of(const std::vector<double>& v) {

@@ -74,8 +74,4 @@ const std::vector<std::string>& sweep_axis_names();
 SweepSpec parse_sweep(const std::string& toml_text, const std::string& path, const Catalog& catalog);
 SweepSpec load_sweep_file(const std::string& path, const Catalog& catalog);
 
-// FNV-1a 64-bit of `bytes`, continuing from `seed` (the offset basis by default).
-std::uint64_t fnv1a64(const std::string& bytes, std::uint64_t seed = 0xcbf29ce484222325ULL);
-std::string hex64(std::uint64_t value);  // 16 lowercase hex digits
-
 }  // namespace moetwin

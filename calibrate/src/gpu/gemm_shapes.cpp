@@ -53,7 +53,11 @@ std::vector<GemmShape> calibration_gemm_shapes(bool quick) {
     if (quick && s != 1024 && s != 8192) continue;
     shapes.push_back({"square.m" + std::to_string(s), "gemm", "square", s, s, s, 1});
   }
-  const long long tokens = 4096;  // one micro-batch of sequence 4096
+  // Tokens per linear-layer GEMM: one micro-batch of sequence 4096 at micro-batch 1 and 4 (with sequence
+  // parallelism the TP group's GEMMs see the whole micro-batch). The live runs train at both; with only
+  // 4096 the wgrad curve (k = tokens) had no point above k = 4096 and none of the largest GEMMs.
+  const std::vector<long long> linear_tokens =
+      quick ? std::vector<long long>{4096} : std::vector<long long>{4096, 16384};
   const std::vector<long long> per_expert =
       quick ? std::vector<long long>{256, 2048} : std::vector<long long>{64, 128, 256, 512, 1024, 2048, 4096};
 
@@ -64,21 +68,21 @@ std::vector<GemmShape> calibration_gemm_shapes(bool quick) {
         Linear{"mla_kv_b", 128 * 256, 512}, Linear{"attn_out", 7168, 128 * 128},
         Linear{"dense_fc1", 2 * 18432, 7168}, Linear{"dense_fc2", 7168, 18432},
         Linear{"shared_fc1", 2 * 2048, 7168}, Linear{"shared_fc2", 7168, 2048}}) {
-    add_linear(shapes, "deepseek-v3", l, tokens, !quick);
+    for (const long long tokens : linear_tokens) add_linear(shapes, "deepseek-v3", l, tokens, !quick);
   }
   add_experts(shapes, "deepseek-v3", 7168, 2048, 8, per_expert);
   add_attention(shapes, "deepseek-v3", 128, 192, 128, 4096);
 
   // qwen3-235b-a22b: hidden 4096, GQA 64 heads / 4 KV groups of 128, 128 experts of 1536 (8 per rank).
   for (const Linear& l : {Linear{"qkv", (64 + 2 * 4) * 128, 4096}, Linear{"attn_out", 4096, 64 * 128}}) {
-    add_linear(shapes, "qwen3-235b-a22b", l, tokens, !quick);
+    for (const long long tokens : linear_tokens) add_linear(shapes, "qwen3-235b-a22b", l, tokens, !quick);
   }
   add_experts(shapes, "qwen3-235b-a22b", 4096, 1536, 8, per_expert);
   add_attention(shapes, "qwen3-235b-a22b", 64, 128, 128, 4096);
 
   // qwen3-30b-a3b: hidden 2048, 32 heads / 4 KV groups of 128, 128 experts of 768 (16 per rank).
   for (const Linear& l : {Linear{"qkv", (32 + 2 * 4) * 128, 2048}, Linear{"attn_out", 2048, 32 * 128}}) {
-    add_linear(shapes, "qwen3-30b-a3b", l, tokens, !quick);
+    for (const long long tokens : linear_tokens) add_linear(shapes, "qwen3-30b-a3b", l, tokens, !quick);
   }
   add_experts(shapes, "qwen3-30b-a3b", 2048, 768, 16, per_expert);
   if (!quick) add_attention(shapes, "qwen3-30b-a3b", 32, 128, 128, 4096);

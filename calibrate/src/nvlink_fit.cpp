@@ -9,6 +9,7 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/statistics.hpp"
 #include "moetwin/topology/cluster.hpp"
 
 namespace moetwin {
@@ -25,12 +26,6 @@ CollectiveRequest request_of(const NvlinkPoint& p, const std::string& source) {
   return r;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Bands of one op from (message, implied factor) pairs: one band per distinct message, median factor.
 EfficiencyBands bands_of(const std::vector<std::pair<double, double>>& message_factor) {
   std::map<double, std::vector<double>> by_message;
@@ -38,7 +33,7 @@ EfficiencyBands bands_of(const std::vector<std::pair<double, double>>& message_f
   EfficiencyBands b;
   for (const auto& [message, factors] : by_message) {
     b.min_bytes.push_back(b.min_bytes.empty() ? 0.0 : message);
-    b.factor.push_back(median(factors));
+    b.factor.push_back(median_of(factors));
   }
   return b;
 }
@@ -72,8 +67,13 @@ CollectiveParams nvlink_collective_params(const NvlinkCollectiveFit& fit, Collec
   base.nvlink_call_latency_s = fit.call_latency_s;
   base.nvlink_step_latency_s = fit.step_latency_s;
   base.nvlink_efficiency_by_kind.clear();
+  base.nvlink_efficiency_by_ranks.clear();
   for (const auto& [op, bands] : fit.curves)
     base.nvlink_efficiency_by_kind.emplace(nvlink_op_kind(op, "[nvlink]"), curve_of(bands));
+  for (const auto& [op, by_ranks] : fit.buffer_curves) {
+    std::map<int, EfficiencyCurve>& curves = base.nvlink_efficiency_by_ranks[nvlink_op_kind(op, "[nvlink]")];
+    for (const auto& [n, bands] : by_ranks) curves.emplace(n, curve_of(bands));
+  }
   return base;
 }
 
@@ -113,41 +113,60 @@ EfaFabricFit fit_efa_fabric(const std::vector<FabricPoint>& points, const Instan
     errors.push_back(std::abs(predicted - seconds) / seconds);
   }
   f.points = static_cast<int>(stream.size() + latency.size());
-  f.median_error = median(errors);
+  f.median_error = median_of(errors);
   f.max_error = *std::max_element(errors.begin(), errors.end());
   return f;
 }
 
-NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, const InstanceSpec& instance,
-                                       const GpuSpec& gpu, const std::string& source) {
+namespace {
+
+// The request of a point, after checking that the model can take it.
+CollectiveRequest checked_request(const NvlinkPoint& p, const InstanceSpec& instance,
+                                  const std::string& source) {
+  const std::string what = p.op + " on " + std::to_string(p.ranks) + " GPUs";
+  if (p.ranks < 2 || p.ranks > instance.gpus) {
+    throw InputError({source, 0}, "ranks", std::to_string(p.ranks),
+                     "expected 2.." + std::to_string(instance.gpus) + " GPUs of one " + instance.name);
+  }
+  if (!(p.bytes > 0) || !std::isfinite(p.bytes))
+    throw InputError({source, 0}, what + " bytes", format_exact(p.bytes), "expected > 0");
+  if (!(p.measured_s > 0) || !std::isfinite(p.measured_s))
+    throw InputError({source, 0}, what + " seconds", format_exact(p.measured_s), "expected > 0");
+  return request_of(p, source);
+}
+
+// One point's model terms: its request read with a unit step latency and no call latency.
+struct PointTerms {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  double steps = 0;         // latency steps
+  double nvlink_bytes = 0;  // bytes per rank over NVLink
+  double message = 0;       // per-step / per-peer message
+};
+
+// The model's time of a point: estimate_collective's latency and NVLink terms (one node, NVLink the
+// only resource), with the efficiency read for the GPU count of the run (send/recv on n GPUs too).
+double predict(const NvlinkPoint& p, const PointTerms& t, const CollectiveParams& params, double bandwidth) {
+  const double latency = t.steps * params.nvlink_step_latency_s + params.nvlink_call_latency_s;
+  return latency + t.nvlink_bytes / (bandwidth * params.nvlink_factor(t.kind, p.ranks, p.bytes, t.message));
+}
+
+NvlinkFitReport fit_impl(const std::vector<NvlinkPoint>& points, const InstanceSpec& instance,
+                         const GpuSpec& gpu, const std::string& source, NvlinkIndexing indexing) {
   if (points.empty()) throw std::invalid_argument("fit_nvlink_collectives: no points");
   Cluster cluster(instance, gpu, 1);
   cluster.seal();
   std::vector<CollectiveRequest> requests;
-  for (const NvlinkPoint& p : points) {
-    const std::string what = p.op + " on " + std::to_string(p.ranks) + " GPUs";
-    if (p.ranks < 2 || p.ranks > instance.gpus) {
-      throw InputError({source, 0}, "ranks", std::to_string(p.ranks),
-                       "expected 2.." + std::to_string(instance.gpus) + " GPUs of one " + instance.name);
-    }
-    if (!(p.bytes > 0) || !std::isfinite(p.bytes))
-      throw InputError({source, 0}, what + " bytes", format_exact(p.bytes), "expected > 0");
-    if (!(p.measured_s > 0) || !std::isfinite(p.measured_s))
-      throw InputError({source, 0}, what + " seconds", format_exact(p.measured_s), "expected > 0");
-    requests.push_back(request_of(p, source));
-  }
+  for (const NvlinkPoint& p : points) requests.push_back(checked_request(p, instance, source));
 
   // Step counts and NVLink bytes per rank of every point: the model's own latency and traffic terms,
   // read with a unit step latency and no call latency.
   CollectiveParams unit;
   unit.nvlink_step_latency_s = 1;
   unit.nvlink_call_latency_s = 0;
-  std::vector<double> steps, nvlink_bytes, message;
+  std::vector<PointTerms> terms;
   for (const CollectiveRequest& r : requests) {
     const CollectiveEstimate e = estimate_collective(cluster, r, unit);
-    steps.push_back(e.latency_s);
-    nvlink_bytes.push_back(e.nvlink_bytes_per_rank);
-    message.push_back(e.message_bytes);
+    terms.push_back({r.kind, e.latency_s, e.nvlink_bytes_per_rank, e.message_bytes});
   }
 
   // 1. Latencies from the smallest message of every (op, ranks).
@@ -160,7 +179,7 @@ NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, c
   // Weighted least squares (weights 1/t^2: relative error) of t = c + s l.
   double sw = 0, sws = 0, swss = 0, swt = 0, swst = 0;
   for (const auto& [key, i] : smallest) {
-    const double t = points[i].measured_s, s = steps[i], w = 1 / (t * t);
+    const double t = points[i].measured_s, s = terms[i].steps, w = 1 / (t * t);
     sw += w;
     sws += w * s;
     swss += w * s * s;
@@ -184,28 +203,39 @@ NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, c
   }
   if (prior) call = std::max(0.0, (swt - step * sws) / sw);
 
-  // 2. Per op, a band per measured message.
+  // 2. Bands: per (op, GPU count) by buffer, or per op by per-step message (GPU count 0: pooled).
   const auto implied = [&](std::size_t i) {
-    const double latency = call + steps[i] * step;
+    const double latency = call + terms[i].steps * step;
     const double busy = points[i].measured_s - latency;
-    if (!(busy > 0) || nvlink_bytes[i] <= 0) return 1.0;
-    return std::clamp(nvlink_bytes[i] / (gpu.nvlink_bandwidth * busy), 1e-6, 1.0);
+    if (!(busy > 0) || terms[i].nvlink_bytes <= 0) return 1.0;
+    return std::clamp(terms[i].nvlink_bytes / (gpu.nvlink_bandwidth * busy), 1e-6, 1.0);
   };
-  std::map<std::string, std::vector<std::size_t>> by_op;
-  for (std::size_t i = 0; i < points.size(); ++i) by_op[points[i].op].push_back(i);
+  const bool by_buffer = indexing == NvlinkIndexing::buffer;
+  const auto key_of = [&](std::size_t i) {
+    return std::make_pair(points[i].op, by_buffer ? points[i].ranks : 0);
+  };
+  std::map<std::pair<std::string, int>, std::vector<std::size_t>> by_key;
+  for (std::size_t i = 0; i < points.size(); ++i) by_key[key_of(i)].push_back(i);
   NvlinkFitReport report;
   NvlinkCollectiveFit& fit = report.fit;
   fit.call_latency_s = call;
   fit.step_latency_s = step;
   report.step_latency_from_prior = prior;
-  const auto bands_without = [&](const std::string& op, std::size_t skip) {
-    std::vector<std::pair<double, double>> mf;
-    for (const std::size_t i : by_op.at(op)) {
-      if (i != skip) mf.push_back({message[i], implied(i)});
+  const auto bands_without = [&](const std::pair<std::string, int>& key, std::size_t skip) {
+    std::vector<std::pair<double, double>> xf;
+    for (const std::size_t i : by_key.at(key)) {
+      if (i != skip) xf.push_back({by_buffer ? points[i].bytes : terms[i].message, implied(i)});
     }
-    return bands_of(mf);
+    return bands_of(xf);
   };
-  for (const auto& [op, idx] : by_op) fit.curves[op] = bands_without(op, points.size());
+  const auto set_bands = [&](NvlinkCollectiveFit& f, const std::pair<std::string, int>& key,
+                             EfficiencyBands b) {
+    if (by_buffer)
+      f.buffer_curves[key.first][key.second] = std::move(b);
+    else
+      f.curves[key.first] = std::move(b);
+  };
+  for (const auto& [key, idx] : by_key) set_bands(fit, key, bands_without(key, points.size()));
 
   // 3. In-sample and leave-one-point-out errors.
   const CollectiveParams fitted = nvlink_collective_params(fit);
@@ -213,14 +243,14 @@ NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, c
   for (std::size_t i = 0; i < points.size(); ++i) {
     NvlinkPointResult r;
     r.point = points[i];
-    r.message_bytes = message[i];
-    r.predicted_s = estimate_collective(cluster, requests[i], fitted).time_s;
+    r.message_bytes = terms[i].message;
+    r.predicted_s = predict(points[i], terms[i], fitted, gpu.nvlink_bandwidth);
     r.prior_predicted_s = estimate_collective(cluster, requests[i], CollectiveParams{}).time_s;
     r.loo_predicted_s = r.predicted_s;
-    if (by_op.at(points[i].op).size() > 1) {
+    if (by_key.at(key_of(i)).size() > 1) {
       NvlinkCollectiveFit loo = fit;
-      loo.curves[points[i].op] = bands_without(points[i].op, i);
-      r.loo_predicted_s = estimate_collective(cluster, requests[i], nvlink_collective_params(loo)).time_s;
+      set_bands(loo, key_of(i), bands_without(key_of(i), i));
+      r.loo_predicted_s = predict(points[i], terms[i], nvlink_collective_params(loo), gpu.nvlink_bandwidth);
     }
     errors.push_back(r.relative_error());
     loo_errors.push_back(r.loo_relative_error());
@@ -230,10 +260,94 @@ NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, c
   std::sort(fit.ranks.begin(), fit.ranks.end());
   fit.ranks.erase(std::unique(fit.ranks.begin(), fit.ranks.end()), fit.ranks.end());
   fit.points = static_cast<int>(points.size());
-  fit.median_error = median(errors);
+  fit.median_error = median_of(errors);
   fit.max_error = *std::max_element(errors.begin(), errors.end());
-  fit.loo_median_error = median(loo_errors);
+  fit.loo_median_error = median_of(loo_errors);
   fit.loo_max_error = *std::max_element(loo_errors.begin(), loo_errors.end());
+  return report;
+}
+
+std::vector<NvlinkPoint> on_ranks(const std::vector<NvlinkPoint>& points, const std::vector<int>& ranks) {
+  std::vector<NvlinkPoint> out;
+  for (const NvlinkPoint& p : points) {
+    if (std::find(ranks.begin(), ranks.end(), p.ranks) != ranks.end()) out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(NvlinkIndexing indexing) {
+  return indexing == NvlinkIndexing::buffer ? "buffer" : "message";
+}
+
+NvlinkCrossCountErrors cross_count_errors(const std::vector<NvlinkPoint>& points,
+                                          const std::vector<int>& fit_ranks,
+                                          const std::vector<int>& predict_ranks, NvlinkIndexing indexing,
+                                          const InstanceSpec& instance, const GpuSpec& gpu,
+                                          const std::string& source) {
+  const std::vector<NvlinkPoint> train = on_ranks(points, fit_ranks), test = on_ranks(points, predict_ranks);
+  if (train.empty() || test.empty())
+    throw std::invalid_argument("cross_count_errors: no points on the GPU counts to fit or to predict");
+  const NvlinkFitReport fitted = fit_impl(train, instance, gpu, source, indexing);
+  const CollectiveParams params = nvlink_collective_params(fitted.fit);
+  NvlinkCrossCountErrors out;
+  out.indexing = indexing;
+  out.fit_ranks = fitted.fit.ranks;
+  for (const NvlinkPoint& p : test) out.predict_ranks.push_back(p.ranks);
+  std::sort(out.predict_ranks.begin(), out.predict_ranks.end());
+  out.predict_ranks.erase(std::unique(out.predict_ranks.begin(), out.predict_ranks.end()),
+                          out.predict_ranks.end());
+  Cluster cluster(instance, gpu, 1);
+  cluster.seal();
+  CollectiveParams unit;
+  unit.nvlink_step_latency_s = 1;
+  unit.nvlink_call_latency_s = 0;
+  std::vector<double> errors, large, large_signed;
+  for (const NvlinkPoint& p : test) {
+    // The test points' own terms: the same unit-latency reading as the fit's.
+    const CollectiveRequest r = checked_request(p, instance, source);
+    const CollectiveEstimate e = estimate_collective(cluster, r, unit);
+    const double t = predict(p, {r.kind, e.latency_s, e.nvlink_bytes_per_rank, e.message_bytes}, params,
+                             gpu.nvlink_bandwidth);
+    const double signed_error = t / p.measured_s - 1;
+    errors.push_back(std::abs(signed_error));
+    if (p.bytes >= 16 * 1048576.0) {
+      large.push_back(std::abs(signed_error));
+      large_signed.push_back(signed_error);
+    }
+  }
+  std::sort(errors.begin(), errors.end());
+  out.points = static_cast<int>(errors.size());
+  out.median_error = median_of(errors);
+  const auto p90 = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(errors.size())));
+  out.p90_error = errors[std::max<std::size_t>(p90, 1) - 1];
+  out.max_error = errors.back();
+  out.large_points = static_cast<int>(large.size());
+  if (!large.empty()) {
+    out.large_median_error = median_of(large);
+    out.large_min_signed = *std::min_element(large_signed.begin(), large_signed.end());
+    out.large_max_signed = *std::max_element(large_signed.begin(), large_signed.end());
+  }
+  return out;
+}
+
+NvlinkFitReport fit_nvlink_collectives(const std::vector<NvlinkPoint>& points, const InstanceSpec& instance,
+                                       const GpuSpec& gpu, const std::string& source,
+                                       NvlinkIndexing indexing) {
+  NvlinkFitReport report = fit_impl(points, instance, gpu, source, indexing);
+  const std::vector<int>& counts = report.fit.ranks;
+  for (const NvlinkIndexing how : {NvlinkIndexing::buffer, NvlinkIndexing::message}) {
+    for (const int n : counts) {
+      std::vector<int> others;
+      for (const int m : counts) {
+        if (m != n) others.push_back(m);
+      }
+      if (!others.empty())
+        report.cross_counts.push_back(cross_count_errors(points, {n}, others, how, instance, gpu, source));
+    }
+    report.cross_counts.push_back(cross_count_errors(points, counts, counts, how, instance, gpu, source));
+  }
   return report;
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "moetwin/catalog/strict_toml.hpp"
 #include "moetwin/common/csv.hpp"
@@ -218,7 +219,7 @@ EfaFabricFit read_efa(Reader r) {
   return f;
 }
 
-NvlinkCollectiveFit read_nvlink(Reader r) {
+NvlinkCollectiveFit read_nvlink(Reader r, int schema_version) {
   NvlinkCollectiveFit f;
   for (const double n : r.numbers("ranks", 2, 1024, true)) {
     if (n != static_cast<int>(n)) r.fail("ranks", format_exact(n), "whole GPU counts");
@@ -235,7 +236,29 @@ NvlinkCollectiveFit read_nvlink(Reader r) {
   for (const std::string& op : ops.keys()) {
     if (!is_nvlink_op(op))
       ops.fail(op, "a table", "one of all_reduce, reduce_scatter, all_gather, all_to_all, send_recv");
-    f.curves[op] = read_bands(Reader(ops.table(op), r.path(), ops.prefix() + op + "."));
+    Reader bands(ops.table(op), r.path(), ops.prefix() + op + ".");
+    if (schema_version <= 3) {
+      f.curves[op] = read_bands(bands);
+      continue;
+    }
+    // Schema 4: one table n<GPU count> per measured count of `ranks`.
+    std::string counts;
+    for (const int n : f.ranks) counts += (counts.empty() ? "n" : ", n") + std::to_string(n);
+    const std::vector<std::string> keys = bands.keys();
+    if (keys.empty()) bands.fail("n<ranks>", "missing", "at least one table of " + counts);
+    for (const std::string& key : keys) {
+      int n = 0;
+      for (const int m : f.ranks) {
+        if (key == "n" + std::to_string(m)) n = m;
+      }
+      if (n == 0) {
+        bands.fail(key, describe_toml_value(bands.node(key)),
+                   "a table n<GPU count> of ranks (" + counts +
+                       "); per-step-message bands [nvlink.efficiency.<op>] are schema <= 3");
+      }
+      f.buffer_curves[op][n] = read_bands(Reader(bands.table(key), r.path(), bands.prefix() + key + "."));
+    }
+    bands.finish();
   }
   ops.finish();
   r.finish();
@@ -318,7 +341,8 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
     }
     names.finish();
   }
-  if (root.has("nvlink")) p.nvlink = read_nvlink(Reader(root.table("nvlink"), path, "nvlink."));
+  if (root.has("nvlink"))
+    p.nvlink = read_nvlink(Reader(root.table("nvlink"), path, "nvlink."), p.schema_version);
   if (root.has("efa")) p.efa = read_efa(Reader(root.table("efa"), path, "efa."));
   root.finish();
   return p;
@@ -383,7 +407,10 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
     const NvlinkCollectiveFit& f = *p.nvlink;
     std::vector<double> ranks(f.ranks.begin(), f.ranks.end());
     o << "\n[nvlink]  # NCCL inside one node: t = call_latency_s + steps x step_latency_s\n"
-      << "#          + bus bytes / (catalog NVLink bandwidth x factor(op, per-step message))\n"
+      << (p.schema_version >= 4
+              ? "#          + bus bytes / (catalog NVLink bandwidth x factor(op, GPUs, per-rank buffer)),\n"
+                "#          factor linear in log2(GPUs) between measured counts, the nearest outside\n"
+              : "#          + bus bytes / (catalog NVLink bandwidth x factor(op, per-step message))\n")
       << "ranks = " << array(ranks) << '\n'
       << "call_latency_s = " << format_exact(f.call_latency_s) << '\n'
       << "step_latency_s = " << format_exact(f.step_latency_s) << '\n'
@@ -392,10 +419,23 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
       << "max_error = " << format_exact(f.max_error) << '\n'
       << "loo_median_error = " << format_exact(f.loo_median_error) << '\n'
       << "loo_max_error = " << format_exact(f.loo_max_error) << '\n';
+    // A schema's reader knows one indexing only (read_nvlink): a mismatch would not read back.
+    if ((p.schema_version >= 4 && !f.curves.empty()) || (p.schema_version <= 3 && !f.buffer_curves.empty())) {
+      throw std::logic_error("format_calibration_profile: schema " + std::to_string(p.schema_version) +
+                             " profile with " + (f.curves.empty() ? "buffer" : "per-step-message") +
+                             " NVLink bands");
+    }
     for (const auto& [op, b] : f.curves) {
       o << "\n[nvlink.efficiency." << op << "]\n"
         << "min_bytes = " << array(b.min_bytes) << '\n'
         << "factor = " << array(b.factor) << '\n';
+    }
+    for (const auto& [op, by_ranks] : f.buffer_curves) {
+      for (const auto& [n, b] : by_ranks) {
+        o << "\n[nvlink.efficiency." << op << ".n" << n << "]  # by per-rank buffer on " << n << " GPUs\n"
+          << "min_bytes = " << array(b.min_bytes) << '\n'
+          << "factor = " << array(b.factor) << '\n';
+      }
     }
   }
   if (p.efa) {

@@ -142,8 +142,8 @@ TEST(CalibrationProfile, StrictErrorsNameFileLineAndKey) {
   EXPECT_NE(error_of(bad).find(": gemm.gemm.min_dim: 64: strictly increasing values"), std::string::npos)
       << error_of(bad);
   bad = good;
-  bad.replace(bad.find("schema_version = 3"), 18, "schema_version = 4");
-  EXPECT_NE(error_of(bad).find("p.toml:8: schema_version: 4: an integer in [1, 3]"), std::string::npos)
+  bad.replace(bad.find("schema_version = 4"), 18, "schema_version = 5");
+  EXPECT_NE(error_of(bad).find("p.toml:8: schema_version: 5: an integer in [1, 4]"), std::string::npos)
       << error_of(bad);
   bad = good;
   bad.replace(bad.find("hidden_floor_s = 0"), 18, "hidden_floor_s = 2e-5");

@@ -35,12 +35,13 @@ Scenario tp8(const std::string& instance) {
   return parse_scenario(t, "test.toml", catalog());
 }
 
-// A directory with one H200 profile whose [nvlink] says: 20 us per call, 2 us per step, all-reduce at
-// 0.5 of NVLink below 1 MiB per step and 0.7 from there.
+// A directory with one H200 profile (schema 3: per-step-message bands) whose [nvlink] says: 20 us per
+// call, 2 us per step, all-reduce at 0.5 of NVLink below 1 MiB per step and 0.7 from there.
 fs::path profile_dir() {
   const fs::path dir = fs::temp_directory_path() / "moetwin-calibrated-collectives-test";
   fs::create_directories(dir);
   CalibrationProfile p;
+  p.schema_version = 3;
   p.gpu = "H200-SXM";
   p.peak_bf16_flops = 989e12;
   p.d2d_bandwidth = 4e12;
@@ -89,6 +90,40 @@ TEST(CalibratedCollectives, ProfileNvlinkTermsReachTheCollectiveModel) {
   // All-gather has no curve in the profile: the default curve (0.8 from 1 MiB), calibrated latencies.
   EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_gather, big, node(8)),
                    20e-6 + 7 * 2e-6 + 7.0 / 8 * big / (nvlink * 0.8));
+  fs::remove_all(dir);
+}
+
+// Schema 4: all-reduce bands by GPU count and per-rank buffer, measured on 2 and 4 GPUs (0.5 / 0.6 below
+// a 1 MiB buffer, 0.7 / 0.9 from there). A TP8 group holds the 4-GPU bands, 3 GPUs interpolate in log2(3).
+TEST(CalibratedCollectives, BandsByGpuCountReachTheCollectiveModel) {
+  const fs::path dir = fs::temp_directory_path() / "moetwin-calibrated-collectives-by-count-test";
+  fs::create_directories(dir);
+  CalibrationProfile p;
+  p.gpu = "H200-SXM";
+  p.peak_bf16_flops = 989e12;
+  p.d2d_bandwidth = 4e12;
+  NvlinkCollectiveFit f;
+  f.ranks = {2, 4};
+  f.call_latency_s = 20e-6;
+  f.step_latency_s = 2e-6;
+  f.buffer_curves["all_reduce"][2] = {{0, 1048576}, {0.5, 0.7}};
+  f.buffer_curves["all_reduce"][4] = {{0, 1048576}, {0.6, 0.9}};
+  f.points = 4;
+  p.nvlink = f;
+  std::ofstream(dir / "h200.toml") << format_calibration_profile(p);
+  const CollectiveCalibration c = collectives_for(tp8("p5en.48xlarge"), dir.string());
+  EXPECT_EQ(c.source, "calibrated NVLink (" + (dir / "h200.toml").string() + ", NCCL on 2,4 GPUs)");
+  const double nvlink = catalog().gpu("H200-SXM").nvlink_bandwidth;
+  const double big = 64.0 * 1048576, small = 512.0 * 1024;
+  // 8 GPUs, 64 MiB: the 4-GPU 1 MiB band (0.9), 14 steps.
+  EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_reduce, big, node(8)),
+                   20e-6 + 14 * 2e-6 + 2 * 7.0 / 8 * big / (nvlink * 0.9));
+  // 2 GPUs, 512 KiB: the 2-GPU first band (0.5), 2 steps.
+  EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_reduce, small, node(2)),
+                   20e-6 + 2 * 2e-6 + 2 * 1.0 / 2 * small / (nvlink * 0.5));
+  // 3 GPUs, 64 MiB: 0.7 + (0.9 - 0.7) x (log2 3 - 1) = 0.8169925001442312, 4 steps.
+  EXPECT_NEAR(c.comm->seconds(CollectiveOp::all_reduce, big, node(3)),
+              20e-6 + 4 * 2e-6 + 2 * 2.0 / 3 * big / (nvlink * 0.8169925001442312), 1e-15);
   fs::remove_all(dir);
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "moetwin/common/numbers.hpp"
@@ -277,6 +279,21 @@ const EfficiencyCurve& CollectiveParams::nvlink_curve(CollectiveKind kind) const
   return it == nvlink_efficiency_by_kind.end() ? nvlink_efficiency : it->second;
 }
 
+double CollectiveParams::nvlink_factor(CollectiveKind kind, int ranks, double bytes, double message) const {
+  const auto it = nvlink_efficiency_by_ranks.find(kind);
+  if (it == nvlink_efficiency_by_ranks.end() || it->second.empty()) return nvlink_curve(kind).factor(message);
+  const std::map<int, EfficiencyCurve>& by_ranks = it->second;
+  const auto upper = by_ranks.lower_bound(ranks);  // first measured count >= ranks
+  if (upper == by_ranks.end()) return by_ranks.rbegin()->second.factor(bytes);
+  if (upper->first == ranks || upper == by_ranks.begin()) return upper->second.factor(bytes);
+  const auto lower = std::prev(upper);
+  const double w =
+      (std::log2(static_cast<double>(ranks)) - std::log2(static_cast<double>(lower->first))) /
+      (std::log2(static_cast<double>(upper->first)) - std::log2(static_cast<double>(lower->first)));
+  const double lo = lower->second.factor(bytes), hi = upper->second.factor(bytes);
+  return lo + (hi - lo) * w;
+}
+
 CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveRequest& request,
                                        const CollectiveParams& params) {
   check_request(request);
@@ -291,8 +308,9 @@ CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveR
   e.network_bytes_per_rank = t.network;
   e.latency_s = t.latency;
   e.bottleneck = "none";
-  const double nvl_rate =
-      cluster.gpu_spec().nvlink_bandwidth * params.nvlink_curve(request.kind).factor(t.message);
+  // The NVLink term is the group's members on one node (all of it inside a node) moving the buffer.
+  const double nvl_rate = cluster.gpu_spec().nvlink_bandwidth *
+                          params.nvlink_factor(request.kind, g.k_max, request.bytes, t.message);
   const double efa_factor = params.efa_efficiency.factor(t.message);
   const auto consider = [&](double seconds, const char* what) {
     if (seconds > e.bandwidth_s) {
@@ -311,9 +329,13 @@ CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveR
   return e;
 }
 
-CollectiveFlows build_all_to_all_flows(const Cluster& cluster, const std::vector<int>& ranks,
-                                       const std::vector<std::vector<double>>& bytes,
-                                       const CollectiveParams& params) {
+namespace {
+
+// build_all_to_all_flows; `buffer` is the per-rank buffer the NVLink efficiency is read at by calibrated
+// curves by GPU count (nvlink_factor): a uniform all-to-all's own size, else n x the largest pair.
+CollectiveFlows all_to_all_flows(const Cluster& cluster, const std::vector<int>& ranks,
+                                 const std::vector<std::vector<double>>& bytes,
+                                 const CollectiveParams& params, std::optional<double> buffer) {
   const GroupShape g = shape_of(cluster, ranks);
   const std::size_t n = ranks.size();
   if (bytes.size() != n)
@@ -333,7 +355,8 @@ CollectiveFlows build_all_to_all_flows(const Cluster& cluster, const std::vector
     }
   }
   // The efficiency is read at the largest per-peer message: NCCL moves every pair at once.
-  const double nvl_eff = params.nvlink_curve(CollectiveKind::all_to_all).factor(max_pair);
+  const double nvl_eff = params.nvlink_factor(CollectiveKind::all_to_all, g.k_max,
+                                              buffer.value_or(max_pair * static_cast<double>(n)), max_pair);
   const double efa_eff = params.efa_efficiency.factor(max_pair);
   CollectiveFlows out;
   // Intra-node pairs first (ascending src, dst), then node pairs (ascending), rails in order: a fixed
@@ -357,6 +380,14 @@ CollectiveFlows build_all_to_all_flows(const Cluster& cluster, const std::vector
   return out;
 }
 
+}  // namespace
+
+CollectiveFlows build_all_to_all_flows(const Cluster& cluster, const std::vector<int>& ranks,
+                                       const std::vector<std::vector<double>>& bytes,
+                                       const CollectiveParams& params) {
+  return all_to_all_flows(cluster, ranks, bytes, params, std::nullopt);
+}
+
 CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveRequest& request,
                                        const CollectiveParams& params) {
   check_request(request);
@@ -366,7 +397,7 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
   const int n = g.n, m = g.nodes();
   CollectiveFlows out;
   if (n == 1) return out;
-  const double nvl_eff = params.nvlink_curve(request.kind).factor(t.message);
+  const double nvl_eff = params.nvlink_factor(request.kind, g.k_max, s, t.message);
   const double efa_eff = params.efa_efficiency.factor(t.message);
   std::vector<int> nodes;
   for (const auto& [node, members] : g.by_node) nodes.push_back(node);
@@ -386,7 +417,7 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
       }
       const std::vector<std::vector<double>> matrix(static_cast<std::size_t>(n),
                                                     std::vector<double>(static_cast<std::size_t>(n), s / n));
-      out = build_all_to_all_flows(cluster, request.ranks, matrix, params);
+      out = all_to_all_flows(cluster, request.ranks, matrix, params, s);
       break;
     }
     case CollectiveAlgorithm::ring: {

@@ -187,6 +187,57 @@ TEST(Collectives, CalibratedNvlinkCurvePerOpAndCallLatency) {
   EXPECT_DOUBLE_EQ(cross.latency_s, plain.latency_s);
 }
 
+// Calibrated curves by GPU count (profile schema 4): each measured count's curve is read at the per-rank
+// buffer; 3 GPUs interpolate linearly in log2(3) between the 2- and 4-GPU factors, 8 GPUs hold the
+// 4-GPU factor, and ops without such curves keep the per-step-message curves.
+TEST(Collectives, NvlinkEfficiencyByGpuCountAndBuffer) {
+  const Cluster one = sealed_cluster("p5.48xlarge", 1);  // H100: 450 GB/s per direction
+  CollectiveParams p;
+  p.nvlink_efficiency_by_ranks[CollectiveKind::all_gather] = {{2, EfficiencyCurve({{0, 0.5}, {kMiB, 0.6}})},
+                                                              {4, EfficiencyCurve({{0, 0.7}, {kMiB, 0.8}})}};
+  p.nvlink_efficiency_by_ranks[CollectiveKind::all_to_all] = {{2, EfficiencyCurve::constant(0.4)}};
+  // 2 and 4 GPUs read their own curve at the buffer (64 MiB: the second band; 512 KiB: the first).
+  EXPECT_DOUBLE_EQ(p.nvlink_factor(CollectiveKind::all_gather, 2, 64 * kMiB, 0), 0.6);
+  EXPECT_DOUBLE_EQ(p.nvlink_factor(CollectiveKind::all_gather, 4, 512 * kKiB, 0), 0.7);
+  // 3 GPUs: 0.6 + (0.8 - 0.6) x (log2 3 - 1) = 0.6 + 0.2 x 0.5849625007211562 = 0.7169925001442312.
+  EXPECT_NEAR(p.nvlink_factor(CollectiveKind::all_gather, 3, 64 * kMiB, 0), 0.7169925001442312, 1e-15);
+  // All-gather of 64 MiB on 3 GPUs: 2/3 x 64 MiB over NVLink at that factor (the per-step message,
+  // 21.3 MiB, plays no part), 2 steps x 1 us.
+  const CollectiveEstimate three =
+      estimate_collective(one, request(CollectiveKind::all_gather, 64 * kMiB, iota(0, 3)), p);
+  EXPECT_NEAR(three.bandwidth_s, 2.0 / 3 * 64 * kMiB / (450e9 * 0.7169925001442312), 1e-15);
+  // 8 GPUs: beyond the measured counts, the 4-GPU curve (0.8 at 64 MiB; 0.7 at 4 MiB, whose 512 KiB
+  // per-step message would not matter either).
+  const CollectiveEstimate eight =
+      estimate_collective(one, request(CollectiveKind::all_gather, 64 * kMiB, iota(0, 8)), p);
+  EXPECT_DOUBLE_EQ(eight.bandwidth_s, 7.0 / 8 * 64 * kMiB / (450e9 * 0.8));
+  EXPECT_DOUBLE_EQ(p.nvlink_factor(CollectiveKind::all_gather, 8, 4 * kMiB, 512 * kKiB), 0.8);
+  EXPECT_DOUBLE_EQ(p.nvlink_factor(CollectiveKind::all_gather, 8, 512 * kKiB, 64 * kKiB), 0.7);
+  // One measured count: every group size reads it (all-to-all of 8 MiB on 8 GPUs at 0.4).
+  const CollectiveEstimate a2a =
+      estimate_collective(one, request(CollectiveKind::all_to_all, 8 * kMiB, iota(0, 8)), p);
+  EXPECT_DOUBLE_EQ(a2a.bandwidth_s, 7.0 / 8 * 8 * kMiB / (450e9 * 0.4));
+  // The flows (simulated path) carry the same efficiency: payload / 0.4 per pair, payload / factor on
+  // the ring's NVLink hops.
+  const CollectiveFlows flows =
+      build_collective_flows(one, request(CollectiveKind::all_to_all, 8 * kMiB, iota(0, 8)), p);
+  ASSERT_FALSE(flows.flows.empty());
+  EXPECT_DOUBLE_EQ(flows.flows.front().bytes, kMiB / 0.4);
+  const CollectiveFlows ring =
+      build_collective_flows(one, request(CollectiveKind::all_gather, 64 * kMiB, iota(0, 3)), p);
+  ASSERT_FALSE(ring.flows.empty());
+  EXPECT_NEAR(ring.flows.front().bytes, ring.payload_bytes.front() / 0.7169925001442312, 1e-3);
+  // Reduce-scatter has no curve by GPU count: the default per-step-message curve (0.8 from 1 MiB).
+  const CollectiveEstimate rs =
+      estimate_collective(one, request(CollectiveKind::reduce_scatter, 8 * kMiB, iota(0, 8)), p);
+  EXPECT_DOUBLE_EQ(rs.bandwidth_s, 7 * kMiB / 360e9);
+  // A skewed all-to-all reads the curve at n x its largest pair (here 8 x 1 MiB, still 0.4).
+  std::vector<std::vector<double>> m(8, std::vector<double>(8, 0.5 * kMiB));
+  m[0][1] = kMiB;
+  const CollectiveFlows skewed = build_all_to_all_flows(one, iota(0, 8), m, p);
+  EXPECT_DOUBLE_EQ(skewed.flows.front().bytes, kMiB / 0.4);
+}
+
 // Tree all-reduce over 4 nodes x 8: chain inside (2 s per rank over NVLink), trees between nodes (2 s per
 // node over 8 GPUs' rails); latency 2 x (log2(4) x 10 us + 7 x 1 us) = 54 us.
 TEST(Collectives, TreeAllReduce) {

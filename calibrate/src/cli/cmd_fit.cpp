@@ -70,6 +70,27 @@ void print_nvlink_report(const NvlinkFitReport& r) {
             << format_fixed(100 * f.loo_max_error, 1) << " %; uncalibrated model (defaults) median "
             << format_fixed(100 * percentile_sorted(prior, 0.5), 1) << " %, max "
             << format_fixed(100 * prior.back(), 1) << " %\n";
+  // Across GPU counts: each count's fit predicting the others (out of sample), then all in sample; the
+  // efficiency indexed by per-rank buffer per GPU count (the profile's) and by per-step message (schema 3).
+  if (!r.cross_counts.empty()) {
+    std::cerr
+        << "  across GPU counts (relative time error; large = buffers >= 16 MiB, signed: > 0 too slow):\n"
+           "  indexing fit_ranks -> predicted_ranks points median_pct p90_pct max_pct large_points "
+           "large_median_pct large_min_pct large_max_pct\n";
+  }
+  const auto counts = [](const std::vector<int>& ranks) {
+    std::string out;
+    for (const int n : ranks) out += (out.empty() ? "" : ",") + std::to_string(n);
+    return out;
+  };
+  for (const NvlinkCrossCountErrors& c : r.cross_counts) {
+    std::cerr << "  " << to_string(c.indexing) << ' ' << counts(c.fit_ranks) << " -> "
+              << counts(c.predict_ranks) << ' ' << c.points << ' ' << format_fixed(100 * c.median_error, 1)
+              << ' ' << format_fixed(100 * c.p90_error, 1) << ' ' << format_fixed(100 * c.max_error, 1) << ' '
+              << c.large_points << ' ' << format_fixed(100 * c.large_median_error, 1) << ' '
+              << format_fixed(100 * c.large_min_signed, 1) << ' ' << format_fixed(100 * c.large_max_signed, 1)
+              << '\n';
+  }
 }
 
 }  // namespace

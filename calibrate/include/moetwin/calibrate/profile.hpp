@@ -32,7 +32,9 @@ namespace moetwin {
 
 // 2: GEMM curves carry memory_efficiency. Schema 1 files are still read (memory_efficiency 0).
 // 3: GEMM curves carry hidden_floor_s. Schema 1 and 2 files are still read (hidden_floor_s 0).
-inline constexpr int kCalibrationProfileSchemaVersion = 3;
+// 4: [nvlink] efficiency bands by GPU count and per-rank buffer ([nvlink.efficiency.<op>.n<ranks>]);
+//    schema <= 3 files keep their per-step-message bands ([nvlink.efficiency.<op>]) and behaviour.
+inline constexpr int kCalibrationProfileSchemaVersion = 4;
 
 // y at `value` on the points (x ascending, one y per x): linear in log2(x) between points, constant
 // beyond the ends, 0 without points. The one implementation of the profile's curves (LogCurve::at and
@@ -75,8 +77,9 @@ struct TransportCurve {
 
 // NVLink collectives inside one node, fitted to the multi-GPU NCCL sweeps (calibrate/src/nvlink_fit.cpp)
 // as parameters of the simulator's closed-form collective model (topology/collectives.hpp): time =
-// call_latency_s + steps x step_latency_s + bus bytes / (NVLink bandwidth x factor(op, per-step message)).
-// The ring/pairwise step model carries a fit on 2 GPUs to 4 and 8.
+// call_latency_s + steps x step_latency_s + bus bytes / (NVLink bandwidth x factor). Schema >= 4:
+// factor(op, GPU count, per-rank buffer), interpolated in log2(GPU count) between the measured counts
+// and held at the nearest outside them; schema <= 3: factor(op, per-step message).
 // Achieved fraction of a link's line rate by message size (SimGrid-style factor table).
 struct EfficiencyBands {
   std::vector<double> min_bytes;  // message bands, ascending, the first at 0
@@ -84,10 +87,13 @@ struct EfficiencyBands {
 };
 
 struct NvlinkCollectiveFit {
-  std::vector<int> ranks;                         // GPU counts the fit saw, ascending
-  double call_latency_s = 0;                      // per call
-  double step_latency_s = 0;                      // per ring step / pairwise exchange
-  std::map<std::string, EfficiencyBands> curves;  // op ("all_reduce", ...) -> bands
+  std::vector<int> ranks;     // GPU counts the fit saw, ascending
+  double call_latency_s = 0;  // per call
+  double step_latency_s = 0;  // per ring step / pairwise exchange
+  // Schema >= 4: op ("all_reduce", ...) -> measured GPU count -> bands by per-rank buffer (nccl-tests
+  // size). Schema <= 3: `curves`, op -> bands by per-step message. A fit holds one of the two.
+  std::map<std::string, std::map<int, EfficiencyBands>> buffer_curves;
+  std::map<std::string, EfficiencyBands> curves;
   // How well the fitted model reproduces the measured points (relative time error).
   int points = 0;
   double median_error = 0;

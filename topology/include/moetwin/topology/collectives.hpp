@@ -66,8 +66,20 @@ struct CollectiveParams {
   // Per-op NVLink curves (NCCL picks protocol, channels and chunking per op, so all-gather and all-reduce
   // reach different fractions of the link at the same message); an op without one uses nvlink_efficiency.
   std::map<CollectiveKind, EfficiencyCurve> nvlink_efficiency_by_kind;
+  // Per-op NVLink curves by GPU count (calibration profile schema >= 4): for each measured group size,
+  // bands indexed by the per-rank buffer (the request's bytes, nccl-tests' size), not by the per-step
+  // message: bus-bandwidth efficiency at one buffer rises with the GPU count (H200, NCCL 2.28: all-gather
+  // 1 GiB 264 GB/s on 2 GPUs, 322 on 4), which per-step-message bands read the other way round. An op
+  // with such curves uses them instead of nvlink_efficiency_by_kind / nvlink_efficiency.
+  std::map<CollectiveKind, std::map<int, EfficiencyCurve>> nvlink_efficiency_by_ranks;
 
   const EfficiencyCurve& nvlink_curve(CollectiveKind kind) const;
+  // NVLink efficiency of `kind` for `ranks` GPUs of one node moving a `bytes` per-rank buffer in
+  // `message`-byte steps. With curves by GPU count: each measured count's curve read at `bytes`, linear
+  // in log2(ranks) between the measured counts around `ranks`, the nearest measured count's outside
+  // them (8 GPUs read the 4-GPU curve of a 2- and 4-GPU fit: the conservative choice, as efficiency rose
+  // from 2 to 4). Else nvlink_curve(kind) at `message`.
+  double nvlink_factor(CollectiveKind kind, int ranks, double bytes, double message) const;
 };
 
 struct CollectiveRequest {

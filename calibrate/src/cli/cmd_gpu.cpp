@@ -57,6 +57,7 @@ struct GpuOptions {
   int samples = 10;
   double timeout_s = 900;
   std::string only;
+  int rounds = 5;
   int max_gpus = 0;
   std::size_t nccl_max_bytes = 1ULL << 30;
 };
@@ -75,6 +76,7 @@ void run(const GpuOptions& o, const std::string& what) {
     g.quick = o.quick;
     g.samples = o.samples;
     g.only = o.only;
+    g.rounds = o.rounds;
     append(gpu::run_gemm_bench(g, provenance.cublas_version));
   }
   if (what == "nccl" || what == "all") {
@@ -117,6 +119,9 @@ void add_gpu_commands(CLI::App& app) {
         ->check(CLI::PositiveNumber);
     cmd->add_flag("--quick", o->quick, "Fewer shapes and sizes (smoke run)");
     cmd->add_option("--only", o->only, "gemm: only shapes whose name contains this");
+    cmd->add_option("--rounds", o->rounds, "gemm: rounds over all shapes the samples are spread over")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--max-gpus", o->max_gpus, "nccl: most GPUs to use (default all)");
     cmd->add_option("--nccl-max-bytes", o->nccl_max_bytes, "nccl: largest message")->capture_default_str();
     const std::string what = name;

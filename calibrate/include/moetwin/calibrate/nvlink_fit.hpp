@@ -46,7 +46,7 @@ struct NvlinkPoint {
 
 struct NvlinkPointResult {
   NvlinkPoint point;
-  double message_bytes = 0;  // per-step / per-peer message the band is read at
+  double message_bytes = 0;  // per-step / per-peer message (the band key of message indexing)
   double predicted_s = 0;    // fitted model, in sample
   double loo_predicted_s = 0;
   double prior_predicted_s = 0;   // the model's uncalibrated defaults (CollectiveParams{}), for comparison

@@ -58,6 +58,10 @@ std::vector<GemmShape> calibration_gemm_shapes(bool quick) {
   // 4096 the wgrad curve (k = tokens) had no point above k = 4096 and none of the largest GEMMs.
   const std::vector<long long> linear_tokens =
       quick ? std::vector<long long>{4096} : std::vector<long long>{4096, 16384};
+  // Attention core at sequence 2048, 4096 and 8192: with one length per model the curves had a single
+  // point per head dimension, and a model's QK^T (k = head dim 128 or 192) was predicted from another's.
+  const std::vector<long long> attention_seq =
+      quick ? std::vector<long long>{4096} : std::vector<long long>{2048, 4096, 8192};
   const std::vector<long long> per_expert =
       quick ? std::vector<long long>{256, 2048} : std::vector<long long>{64, 128, 256, 512, 1024, 2048, 4096};
 
@@ -71,21 +75,23 @@ std::vector<GemmShape> calibration_gemm_shapes(bool quick) {
     for (const long long tokens : linear_tokens) add_linear(shapes, "deepseek-v3", l, tokens, !quick);
   }
   add_experts(shapes, "deepseek-v3", 7168, 2048, 8, per_expert);
-  add_attention(shapes, "deepseek-v3", 128, 192, 128, 4096);
+  for (const long long seq : attention_seq) add_attention(shapes, "deepseek-v3", 128, 192, 128, seq);
 
   // qwen3-235b-a22b: hidden 4096, GQA 64 heads / 4 KV groups of 128, 128 experts of 1536 (8 per rank).
   for (const Linear& l : {Linear{"qkv", (64 + 2 * 4) * 128, 4096}, Linear{"attn_out", 4096, 64 * 128}}) {
     for (const long long tokens : linear_tokens) add_linear(shapes, "qwen3-235b-a22b", l, tokens, !quick);
   }
   add_experts(shapes, "qwen3-235b-a22b", 4096, 1536, 8, per_expert);
-  add_attention(shapes, "qwen3-235b-a22b", 64, 128, 128, 4096);
+  for (const long long seq : attention_seq) add_attention(shapes, "qwen3-235b-a22b", 64, 128, 128, seq);
 
   // qwen3-30b-a3b: hidden 2048, 32 heads / 4 KV groups of 128, 128 experts of 768 (16 per rank).
   for (const Linear& l : {Linear{"qkv", (32 + 2 * 4) * 128, 2048}, Linear{"attn_out", 2048, 32 * 128}}) {
     for (const long long tokens : linear_tokens) add_linear(shapes, "qwen3-30b-a3b", l, tokens, !quick);
   }
   add_experts(shapes, "qwen3-30b-a3b", 2048, 768, 16, per_expert);
-  if (!quick) add_attention(shapes, "qwen3-30b-a3b", 32, 128, 128, 4096);
+  if (!quick) {
+    for (const long long seq : attention_seq) add_attention(shapes, "qwen3-30b-a3b", 32, 128, 128, seq);
+  }
   return shapes;
 }
 

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <stdexcept>
 
+#include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/statistics.hpp"
 
@@ -146,6 +148,88 @@ GemmModel select_gemm_model(const std::vector<const Shape*>& cls, double fastest
   return best;
 }
 
+// The GEMM-class experiments of `db`, ordered by class then name. InputError when there are fewer than 3.
+std::vector<Shape> gemm_shapes(const CalibrationDb& db, const std::string& path) {
+  std::vector<Shape> shapes;
+  for (const char* kind : {"gemm", "grouped_gemm", "attention"}) {
+    for (const Experiment* e : db.of_kind(kind)) {
+      shapes.push_back({e->name, kind, e->param("m"), e->param("n"), e->param("k"), e->param("batch"),
+                        e->param("flops"), e->stats().median});
+    }
+  }
+  if (shapes.size() < 3)
+    throw InputError({path, 0}, "fewer than 3 GEMM experiments: run `moetwin-calibrate gemm` first");
+  std::sort(shapes.begin(), shapes.end(),
+            [](const Shape& a, const Shape& b) { return a.op != b.op ? a.op < b.op : a.name < b.name; });
+  return shapes;
+}
+
+// Fits the GEMM curves of `p` (its d2d_bandwidth set) on the shapes outside `fold` and predicts the
+// shapes in it. Per op class: the floor and memory efficiency with the smallest leave-one-out error on
+// the trained shapes (select_gemm_model); curves from all trained shapes of the class. Fills each
+// curve's heldout_* statistics; returns the held-back shapes, class then name order.
+std::vector<HeldOutShape> fit_gemm_classes(const std::vector<Shape>& shapes, int fold, double peak,
+                                           CalibrationProfile& p) {
+  std::vector<const Shape*> train, test;
+  for (const Shape& s : shapes) (gemm_fold(s.name) == fold ? test : train).push_back(&s);
+  if (train.empty()) throw std::logic_error("GEMM fit: every shape is held back");
+  double fastest = train.front()->t;
+  for (const Shape* s : train) fastest = std::min(fastest, s->t);
+  p.gemm.clear();
+  for (const char* op : {"attention", "gemm", "grouped_gemm"}) {
+    std::vector<const Shape*> cls;
+    for (const Shape* s : train) {
+      if (s->op == op) cls.push_back(s);
+    }
+    if (cls.empty()) continue;
+    const GemmModel model = select_gemm_model(cls, fastest, peak, p.d2d_bandwidth);
+    for (auto& [key, curve] : class_curves(cls, model, peak, p.d2d_bandwidth)) {
+      GemmCurve g;
+      g.floor_s = model.floor_s;
+      g.memory_efficiency = model.memory_efficiency;
+      g.hidden_floor_s = model.hidden_floor_s;
+      g.efficiency = std::move(curve);
+      p.gemm[key] = std::move(g);
+    }
+  }
+  std::vector<HeldOutShape> heldout;
+  std::map<std::string, std::vector<double>> errors;
+  for (const Shape* s : test) {
+    const auto predicted = p.gemm_time_s(s->op, s->m, s->n, s->k, s->batch);
+    if (!predicted) continue;
+    HeldOutShape h{s->name, s->op, s->t, *predicted, fold};
+    errors[gemm_curve_key(s->op, s->m, s->n, s->k)].push_back(h.relative_error());
+    heldout.push_back(h);
+  }
+  for (auto& [op, g] : p.gemm) {
+    const std::vector<double>& e = errors[op];
+    g.heldout_shapes = static_cast<int>(e.size());
+    if (e.empty()) continue;
+    g.heldout_median_error = median_of(e);
+    g.heldout_max_error = *std::max_element(e.begin(), e.end());
+    g.heldout_within_5pct =
+        static_cast<double>(std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.05; })) /
+        static_cast<double>(e.size());
+  }
+  return heldout;
+}
+
+// The copy reference: bandwidth of the largest kernel.d2d_copy experiment (bytes moved / median s).
+double d2d_reference_bandwidth(const CalibrationDb& db, const std::string& path) {
+  double copy_bytes = 0, bandwidth = 0;
+  for (const Experiment* e : db.of_kind("kernel")) {
+    if (e->labels.at("op") != "d2d_copy") continue;
+    const double bytes = e->param("bytes_moved");
+    if (bytes >= copy_bytes) {
+      copy_bytes = bytes;
+      bandwidth = bytes / e->stats().median;
+    }
+  }
+  if (copy_bytes == 0)
+    throw InputError({path, 0}, "no kernel.d2d_copy.* experiments: run `moetwin-calibrate all` first");
+  return bandwidth;
+}
+
 }  // namespace
 
 double HeldOutShape::relative_error() const {
@@ -205,75 +289,16 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
   p.launch_graph_s = graph->stats().median;
 
   // Kernels: bandwidth vs bytes moved per op; the copy reference is the largest copy measured.
+  p.d2d_bandwidth = d2d_reference_bandwidth(db, path);
   std::map<std::string, std::vector<std::pair<double, double>>> kernel_points;
-  double copy_bytes = 0;
   for (const Experiment* e : db.of_kind("kernel")) {
     const double bytes = e->param("bytes_moved");
-    const double bw = bytes / e->stats().median;
-    kernel_points[e->labels.at("op")].push_back({bytes, bw});
-    if (e->labels.at("op") == "d2d_copy" && bytes >= copy_bytes) {
-      copy_bytes = bytes;
-      p.d2d_bandwidth = bw;
-    }
+    kernel_points[e->labels.at("op")].push_back({bytes, bytes / e->stats().median});
   }
-  if (copy_bytes == 0)
-    throw InputError({path, 0}, "no kernel.d2d_copy.* experiments: run `moetwin-calibrate all` first");
   for (const auto& [op, points] : kernel_points) p.kernels[op] = merged_curve(points);
 
-  // GEMM classes.
-  std::vector<Shape> shapes;
-  for (const char* kind : {"gemm", "grouped_gemm", "attention"}) {
-    for (const Experiment* e : db.of_kind(kind)) {
-      shapes.push_back({e->name, kind, e->param("m"), e->param("n"), e->param("k"), e->param("batch"),
-                        e->param("flops"), e->stats().median});
-    }
-  }
-  if (shapes.size() < 3)
-    throw InputError({path, 0}, "fewer than 3 GEMM experiments: run `moetwin-calibrate gemm` first");
-  std::sort(shapes.begin(), shapes.end(),
-            [](const Shape& a, const Shape& b) { return a.op != b.op ? a.op < b.op : a.name < b.name; });
-  // Every third shape of each class (in name order) is held back from the fit.
-  std::vector<const Shape*> train, test;
-  std::map<std::string, int> seen;
-  for (const Shape& s : shapes) (seen[s.op]++ % 3 == 2 ? test : train).push_back(&s);
-  // Per op class: the floor and memory efficiency with the smallest leave-one-out error on the
-  // trained shapes (gemm_model below); curves from all trained shapes of the class.
-  double fastest = train.front()->t;
-  for (const Shape* s : train) fastest = std::min(fastest, s->t);
-  for (const char* op : {"attention", "gemm", "grouped_gemm"}) {
-    std::vector<const Shape*> cls;
-    for (const Shape* s : train) {
-      if (s->op == op) cls.push_back(s);
-    }
-    if (cls.empty()) continue;
-    const GemmModel model = select_gemm_model(cls, fastest, o.peak_bf16_flops, p.d2d_bandwidth);
-    for (auto& [key, curve] : class_curves(cls, model, o.peak_bf16_flops, p.d2d_bandwidth)) {
-      GemmCurve g;
-      g.floor_s = model.floor_s;
-      g.memory_efficiency = model.memory_efficiency;
-      g.hidden_floor_s = model.hidden_floor_s;
-      g.efficiency = std::move(curve);
-      p.gemm[key] = std::move(g);
-    }
-  }
-  std::map<std::string, std::vector<double>> errors;
-  for (const Shape* s : test) {
-    const auto predicted = p.gemm_time_s(s->op, s->m, s->n, s->k, s->batch);
-    if (!predicted) continue;
-    HeldOutShape h{s->name, s->op, s->t, *predicted};
-    errors[gemm_curve_key(s->op, s->m, s->n, s->k)].push_back(h.relative_error());
-    result.heldout.push_back(h);
-  }
-  for (auto& [op, g] : p.gemm) {
-    const std::vector<double>& e = errors[op];
-    g.heldout_shapes = static_cast<int>(e.size());
-    if (e.empty()) continue;
-    g.heldout_median_error = median_of(e);
-    g.heldout_max_error = *std::max_element(e.begin(), e.end());
-    g.heldout_within_5pct =
-        static_cast<double>(std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.05; })) /
-        static_cast<double>(e.size());
-  }
+  if (o.heldout_fold < 0 || o.heldout_fold >= kGemmFolds) throw std::logic_error("FitOptions::heldout_fold");
+  result.heldout = fit_gemm_classes(gemm_shapes(db, path), o.heldout_fold, o.peak_bf16_flops, p);
 
   // Transports: NCCL per (op, ranks), imported nccl-tests out-of-place, libfabric per provider.
   std::map<std::string, std::vector<std::pair<double, double>>> transport_points;
@@ -319,6 +344,23 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
     if (!fabric.empty()) p.efa = fit_efa_fabric(fabric, *o.instance, buffer, o.source_db);
   }
   return result;
+}
+
+int gemm_fold(const std::string& name) {
+  // The high half: FNV-1a's prime is 1 mod 3, so its low bits mod 3 barely mix across similar names.
+  return static_cast<int>((fnv1a64(name) >> 32) % static_cast<std::uint64_t>(kGemmFolds));
+}
+
+std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& o) {
+  CalibrationProfile p;
+  p.peak_bf16_flops = o.peak_bf16_flops;
+  p.d2d_bandwidth = d2d_reference_bandwidth(db, o.source_db);
+  const std::vector<Shape> shapes = gemm_shapes(db, o.source_db);
+  std::vector<HeldOutShape> all;
+  for (int fold = 0; fold < kGemmFolds; ++fold) {
+    for (HeldOutShape& h : fit_gemm_classes(shapes, fold, o.peak_bf16_flops, p)) all.push_back(std::move(h));
+  }
+  return all;
 }
 
 }  // namespace moetwin

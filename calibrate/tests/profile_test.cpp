@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "moetwin/calibrate/fitter.hpp"
@@ -271,14 +272,31 @@ TEST(Fitter, RecoversAKnownModelAndPredictsHeldBackShapes) {
   EXPECT_DOUBLE_EQ(p.d2d_bandwidth, 4e12);
   EXPECT_DOUBLE_EQ(p.launch_back_to_back_s, 4e-6);
   ASSERT_EQ(p.gemm.count("gemm"), 1u);
-  // Name order: 1024, 16384, 2048, 32768, 4096, 8192 -> held back: 2048 and 8192.
-  ASSERT_EQ(fit.heldout.size(), 2u);
-  EXPECT_EQ(fit.heldout[0].name, "gemm.square.m2048");
-  EXPECT_EQ(fit.heldout[1].name, "gemm.square.m8192");
+  // High half of FNV-1a 64 of the names mod 3: m2048, m8192 and m16384 are fold 0 (held back), m4096 and
+  // m32768 fold 1, m1024 fold 2; held-back shapes in name order.
+  EXPECT_EQ(gemm_fold("gemm.square.m1024"), 2);
+  EXPECT_EQ(gemm_fold("gemm.square.m4096"), 1);
+  ASSERT_EQ(fit.heldout.size(), 3u);
+  EXPECT_EQ(fit.heldout[0].name, "gemm.square.m16384");
+  EXPECT_EQ(fit.heldout[1].name, "gemm.square.m2048");
+  EXPECT_EQ(fit.heldout[2].name, "gemm.square.m8192");
   EXPECT_NEAR(p.gemm.at("gemm").floor_s, 35 / 50.0 * (1e-5 + 2.0 * 1024 * 1024 * 1024 / 5e14), 1e-12);
-  EXPECT_LT(fit.heldout[0].relative_error(), 0.001);
-  EXPECT_LT(fit.heldout[1].relative_error(), 0.001);
-  EXPECT_EQ(p.gemm.at("gemm").heldout_shapes, 2);
+  for (const HeldOutShape& h : fit.heldout) {
+    EXPECT_EQ(h.fold, 0) << h.name;
+    EXPECT_LT(h.relative_error(), 0.001) << h.name;
+  }
+  EXPECT_EQ(p.gemm.at("gemm").heldout_shapes, 3);
+  // 3-fold cross-validation predicts each of the six shapes once, from a fit without its fold (fold 2
+  // trains without 1024^3, so its floor grid steps by 2 % of 2048^3's 44.4 us: within 2 %, not 0.1 %).
+  const std::vector<HeldOutShape> cv = gemm_cross_validation(db, o);
+  ASSERT_EQ(cv.size(), 6u);
+  std::map<std::string, int> seen;
+  for (const HeldOutShape& h : cv) {
+    ++seen[h.name];
+    EXPECT_EQ(h.fold, gemm_fold(h.name)) << h.name;
+    EXPECT_LT(h.relative_error(), 0.02) << h.name;
+  }
+  EXPECT_EQ(seen.size(), 6u);
   EXPECT_NEAR(p.transports.at("nccl.all_reduce.n2").time_s(1e6), 2e-5, 1e-12);
   // The profile text round-trips through the strict reader.
   EXPECT_NO_THROW(parse_calibration_profile(format_calibration_profile(p), "fit.toml"));
@@ -308,6 +326,7 @@ TEST(Fitter, RecoversFloorAndMemoryTermOfWeightBoundGroupedGemms) {
   o.gpu = "X";
   o.peak_bf16_flops = 1e15;
   o.source_db = "db.h5";
+  o.heldout_fold = 1;  // m128 and m256 of every model: the two memory-bound sizes' upper one held back
   const FitResult fit = fit_calibration_profile(db, o);
   const GemmCurve& g = fit.profile.gemm.at("grouped_gemm");
   // Floor grid: 2 % steps of the fastest trained call (2048 x 1024 at 64 tokens: 15.2 us) -> within 0.3 us.
@@ -327,9 +346,9 @@ TEST(Fitter, RecoversFloorAndMemoryTermOfWeightBoundGroupedGemms) {
 TEST(Fitter, RecoversTheFloorPartHiddenBehindLongerCalls) {
   // Synthetic GPU: peak 1e15, efficiency 0.5; a call takes t = max(10 us, 4 us + flops / 5e14): 10 us of
   // host-side cost per call of which 6 us overlap a longer call's work. 256^3 .. 1024^3 are launch-bound
-  // (10 us), 1536^3 takes 4 + 14.5 us. Name order m1024 m1536 m2048 m256 m3072 m4096 m512 m6144 m8192:
-  // held back 2048, 4096, 8192. The floor grid's top step is 0.98 x the fastest call (10 us) = 9.8 us;
-  // the hidden part in 10 % steps of it: 6/10 x 9.8 = 5.88 us leaves 3.92 us, the step nearest 4 us.
+  // (10 us), 1536^3 takes 4 + 14.5 us. Fold 0 (held back): 2048, 6144, 8192. The floor grid's top step is
+  // 0.98 x the fastest call (10 us) = 9.8 us; the hidden part in 10 % steps of it: 6/10 x 9.8 = 5.88 us
+  // leaves 3.92 us, the step nearest 4 us.
   CalibrationDb db;
   db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
   db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));

@@ -11,6 +11,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/statistics.hpp"
 
 namespace moetwin::calibrate_cli {
 namespace {
@@ -41,6 +42,17 @@ InstanceSpec fit_instance(const Catalog& catalog, const std::string& gpu, const 
     if (i.gpu == gpu) return i;
   }
   throw InputError({"--gpu", 0}, "gpu", gpu, "a GPU some catalog instance has (for the NVLink fit)");
+}
+
+// One line: how many shapes, median and max relative error, how many within 5 %.
+void print_gemm_error_summary(const std::string& label, const std::vector<HeldOutShape>& shapes) {
+  if (shapes.empty()) return;
+  std::vector<double> e;
+  for (const HeldOutShape& h : shapes) e.push_back(h.relative_error());
+  const auto within = std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.05; });
+  std::cerr << label << ": " << e.size() << " held back, median error " << format_fixed(100 * median_of(e), 1)
+            << " %, max " << format_fixed(100 * *std::max_element(e.begin(), e.end()), 1)
+            << " %, within 5 %: " << within << " of " << e.size() << '\n';
 }
 
 void print_nvlink_report(const NvlinkFitReport& r) {
@@ -129,28 +141,40 @@ void add_fit_command(CLI::App& app) {
     std::string joined;
     for (const std::string& d : o->dbs) joined += (joined.empty() ? "" : " + ") + d;
     options.source_db = o->source_name.empty() ? joined : o->source_name;
-    const FitResult fit = fit_calibration_profile(merged_db(o->dbs), options);
+    const CalibrationDb db = merged_db(o->dbs);
+    const FitResult fit = fit_calibration_profile(db, options);
     const std::string text = format_calibration_profile(fit.profile);
     if (o->out == "-")
       std::cout << text;
     else
       write_file_atomically(o->out, text);
-    std::cerr << "held-back GEMM shapes (every third by name), measured vs predicted:\n";
+    std::cerr << "held-back GEMM shapes (fold 0 of " << kGemmFolds
+              << " by FNV-1a of the name; the profile's curves are fitted without them), measured vs "
+                 "predicted:\n";
     for (const HeldOutShape& h : fit.heldout) {
       std::cerr << "  " << h.name << ": " << format_fixed(h.measured_s * 1e6, 2) << " us vs "
                 << format_fixed(h.predicted_s * 1e6, 2) << " us ("
                 << format_fixed(100 * h.relative_error(), 1) << " %)\n";
     }
-    std::vector<double> all;
-    for (const HeldOutShape& h : fit.heldout) all.push_back(h.relative_error());
-    std::sort(all.begin(), all.end());
-    if (!all.empty()) {
-      const auto within = std::count_if(all.begin(), all.end(), [](double e) { return e <= 0.05; });
-      std::cerr << "all: " << all.size() << " held back, median error "
-                << format_fixed(100 * percentile_sorted(all, 0.5), 1) << " %, max "
-                << format_fixed(100 * all.back(), 1) << " %, within 5 %: " << within << " of " << all.size()
-                << '\n';
+    print_gemm_error_summary("fold 0 (the profile)", fit.heldout);
+    // Every shape out of sample once: the same fit without each third in turn.
+    const std::vector<HeldOutShape> cv = gemm_cross_validation(db, options);
+    std::cerr << kGemmFolds << "-fold cross-validation of the GEMM curves (every shape predicted by a fit "
+              << "without its third); shapes above 5 %:\n";
+    for (const HeldOutShape& h : cv) {
+      if (h.relative_error() <= 0.05) continue;
+      std::cerr << "  fold " << h.fold << " " << h.name << ": " << format_fixed(h.measured_s * 1e6, 2)
+                << " us vs " << format_fixed(h.predicted_s * 1e6, 2) << " us ("
+                << format_fixed(100 * h.relative_error(), 1) << " %)\n";
     }
+    for (int fold = 0; fold < kGemmFolds; ++fold) {
+      std::vector<HeldOutShape> in_fold;
+      for (const HeldOutShape& h : cv) {
+        if (h.fold == fold) in_fold.push_back(h);
+      }
+      print_gemm_error_summary("fold " + std::to_string(fold), in_fold);
+    }
+    print_gemm_error_summary("all folds", cv);
     if (fit.nvlink) print_nvlink_report(*fit.nvlink);
     for (const auto& [op, g] : fit.profile.gemm) {
       std::cerr << op << ": floor " << format_fixed(g.floor_s * 1e6, 2)

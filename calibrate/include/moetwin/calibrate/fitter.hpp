@@ -1,5 +1,6 @@
 // The fitter: calibration database -> calibration profile (profile.hpp), with a held-back check of
-// the GEMM curves: every third GEMM shape (in name order) is left out of the fit and predicted.
+// the GEMM curves: a third of the GEMM shapes, chosen by a hash of the name, is left out of the fit and
+// predicted; gemm_cross_validation predicts every shape from a fit without its third (3-fold).
 #pragma once
 
 #include <optional>
@@ -21,13 +22,22 @@ struct FitOptions {
   // (nvlink_fit.hpp). Unset: neither.
   std::optional<InstanceSpec> instance;
   std::optional<GpuSpec> gpu_spec;
+  // The third of the GEMM shapes held back from the profile's curves (gemm_fold). 0 for the shipped one.
+  int heldout_fold = 0;
 };
+
+// Held-back thirds of the GEMM shapes: shape `name` is in fold (fnv1a64(name) >> 32) mod 3. A hash rather
+// than every third shape in name order, which held back every linear layer's wgrad (each linear layer
+// contributes a dgrad, fwd and wgrad name in a row) and so left the small-k curve without them.
+constexpr int kGemmFolds = 3;
+int gemm_fold(const std::string& name);
 
 struct HeldOutShape {
   std::string name;
   std::string op;
   double measured_s = 0;
   double predicted_s = 0;
+  int fold = 0;  // the held-back third it belongs to (gemm_fold)
   double relative_error() const;
 };
 
@@ -40,6 +50,10 @@ struct FitResult {
 // Throws InputError naming the db when it lacks launch or copy experiments (run `all` first) or
 // GEMM shapes. Deterministic: the same db gives the same profile text.
 FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& options);
+
+// Every GEMM shape of `db` predicted by curves fitted without its fold (3 fits, the profile's method;
+// options.heldout_fold is ignored): out-of-sample errors for all shapes, fold then class then name order.
+std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& options);
 
 // The db's NCCL runs on 2..max_ranks GPUs as NVLink fit points: `moetwin-calibrate nccl` sweeps and
 // out-of-place nccl-tests rows (all_reduce, reduce_scatter, all_gather, alltoall, sendrecv) that

@@ -58,6 +58,7 @@ struct GpuOptions {
   double timeout_s = 900;
   std::string only;
   int rounds = 5;
+  double cooldown_s = 0.02;
   int max_gpus = 0;
   std::size_t nccl_max_bytes = 1ULL << 30;
 };
@@ -77,6 +78,7 @@ void run(const GpuOptions& o, const std::string& what) {
     g.samples = o.samples;
     g.only = o.only;
     g.rounds = o.rounds;
+    g.cooldown_s = o.cooldown_s;
     append(gpu::run_gemm_bench(g, provenance.cublas_version));
   }
   if (what == "nccl" || what == "all") {
@@ -122,6 +124,10 @@ void add_gpu_commands(CLI::App& app) {
     cmd->add_option("--rounds", o->rounds, "gemm: rounds over all shapes the samples are spread over")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    cmd->add_option("--cooldown", o->cooldown_s,
+                    "gemm: idle seconds before each sample (0: back to back, the power-capped steady state)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--max-gpus", o->max_gpus, "nccl: most GPUs to use (default all)");
     cmd->add_option("--nccl-max-bytes", o->nccl_max_bytes, "nccl: largest message")->capture_default_str();
     const std::string what = name;

@@ -10,8 +10,13 @@ set -u
 out="${1:?usage: run-on-device.sh OUTDIR [DEVICE_DIR]}"
 dev="${2:-.device}"
 mkdir -p "$out"
-# CUDA libraries come from the machine: the toolkit's lib64, else the Python wheels (PyTorch's).
+# Our libraries: DEVICE_DIR/lib, unpacked from DEVICE_DIR/lib.tar.xz into a scratch folder when only the
+# archive was carried (the carried tree may be read-only).
 libdirs="$dev/lib"
+if [ ! -d "$dev/lib" ] && [ -f "$dev/lib.tar.xz" ]; then
+  libdirs=$(mktemp -d) && tar -xJf "$dev/lib.tar.xz" -C "$libdirs"
+fi
+# CUDA libraries come from the machine: the toolkit's lib64, else the Python wheels (PyTorch's).
 for name in libcublasLt.so.13 libnccl.so.2; do
   found=$(find /usr/local/cuda*/lib64 /usr/local/cuda*/targets /usr/lib /opt -name "$name" 2>/dev/null | head -1)
   [ -n "$found" ] && libdirs="$libdirs:$(dirname "$found")"

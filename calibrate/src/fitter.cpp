@@ -169,10 +169,14 @@ std::vector<Shape> gemm_shapes(const CalibrationDb& db, const std::string& path)
 // the trained shapes (select_gemm_model); curves from all trained shapes of the class. Fills each
 // curve's heldout_* statistics; returns the held-back shapes, class then name order.
 std::vector<HeldOutShape> fit_gemm_classes(const std::vector<Shape>& shapes, int fold, double peak,
-                                           CalibrationProfile& p) {
+                                           CalibrationProfile& p, const std::string& path) {
   std::vector<const Shape*> train, test;
   for (const Shape& s : shapes) (gemm_fold(s.name) == fold ? test : train).push_back(&s);
-  if (train.empty()) throw std::logic_error("GEMM fit: every shape is held back");
+  if (train.empty()) {
+    throw InputError({path, 0}, "all " + std::to_string(shapes.size()) +
+                                    " GEMM experiments fall in held-back fold " + std::to_string(fold) +
+                                    ": measure more shapes (`moetwin-calibrate gemm`)");
+  }
   double fastest = train.front()->t;
   for (const Shape* s : train) fastest = std::min(fastest, s->t);
   p.gemm.clear();
@@ -298,7 +302,7 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
   for (const auto& [op, points] : kernel_points) p.kernels[op] = merged_curve(points);
 
   if (o.heldout_fold < 0 || o.heldout_fold >= kGemmFolds) throw std::logic_error("FitOptions::heldout_fold");
-  result.heldout = fit_gemm_classes(gemm_shapes(db, path), o.heldout_fold, o.peak_bf16_flops, p);
+  result.heldout = fit_gemm_classes(gemm_shapes(db, path), o.heldout_fold, o.peak_bf16_flops, p, path);
 
   // Transports: NCCL per (op, ranks), imported nccl-tests out-of-place, libfabric per provider.
   std::map<std::string, std::vector<std::pair<double, double>>> transport_points;
@@ -358,7 +362,8 @@ std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const F
   const std::vector<Shape> shapes = gemm_shapes(db, o.source_db);
   std::vector<HeldOutShape> all;
   for (int fold = 0; fold < kGemmFolds; ++fold) {
-    for (HeldOutShape& h : fit_gemm_classes(shapes, fold, o.peak_bf16_flops, p)) all.push_back(std::move(h));
+    for (HeldOutShape& h : fit_gemm_classes(shapes, fold, o.peak_bf16_flops, p, o.source_db))
+      all.push_back(std::move(h));
   }
   return all;
 }

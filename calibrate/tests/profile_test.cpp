@@ -374,6 +374,34 @@ TEST(Fitter, RecoversTheFloorPartHiddenBehindLongerCalls) {
   EXPECT_NO_THROW(parse_calibration_profile(format_calibration_profile(fit.profile), "fit.toml"));
 }
 
+TEST(Fitter, EveryGemmShapeHeldBackIsInputError) {
+  // Three shapes that all hash into fold 0 (gemm.square.m2048, m8192, m16384): nothing left to fit on.
+  CalibrationDb db;
+  db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
+  db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));
+  db.put(experiment("launch.empty.graph_per_kernel", "launch", {}, {}, 5e-7));
+  db.put(experiment("kernel.d2d_copy.a", "kernel", {{"bytes_moved", 1e9}}, {{"op", "d2d_copy"}}, 1e9 / 4e12));
+  for (const double s : {2048.0, 8192.0, 16384.0}) {
+    db.put(experiment("gemm.square.m" + std::to_string(static_cast<int>(s)), "gemm",
+                      {{"m", s}, {"n", s}, {"k", s}, {"batch", 1}, {"flops", 2 * s * s * s}}, {}, 1e-3));
+  }
+  FitOptions o;
+  o.gpu = "X";
+  o.peak_bf16_flops = 1e15;
+  o.source_db = "three.h5";
+  try {
+    fit_calibration_profile(db, o);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("three.h5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("all 3 GEMM experiments fall in held-back fold 0"),
+              std::string::npos)
+        << e.what();
+  }
+  o.heldout_fold = 1;  // the same three shapes train fold 1's fit
+  EXPECT_NO_THROW(fit_calibration_profile(db, o));
+}
+
 TEST(Fitter, DatabaseWithoutGpuRunsIsInputError) {
   FitOptions o;
   o.peak_bf16_flops = 1e15;

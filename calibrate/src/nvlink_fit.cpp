@@ -143,6 +143,18 @@ struct PointTerms {
   double message = 0;       // per-step / per-peer message
 };
 
+// The model's own latency and traffic terms of a point (checked): its request read with a unit step
+// latency and no call latency, so latency_s counts steps.
+PointTerms point_terms(const Cluster& cluster, const NvlinkPoint& p, const InstanceSpec& instance,
+                       const std::string& source) {
+  CollectiveParams unit;
+  unit.nvlink_step_latency_s = 1;
+  unit.nvlink_call_latency_s = 0;
+  const CollectiveRequest r = checked_request(p, instance, source);
+  const CollectiveEstimate e = estimate_collective(cluster, r, unit);
+  return {r.kind, e.latency_s, e.nvlink_bytes_per_rank, e.message_bytes};
+}
+
 // The model's time of a point: estimate_collective's latency and NVLink terms (one node, NVLink the
 // only resource), with the efficiency read for the GPU count of the run (send/recv on n GPUs too).
 double predict(const NvlinkPoint& p, const PointTerms& t, const CollectiveParams& params, double bandwidth) {
@@ -155,19 +167,8 @@ NvlinkFitReport fit_impl(const std::vector<NvlinkPoint>& points, const InstanceS
   if (points.empty()) throw std::invalid_argument("fit_nvlink_collectives: no points");
   Cluster cluster(instance, gpu, 1);
   cluster.seal();
-  std::vector<CollectiveRequest> requests;
-  for (const NvlinkPoint& p : points) requests.push_back(checked_request(p, instance, source));
-
-  // Step counts and NVLink bytes per rank of every point: the model's own latency and traffic terms,
-  // read with a unit step latency and no call latency.
-  CollectiveParams unit;
-  unit.nvlink_step_latency_s = 1;
-  unit.nvlink_call_latency_s = 0;
   std::vector<PointTerms> terms;
-  for (const CollectiveRequest& r : requests) {
-    const CollectiveEstimate e = estimate_collective(cluster, r, unit);
-    terms.push_back({r.kind, e.latency_s, e.nvlink_bytes_per_rank, e.message_bytes});
-  }
+  for (const NvlinkPoint& p : points) terms.push_back(point_terms(cluster, p, instance, source));
 
   // 1. Latencies from the smallest message of every (op, ranks).
   std::map<std::pair<std::string, int>, std::size_t> smallest;
@@ -245,7 +246,8 @@ NvlinkFitReport fit_impl(const std::vector<NvlinkPoint>& points, const InstanceS
     r.point = points[i];
     r.message_bytes = terms[i].message;
     r.predicted_s = predict(points[i], terms[i], fitted, gpu.nvlink_bandwidth);
-    r.prior_predicted_s = estimate_collective(cluster, requests[i], CollectiveParams{}).time_s;
+    r.prior_predicted_s =
+        estimate_collective(cluster, request_of(points[i], source), CollectiveParams{}).time_s;
     r.loo_predicted_s = r.predicted_s;
     if (by_key.at(key_of(i)).size() > 1) {
       NvlinkCollectiveFit loo = fit;
@@ -300,16 +302,9 @@ NvlinkCrossCountErrors cross_count_errors(const std::vector<NvlinkPoint>& points
                           out.predict_ranks.end());
   Cluster cluster(instance, gpu, 1);
   cluster.seal();
-  CollectiveParams unit;
-  unit.nvlink_step_latency_s = 1;
-  unit.nvlink_call_latency_s = 0;
   std::vector<double> errors, large, large_signed;
   for (const NvlinkPoint& p : test) {
-    // The test points' own terms: the same unit-latency reading as the fit's.
-    const CollectiveRequest r = checked_request(p, instance, source);
-    const CollectiveEstimate e = estimate_collective(cluster, r, unit);
-    const double t = predict(p, {r.kind, e.latency_s, e.nvlink_bytes_per_rank, e.message_bytes}, params,
-                             gpu.nvlink_bandwidth);
+    const double t = predict(p, point_terms(cluster, p, instance, source), params, gpu.nvlink_bandwidth);
     const double signed_error = t / p.measured_s - 1;
     errors.push_back(std::abs(signed_error));
     if (p.bytes >= 16 * 1048576.0) {

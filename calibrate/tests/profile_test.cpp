@@ -244,15 +244,21 @@ Experiment experiment(const std::string& name, const std::string& kind, std::map
   return e;
 }
 
-TEST(Fitter, RecoversAKnownModelAndPredictsHeldBackShapes) {
-  // Synthetic GPU: peak 1e15, every GEMM t = 10 us + flops / (1e15 * 0.5). The floor grid steps by 2 % of
-  // the fastest trained call (1024^3: 14.29 us); leave-one-out picks the step nearest 10 us (35/50 x
-  // 14.29 = 10.006 us), so the held-back shapes come out within 0.1 %.
+// What every fit needs besides GEMMs: the three launch experiments and a 4e12 B/s device copy.
+CalibrationDb launch_and_copy_db() {
   CalibrationDb db;
   db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
   db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));
   db.put(experiment("launch.empty.graph_per_kernel", "launch", {}, {}, 5e-7));
   db.put(experiment("kernel.d2d_copy.a", "kernel", {{"bytes_moved", 1e9}}, {{"op", "d2d_copy"}}, 1e9 / 4e12));
+  return db;
+}
+
+TEST(Fitter, RecoversAKnownModelAndPredictsHeldBackShapes) {
+  // Synthetic GPU: peak 1e15, every GEMM t = 10 us + flops / (1e15 * 0.5). The floor grid steps by 2 % of
+  // the fastest trained call (1024^3: 14.29 us); leave-one-out picks the step nearest 10 us (35/50 x
+  // 14.29 = 10.006 us), so the held-back shapes come out within 0.1 %.
+  CalibrationDb db = launch_and_copy_db();
   db.put(experiment("nccl.all_reduce.n2.1000", "nccl", {{"bytes", 1e3}, {"ranks", 2}}, {{"op", "all_reduce"}},
                     1e-5));
   db.put(experiment("nccl.all_reduce.n2.1000000", "nccl", {{"bytes", 1e6}, {"ranks", 2}},
@@ -306,11 +312,7 @@ TEST(Fitter, RecoversFloorAndMemoryTermOfWeightBoundGroupedGemms) {
   // Synthetic GPU: peak 1e15, copy 4e12 B/s; every grouped GEMM (8 experts) takes
   // t = 5 us + max(flops / (1e15 x 0.7), bytes / (4e12 x 0.9)): up to 128 tokens per expert the weight
   // reads bind (e.g. 64 x 4096 x 2048: 12.3 us of FLOPs, 39.0 us of bytes), from 256 on the FLOPs.
-  CalibrationDb db;
-  db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
-  db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));
-  db.put(experiment("launch.empty.graph_per_kernel", "launch", {}, {}, 5e-7));
-  db.put(experiment("kernel.d2d_copy.a", "kernel", {{"bytes_moved", 1e9}}, {{"op", "d2d_copy"}}, 1e9 / 4e12));
+  CalibrationDb db = launch_and_copy_db();
   const double nk[3][2] = {{4096, 2048}, {2048, 1024}, {7168, 2048}};
   for (int model = 0; model < 3; ++model) {
     for (const double m : {64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0}) {
@@ -349,11 +351,7 @@ TEST(Fitter, RecoversTheFloorPartHiddenBehindLongerCalls) {
   // (10 us), 1536^3 takes 4 + 14.5 us. Fold 0 (held back): 2048, 6144, 8192. The floor grid's top step is
   // 0.98 x the fastest call (10 us) = 9.8 us; the hidden part in 10 % steps of it: 6/10 x 9.8 = 5.88 us
   // leaves 3.92 us, the step nearest 4 us.
-  CalibrationDb db;
-  db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
-  db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));
-  db.put(experiment("launch.empty.graph_per_kernel", "launch", {}, {}, 5e-7));
-  db.put(experiment("kernel.d2d_copy.a", "kernel", {{"bytes_moved", 1e9}}, {{"op", "d2d_copy"}}, 1e9 / 4e12));
+  CalibrationDb db = launch_and_copy_db();
   for (const double s : {256.0, 512.0, 1024.0, 1536.0, 2048.0, 3072.0, 4096.0, 6144.0, 8192.0}) {
     const double flops = 2 * s * s * s;
     db.put(experiment("gemm.square.m" + std::to_string(static_cast<int>(s)), "gemm",
@@ -376,11 +374,7 @@ TEST(Fitter, RecoversTheFloorPartHiddenBehindLongerCalls) {
 
 TEST(Fitter, EveryGemmShapeHeldBackIsInputError) {
   // Three shapes that all hash into fold 0 (gemm.square.m2048, m8192, m16384): nothing left to fit on.
-  CalibrationDb db;
-  db.put(experiment("launch.empty.sync_latency", "launch", {}, {}, 1e-5));
-  db.put(experiment("launch.empty.back_to_back", "launch", {}, {}, 4e-6));
-  db.put(experiment("launch.empty.graph_per_kernel", "launch", {}, {}, 5e-7));
-  db.put(experiment("kernel.d2d_copy.a", "kernel", {{"bytes_moved", 1e9}}, {{"op", "d2d_copy"}}, 1e9 / 4e12));
+  CalibrationDb db = launch_and_copy_db();
   for (const double s : {2048.0, 8192.0, 16384.0}) {
     db.put(experiment("gemm.square.m" + std::to_string(static_cast<int>(s)), "gemm",
                       {{"m", s}, {"n", s}, {"k", s}, {"batch", 1}, {"flops", 2 * s * s * s}}, {}, 1e-3));

@@ -209,6 +209,32 @@ void CalibrationDb::put(Experiment experiment) {
   experiments[name] = std::move(experiment);
 }
 
+bool same_measurement(const Experiment& a, const Experiment& b) {
+  auto pa = a.params, pb = b.params;
+  pa.erase("algo_index");
+  pb.erase("algo_index");
+  return a.kind == b.kind && a.unit == b.unit && pa == pb;
+}
+
+void pool_repeated_run(CalibrationDb& db, const CalibrationDb& repeat, const std::string& path) {
+  // Every experiment is checked before any is pooled: an error leaves `db` as it was.
+  for (const auto& [name, e] : repeat.experiments) {
+    const auto it = db.experiments.find(name);
+    if (it != db.experiments.end() && !same_measurement(it->second, e)) {
+      throw InputError({path, 0}, "experiment " + name, e.kind + " in " + e.unit,
+                       "a repeat of the pooled one (" + it->second.kind + " in " + it->second.unit +
+                           ", the same numeric parameters except algo_index)");
+    }
+  }
+  for (const auto& [name, e] : repeat.experiments) {
+    const auto it = db.experiments.find(name);
+    if (it == db.experiments.end())
+      db.put(e);
+    else
+      it->second.samples.insert(it->second.samples.end(), e.samples.begin(), e.samples.end());
+  }
+}
+
 std::vector<const Experiment*> CalibrationDb::of_kind(const std::string& kind) const {
   std::vector<const Experiment*> out;
   for (const auto& [name, e] : experiments) {

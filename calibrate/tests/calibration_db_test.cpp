@@ -99,6 +99,44 @@ TEST(CalibrationDb, PutReplacesAndRejectsSlash) {
   EXPECT_THROW(db.put(e), std::invalid_argument);
 }
 
+TEST(CalibrationDb, RepeatedRunPoolsSamplesAndAddsNewExperiments) {
+  CalibrationDb db = sample_db();
+  CalibrationDb repeat = sample_db();
+  repeat.provenance.host = "node-2";
+  Experiment& gemm = repeat.experiments.at("gemm.m8192.n8192.k8192");
+  gemm.samples = {1.6e-3, 1.7e-3};
+  gemm.params["algo_index"] = 3;  // another cuBLASLt candidate won this run: still the same shape
+  Experiment extra = db.experiments.at("launch.empty");
+  extra.name = "launch.tiny";
+  extra.samples = {4e-6};
+  repeat.put(extra);
+  pool_repeated_run(db, repeat, "repeat.h5");
+  const Experiment& pooled = db.experiments.at("gemm.m8192.n8192.k8192");
+  ASSERT_EQ(pooled.samples.size(), 5u);
+  EXPECT_DOUBLE_EQ(pooled.stats().median, 1.5e-3);   // of 1.4 1.45 1.5 1.6 1.7 ms
+  EXPECT_EQ(pooled.params.count("algo_index"), 0u);  // the first run's parameters stay
+  EXPECT_EQ(db.experiments.at("launch.tiny").samples, std::vector<double>{4e-6});
+  EXPECT_EQ(db.provenance.host, "node-1");
+}
+
+TEST(CalibrationDb, RepeatedRunOfAnotherMeasurementIsInputErrorAndPoolsNothing) {
+  CalibrationDb db = sample_db();
+  CalibrationDb repeat = sample_db();
+  repeat.experiments.at("launch.empty").unit = "ms";  // checked after the GEMM, which would pool
+  try {
+    pool_repeated_run(db, repeat, "repeat.h5");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("repeat.h5"), std::string::npos) << what;
+    EXPECT_NE(what.find("experiment launch.empty"), std::string::npos) << what;
+  }
+  EXPECT_EQ(db.experiments.at("gemm.m8192.n8192.k8192").samples.size(), 3u);  // nothing pooled
+  repeat = sample_db();
+  repeat.experiments.at("gemm.m8192.n8192.k8192").params["k"] = 4096;  // another shape, same name
+  EXPECT_THROW(pool_repeated_run(db, repeat, "repeat.h5"), InputError);
+}
+
 TEST(CalibrationDb, RejectsMissingAndNonHdf5Files) {
   EXPECT_THROW(read_calibration_db("/nonexistent/x.h5"), InputError);
   const std::string path = temp_path("moetwin-not-hdf5.h5");

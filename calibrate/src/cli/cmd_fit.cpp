@@ -18,16 +18,27 @@ namespace {
 
 // The databases in order; a later experiment of the same name replaces the earlier one (a re-measurement
 // on the same node). Provenance is the first's; every database must come from the same GPU model.
-CalibrationDb merged_db(const std::vector<std::string>& paths) {
+// Then each `pool` database, a repeated run: its samples join those of the experiment of the same name
+// (same_measurement, else an input error), so the fit reads the median over every run; experiments only it
+// has are added.
+CalibrationDb merged_db(const std::vector<std::string>& paths, const std::vector<std::string>& pool) {
   CalibrationDb out = read_calibration_db(paths.front());
-  for (std::size_t i = 1; i < paths.size(); ++i) {
-    CalibrationDb more = read_calibration_db(paths[i]);
+  const auto same_gpu = [&](const CalibrationDb& more, const std::string& path) {
     if (!more.provenance.gpu_name.empty() && !out.provenance.gpu_name.empty() &&
         more.provenance.gpu_name != out.provenance.gpu_name) {
-      throw InputError({paths[i], 0}, "provenance gpu_name", more.provenance.gpu_name,
+      throw InputError({path, 0}, "provenance gpu_name", more.provenance.gpu_name,
                        out.provenance.gpu_name + " as in " + paths.front() + " (one GPU model per profile)");
     }
+  };
+  for (std::size_t i = 1; i < paths.size(); ++i) {
+    CalibrationDb more = read_calibration_db(paths[i]);
+    same_gpu(more, paths[i]);
     for (auto& [name, e] : more.experiments) out.put(std::move(e));
+  }
+  for (const std::string& path : pool) {
+    const CalibrationDb more = read_calibration_db(path);
+    same_gpu(more, path);
+    pool_repeated_run(out, more, path);
   }
   return out;
 }
@@ -110,6 +121,7 @@ void print_nvlink_report(const NvlinkFitReport& r) {
 void add_fit_command(CLI::App& app) {
   struct Options {
     std::vector<std::string> dbs;
+    std::vector<std::string> pool_dbs;
     std::string instance;
     std::string gpu = "H200-SXM";
     std::string out;
@@ -122,6 +134,11 @@ void add_fit_command(CLI::App& app) {
                   "Calibration database; repeat to combine runs (a later database's experiment replaces an "
                   "earlier one of the same name)")
       ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option(
+         "--pool-db", o->pool_dbs,
+         "A repeated run of experiments in --db; repeat. Samples of the same experiment pool (the fit "
+         "reads the median over all runs)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--instance", o->instance,
                   "Catalog instance the NCCL runs were on (default: the first with --gpu)");
@@ -140,8 +157,9 @@ void add_fit_command(CLI::App& app) {
     options.instance = fit_instance(catalog, o->gpu, o->instance);
     std::string joined;
     for (const std::string& d : o->dbs) joined += (joined.empty() ? "" : " + ") + d;
+    for (const std::string& d : o->pool_dbs) joined += " + pooled " + d;
     options.source_db = o->source_name.empty() ? joined : o->source_name;
-    const CalibrationDb db = merged_db(o->dbs);
+    const CalibrationDb db = merged_db(o->dbs, o->pool_dbs);
     const FitResult fit = fit_calibration_profile(db, options);
     const std::string text = format_calibration_profile(fit.profile);
     if (o->out == "-")

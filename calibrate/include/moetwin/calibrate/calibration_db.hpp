@@ -90,6 +90,17 @@ struct CalibrationDb {
   std::vector<const Experiment*> of_kind(const std::string& kind) const;
 };
 
+// Whether two experiments of one name measured the same thing: same kind, unit and numeric parameters,
+// leaving out what a run chooses rather than what it measures: `algo_index`, the cuBLASLt candidate a
+// GEMM run found fastest, flips between runs of the same shape (run 7: three back-to-back runs on one
+// lease picked different candidates for some shapes).
+bool same_measurement(const Experiment& a, const Experiment& b);
+// Adds a repeated run (`repeat`, read from `path`) to `db`: each experiment's samples join those of the
+// experiment of the same name in `db`, so its statistics span every run; experiments only `repeat` has
+// are added. Throws InputError naming `path` and the experiment when the two did not measure the same
+// thing (same_measurement). Provenance stays `db`'s.
+void pool_repeated_run(CalibrationDb& db, const CalibrationDb& repeat, const std::string& path);
+
 // Writes atomically (temporary file in the same directory, then rename): a failed or interrupted
 // write never leaves a half-written database. Throws InputError if the path is not writable.
 void write_calibration_db(const CalibrationDb& db, const std::string& path);

@@ -2,7 +2,8 @@
 # Runs the whole one-node calibration on a GPU machine from a carried folder of prebuilt binaries
 # (.device/: moetwin-calibrate, kernels_gpu_tests, lib/ with their non-glibc, non-CUDA shared libraries).
 # Usage: bash calibrate/run-on-device.sh OUTDIR [DEVICE_DIR]
-# Writes OUTDIR/calibration.h5, logs and nvidia-smi output. `all` sweeps NCCL over 1, 2, 4 .. every GPU
+# Writes OUTDIR/calibration.h5, OUTDIR/gemm-repeat-{1,2}.h5 (GEMM runs to pool: fit --pool-db), logs and
+# nvidia-smi output. `all` sweeps NCCL over 1, 2, 4 .. every GPU
 # of the node; on a node with >= 2 GPUs and torchrun on PATH, the one-process-per-GPU cross-check
 # (scripts/torch_nccl_probe.py) writes OUTDIR/torch-probe-n<GPUs>.csv as well. Each step is bounded (timeout) and the
 # script carries on after a failed step so one missing piece (NCCL, a fabric provider) loses only itself.
@@ -40,5 +41,10 @@ db="$out/calibration.h5"
     timeout 300 torchrun --nproc_per_node "$gpus" "$(dirname "$0")/scripts/torch_nccl_probe.py" \
       > "$out/torch-probe-n$gpus.csv"; echo "rc=$?"
   fi
+  # Repeated GEMM runs pool into the fit (fit --pool-db): one run's per-shape noise is 3-10 % of shapes
+  # above 5 % (calibrate/README.md, H200 runs 7 and 8).
+  for i in 1 2; do
+    echo "== gemm repeat $i"; timeout 300 "$cal" gemm --db "$out/gemm-repeat-$i.h5" --timeout 280 > /dev/null; echo "rc=$?"
+  done
   echo "== show"; "$cal" show "$db" > "$out/show.csv"; echo "rc=$?"
 } 2>&1 | tee "$out/calibrate.log"

@@ -355,13 +355,18 @@ int gemm_fold(const std::string& name) {
   return static_cast<int>((fnv1a64(name) >> 32) % static_cast<std::uint64_t>(kGemmFolds));
 }
 
-std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& o) {
+std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& o,
+                                                const FitResult* fitted) {
   CalibrationProfile p;
   p.peak_bf16_flops = o.peak_bf16_flops;
   p.d2d_bandwidth = d2d_reference_bandwidth(db, o.source_db);
   const std::vector<Shape> shapes = gemm_shapes(db, o.source_db);
   std::vector<HeldOutShape> all;
   for (int fold = 0; fold < kGemmFolds; ++fold) {
+    if (fitted != nullptr && fold == o.heldout_fold) {
+      all.insert(all.end(), fitted->heldout.begin(), fitted->heldout.end());
+      continue;
+    }
     for (HeldOutShape& h : fit_gemm_classes(shapes, fold, o.peak_bf16_flops, p, o.source_db))
       all.push_back(std::move(h));
   }

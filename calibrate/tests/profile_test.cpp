@@ -303,6 +303,14 @@ TEST(Fitter, RecoversAKnownModelAndPredictsHeldBackShapes) {
     EXPECT_LT(h.relative_error(), 0.02) << h.name;
   }
   EXPECT_EQ(seen.size(), 6u);
+  // Reusing the profile's own held-back fold gives the same predictions with one fit fewer.
+  const std::vector<HeldOutShape> reused = gemm_cross_validation(db, o, &fit);
+  ASSERT_EQ(reused.size(), cv.size());
+  for (std::size_t i = 0; i < cv.size(); ++i) {
+    EXPECT_EQ(reused[i].name, cv[i].name);
+    EXPECT_EQ(reused[i].fold, cv[i].fold);
+    EXPECT_EQ(reused[i].predicted_s, cv[i].predicted_s) << cv[i].name;
+  }
   EXPECT_NEAR(p.transports.at("nccl.all_reduce.n2").time_s(1e6), 2e-5, 1e-12);
   // The profile text round-trips through the strict reader.
   EXPECT_NO_THROW(parse_calibration_profile(format_calibration_profile(p), "fit.toml"));

@@ -176,7 +176,7 @@ void add_fit_command(CLI::App& app) {
     }
     print_gemm_error_summary("fold 0 (the profile)", fit.heldout);
     // Every shape out of sample once: the same fit without each third in turn.
-    const std::vector<HeldOutShape> cv = gemm_cross_validation(db, options);
+    const std::vector<HeldOutShape> cv = gemm_cross_validation(db, options, &fit);
     std::cerr << kGemmFolds << "-fold cross-validation of the GEMM curves (every shape predicted by a fit "
               << "without its third); shapes above 5 %:\n";
     for (const HeldOutShape& h : cv) {

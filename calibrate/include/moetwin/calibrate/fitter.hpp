@@ -51,9 +51,12 @@ struct FitResult {
 // GEMM shapes. Deterministic: the same db gives the same profile text.
 FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& options);
 
-// Every GEMM shape of `db` predicted by curves fitted without its fold (3 fits, the profile's method;
-// options.heldout_fold is ignored): out-of-sample errors for all shapes, fold then class then name order.
-std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& options);
+// Every GEMM shape of `db` predicted by curves fitted without its fold (3 fits, the profile's method):
+// out-of-sample errors for all shapes, fold then class then name order. `fitted`: the
+// fit_calibration_profile result of the same db and options; its held-back fold (options.heldout_fold)
+// is reused rather than fitted again (the same numbers, one fit fewer). Without it heldout_fold is unused.
+std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& options,
+                                                const FitResult* fitted = nullptr);
 
 // The db's NCCL runs on 2..max_ranks GPUs as NVLink fit points: `moetwin-calibrate nccl` sweeps and
 // out-of-place nccl-tests rows (all_reduce, reduce_scatter, all_gather, alltoall, sendrecv) that

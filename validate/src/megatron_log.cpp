@@ -50,6 +50,17 @@ std::optional<double> number_after(std::string_view line, std::string_view marke
   return v;
 }
 
+// An iteration time read from `line` (seconds): it must be positive. A zero ("elapsed time per
+// iteration (ms): 0" in a garbled line) would otherwise enter the mean as a real iteration.
+double positive_iteration_s(double seconds, const InputLocation& where, const std::string& what,
+                            double shown_value) {
+  if (!(seconds > 0)) {
+    throw InputError(where, what, format_exact(shown_value),
+                     "a positive time (no iteration takes 0; garbled or truncated line)");
+  }
+  return seconds;
+}
+
 // Megatron-LM prints "iteration      10/    1000 |": the iteration number, or nullopt.
 std::optional<int> iteration_number(std::string_view line) {
   const auto pos = line.find("iteration ");
@@ -175,7 +186,8 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
       if (!it)
         throw InputError(where, "iteration", "missing", "\"iteration N/ M |\" before the elapsed time");
       s.iteration = *it;
-      s.iter_s = *number_after(line, kLmElapsed, where, "elapsed time per iteration (ms)") / 1000.0;
+      const double ms = *number_after(line, kLmElapsed, where, "elapsed time per iteration (ms)");
+      s.iter_s = positive_iteration_s(ms / 1000.0, where, "elapsed time per iteration (ms)", ms);
       s.tflops_gpu = number_after(line, kLmThroughput, where, "throughput per GPU (TFLOP/s/GPU)").value_or(0);
       run.samples.push_back(s);
       continue;
@@ -184,7 +196,8 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
       IterationSample s;
       s.line = line_no;
       s.iteration = ++bridge_ordinal;
-      s.iter_s = *number_after(line, kBridgeStep, where, "Step Time");
+      const double step_s = *number_after(line, kBridgeStep, where, "Step Time");
+      s.iter_s = positive_iteration_s(step_s, where, "Step Time", step_s);
       if (line.find(kBridgeUtil) != std::string::npos) {
         s.tflops_gpu = *number_after(line, kBridgeUtil, where, "GPU utilization");
         if (line.find(kBridgeUnit) == std::string::npos) {

@@ -103,6 +103,17 @@ TEST(MegatronLog, GarbledElapsedTimeNamesLine) {
             "truncated line)");
 }
 
+// Found by the fuzz smoke (CI, 2026-11-29): a garbled line with a 0 ms elapsed time was accepted and
+// imported as a 0 s iteration.
+TEST(MegatronLog, ZeroIterationTimeIsAnError) {
+  const std::string zero = kArgs + lm_line(1, "12.0") + lm_line(2, "0");
+  EXPECT_EQ(error_of(zero, dsv3_options()),
+            "x.log:10: elapsed time per iteration (ms): 0: a positive time (no iteration takes 0; garbled or "
+            "truncated line)");
+  EXPECT_EQ(error_of(kArgs + "Step Time : 0.0s\n", dsv3_options()),
+            "x.log:9: Step Time: 0: a positive time (no iteration takes 0; garbled or truncated line)");
+}
+
 TEST(MegatronLog, TruncatedTailIsAnError) {
   std::string text = kArgs;
   for (int i = 1; i <= 5; ++i) text += lm_line(i, "1000.0");

@@ -18,7 +18,7 @@ done
 corpus=$(mktemp -d)
 logs=$(mktemp -d)
 trap 'rm -rf "$corpus" "$logs"' EXIT
-# Seed corpora: every shipped scenario; every test log.
+# Seed corpora: every shipped scenario; every test log and every saved regression input.
 find "$root/scenarios" -name '*.toml' -not -path '*/tests/*' -exec cp {} "$corpus"/ \;
 cp "$root"/validate/tests/data/*.log "$root"/tests/fuzz/regressions/megatron_log/* "$logs"/
 mkdir -p "$build/fuzz-artifacts"

@@ -49,7 +49,7 @@ double calibrated_gemm_seconds(const GemmTimeInputs& in) {
   if (in.memory_efficiency > 0 && in.copy_bandwidth > 0)
     t = std::max(t, in.bytes / (in.copy_bandwidth * in.memory_efficiency));
   // hidden_floor_s 0: max(floor, floor + work) = floor + work, exactly (rounding is monotonic).
-  return std::max(in.floor_s, in.floor_s - in.hidden_floor_s + t * in.compute_scale);
+  return std::max(in.floor_s, in.floor_s - in.hidden_floor_s + t);
 }
 
 std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, double m, double n, double k,

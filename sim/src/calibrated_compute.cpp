@@ -113,7 +113,6 @@ ComputeProfile apply_calibration(ComputeProfile base, const CalibrationProfile& 
     }
     if (const auto it = profile.gemm.find(key + ".small_k"); it != profile.gemm.end())
       cal.small_k[c] = to_curve(it->second);
-    cal.reference_efficiency[c] = base.efficiency[c];
   }
   if (!any) {
     throw InputError({path, 0}, "gemm", "no curve",

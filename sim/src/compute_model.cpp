@@ -64,11 +64,9 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
   if (!profile.calibration || cls == OpClass::elementwise || profile.calibration->curve[c].empty() || !shaped)
     return kernel_seconds(profile, cls, flops, bytes);
   const ComputeCalibration& cal = *profile.calibration;
-  if (!(profile.efficiency[c] > 0 && cal.reference_efficiency[c] > 0 && cal.peak_flops > 0))
-    throw std::logic_error("kernel_seconds: calibration without peak or reference efficiency");
+  if (!(cal.peak_flops > 0)) throw std::logic_error("kernel_seconds: calibration without a peak");
   const bool small_k = dims.k < dims.m && dims.k < dims.n;
   const GemmEfficiencyCurve& curve = small_k && !cal.small_k[c].empty() ? cal.small_k[c] : cal.curve[c];
-  // efficiency[] divided by a factor since the calibration was attached scales the roofline part.
   return calibrated_gemm_seconds({.floor_s = curve.floor_s,
                                   .hidden_floor_s = curve.hidden_floor_s,
                                   .efficiency = curve.at(std::min({dims.m, dims.n, dims.k})),
@@ -76,8 +74,13 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
                                   .peak_flops = cal.peak_flops,
                                   .copy_bandwidth = cal.copy_bandwidth,
                                   .flops = flops,
-                                  .bytes = bytes,
-                                  .compute_scale = cal.reference_efficiency[c] / profile.efficiency[c]});
+                                  .bytes = bytes});
+}
+
+void scale_catalog_kernel_time(ComputeProfile& profile, double scale) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw std::logic_error("scale_catalog_kernel_time: scale must be > 0");
+  for (double& e : profile.efficiency) e = std::min(e / scale, kMaxKernelEfficiency);
 }
 
 TimeNs to_ns(double seconds) {

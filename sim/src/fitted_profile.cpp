@@ -28,7 +28,9 @@ constexpr int kProfileSchemaVersion = 1;
 // Bounds: wide enough that the fit is free to find the answer, narrow enough that a parameter cannot
 // absorb a missing mechanism by going unphysical.
 //  - compute_time_scale 0.7-4: nothing runs faster than ~1.4x the catalog efficiencies (which are
-//    already below peak); 4x (~15-20% of peak) is the worst MoE training MFU reported for small shapes.
+//    already below peak), and no scaled efficiency above kMaxKernelEfficiency (0.9 of peak,
+//    compute_model.hpp); 4x (~15-20% of peak) is the worst MoE training MFU reported for small shapes.
+//    It scales catalog roofline times only: GEMMs with a measured calibration curve keep their times.
 //  - launch_s 2-80 us: CUDA's back-to-back launch floor (~2-4 us, calibrate launch benchmark on H200)
 //    up to Python-heavy eager ops with autograd bookkeeping (PyTorch profiler: 20-60 us per op).
 //  - layer_host_s 0-10 ms per layer forward, moe_host_s 0-20 ms per MoE layer forward: from nothing beyond
@@ -47,8 +49,8 @@ constexpr int kProfileSchemaVersion = 1;
 //    per-call residual the live runs show. Starts mid-range (128): below a few tokens it has no slope.
 const std::vector<FreeParameter>& parameter_table() {
   static const std::vector<FreeParameter> table = {
-      {"compute_time_scale", "x", 0.7, 4.0, "GPU kernel time over its roofline time (catalog efficiencies)",
-       0},
+      {"compute_time_scale", "x", 0.7, 4.0,
+       "GPU kernel time over its catalog roofline time (measured GEMM curves keep theirs)", 0},
       {"launch_s", "s", 2e-6, 80e-6, "host time per forward kernel launch (backward: half)", 0},
       {"layer_host_s", "s", 0.0, 10e-3, "host time per transformer layer forward beyond its launches", 1e-3},
       {"moe_host_s", "s", 0.0, 20e-3, "host time per MoE layer forward after the token-count sync", 1e-3},

@@ -869,8 +869,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
   out.compute = seams.compute != nullptr ? *seams.compute : ComputeProfile::from_gpu(s.gpu);
   if (!(prof.compute_time_scale > 0 && prof.collective_time_scale > 0))
     throw std::logic_error("build_workload: fitted time scales must be > 0");
-  // Dividing every efficiency scales every roofline time (compute- and memory-bound) by the factor.
-  for (double& e : out.compute.efficiency) e /= prof.compute_time_scale;
+  // Scales every catalog roofline time (compute- and memory-bound) by the factor; measured GEMM curves
+  // keep their times.
+  scale_catalog_kernel_time(out.compute, prof.compute_time_scale);
   std::shared_ptr<const CommCostModel> comm = seams.comm;
   if (!comm) comm = std::make_shared<TopologyComm>(s);
   std::shared_ptr<const MoeCostModel> moe = seams.moe;

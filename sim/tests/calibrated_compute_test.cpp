@@ -54,7 +54,6 @@ ComputeProfile hand_profile() {
   const int g = static_cast<int>(OpClass::gemm);
   cal.curve[g] = {{64, 1024}, {0.25, 0.75}, 1e-5, 0.5};
   cal.small_k[g] = {{64}, {0.2}, 1e-5, 0};
-  for (int c = 0; c < kOpClasses; ++c) cal.reference_efficiency[c] = p.efficiency[c];
   p.calibration = cal;
   return p;
 }
@@ -97,18 +96,31 @@ TEST(CalibratedKernel, HiddenFloorOverlapsTheWorkOfLongerCalls) {
                    4e-6 + 8589934592.0 / 5e14);
   // 1024^3 at 0.75: 2.86 us of work, 4 + 2.86 < 10 us: the floor.
   EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 2147483648.0, 1e3, {1024, 1024, 1024}), 1e-5);
-  // The fitted time scale (2) doubles the work, not the floor: 4 + 2 x 17.18 us.
-  for (double& e : p.efficiency) e /= 2;
-  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
-                   4e-6 + 2 * (8589934592.0 / 5e14));
 }
 
-TEST(CalibratedKernel, FittedTimeScaleScalesTheRooflinePart) {
+TEST(CalibratedKernel, FittedTimeScaleLeavesMeasuredCurvesAlone) {
   ComputeProfile p = hand_profile();
-  // What workload.cpp does with SimProfile::compute_time_scale = 2: every efficiency halved.
-  for (double& e : p.efficiency) e /= 2;
-  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
-                   1e-5 + 2 * (8589934592.0 / 5e14));
+  const double measured = kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096});
+  // What workload.cpp does with the live fit's compute_time_scale: a measured curve keeps its time
+  // (the scale was fitted against catalog efficiencies) ...
+  scale_catalog_kernel_time(p, 0.7);
+  EXPECT_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}), measured);
+  // ... while kernels on the catalog roofline scale: attention has no curve, 1e10 / (2e15 x 0.5 / 2).
+  ComputeProfile slower = hand_profile();
+  scale_catalog_kernel_time(slower, 2);
+  EXPECT_DOUBLE_EQ(kernel_seconds(slower, OpClass::attention, 1e10, 1e6, {4096, 4096, 128}), 2e10 / 1e15);
+  EXPECT_EQ(kernel_seconds(slower, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}), measured);
+}
+
+TEST(CalibratedKernel, FittedTimeScaleNeverLiftsAnEfficiencyAboveTheCeiling) {
+  ComputeProfile p = hand_profile();
+  p.calibration.reset();
+  // gemm 0.75 / 0.7 = 1.07 -> 0.9 (kMaxKernelEfficiency); attention 0.5 / 0.7 = 0.714 stays.
+  scale_catalog_kernel_time(p, 0.7);
+  EXPECT_DOUBLE_EQ(p.efficiency[static_cast<int>(OpClass::gemm)], kMaxKernelEfficiency);
+  EXPECT_DOUBLE_EQ(p.efficiency[static_cast<int>(OpClass::attention)], 0.5 / 0.7);
+  EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 1.8e12, 0), 1.8e12 / (2e15 * 0.9));
+  EXPECT_THROW(scale_catalog_kernel_time(p, 0), std::logic_error);
 }
 
 TEST(CalibratedKernel, CatalogRooflineWithoutDimsCurveOrCalibration) {
@@ -167,7 +179,6 @@ TEST(ComputeProfileFor, CalibratedWhereMeasuredCatalogElsewhere) {
   const int g = static_cast<int>(OpClass::grouped_gemm);
   EXPECT_TRUE(h200.calibration->curve[static_cast<int>(OpClass::gemm)].empty());
   EXPECT_DOUBLE_EQ(h200.calibration->curve[g].memory_efficiency, 0.5);
-  EXPECT_DOUBLE_EQ(h200.calibration->reference_efficiency[g], h200.efficiency[g]);
   // Same hand numbers as above, now through the file: 256-token experts, 8 of them.
   EXPECT_DOUBLE_EQ(kernel_seconds(h200, OpClass::grouped_gemm, 8 * 8589934592.0, 1e6, {256, 4096, 4096}),
                    1e-5 + 8 * 8589934592.0 / 5e14);

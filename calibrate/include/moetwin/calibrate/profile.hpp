@@ -148,8 +148,7 @@ double gemm_bytes(double m, double n, double k, double batch);
 // The calibrated GEMM time of one call, written once: CalibrationProfile::gemm_time_s, the fitter's
 // leave-one-out and held-back checks, and the simulator's kernel_seconds all call it.
 //   t = max(floor_s, floor_s - hidden_floor_s
-//                    + compute_scale x max(flops / (peak_flops x efficiency),
-//                                          bytes / (copy_bandwidth x memory_efficiency)))
+//                    + max(flops / (peak_flops x efficiency), bytes / (copy_bandwidth x memory_efficiency)))
 // No memory term when memory_efficiency or copy_bandwidth is 0; hidden_floor_s 0: floor_s + work.
 struct GemmTimeInputs {
   double floor_s = 0;            // time of a launch-bound call, s
@@ -160,9 +159,6 @@ struct GemmTimeInputs {
   double copy_bandwidth = 0;     // device-to-device copy, bytes read + written per s
   double flops = 0;              // of the whole call (all GEMMs of a batch)
   double bytes = 0;              // operands + results of the whole call
-  // Multiplies the roofline part (not the floor): the simulator's compute_time_scale relative to
-  // when the calibration was attached; 1 everywhere else.
-  double compute_scale = 1;
 };
 double calibrated_gemm_seconds(const GemmTimeInputs& in);
 

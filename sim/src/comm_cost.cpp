@@ -140,8 +140,13 @@ void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const s
   const double per_call_s = latency_s_ + fill_.seconds(ep_ranks);
   for (MoeRankCost& c : out) {
     const double copies_s = per_copy_s_ * static_cast<double>(c.tokens);
-    c.dispatch_ns = to_ns(static_cast<double>(c.dispatch_ns) * 1e-9 * scale_ + per_call_s + copies_s);
-    c.combine_ns = to_ns(static_cast<double>(c.combine_ns) * 1e-9 * scale_ + per_call_s + copies_s);
+    // The fitted scale multiplies the transfer part only: a handshake latency is not a bandwidth.
+    const auto scaled = [&](TimeNs total_ns, TimeNs latency_ns) {
+      const double transfer_s = static_cast<double>(total_ns - latency_ns) * 1e-9;
+      return to_ns(static_cast<double>(latency_ns) * 1e-9 + transfer_s * scale_ + per_call_s + copies_s);
+    };
+    c.dispatch_ns = scaled(c.dispatch_ns, c.dispatch_latency_ns);
+    c.combine_ns = scaled(c.combine_ns, c.combine_latency_ns);
   }
 }
 

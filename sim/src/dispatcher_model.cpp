@@ -80,6 +80,7 @@ class NcclAlltoallModel final : public DispatcherModel {
     }
     A2aCost c;
     finish(c, t, rank_s);
+    c.latency_s = latency;
     c.sms = static_cast<int>(p.get("sms"));
     const auto g = static_cast<std::size_t>(c.gating_rank);
     const RankLegs& gl = t.legs[g];
@@ -189,6 +190,7 @@ class DeepEpModel final : public DispatcherModel {
     }
     A2aCost c;
     finish(c, t, rank_s);
+    c.latency_s = latency;
     c.sms = s.sms;
     c.warnings = check(hw, t.ranks);
     const auto g = static_cast<std::size_t>(c.gating_rank);

@@ -67,6 +67,8 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
     // Per-rank times: the engine ends the call at the slowest member (= duration_ns).
     c.dispatch_ns = dispatch.rank_ns[k];
     c.combine_ns = combine.rank_ns[k];
+    c.dispatch_latency_ns = std::min(c.dispatch_ns, to_ns(dispatch.latency_s));
+    c.combine_latency_ns = std::min(c.combine_ns, to_ns(combine.latency_s));
     // The models report the gating rank's permute / unpermute kernel (0 when fused).
     c.permute_ns = dispatch.kernel_ns;
     c.unpermute_ns = combine.kernel_ns;

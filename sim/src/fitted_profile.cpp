@@ -23,7 +23,9 @@ namespace moetwin {
 
 namespace {
 
-constexpr int kProfileSchemaVersion = 1;
+// 2: a2a_time_scale multiplies the dispatcher models' transfer terms only (their handshake latency is
+// not scaled); schema 1 scaled the whole call, so its fitted values mean something else.
+constexpr int kProfileSchemaVersion = 2;
 
 // Bounds: wide enough that the fit is free to find the answer, narrow enough that a parameter cannot
 // absorb a missing mechanism by going unphysical.
@@ -56,7 +58,8 @@ const std::vector<FreeParameter>& parameter_table() {
       {"moe_host_s", "s", 0.0, 20e-3, "host time per MoE layer forward after the token-count sync", 1e-3},
       {"collective_time_scale", "x", 0.7, 10.0, "NCCL TP/PP/DP collective time over the topology closed form",
        0},
-      {"a2a_time_scale", "x", 0.7, 10.0, "dispatch/combine A2A time over the dispatcher model", 0},
+      {"a2a_time_scale", "x", 0.7, 10.0,
+       "dispatch/combine transfer time over the dispatcher model (its handshake latency unscaled)", 0},
       {"a2a_latency_s", "s", 0.0, 5e-3, "fixed time per dispatch/combine call (host sync, proxy round trip)",
        0},
       {"a2a_per_copy_s", "s", 0.0, 0.5e-6, "time per received token copy per dispatch/combine call", 2e-8},
@@ -206,7 +209,13 @@ FittedProfile load_fitted_profile(const std::string& path) {
   FittedProfile p;
   p.path = path;
   p.fitted = true;
-  p.schema_version = root.int32("schema_version", kProfileSchemaVersion, kProfileSchemaVersion);
+  p.schema_version = root.int32("schema_version", 1, kProfileSchemaVersion);
+  if (p.schema_version < kProfileSchemaVersion) {
+    throw InputError({path, 0}, "schema_version", std::to_string(p.schema_version),
+                     "schema " + std::to_string(kProfileSchemaVersion) +
+                         " (schema 1 scaled the dispatchers' handshake latency with a2a_time_scale: refit "
+                         "with `moetwin validate --fit ... --write-profile`)");
+  }
   p.fitted_at = root.string("fitted_at");
   p.fitted_on = root.string("fitted_on");
   p.git_revision = root.string("git_revision");

@@ -8,6 +8,8 @@
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/compute_model.hpp"
+#include "moetwin/sim/dispatcher_params.hpp"
 #include "moetwin/sim/prediction.hpp"
 
 namespace moetwin {
@@ -108,6 +110,25 @@ TEST(DispatcherMoeCost, ZipfNeverFasterThanBalanced) {
   }
   EXPECT_EQ(total, 16 * 32768);  // copies are conserved
   EXPECT_GT(hottest, 32768);
+}
+
+TEST(DispatcherMoeCost, CarriesTheModelsHandshakeLatency) {
+  // The fitted A2A scale leaves the handshake latency alone (ScaledMoeCost), so the seam reports it:
+  // latency_rounds x the instance base latency, the same for every rank and inside its time.
+  for (const std::string d : {"nccl-alltoall", "deepep-uccl"}) {
+    const Scenario s = make(d);
+    const DispatcherMoeCost m(s);
+    std::vector<MoeRankCost> out;
+    m.layer_costs(0, 0, 0, group16(), out);
+    const double rounds = default_dispatcher_params(d).get("latency_rounds");
+    const TimeNs latency = to_ns(rounds * s.instance.base_latency_s);
+    ASSERT_GT(latency, 0) << d;
+    for (const MoeRankCost& c : out) {
+      EXPECT_EQ(c.dispatch_latency_ns, latency) << d;
+      EXPECT_EQ(c.combine_latency_ns, latency) << d;
+      EXPECT_GT(c.dispatch_ns, c.dispatch_latency_ns) << d;
+    }
+  }
 }
 
 TEST(DispatcherMoeCost, PredictionCarriesTheDispatcherWarnings) {

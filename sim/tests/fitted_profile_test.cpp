@@ -68,7 +68,7 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
 }
 
 TEST(FittedProfile, ProfileWithoutFillTokensLoadsWithNoFill) {
-  // Profiles written before a2a_fill_tokens existed (the shipped live-fit.toml of 2026-11-29) still load.
+  // Profiles written without a2a_fill_tokens (the shipped live-fit.toml of 2026-11-29) still load.
   std::string text = fitted_profile_toml(sample());
   const std::string line = "\na2a_fill_tokens = 192.5";
   text.erase(text.find(line), line.size());
@@ -115,6 +115,25 @@ TEST(FittedProfile, OutOfBoundsParameterIsAnInputError) {
     const std::string what = e.what();
     EXPECT_NE(what.find(path + ":"), std::string::npos) << what;
     EXPECT_NE(what.find("parameters.a2a_time_scale: 50"), std::string::npos) << what;
+  }
+}
+
+TEST(FittedProfile, SchemaOneProfileIsAnInputErrorAskingForARefit) {
+  // Schema 1 scaled the dispatchers' handshake latency too: its a2a_time_scale means something else,
+  // so loading it would shift every prediction silently.
+  std::string text = fitted_profile_toml(sample());
+  const std::string key = "schema_version = 2";
+  ASSERT_NE(text.find(key), std::string::npos);
+  text.replace(text.find(key), key.size(), "schema_version = 1");
+  const std::string path = write_temp("schema1.toml", text);
+  try {
+    load_fitted_profile(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path + ":"), std::string::npos) << what;
+    EXPECT_NE(what.find("schema_version: 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("refit"), std::string::npos) << what;
   }
 }
 

@@ -201,6 +201,33 @@ TEST(ScaledMoeCost, ScaleLatencyAndPerCopyTime) {
   EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, -1e-9), std::logic_error);
 }
 
+TEST(ScaledMoeCost, HandshakeLatencyIsNotScaled) {
+  // The inner model says 0.3 ms of the 1 ms dispatch and 0.4 ms of the 2 ms combine are handshake
+  // latency: dispatch = 0.3 + 2 x 0.7 + 0.5 ms + 10 ns x copies, combine = 0.4 + 2 x 1.6 + 0.5 ms + ...
+  class WithLatency final : public MoeCostModel {
+   public:
+    std::string name() const override { return "with-latency"; }
+    void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                     std::vector<MoeRankCost>& out) const override {
+      FixedMoeCost().layer_costs(layer, microbatch, ep_group, ep_ranks, out);
+      for (MoeRankCost& c : out) {
+        c.dispatch_latency_ns = 300'000;
+        c.combine_latency_ns = 400'000;
+      }
+    }
+  };
+  const ScaledMoeCost m(std::make_shared<WithLatency>(), 2.0, 0.5e-3, 10e-9);
+  std::vector<MoeRankCost> out;
+  m.layer_costs(0, 0, 0, {4, 5}, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dispatch_ns, 2'210'000);  // 1000 copies
+  EXPECT_EQ(out[1].combine_ns, 4'120'000);   // 2000 copies
+  // Scale 1 and no added time: the inner model's times exactly.
+  ScaledMoeCost(std::make_shared<WithLatency>(), 1.0).layer_costs(0, 0, 0, {4, 5}, out);
+  EXPECT_EQ(out[1].dispatch_ns, 1'000'000);
+  EXPECT_EQ(out[1].combine_ns, 2'000'000);
+}
+
 TEST(ScaledMoeCost, PipelineFillPerPeerAndHidden) {
   // 4 GPUs per node, rails 2 x 25 GB/s = 50 GB/s per GPU, NVLink 400 GB/s; hidden 1000, bf16; 100 tokens
   // per peer. Group {0, 1, 4, 5} spans two nodes: fill = 100 x 3 peers x 1000 x 2 B / 50 GB/s = 12 us.

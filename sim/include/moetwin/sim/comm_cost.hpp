@@ -59,6 +59,10 @@ struct MoeRankCost {
   std::int64_t tokens = 0;  // token copies this rank's local experts process (sum over its experts)
   TimeNs dispatch_ns = 0;   // this rank's dispatch A2A time (the call ends at the slowest member)
   TimeNs combine_ns = 0;    // this rank's combine A2A time
+  // The part of dispatch_ns / combine_ns that is the dispatcher model's handshake latency (a fixed time
+  // per call, not a transfer); 0 where the model does not separate it.
+  TimeNs dispatch_latency_ns = 0;
+  TimeNs combine_latency_ns = 0;
   TimeNs permute_ns = 0;    // separate permute kernel on the compute stream, 0 when fused
   TimeNs unpermute_ns = 0;  // separate unpermute kernel, 0 when fused
   std::uint16_t sms = 0;    // SMs the A2A kernels hold while they run
@@ -135,11 +139,12 @@ struct A2aFillGeometry {
 // The geometry of `scenario` (hidden, bf16, its instance's links) with `tokens_per_peer`.
 A2aFillGeometry a2a_fill_geometry(const Scenario& scenario, double tokens_per_peer);
 
-// dispatch_ns and combine_ns become scale x theirs + latency_s per call (the permute kernels, which are
-// compute, are left alone).
+// dispatch_ns and combine_ns become their handshake latency + scale x the rest + latency_s per call (the
+// permute kernels, which are compute, are left alone).
 class ScaledMoeCost : public MoeCostModel {
  public:
-  // Dispatch / combine: scale x the inner model's time + latency_s + per_copy_s x the rank's received
+  // Dispatch / combine: the inner model's handshake latency (MoeRankCost::dispatch_latency_ns /
+  // combine_latency_ns) + scale x the rest of its time + latency_s + per_copy_s x the rank's received
   // token copies (MoeRankCost::tokens) + the call's pipeline fill (fill.seconds(ep_ranks)).
   ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0,
                 double per_copy_s = 0, A2aFillGeometry fill = {});

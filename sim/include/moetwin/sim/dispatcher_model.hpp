@@ -77,7 +77,10 @@ struct A2aCost {
   double nvlink_bytes = 0;      // bytes over NVLink, all ranks
   double network_bytes = 0;     // bytes over EFA, all ranks
   int gating_rank = 0;          // rank that sets duration_ns
-  std::vector<A2aTerm> terms;   // the gating rank's terms (they combine as the model documents)
+  // The handshake latency inside every rank's time (the model's "latency" term, the same for all ranks),
+  // s: the part that does not grow with bytes or messages.
+  double latency_s = 0;
+  std::vector<A2aTerm> terms;  // the gating rank's terms (they combine as the model documents)
   std::vector<std::string> warnings;
 };
 

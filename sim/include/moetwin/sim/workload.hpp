@@ -76,9 +76,10 @@ struct SimProfile {
   // Fitted: NCCL TP / PP / DP collective and send/recv times are this times the topology closed form
   // (NCCL protocol and channel overheads, EFA congestion, aws-ofi-nccl proxy costs the closed form lacks).
   double collective_time_scale = 1;
-  // Fitted: dispatch / combine A2A times are a2a_time_scale x the dispatcher model's + a2a_latency_s per
-  // call (in-training contention, proxy-thread and host synchronisation costs the kernel benchmarks do
-  // not show). Per dispatcher (a2a_by_dispatcher, keyed by catalog name) when the fit had runs of it;
+  // Fitted: dispatch / combine A2A times are the dispatcher model's handshake latency + a2a_time_scale x
+  // its transfer terms + a2a_latency_s per call (in-training contention, proxy-thread and host
+  // synchronisation costs the kernel benchmarks do not show; a bandwidth shortfall does not lengthen a
+  // handshake, so the scale leaves the latency alone). Per dispatcher (a2a_by_dispatcher, keyed by catalog name) when the fit had runs of it;
   // these two for any other dispatcher.
   double a2a_time_scale = 1;
   double a2a_latency_s = 0;

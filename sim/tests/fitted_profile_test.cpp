@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "moetwin/common/input_error.hpp"
 
@@ -103,38 +105,34 @@ TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {
   EXPECT_DOUBLE_EQ(unfitted.hi_s, 10 / 0.5);
 }
 
-TEST(FittedProfile, OutOfBoundsParameterIsAnInputError) {
+// The shipped sample's TOML with `from` replaced by `to`, loaded from `name`: an InputError naming the
+// file and containing every one of `expected`.
+void expect_load_error(const std::string& name, const std::string& from, const std::string& to,
+                       const std::vector<std::string>& expected) {
   std::string text = fitted_profile_toml(sample());
-  const std::string key = "\na2a_time_scale = 2.5";
-  text.replace(text.find(key), key.size(), "\na2a_time_scale = 50");
-  const std::string path = write_temp("bounds.toml", text);
+  ASSERT_NE(text.find(from), std::string::npos) << from;
+  text.replace(text.find(from), from.size(), to);
+  const std::string path = write_temp(name, text);
   try {
     load_fitted_profile(path);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find(path + ":"), std::string::npos) << what;
-    EXPECT_NE(what.find("parameters.a2a_time_scale: 50"), std::string::npos) << what;
+    for (const std::string& part : expected) EXPECT_NE(what.find(part), std::string::npos) << what;
   }
+}
+
+TEST(FittedProfile, OutOfBoundsParameterIsAnInputError) {
+  expect_load_error("bounds.toml", "\na2a_time_scale = 2.5", "\na2a_time_scale = 50",
+                    {"parameters.a2a_time_scale: 50"});
 }
 
 TEST(FittedProfile, SchemaOneProfileIsAnInputErrorAskingForARefit) {
   // Schema 1 scaled the dispatchers' handshake latency too: its a2a_time_scale means something else,
   // so loading it would shift every prediction silently.
-  std::string text = fitted_profile_toml(sample());
-  const std::string key = "schema_version = 2";
-  ASSERT_NE(text.find(key), std::string::npos);
-  text.replace(text.find(key), key.size(), "schema_version = 1");
-  const std::string path = write_temp("schema1.toml", text);
-  try {
-    load_fitted_profile(path);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(path + ":"), std::string::npos) << what;
-    EXPECT_NE(what.find("schema_version: 1"), std::string::npos) << what;
-    EXPECT_NE(what.find("refit"), std::string::npos) << what;
-  }
+  expect_load_error("schema1.toml", "schema_version = 2", "schema_version = 1",
+                    {"schema_version: 1", "refit"});
 }
 
 TEST(FittedProfile, UnknownParameterIsAnInputError) {

@@ -79,8 +79,8 @@ struct SimProfile {
   // Fitted: dispatch / combine A2A times are the dispatcher model's handshake latency + a2a_time_scale x
   // its transfer terms + a2a_latency_s per call (in-training contention, proxy-thread and host
   // synchronisation costs the kernel benchmarks do not show; a bandwidth shortfall does not lengthen a
-  // handshake, so the scale leaves the latency alone). Per dispatcher (a2a_by_dispatcher, keyed by catalog name) when the fit had runs of it;
-  // these two for any other dispatcher.
+  // handshake, so the scale leaves the latency alone). Per dispatcher (a2a_by_dispatcher, keyed by catalog
+  // name) when the fit had runs of it; these two for any other dispatcher.
   double a2a_time_scale = 1;
   double a2a_latency_s = 0;
   // Fitted: in-training time per received token copy per dispatch/combine call, s (per-token work the

@@ -70,7 +70,8 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
 }
 
 TEST(FittedProfile, ProfileWithoutFillTokensLoadsWithNoFill) {
-  // Profiles written without a2a_fill_tokens (the shipped live-fit.toml of 2026-11-29) still load.
+  // A profile that leaves a2a_fill_tokens out (hand-written, or from a writer before the fill existed)
+  // loads with no fill.
   std::string text = fitted_profile_toml(sample());
   const std::string line = "\na2a_fill_tokens = 192.5";
   text.erase(text.find(line), line.size());

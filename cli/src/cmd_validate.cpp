@@ -18,6 +18,8 @@
 #include "moetwin/common/version.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/sim/dispatcher_model.hpp"
+#include "moetwin/sim/dispatcher_params.hpp"
 #include "moetwin/validate/accuracy.hpp"
 #include "moetwin/validate/fit.hpp"
 #include "moetwin/validate/row_predictions.hpp"
@@ -130,7 +132,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       fo.outer_iterations = o->outer;
       fo.refine_outer = o->cv_refine;
       // Default: the generic compute, host and collective parameters and, for every dispatcher with
-      // runs, its own A2A pair (the generic A2A pair then serves dispatchers without runs). moe_host_s and
+      // runs, its own A2A terms: transfer scale, latency per call and, where its kernel model has no
+      // per-remote-peer term of its own (the DeepEP family; nccl-alltoall's per_remote_peer_s is
+      // calibrated on nccl-tests), latency per call per remote node of the EP group. The generic A2A
+      // terms then serve dispatchers without runs. moe_host_s and
       // <dispatcher>.a2a_per_copy_s are fitted only when named: on the published live runs both fit to
       // their lower bound (README.md, "How right is it"), so the default set leaves them at 0.
       // <dispatcher>.a2a_fill_tokens too: fitted for the DeepEP dispatchers it lowers the out-of-sample
@@ -146,6 +151,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
           seen.push_back(d);
           keys.push_back(d + ".a2a_time_scale");
           keys.push_back(d + ".a2a_latency_s");
+          const std::vector<std::string> modelled = dispatcher_model_names();
+          if (std::find(modelled.begin(), modelled.end(), d) == modelled.end()) continue;
+          const ParamSet model_params = default_dispatcher_params(d);
+          const std::vector<ModelParam>& model = model_params.all();
+          if (std::none_of(model.begin(), model.end(),
+                           [](const ModelParam& m) { return m.name == "per_remote_peer_s"; }))
+            keys.push_back(d + ".a2a_node_latency_s");
         }
       }
       for (const std::string& k : keys) {
@@ -156,7 +168,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                            "one of " + allowed +
                                " or <dispatcher>.a2a_time_scale / "
                                "<dispatcher>.a2a_latency_s / <dispatcher>.a2a_per_copy_s / "
-                               "<dispatcher>.a2a_fill_tokens");
+                               "<dispatcher>.a2a_fill_tokens / <dispatcher>.a2a_node_latency_s");
         }
         fo.parameters.push_back(k);
       }
@@ -291,6 +303,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       shown.push_back(entry.first + ".a2a_latency_s");
       shown.push_back(entry.first + ".a2a_per_copy_s");
       shown.push_back(entry.first + ".a2a_fill_tokens");
+      shown.push_back(entry.first + ".a2a_node_latency_s");
     }
     for (const std::string& key : shown) {
       const FreeParameter& fp = *find_free_parameter(key);

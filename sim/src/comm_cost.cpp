@@ -126,18 +126,42 @@ A2aFillGeometry a2a_fill_geometry(const Scenario& s, double tokens_per_peer) {
 }
 
 ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s,
-                             double per_copy_s, A2aFillGeometry fill)
-    : inner_(std::move(inner)), scale_(scale), latency_s_(latency_s), per_copy_s_(per_copy_s), fill_(fill) {
-  if (!inner_ || !(scale_ > 0) || !(latency_s_ >= 0) || !(per_copy_s_ >= 0) || !(fill_.tokens_per_peer >= 0))
+                             double per_copy_s, A2aFillGeometry fill, double node_latency_s)
+    : inner_(std::move(inner)),
+      scale_(scale),
+      latency_s_(latency_s),
+      per_copy_s_(per_copy_s),
+      fill_(fill),
+      node_latency_s_(node_latency_s) {
+  if (!inner_ || !(scale_ > 0) || !(latency_s_ >= 0) || !(per_copy_s_ >= 0) ||
+      !(fill_.tokens_per_peer >= 0) || !(node_latency_s_ >= 0))
     throw std::logic_error(
-        "ScaledMoeCost: null model, scale <= 0, latency < 0, per-copy time < 0 or fill tokens < 0");
+        "ScaledMoeCost: null model, scale <= 0, or a negative latency, per-copy time, fill or node latency");
+  if (node_latency_s_ > 0 && fill_.gpus_per_node < 1)
+    throw std::logic_error("ScaledMoeCost: a node latency without the GPUs per node");
 }
+
+namespace {
+
+// Nodes of `ranks` other than the first rank's (global rank r lives on node r / gpus_per_node). EP groups
+// are node-aligned blocks or strided sets of whole nodes, so every member sees the same count.
+int remote_nodes(const std::vector<int>& ranks, int gpus_per_node) {
+  std::vector<int> nodes;
+  for (int r : ranks) nodes.push_back(r / gpus_per_node);
+  std::sort(nodes.begin(), nodes.end());
+  const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
+  return std::max(0, static_cast<int>(distinct) - 1);
+}
+
+}  // namespace
 
 void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                                 std::vector<MoeRankCost>& out) const {
   inner_->layer_costs(layer, microbatch, ep_group, ep_ranks, out);
   // Every member of the call waits for the same fill (one term per call, all ranks).
-  const double per_call_s = latency_s_ + fill_.seconds(ep_ranks);
+  const double node_s =
+      node_latency_s_ > 0 ? node_latency_s_ * remote_nodes(ep_ranks, fill_.gpus_per_node) : 0.0;
+  const double per_call_s = latency_s_ + fill_.seconds(ep_ranks) + node_s;
   for (MoeRankCost& c : out) {
     const double copies_s = per_copy_s_ * static_cast<double>(c.tokens);
     // The fitted scale multiplies the transfer part only: a handshake latency is not a bandwidth.

@@ -49,6 +49,10 @@ constexpr int kProfileSchemaVersion = 2;
 //    num_max_*_chunked_send/recv_tokens (128-512) per channel and peer in flight; 1024 tokens x 31 peers x
 //    7168 x 2 bytes at 100 GB/s per GPU (p6-b300 rails) = 4.5 ms per call, the size of the largest
 //    per-call residual the live runs show. Starts mid-range (128): below a few tokens it has no slope.
+//  - a2a_node_latency_s 0 - 3 ms per call per remote node: from nothing (GPU-initiated RDMA, one pipeline
+//    for all peers) to a host proxy round trip plus a per-peer chunk pipeline fill/drain per remote node
+//    (the largest EP32-over-EP16 difference per call the live runs show is ~3 ms over 2 extra nodes).
+//    Starts at 0.2 ms: at 0 it has no slope in log space.
 const std::vector<FreeParameter>& parameter_table() {
   static const std::vector<FreeParameter> table = {
       {"compute_time_scale", "x", 0.7, 4.0,
@@ -66,6 +70,8 @@ const std::vector<FreeParameter>& parameter_table() {
       {"a2a_fill_tokens", "tokens", 0.0, 1024.0,
        "pipeline fill per peer per dispatch/combine call: fill x (EP-1) x hidden x 2 B / link bandwidth",
        128},
+      {"a2a_node_latency_s", "s", 0.0, 3e-3, "time per dispatch/combine call per remote node of the EP group",
+       2e-4},
   };
   return table;
 }
@@ -76,7 +82,7 @@ std::optional<std::pair<std::string, std::string>> split_dispatcher_key(const st
   if (dot == std::string::npos || dot == 0) return std::nullopt;
   const std::string leaf = key.substr(dot + 1);
   if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s" && leaf != "a2a_per_copy_s" &&
-      leaf != "a2a_fill_tokens")
+      leaf != "a2a_fill_tokens" && leaf != "a2a_node_latency_s")
     return std::nullopt;
   return std::make_pair(key.substr(0, dot), leaf);
 }
@@ -125,9 +131,11 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
     const SimProfile::A2aFit a2a =
         it != p.a2a_by_dispatcher.end()
             ? it->second
-            : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s, p.a2a_fill_tokens};
+            : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s, p.a2a_fill_tokens,
+                                 p.a2a_node_latency_s};
     if (split->second == "a2a_time_scale") return a2a.time_scale;
     if (split->second == "a2a_fill_tokens") return a2a.fill_tokens;
+    if (split->second == "a2a_node_latency_s") return a2a.node_latency_s;
     return split->second == "a2a_latency_s" ? a2a.latency_s : a2a.per_copy_s;
   }
   if (key == "compute_time_scale") return p.compute_time_scale;
@@ -139,21 +147,25 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (key == "a2a_latency_s") return p.a2a_latency_s;
   if (key == "a2a_per_copy_s") return p.a2a_per_copy_s;
   if (key == "a2a_fill_tokens") return p.a2a_fill_tokens;
+  if (key == "a2a_node_latency_s") return p.a2a_node_latency_s;
   throw std::logic_error("unknown free parameter " + key);
 }
 
 void set_free_parameter(SimProfile& p, const std::string& key, double value) {
   if (const auto split = split_dispatcher_key(key)) {
-    auto it = p.a2a_by_dispatcher
-                  .emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s,
-                                                            p.a2a_per_copy_s, p.a2a_fill_tokens})
-                  .first;
+    auto it =
+        p.a2a_by_dispatcher
+            .emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s,
+                                                      p.a2a_fill_tokens, p.a2a_node_latency_s})
+            .first;
     if (split->second == "a2a_time_scale") {
       it->second.time_scale = value;
     } else if (split->second == "a2a_latency_s") {
       it->second.latency_s = value;
     } else if (split->second == "a2a_fill_tokens") {
       it->second.fill_tokens = value;
+    } else if (split->second == "a2a_node_latency_s") {
+      it->second.node_latency_s = value;
     } else {
       it->second.per_copy_s = value;
     }
@@ -178,18 +190,21 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
     p.a2a_per_copy_s = value;
   } else if (key == "a2a_fill_tokens") {
     p.a2a_fill_tokens = value;
+  } else if (key == "a2a_node_latency_s") {
+    p.a2a_node_latency_s = value;
   } else {
     throw std::logic_error("unknown free parameter " + key);
   }
 }
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
-  std::vector<double> scales, latencies, per_copy, fill;
+  std::vector<double> scales, latencies, per_copy, fill, node_latencies;
   for (const auto& [name, a2a] : p.a2a_by_dispatcher) {
     scales.push_back(a2a.time_scale);
     latencies.push_back(a2a.latency_s);
     per_copy.push_back(a2a.per_copy_s);
     fill.push_back(a2a.fill_tokens);
+    node_latencies.push_back(a2a.node_latency_s);
   }
   if (scales.empty()) return;
   auto median = [](std::vector<double> v) {
@@ -201,6 +216,7 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
   p.a2a_latency_s = median(latencies);
   p.a2a_per_copy_s = median(per_copy);
   p.a2a_fill_tokens = median(fill);
+  p.a2a_node_latency_s = median(node_latencies);
 }
 
 FittedProfile load_fitted_profile(const std::string& path) {
@@ -236,11 +252,14 @@ FittedProfile load_fitted_profile(const std::string& path) {
         const std::string name(entry.first.str());
         std::optional<StrictTable> d = dispatchers->table(name);
         if (!d) continue;
-        for (const char* leaf : {"a2a_time_scale", "a2a_latency_s", "a2a_per_copy_s", "a2a_fill_tokens"}) {
+        for (const char* leaf :
+             {"a2a_time_scale", "a2a_latency_s", "a2a_per_copy_s", "a2a_fill_tokens", "a2a_node_latency_s"}) {
           const FreeParameter* fp = find_free_parameter(leaf);
-          // Profiles written before a2a_per_copy_s / a2a_fill_tokens existed leave them at 0.
+          // Profiles written before a2a_per_copy_s / a2a_fill_tokens / a2a_node_latency_s existed leave
+          // them at 0.
           const std::string l(leaf);
-          if ((l == "a2a_per_copy_s" || l == "a2a_fill_tokens") && !d->has(leaf)) continue;
+          if ((l == "a2a_per_copy_s" || l == "a2a_fill_tokens" || l == "a2a_node_latency_s") && !d->has(leaf))
+            continue;
           set_free_parameter(p.sim, name + "." + leaf, d->number(leaf, fp->lo, fp->hi));
           p.fitted_keys.push_back(name + "." + leaf);
         }
@@ -298,7 +317,8 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "a2a_time_scale = " + format_exact(a2a.time_scale) +
          "\na2a_latency_s = " + format_exact(a2a.latency_s) +
          "\na2a_per_copy_s = " + format_exact(a2a.per_copy_s) +
-         "\na2a_fill_tokens = " + format_exact(a2a.fill_tokens) + "\n";
+         "\na2a_fill_tokens = " + format_exact(a2a.fill_tokens) +
+         "\na2a_node_latency_s = " + format_exact(a2a.node_latency_s) + "\n";
   }
   s += residual_toml("in_sample", "relative error (predicted - measured) / measured, fitted on every row",
                      p.in_sample);

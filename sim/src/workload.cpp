@@ -460,7 +460,15 @@ class StageBuilder : public StageEmitter {
                   backward_pass);
   }
 
-  int expert_launches() const { return 2 * static_cast<int>(local_experts_) + 2; }
+  // Python-level ops of the expert MLP forward (TEGroupedMLP: fc1 GroupedLinear, activation, fc2
+  // GroupedLinear, probability scaling); each costs launch_s whatever the number of local experts.
+  static constexpr int kExpertPythonOps = 4;
+  // The per-expert cuBLASLt calls those two GroupedLinear ops issue from C++ (grouped_gemm_launch_s each),
+  // forward (fc1 + fc2) or backward (dgrad + wgrad of both), ns.
+  std::int32_t expert_gemm_host_ns(bool backward) const {
+    const double calls = (backward ? 4.0 : 2.0) * local_experts_;
+    return static_cast<std::int32_t>(to_ns(calls * c_.prof.grouped_gemm_launch_s));
+  }
 
   // Sequential layer forward (also the full-recompute forward in backward).
   void layer_fwd(Program& p, Chain& ch, int layer, OpPhase phase) {
@@ -491,7 +499,8 @@ class StageBuilder : public StageEmitter {
     }
   }
   void moe_mlp_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
-    var_op(p, ch, "moe.experts", phase, VarKind::expert_fwd, false, layer, expert_launches(), bwd, false);
+    ch.pending_host_ns += expert_gemm_host_ns(false);
+    var_op(p, ch, "moe.experts", phase, VarKind::expert_fwd, false, layer, kExpertPythonOps, bwd, false);
     shared_expert_fwd(p, ch, phase, bwd);
   }
   void moe_combine_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
@@ -572,8 +581,9 @@ class StageBuilder : public StageEmitter {
       tp_collective(p, ch, "tp.rs.shared_expert_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
                     c_.T * h() * 2, true);
     }
+    ch.pending_host_ns += expert_gemm_host_ns(true);
     var_op(p, ch, "moe.experts_bwd", OpPhase::backward, VarKind::expert_bwd, false, layer,
-           2 * expert_launches(), true, false);
+           2 * kExpertPythonOps, true, false);
   }
   void moe_dispatch_bwd(Program& p, Chain& ch, int layer) {
     if (c_.s.parallel.ep > 1 || c_.combined) {
@@ -879,14 +889,18 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
-  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s, prof.a2a_per_copy_s, prof.a2a_fill_tokens};
+  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s, prof.a2a_per_copy_s, prof.a2a_fill_tokens,
+                         prof.a2a_node_latency_s};
   if (const auto it = prof.a2a_by_dispatcher.find(s.dispatcher.name); it != prof.a2a_by_dispatcher.end())
     a2a = it->second;
-  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0))
-    throw std::logic_error("build_workload: A2A time scale must be > 0, latency, per-copy time, fill >= 0");
-  if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0 || a2a.fill_tokens != 0)
+  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0) ||
+      !(a2a.node_latency_s >= 0))
+    throw std::logic_error(
+        "build_workload: A2A time scale must be > 0, latency, per-copy time, fill, node latency >= 0");
+  if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0 || a2a.fill_tokens != 0 ||
+      a2a.node_latency_s != 0)
     moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s, a2a.per_copy_s,
-                                          a2a_fill_geometry(s, a2a.fill_tokens));
+                                          a2a_fill_geometry(s, a2a.fill_tokens), a2a.node_latency_s);
   out.comm_model = comm->name();
   out.moe_model = moe->name();
 

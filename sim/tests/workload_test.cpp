@@ -188,6 +188,26 @@ class FixedMoeCost final : public MoeCostModel {
   }
 };
 
+TEST(Workload, ExpertHostTimeIsOnePythonOpPlusOneCallPerLocalExpert) {
+  // Qwen3-30B-A3B, 128 experts over ep 4: 32 local experts; 24 layers per stage x 4 microbatches. The expert
+  // MLP's Python ops cost launch_s whatever the expert count; its per-expert GEMMs cost
+  // grouped_gemm_launch_s each: 2 per expert forward (fc1, fc2), 4 backward (their dgrad and wgrad).
+  // 1 ms per call more: 24 x 4 x 6 x 32 x 1 ms = 18.432 s more host time on every rank.
+  const Scenario s = make(Shape{});
+  SimProfile slow_calls;
+  slow_calls.grouped_gemm_launch_s += 1e-3;
+  const BuiltWorkload base = build_workload(s);
+  const BuiltWorkload more = build_workload(s, slow_calls);
+  EXPECT_NEAR(static_cast<double>(host_ns_of_rank(more, 0) - host_ns_of_rank(base, 0)), 18.432e9, 1e3);
+  // Twice the local experts (ep 2): the Python part stays, the per-expert part doubles.
+  Shape half_ep;
+  half_ep.ep = 2;
+  const Scenario h = make(half_ep);
+  EXPECT_NEAR(static_cast<double>(host_ns_of_rank(build_workload(h, slow_calls), 0) -
+                                  host_ns_of_rank(build_workload(h), 0)),
+              2 * 18.432e9, 1e3);
+}
+
 TEST(ScaledMoeCost, ScaleLatencyAndPerCopyTime) {
   // dispatch = 2 x 1 ms + 0.5 ms + 10 ns x copies; combine = 2 x 2 ms + 0.5 ms + 10 ns x copies.
   const ScaledMoeCost m(std::make_shared<FixedMoeCost>(), 2.0, 0.5e-3, 10e-9);
@@ -259,6 +279,29 @@ TEST(ScaledMoeCost, PipelineFillPerPeerAndHidden) {
   A2aFillGeometry no_links;
   no_links.tokens_per_peer = 10;
   EXPECT_THROW(no_links.seconds({0, 1}), std::logic_error);
+}
+
+TEST(ScaledMoeCost, NodeLatencyPerRemoteNodeOfTheGroup) {
+  // 4 GPUs per node, no fill; 0.2 ms per remote node on top of 2 x the inner time + 0.5 ms.
+  A2aFillGeometry g;
+  g.gpus_per_node = 4;
+  const ScaledMoeCost m(std::make_shared<FixedMoeCost>(), 2.0, 0.5e-3, 0.0, g, 0.2e-3);
+  std::vector<MoeRankCost> out;
+  // {0, 1, 4, 5}: nodes 0 and 1, one remote node -> dispatch 2 + 0.5 + 0.2 ms.
+  m.layer_costs(0, 0, 0, {0, 1, 4, 5}, out);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].dispatch_ns, 2'700'000);
+  EXPECT_EQ(out[3].combine_ns, 4'700'000);
+  // A strided group over four nodes {0, 4, 8, 12}: three remote nodes for every member -> + 0.6 ms.
+  m.layer_costs(0, 0, 0, {0, 4, 8, 12}, out);
+  EXPECT_EQ(out[0].dispatch_ns, 3'100'000);
+  EXPECT_EQ(out[3].dispatch_ns, 3'100'000);
+  // Inside one node: no remote node, no node latency.
+  m.layer_costs(0, 0, 0, {0, 1, 2, 3}, out);
+  EXPECT_EQ(out[2].dispatch_ns, 2'500'000);
+  // A node latency needs the node size; a negative one is a programming error.
+  EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, 0.0, {}, 1e-4), std::logic_error);
+  EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, 0.0, g, -1e-4), std::logic_error);
 }
 
 TEST(Workload, DeterministicPredictionAndTrace) {

@@ -145,9 +145,11 @@ class ScaledMoeCost : public MoeCostModel {
  public:
   // Dispatch / combine: the inner model's handshake latency (MoeRankCost::dispatch_latency_ns /
   // combine_latency_ns) + scale x the rest of its time + latency_s + per_copy_s x the rank's received
-  // token copies (MoeRankCost::tokens) + the call's pipeline fill (fill.seconds(ep_ranks)).
+  // token copies (MoeRankCost::tokens) + the call's pipeline fill (fill.seconds(ep_ranks)) + node_latency_s
+  // x the remote nodes of the call's EP group.
+  // node_latency_s: per call per remote node of the call's EP group (nodes of fill.gpus_per_node GPUs).
   ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0,
-                double per_copy_s = 0, A2aFillGeometry fill = {});
+                double per_copy_s = 0, A2aFillGeometry fill = {}, double node_latency_s = 0);
   std::string name() const override { return inner_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
@@ -159,6 +161,7 @@ class ScaledMoeCost : public MoeCostModel {
   double latency_s_;
   double per_copy_s_;
   A2aFillGeometry fill_;
+  double node_latency_s_;
 };
 
 }  // namespace moetwin

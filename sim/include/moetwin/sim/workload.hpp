@@ -45,6 +45,12 @@ struct SimProfile {
   double launch_s = 10e-6;
   // Host time per kernel in the backward pass (C++ autograd engine, no Python frames), s: about half.
   double backward_launch_s = 5e-6;
+  // Host time per expert GEMM issued from C++, s. Megatron's TEGroupedMLP runs fc1 and fc2 as one
+  // Transformer Engine GroupedLinear op each, which loops over the local experts in C++
+  // (general_grouped_gemm): one cuBLASLt matmul per expert without Python or autograd frames. 5.5 us is the
+  // host-side cuBLASLt setup + launch measured on H200 (calibrate/profiles/h200-measured.toml: the hidden
+  // part of the 11 us GEMM floor; back-to-back launch 4.6 us). Backward: dgrad + wgrad per expert.
+  double grouped_gemm_launch_s = 5.5e-6;
   // Fitted: host time per transformer layer forward beyond its kernel launches (Megatron module calls,
   // layer norms, rotary and bias-dropout-add bookkeeping, autograd graph construction), s; issued before
   // the layer's first op. Backward and recompute: backward_launch_s / launch_s of it (C++ autograd).
@@ -90,11 +96,18 @@ struct SimProfile {
   // Fitted: pipeline fill of a chunked A2A kernel, tokens per peer per dispatch/combine call; each call
   // pays fill x (EP - 1) x hidden x 2 bytes / the GPU's link bandwidth (A2aFillGeometry, comm_cost.hpp).
   double a2a_fill_tokens = 0;
+  // Fitted: time per dispatch/combine call per remote node of the EP group, s (work a call does once per
+  // peer node: per-node chunk pipelines that fill and drain, proxy round trips and RDMA fences per remote
+  // peer). It grows with the EP group's span in nodes, not with its bytes (live runs: going from EP16, 1
+  // remote node, to EP32, 3 remote nodes, at the same tokens per call costs DeepEP 1-3 ms per call more
+  // than its byte terms explain; NCCL's byte terms explain its own).
+  double a2a_node_latency_s = 0;
   struct A2aFit {
     double time_scale = 1;
     double latency_s = 0;
     double per_copy_s = 0;
     double fill_tokens = 0;
+    double node_latency_s = 0;
   };
   std::map<std::string, A2aFit> a2a_by_dispatcher;
 };

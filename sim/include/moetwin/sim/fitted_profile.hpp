@@ -16,8 +16,8 @@ namespace moetwin {
 // One named free parameter: TOML key, unit, bounds the fitter respects (physically plausible ranges,
 // reasons in fitted_profile.cpp) and meaning. Besides the generic parameters of free_parameters(), every
 // dispatcher has its own A2A set "<dispatcher>.a2a_time_scale", "<dispatcher>.a2a_latency_s",
-// "<dispatcher>.a2a_per_copy_s" and "<dispatcher>.a2a_fill_tokens" (SimProfile::a2a_by_dispatcher) with
-// the generic parameters' bounds.
+// "<dispatcher>.a2a_per_copy_s", "<dispatcher>.a2a_fill_tokens" and "<dispatcher>.a2a_node_latency_s"
+// (SimProfile::a2a_by_dispatcher) with the generic parameters' bounds.
 struct FreeParameter {
   std::string key;
   std::string unit;

@@ -143,8 +143,8 @@ ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double s
 
 namespace {
 
-// Nodes of `ranks` other than the first rank's (global rank r lives on node r / gpus_per_node). EP groups
-// are node-aligned blocks or strided sets of whole nodes, so every member sees the same count.
+// The group's nodes less one (global rank r lives on node r / gpus_per_node): every member of the group
+// sees the same count, the group's nodes other than its own.
 int remote_nodes(const std::vector<int>& ranks, int gpus_per_node) {
   std::vector<int> nodes;
   for (int r : ranks) nodes.push_back(r / gpus_per_node);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -101,15 +102,19 @@ double ScaledCommCost::seconds(CollectiveOp op, double bytes, const std::vector<
   return inner_->seconds(op, bytes, ranks) * scale_;
 }
 
+int nodes_spanned(const std::vector<int>& ranks, int gpus_per_node) {
+  if (gpus_per_node < 1) throw std::logic_error("nodes_spanned: gpus_per_node < 1");
+  std::set<int> nodes;
+  for (int r : ranks) nodes.insert(r / gpus_per_node);
+  return static_cast<int>(nodes.size());
+}
+
 double A2aFillGeometry::seconds(const std::vector<int>& ep_ranks) const {
   if (tokens_per_peer <= 0 || ep_ranks.size() < 2) return 0;
   if (gpus_per_node < 1 || !(hidden > 0) || !(bytes_per_element > 0) || !(inter_node_bandwidth > 0) ||
       !(intra_node_bandwidth > 0))
     throw std::logic_error("A2aFillGeometry: fill without hidden size, element size or link rates");
-  const int node = ep_ranks.front() / gpus_per_node;
-  const bool one_node =
-      std::all_of(ep_ranks.begin(), ep_ranks.end(), [&](int r) { return r / gpus_per_node == node; });
-  const double bw = one_node ? intra_node_bandwidth : inter_node_bandwidth;
+  const double bw = nodes_spanned(ep_ranks, gpus_per_node) == 1 ? intra_node_bandwidth : inter_node_bandwidth;
   const auto peers = static_cast<double>(ep_ranks.size() - 1);
   return tokens_per_peer * peers * hidden * bytes_per_element / bw;
 }
@@ -141,26 +146,14 @@ ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double s
     throw std::logic_error("ScaledMoeCost: a node latency without the GPUs per node");
 }
 
-namespace {
-
-// The group's nodes less one (global rank r lives on node r / gpus_per_node): every member of the group
-// sees the same count, the group's nodes other than its own.
-int remote_nodes(const std::vector<int>& ranks, int gpus_per_node) {
-  std::vector<int> nodes;
-  for (int r : ranks) nodes.push_back(r / gpus_per_node);
-  std::sort(nodes.begin(), nodes.end());
-  const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
-  return std::max(0, static_cast<int>(distinct) - 1);
-}
-
-}  // namespace
-
 void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                                 std::vector<MoeRankCost>& out) const {
   inner_->layer_costs(layer, microbatch, ep_group, ep_ranks, out);
   // Every member of the call waits for the same fill (one term per call, all ranks).
-  const double node_s =
-      node_latency_s_ > 0 ? node_latency_s_ * remote_nodes(ep_ranks, fill_.gpus_per_node) : 0.0;
+  // Every member of the group sees the same remote nodes: the group's nodes other than its own.
+  const double node_s = node_latency_s_ > 0
+                            ? node_latency_s_ * std::max(0, nodes_spanned(ep_ranks, fill_.gpus_per_node) - 1)
+                            : 0.0;
   const double per_call_s = latency_s_ + fill_.seconds(ep_ranks) + node_s;
   for (MoeRankCost& c : out) {
     const double copies_s = per_copy_s_ * static_cast<double>(c.tokens);

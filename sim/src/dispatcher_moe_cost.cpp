@@ -1,7 +1,6 @@
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
 
 #include <algorithm>
-#include <set>
 #include <stdexcept>
 
 #include "moetwin/sim/traffic_matrix.hpp"
@@ -51,9 +50,7 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
   const RoutingSpec& spec = planner_.spec();
   if (static_cast<int>(ep_ranks.size()) != spec.ep_ranks)
     throw std::logic_error("DispatcherMoeCost: EP group size differs from the scenario's ep");
-  std::set<int> nodes;
-  for (int r : ep_ranks) nodes.insert(r / gpus_per_node_);
-  if (static_cast<int>(nodes.size()) != spec.nodes())
+  if (nodes_spanned(ep_ranks, gpus_per_node_) != spec.nodes())
     throw std::logic_error("DispatcherMoeCost: EP group spans a different node count than its placement");
   // Distinct EP groups route distinct data: one data index per (group, microbatch).
   const LayerRouting routing = planner_.plan(layer, ep_group * microbatches_ + microbatch);

@@ -118,6 +118,9 @@ class ScaledCommCost : public CommCostModel {
   double scale_;
 };
 
+// Nodes a rank group spans: global rank r lives on node r / gpus_per_node (> 0).
+int nodes_spanned(const std::vector<int>& ranks, int gpus_per_node);
+
 // Per-call pipeline fill of a chunked A2A kernel (SimProfile::A2aFit::fill_tokens). DeepEP's normal-mode
 // kernels stream tokens to every peer in chunks per (channel, peer) (num_max_*_chunked_send/recv_tokens
 // x channels, ~100-300 tokens) and only run at link rate once every peer's chunks are in flight; each

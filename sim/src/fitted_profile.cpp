@@ -127,12 +127,7 @@ const FreeParameter* find_free_parameter(const std::string& key) {
 
 double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (const auto split = split_dispatcher_key(key)) {
-    const auto it = p.a2a_by_dispatcher.find(split->first);
-    const SimProfile::A2aFit a2a =
-        it != p.a2a_by_dispatcher.end()
-            ? it->second
-            : SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s, p.a2a_fill_tokens,
-                                 p.a2a_node_latency_s};
+    const SimProfile::A2aFit a2a = p.a2a_for(split->first);
     if (split->second == "a2a_time_scale") return a2a.time_scale;
     if (split->second == "a2a_fill_tokens") return a2a.fill_tokens;
     if (split->second == "a2a_node_latency_s") return a2a.node_latency_s;
@@ -153,11 +148,7 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
 
 void set_free_parameter(SimProfile& p, const std::string& key, double value) {
   if (const auto split = split_dispatcher_key(key)) {
-    auto it =
-        p.a2a_by_dispatcher
-            .emplace(split->first, SimProfile::A2aFit{p.a2a_time_scale, p.a2a_latency_s, p.a2a_per_copy_s,
-                                                      p.a2a_fill_tokens, p.a2a_node_latency_s})
-            .first;
+    auto it = p.a2a_by_dispatcher.emplace(split->first, p.generic_a2a()).first;
     if (split->second == "a2a_time_scale") {
       it->second.time_scale = value;
     } else if (split->second == "a2a_latency_s") {

@@ -889,10 +889,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
-  SimProfile::A2aFit a2a{prof.a2a_time_scale, prof.a2a_latency_s, prof.a2a_per_copy_s, prof.a2a_fill_tokens,
-                         prof.a2a_node_latency_s};
-  if (const auto it = prof.a2a_by_dispatcher.find(s.dispatcher.name); it != prof.a2a_by_dispatcher.end())
-    a2a = it->second;
+  const SimProfile::A2aFit a2a = prof.a2a_for(s.dispatcher.name);
   if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0) ||
       !(a2a.node_latency_s >= 0))
     throw std::logic_error(

@@ -110,6 +110,15 @@ struct SimProfile {
     double node_latency_s = 0;
   };
   std::map<std::string, A2aFit> a2a_by_dispatcher;
+  // The generic A2A terms above as one set.
+  A2aFit generic_a2a() const {
+    return {a2a_time_scale, a2a_latency_s, a2a_per_copy_s, a2a_fill_tokens, a2a_node_latency_s};
+  }
+  // `dispatcher`'s own A2A terms, or the generic ones when the fit had no runs of it.
+  A2aFit a2a_for(const std::string& dispatcher) const {
+    const auto it = a2a_by_dispatcher.find(dispatcher);
+    return it != a2a_by_dispatcher.end() ? it->second : generic_a2a();
+  }
 };
 
 // Megatron rank groups (order tp-cp-ep-dp-pp) from topology's Placement, flattened for the builder.

@@ -145,18 +145,15 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       if (keys.empty()) {
         keys = {"compute_time_scale", "launch_s", "layer_host_s", "collective_time_scale"};
         std::vector<std::string> seen;
+        const std::vector<std::string> modelled = dispatcher_model_names();
         for (const LiveRun& r : runs) {
           const std::string& d = r.scenario.dispatcher.name;
           if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
           seen.push_back(d);
           keys.push_back(d + ".a2a_time_scale");
           keys.push_back(d + ".a2a_latency_s");
-          const std::vector<std::string> modelled = dispatcher_model_names();
           if (std::find(modelled.begin(), modelled.end(), d) == modelled.end()) continue;
-          const ParamSet model_params = default_dispatcher_params(d);
-          const std::vector<ModelParam>& model = model_params.all();
-          if (std::none_of(model.begin(), model.end(),
-                           [](const ModelParam& m) { return m.name == "per_remote_peer_s"; }))
+          if (!default_dispatcher_params(d).has("per_remote_peer_s"))
             keys.push_back(d + ".a2a_node_latency_s");
         }
       }

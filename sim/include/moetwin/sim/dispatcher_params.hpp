@@ -24,6 +24,7 @@ class ParamSet {
   explicit ParamSet(std::vector<ModelParam> params);
   // Throws std::logic_error for an unknown name (a bug in the model, not user input).
   double get(const std::string& name) const;
+  bool has(const std::string& name) const { return find(name) != nullptr; }
   // Throws InputError when the value is outside [min, max] or the name is unknown.
   void set(const std::string& name, double value);
   const std::vector<ModelParam>& all() const { return params_; }

@@ -188,6 +188,13 @@ class FixedMoeCost final : public MoeCostModel {
   }
 };
 
+// One call of `m` on `ranks` (layer, microbatch and group 0).
+std::vector<MoeRankCost> costs_on(const MoeCostModel& m, const std::vector<int>& ranks) {
+  std::vector<MoeRankCost> out;
+  m.layer_costs(0, 0, 0, ranks, out);
+  return out;
+}
+
 TEST(Workload, ExpertHostTimeIsOnePythonOpPlusOneCallPerLocalExpert) {
   // Qwen3-30B-A3B, 128 experts over ep 4: 32 local experts; 24 layers per stage x 4 microbatches. The expert
   // MLP's Python ops cost launch_s whatever the expert count; its per-expert GEMMs cost
@@ -211,8 +218,7 @@ TEST(Workload, ExpertHostTimeIsOnePythonOpPlusOneCallPerLocalExpert) {
 TEST(ScaledMoeCost, ScaleLatencyAndPerCopyTime) {
   // dispatch = 2 x 1 ms + 0.5 ms + 10 ns x copies; combine = 2 x 2 ms + 0.5 ms + 10 ns x copies.
   const ScaledMoeCost m(std::make_shared<FixedMoeCost>(), 2.0, 0.5e-3, 10e-9);
-  std::vector<MoeRankCost> out;
-  m.layer_costs(0, 0, 0, {4, 5}, out);
+  const std::vector<MoeRankCost> out = costs_on(m, {4, 5});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].dispatch_ns, 2'510'000);  // 1000 copies
   EXPECT_EQ(out[1].dispatch_ns, 2'520'000);  // 2000 copies
@@ -237,13 +243,12 @@ TEST(ScaledMoeCost, HandshakeLatencyIsNotScaled) {
     }
   };
   const ScaledMoeCost m(std::make_shared<WithLatency>(), 2.0, 0.5e-3, 10e-9);
-  std::vector<MoeRankCost> out;
-  m.layer_costs(0, 0, 0, {4, 5}, out);
+  std::vector<MoeRankCost> out = costs_on(m, {4, 5});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].dispatch_ns, 2'210'000);  // 1000 copies
   EXPECT_EQ(out[1].combine_ns, 4'120'000);   // 2000 copies
   // Scale 1 and no added time: the inner model's times exactly.
-  ScaledMoeCost(std::make_shared<WithLatency>(), 1.0).layer_costs(0, 0, 0, {4, 5}, out);
+  out = costs_on(ScaledMoeCost(std::make_shared<WithLatency>(), 1.0), {4, 5});
   EXPECT_EQ(out[1].dispatch_ns, 1'000'000);
   EXPECT_EQ(out[1].combine_ns, 2'000'000);
 }
@@ -266,8 +271,7 @@ TEST(ScaledMoeCost, PipelineFillPerPeerAndHidden) {
   EXPECT_DOUBLE_EQ(g.seconds({0, 1, 2, 3, 4, 5, 6, 7}), 28e-6);
   // dispatch = 2 x 1 ms + 0.5 ms + 10 ns x copies + 12 us fill; combine = 2 x 2 ms + the same.
   const ScaledMoeCost m(std::make_shared<FixedMoeCost>(), 2.0, 0.5e-3, 10e-9, g);
-  std::vector<MoeRankCost> out;
-  m.layer_costs(0, 0, 0, {0, 1, 4, 5}, out);
+  const std::vector<MoeRankCost> out = costs_on(m, {0, 1, 4, 5});
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].dispatch_ns, 2'522'000);  // 1000 copies
   EXPECT_EQ(out[3].dispatch_ns, 2'552'000);  // 4000 copies
@@ -286,18 +290,17 @@ TEST(ScaledMoeCost, NodeLatencyPerRemoteNodeOfTheGroup) {
   A2aFillGeometry g;
   g.gpus_per_node = 4;
   const ScaledMoeCost m(std::make_shared<FixedMoeCost>(), 2.0, 0.5e-3, 0.0, g, 0.2e-3);
-  std::vector<MoeRankCost> out;
   // {0, 1, 4, 5}: nodes 0 and 1, one remote node -> dispatch 2 + 0.5 + 0.2 ms.
-  m.layer_costs(0, 0, 0, {0, 1, 4, 5}, out);
+  std::vector<MoeRankCost> out = costs_on(m, {0, 1, 4, 5});
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].dispatch_ns, 2'700'000);
   EXPECT_EQ(out[3].combine_ns, 4'700'000);
   // A strided group over four nodes {0, 4, 8, 12}: three remote nodes for every member -> + 0.6 ms.
-  m.layer_costs(0, 0, 0, {0, 4, 8, 12}, out);
+  out = costs_on(m, {0, 4, 8, 12});
   EXPECT_EQ(out[0].dispatch_ns, 3'100'000);
   EXPECT_EQ(out[3].dispatch_ns, 3'100'000);
   // Inside one node: no remote node, no node latency.
-  m.layer_costs(0, 0, 0, {0, 1, 2, 3}, out);
+  out = costs_on(m, {0, 1, 2, 3});
   EXPECT_EQ(out[2].dispatch_ns, 2'500'000);
   // A node latency needs the node size; a negative one is a programming error.
   EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, 0.0, {}, 1e-4), std::logic_error);

@@ -235,7 +235,7 @@ FittedProfile load_fitted_profile(const std::string& path) {
       set_free_parameter(p.sim, fp.key, params->number(fp.key, fp.lo, fp.hi));
       p.fitted_keys.push_back(fp.key);
     }
-    // [parameters.dispatchers."<name>"]: a dispatcher's own A2A pair.
+    // [parameters.dispatchers."<name>"]: a dispatcher's own A2A terms.
     const toml::table* raw = root_table["parameters"]["dispatchers"].as_table();
     if (std::optional<StrictTable> dispatchers = params->table("dispatchers");
         dispatchers && raw != nullptr) {
@@ -304,7 +304,7 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   }
   for (const auto& [name, a2a] : p.sim.a2a_by_dispatcher) {
     s += "\n[parameters.dispatchers." + quoted_string(name) +
-         "]  # this dispatcher's A2A pair (the generic pair above serves dispatchers without runs)\n" +
+         "]  # this dispatcher's A2A terms (the generic terms above serve dispatchers without runs)\n" +
          "a2a_time_scale = " + format_exact(a2a.time_scale) +
          "\na2a_latency_s = " + format_exact(a2a.latency_s) +
          "\na2a_per_copy_s = " + format_exact(a2a.per_copy_s) +

@@ -40,7 +40,7 @@ void set_free_parameter(SimProfile& profile, const std::string& key, double valu
 // Host time per backward launch over forward launch: autograd runs backward kernels from C++ without
 // Python frames (PyTorch profiler traces of Megatron MoE layers: ~half the forward dispatch cost).
 inline constexpr double kBackwardLaunchRatio = 0.5;
-// The generic A2A pair for dispatchers without runs: the median of the fitted dispatchers' values.
+// The generic A2A terms for dispatchers without runs: the median of the fitted dispatchers' values.
 void set_generic_a2a_from_dispatchers(SimProfile& profile);
 
 // Relative error (predicted - measured) / measured quantiles of the cross-validated residuals.

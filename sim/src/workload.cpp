@@ -502,7 +502,7 @@ class StageBuilder : public StageEmitter {
 
   void moe_attn_tail_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
     router_fwd(p, ch, phase, bwd);
-    if (!has_dispatch()) add_layer_host(ch, c_.prof.moe_host_s, false);  // else after the notify
+    add_layer_host(ch, c_.prof.moe_host_s, false);
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
       var_op(p, ch, "moe.permute", phase, VarKind::permute, false, layer, 6, bwd, false);
     }
@@ -516,7 +516,6 @@ class StageBuilder : public StageEmitter {
     if (!has_dispatch()) return;
     const int notify = var_op(p, ch, "ep.notify", phase, VarKind::notify, false, layer, 1, bwd, true);
     if (c_.prof.dispatch_host_sync) sync_ops_.push_back(notify);
-    add_layer_host(ch, c_.prof.moe_host_s, false);
     var_op(p, ch, "ep.dispatch", phase, VarKind::dispatch_transfer, c_.combined, layer, 1, bwd, true);
   }
   void moe_mlp_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {

@@ -247,9 +247,6 @@ TEST(ScaledMoeCost, HandshakeLatencyIsNotScaled) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].dispatch_ns, 2'210'000);  // 1000 copies
   EXPECT_EQ(out[1].combine_ns, 4'120'000);   // 2000 copies
-  // The fixed part of each call (a forward dispatch's notify): handshake + the per-call latency.
-  EXPECT_EQ(out[0].dispatch_latency_ns, 800'000);
-  EXPECT_EQ(out[1].combine_latency_ns, 900'000);
   // Scale 1 and no added time: the inner model's times exactly.
   out = costs_on(ScaledMoeCost(std::make_shared<WithLatency>(), 1.0), {4, 5});
   EXPECT_EQ(out[1].dispatch_ns, 1'000'000);
@@ -301,7 +298,6 @@ TEST(ScaledMoeCost, NodeLatencyPerRemoteNodeOfTheGroup) {
   // A strided group over four nodes {0, 4, 8, 12}: three remote nodes for every member -> + 0.6 ms.
   out = costs_on(m, {0, 4, 8, 12});
   EXPECT_EQ(out[0].dispatch_ns, 3'100'000);
-  EXPECT_EQ(out[0].dispatch_latency_ns, 1'100'000);  // 0.5 ms per call + 3 x 0.2 ms: all fixed
   EXPECT_EQ(out[3].dispatch_ns, 3'100'000);
   // Inside one node: no remote node, no node latency.
   out = costs_on(m, {0, 1, 2, 3});
@@ -309,65 +305,6 @@ TEST(ScaledMoeCost, NodeLatencyPerRemoteNodeOfTheGroup) {
   // A node latency needs the node size; a negative one is a programming error.
   EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, 0.0, {}, 1e-4), std::logic_error);
   EXPECT_THROW(ScaledMoeCost(std::make_shared<FixedMoeCost>(), 1.0, 0.0, 0.0, g, -1e-4), std::logic_error);
-}
-
-// Program ops of rank 0 whose label is `name`.
-std::vector<int> ops_labelled(const BuiltWorkload& b, const std::string& name) {
-  const Program& prog = b.workload.programs.at(static_cast<std::size_t>(b.workload.rank_program.at(0)));
-  std::vector<int> out;
-  for (int i = 0; i < prog.size(); ++i) {
-    if (prog.labels().at(static_cast<std::size_t>(prog.ops()[static_cast<std::size_t>(i)].label)) == name)
-      out.push_back(i);
-  }
-  return out;
-}
-
-TEST(Workload, ForwardDispatchIsANotifyTheHostWaitsForThenTheTransfer) {
-  // Qwen3-30B-A3B, 24 MoE layers per stage x 4 microbatches; every call has 0.5 ms fixed time per call.
-  SimProfile prof;
-  prof.a2a_latency_s = 0.5e-3;
-  for (const bool overlap : {false, true}) {
-    Shape sh;
-    sh.dispatcher = "deepep-uccl";
-    if (overlap) sh.vpp = 2, sh.overlap = true;
-    const BuiltWorkload b = build_workload(make(sh), prof);
-    const Program& prog = b.workload.programs.at(static_cast<std::size_t>(b.workload.rank_program.at(0)));
-    const auto duration = [&](int op) {
-      const OpSpec& o = prog.ops()[static_cast<std::size_t>(op)];
-      return b.workload.var_durations.at(static_cast<std::size_t>(b.workload.var_offset.at(0) + o.var_slot));
-    };
-    const std::vector<int> notify = ops_labelled(b, "ep.notify");
-    const std::vector<int> dispatch = ops_labelled(b, "ep.dispatch");
-    const std::vector<int> combine_bwd = ops_labelled(b, "ep.combine_bwd");
-    ASSERT_EQ(notify.size(), 96u) << overlap;
-    ASSERT_EQ(dispatch.size(), 96u);
-    ASSERT_EQ(combine_bwd.size(), 96u);  // dispatch-shaped, reuses the forward's layout: no notify
-    TimeNs forward = 0, backward = 0;
-    for (std::size_t i = 0; i < notify.size(); ++i) {
-      const OpSpec& n = prog.ops()[static_cast<std::size_t>(notify[i])];
-      EXPECT_EQ(n.sync, HostSync::op);  // the host waits for the token counts
-      EXPECT_EQ(n.kind, OpKind::comm);
-      EXPECT_GE(duration(notify[i]), 500'000);  // handshake + 0.5 ms
-      // The transfer follows its notify on the same chain.
-      EXPECT_EQ(prog.ops()[static_cast<std::size_t>(dispatch[i])].deps[0], notify[i]);
-      forward += duration(notify[i]) + duration(dispatch[i]);
-      backward += duration(combine_bwd[i]);
-    }
-    // Same routing, same call shape: notify + transfer is the whole dispatch-shaped call.
-    EXPECT_EQ(forward, backward) << overlap;
-    // With a dispatch the router no longer syncs the host.
-    for (int r : ops_labelled(b, "moe.router"))
-      EXPECT_EQ(prog.ops()[static_cast<std::size_t>(r)].sync, HostSync::none);
-  }
-  // Without EP there is no dispatch call: the router's count copy syncs the host.
-  Shape no_ep;
-  no_ep.ep = 1;
-  no_ep.dp = 2;
-  const BuiltWorkload b = build_workload(make(no_ep), prof);
-  EXPECT_TRUE(ops_labelled(b, "ep.notify").empty());
-  const Program& prog = b.workload.programs.at(static_cast<std::size_t>(b.workload.rank_program.at(0)));
-  for (int r : ops_labelled(b, "moe.router"))
-    EXPECT_EQ(prog.ops()[static_cast<std::size_t>(r)].sync, HostSync::op);
 }
 
 TEST(Workload, DeterministicPredictionAndTrace) {

@@ -56,8 +56,7 @@ struct SimProfile {
   // the layer's first op. Backward and recompute: backward_launch_s / launch_s of it (C++ autograd).
   // Unfitted: 0 (the kernel launches carry all host time).
   double layer_host_s = 0;
-  // Fitted: host time of a MoE layer's forward after the token-count sync (the dispatch notify; without EP
-  // the router) (dispatcher
+  // Fitted: host time of a MoE layer's forward after the router's token-count sync (dispatcher
   // preprocessing: splits, permutation maps, per-expert bookkeeping; Megatron MoELayer / token
   // dispatcher Python), s; issued before the first op after the sync, where nothing is queued to hide
   // it. Backward: scaled like layer_host_s. Unfitted: 0.
@@ -87,10 +86,8 @@ struct SimProfile {
   // Fitted: dispatch / combine A2A times are the dispatcher model's handshake latency + a2a_time_scale x
   // its transfer terms + a2a_latency_s per call (in-training contention, proxy-thread and host
   // synchronisation costs the kernel benchmarks do not show; a bandwidth shortfall does not lengthen a
-  // handshake, so the scale leaves the latency alone). A forward dispatch's fixed part (handshake,
-  // a2a_latency_s, a2a_node_latency_s) is its notify op, which the host waits for (dispatch_host_sync). Per
-  // dispatcher (a2a_by_dispatcher, keyed by catalog name) when the fit had runs of it; these two for any
-  // other dispatcher.
+  // handshake, so the scale leaves the latency alone). Per dispatcher (a2a_by_dispatcher, keyed by catalog
+  // name) when the fit had runs of it; these two for any other dispatcher.
   double a2a_time_scale = 1;
   double a2a_latency_s = 0;
   // Fitted: in-training time per received token copy per dispatch/combine call, s (per-token work the

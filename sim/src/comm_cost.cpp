@@ -154,19 +154,16 @@ void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const s
   const double node_s = node_latency_s_ > 0
                             ? node_latency_s_ * std::max(0, nodes_spanned(ep_ranks, fill_.gpus_per_node) - 1)
                             : 0.0;
-  const double fixed_s = latency_s_ + node_s;  // per call, no transfer
-  const double fill_s = fill_.seconds(ep_ranks);
+  const double per_call_s = latency_s_ + fill_.seconds(ep_ranks) + node_s;
   for (MoeRankCost& c : out) {
     const double copies_s = per_copy_s_ * static_cast<double>(c.tokens);
     // The fitted scale multiplies the transfer part only: a handshake latency is not a bandwidth.
-    const auto scale_call = [&](TimeNs& total_ns, TimeNs& latency_ns) {
+    const auto scaled = [&](TimeNs total_ns, TimeNs latency_ns) {
       const double transfer_s = static_cast<double>(total_ns - latency_ns) * 1e-9;
-      const double fixed_ns = static_cast<double>(latency_ns) * 1e-9 + fixed_s;
-      latency_ns = to_ns(fixed_ns);
-      total_ns = latency_ns + to_ns(transfer_s * scale_ + fill_s + copies_s);
+      return to_ns(static_cast<double>(latency_ns) * 1e-9 + transfer_s * scale_ + per_call_s + copies_s);
     };
-    scale_call(c.dispatch_ns, c.dispatch_latency_ns);
-    scale_call(c.combine_ns, c.combine_latency_ns);
+    c.dispatch_ns = scaled(c.dispatch_ns, c.dispatch_latency_ns);
+    c.combine_ns = scaled(c.combine_ns, c.combine_latency_ns);
   }
 }
 

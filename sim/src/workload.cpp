@@ -35,19 +35,7 @@ RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node) {
 
 namespace {
 
-// dispatch: a whole dispatch-shaped call (also the backward of combine); notify / dispatch_transfer: a
-// forward dispatch split into its fixed per-call part (count exchange, handshakes) and the rest.
-enum class VarKind : std::uint8_t {
-  expert_fwd,
-  expert_bwd,
-  dispatch,
-  notify,
-  dispatch_transfer,
-  combine,
-  permute,
-  unpermute,
-  comm
-};
+enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
 
 struct VarReq {
   VarKind kind = VarKind::comm;
@@ -448,10 +436,8 @@ class StageBuilder : public StageEmitter {
     const int op =
         compute(p, ch, "moe.router", phase, OpClass::gemm, 2 * (c_.T / c_.t) * h() * E,
                 2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, backward_pass, {c_.T / c_.t, E, h()});
-    // Without a dispatch call the host still copies the per-expert token counts (grouped GEMM sizes).
-    if (c_.prof.dispatch_host_sync && !has_dispatch()) sync_ops_.push_back(op);
+    if (c_.prof.dispatch_host_sync) sync_ops_.push_back(op);
   }
-  bool has_dispatch() const { return c_.s.parallel.ep > 1 || c_.combined; }
 
   void dense_mlp_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double f = c_.s.model.ffn_hidden;
@@ -507,16 +493,10 @@ class StageBuilder : public StageEmitter {
       var_op(p, ch, "moe.permute", phase, VarKind::permute, false, layer, 6, bwd, false);
     }
   }
-  // A forward dispatch is two ops: the notify (the call's fixed part: the token-count exchange and
-  // handshakes) and the transfer. The host learns how many tokens it receives only when the notify ends
-  // (the alltoall dispatcher's .tolist() of the exchanged counts; DeepEP normal mode busy-waits on the
-  // CPU for the received counts), so it cannot issue past it: that wait is not hidden by any overlap.
-  // The backward's dispatch-shaped call (combine_bwd) reuses the forward's layout and has no notify.
   void moe_dispatch_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
-    if (!has_dispatch()) return;
-    const int notify = var_op(p, ch, "ep.notify", phase, VarKind::notify, false, layer, 1, bwd, true);
-    if (c_.prof.dispatch_host_sync) sync_ops_.push_back(notify);
-    var_op(p, ch, "ep.dispatch", phase, VarKind::dispatch_transfer, c_.combined, layer, 1, bwd, true);
+    if (c_.s.parallel.ep > 1 || c_.combined) {
+      var_op(p, ch, "ep.dispatch", phase, VarKind::dispatch, c_.combined, layer, 2, bwd, true);
+    }
   }
   void moe_mlp_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
     ch.pending_host_ns += expert_gemm_host_ns(false);
@@ -1031,12 +1011,6 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
               break;
             case VarKind::dispatch:
               v = mc.dispatch_ns + (r.fold ? mc.permute_ns : 0);
-              break;
-            case VarKind::notify:
-              v = mc.dispatch_latency_ns;
-              break;
-            case VarKind::dispatch_transfer:
-              v = mc.dispatch_ns - mc.dispatch_latency_ns + (r.fold ? mc.permute_ns : 0);
               break;
             case VarKind::combine:
               v = mc.combine_ns + (r.fold ? mc.unpermute_ns : 0);

@@ -59,9 +59,8 @@ struct MoeRankCost {
   std::int64_t tokens = 0;  // token copies this rank's local experts process (sum over its experts)
   TimeNs dispatch_ns = 0;   // this rank's dispatch A2A time (the call ends at the slowest member)
   TimeNs combine_ns = 0;    // this rank's combine A2A time
-  // The part of dispatch_ns / combine_ns that is a fixed time per call, not a transfer: the dispatcher
-  // model's handshake latency (plus, after ScaledMoeCost, the fitted per-call and per-remote-node
-  // latencies); 0 where the model does not separate it. A forward dispatch's is its notify op.
+  // The part of dispatch_ns / combine_ns that is the dispatcher model's handshake latency (a fixed time
+  // per call, not a transfer); 0 where the model does not separate it.
   TimeNs dispatch_latency_ns = 0;
   TimeNs combine_latency_ns = 0;
   TimeNs permute_ns = 0;    // separate permute kernel on the compute stream, 0 when fused

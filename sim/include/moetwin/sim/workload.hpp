@@ -65,9 +65,8 @@ struct SimProfile {
   // CTA per channel, NCCL's default 16 channels on 8-GPU H100/B200 nodes.
   int nccl_sms = 16;
   bool p2p_device_sync = true;  // Megatron batch_p2p_sync: torch.cuda.synchronize() after P2P
-  // The host waits for each forward dispatch's notify (the token-count exchange) before it issues on: the
-  // alltoall dispatcher copies the exchanged counts to the host (.tolist()) to size the A2A; DeepEP's
-  // normal mode busy-waits on the CPU for the received counts. Without EP, for the router's counts.
+  // The host waits for the router before each dispatch: the alltoall dispatcher copies the token counts
+  // to the host (.tolist()) to size the A2A; DeepEP's normal mode busy-waits for the received counts.
   bool dispatch_host_sync = true;
   double grad_bytes = 4;   // bytes per gradient element reduced over DP (fp32 grad reduce)
   double param_bytes = 2;  // bytes per parameter all-gathered (bf16)

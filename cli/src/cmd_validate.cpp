@@ -35,6 +35,7 @@ struct ValidateOptions : RowInput {
   std::vector<std::string> params;
   std::string cv = "none";
   int cv_refine = 0;
+  double huber = 0;  // --huber: the fit objective's Huber knee in |log ratio| (0: squared)
   int outer = 4;
   int threads = 2;
   std::string write_profile;
@@ -91,6 +92,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"none", "leave-one-campaign-out"}));
   cmd->add_option("--cv-refine", o->cv_refine, "Replay rounds per fold from its first estimate (default 0)")
       ->check(CLI::Range(0, 10));
+  cmd->add_option("--huber", o->huber,
+                  "With --fit: Huber objective, squared up to this |log(predicted/measured)| and linear "
+                  "beyond (default 0: squared log ratio)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--outer", o->outer, "Linearise-minimise-replay rounds of the fit (default 4)")
       ->check(CLI::Range(1, 20));
   cmd->add_option("--threads", o->threads, "Rows replayed in parallel (results identical for any count)")
@@ -131,6 +136,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       FitOptions fo;
       fo.outer_iterations = o->outer;
       fo.refine_outer = o->cv_refine;
+      fo.huber_delta = o->huber;
       // Default: the generic compute, host and collective parameters and, for every dispatcher with
       // runs, its own A2A terms: transfer scale, latency per call and, where its kernel model has no
       // per-remote-peer term of its own (the DeepEP family; nccl-alltoall's per_remote_peer_s is

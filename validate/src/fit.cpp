@@ -66,13 +66,15 @@ Linearization linearise(const SimProfile& at, const std::vector<double>& base,
 
 }  // namespace
 
-double log_ratio_loss(const std::vector<double>& predicted, const std::vector<double>& measured) {
+double log_ratio_loss(const std::vector<double>& predicted, const std::vector<double>& measured,
+                      double huber_delta) {
+  if (!(huber_delta >= 0)) throw std::logic_error("log_ratio_loss: negative Huber knee");
   double sum = 0;
   int n = 0;
   for (std::size_t i = 0; i < predicted.size(); ++i) {
     if (!(predicted[i] > 0) || !(measured[i] > 0)) continue;
-    const double l = std::log(predicted[i] / measured[i]);
-    sum += l * l;
+    const double l = std::fabs(std::log(predicted[i] / measured[i]));
+    sum += huber_delta > 0 && l > huber_delta ? huber_delta * (2 * l - huber_delta) : l * l;
     ++n;
   }
   return n > 0 ? sum / n : 0;
@@ -105,7 +107,7 @@ SimProfile minimise_linear_model(const Linearization& model, const std::vector<d
       // The linear model can extrapolate below zero far from its point; a time is never below 1% of it.
       pred[i] = std::max(t, 0.01 * b);
     }
-    return log_ratio_loss(pred, meas);
+    return log_ratio_loss(pred, meas, options.huber_delta);
   };
   double best = loss(u);
   constexpr int kGrid = 32;
@@ -191,7 +193,7 @@ FitResult fit_parameters(const std::vector<double>& measured, const std::vector<
   }
   std::vector<double> base = times(point, which);
   ++r.replays;
-  r.start_loss = log_ratio_loss(base, meas);
+  r.start_loss = log_ratio_loss(base, meas, options.huber_delta);
   double current = r.start_loss;
   Linearization model = linearise(point, base, which, options, times, r.replays);
   for (int outer = 0; outer < options.outer_iterations; ++outer) {
@@ -200,7 +202,7 @@ FitResult fit_parameters(const std::vector<double>& measured, const std::vector<
     for (int halving = 0; halving < 3 && !accepted; ++halving) {
       const std::vector<double> t = times(cand, which);
       ++r.replays;
-      const double l = log_ratio_loss(t, meas);
+      const double l = log_ratio_loss(t, meas, options.huber_delta);
       if (l < current * (1 - 1e-4)) {
         current = l;
         point = cand;

@@ -3,7 +3,10 @@
 //
 // Objective: mean squared log ratio log(predicted / measured) over the rows fitted (scale-free, so a
 // 4-node and a 32-node row weigh the same, and over- and under-prediction by the same factor cost the
-// same). Every parameter stays inside its physical bounds (free_parameters()).
+// same); optionally its Huber form (FitOptions::huber_delta): squared up to |log ratio| = delta, linear
+// beyond, so a few rows no parameter set can reach (a campaign measured on a slower day) pull the
+// parameters no harder than any other row. Every parameter stays inside its physical bounds
+// (free_parameters()).
 //
 // Method: a replay costs ~0.1-1 s per row, so the optimiser does not replay on every step. Iteration
 // time is a maximum over dependency paths of sums of op durations, each linear in the parameters (they
@@ -37,9 +40,10 @@ using RowTimes =
 
 struct FitOptions {
   std::vector<std::string> parameters;  // keys (find_free_parameter)
-  int outer_iterations = 4;     // linearise-minimise-replay rounds
-  double relative_step = 0.02;  // finite-difference step of the linear model (fraction of the value)
-  int refine_outer = 0;         // cross-validation: replay rounds per fold from its surrogate optimum
+  int outer_iterations = 4;             // linearise-minimise-replay rounds
+  double relative_step = 0.02;          // finite-difference step of the linear model (fraction of the value)
+  int refine_outer = 0;                 // cross-validation: replay rounds per fold from its surrogate optimum
+  double huber_delta = 0;  // > 0: Huber objective with this |log ratio| knee; 0: squared log ratio
   std::function<void(const std::string&)> progress;  // one line per round (the CLI prints it on stderr)
 };
 
@@ -61,8 +65,11 @@ struct FitResult {
   Linearization model;              // the linear model at `profile`
 };
 
-// Objective of `predicted` against `measured` over the rows with a positive prediction.
-double log_ratio_loss(const std::vector<double>& predicted, const std::vector<double>& measured);
+// Objective of `predicted` against `measured` over the rows with a positive prediction: the mean of
+// l^2 (l = log(predicted / measured)), or with huber_delta > 0 of l^2 for |l| <= delta and
+// delta x (2|l| - delta) beyond (the same value and slope at the knee).
+double log_ratio_loss(const std::vector<double>& predicted, const std::vector<double>& measured,
+                      double huber_delta = 0);
 
 // Fits `options.parameters` on rows `which` (measured[i] is row i's measured time).
 FitResult fit_parameters(const std::vector<double>& measured, const std::vector<std::size_t>& which,

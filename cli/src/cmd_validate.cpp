@@ -197,6 +197,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       profile.in_sample = residuals(errors_of(runs, fit.predicted_s).all);
       profile.cross_validated = {};
       profile.cv_scheme = "none";
+      profile.fit_objective = o->huber > 0 ? "huber " + format_exact(o->huber) : "squared log ratio";
       if (o->cv == "leave-one-campaign-out") {
         std::cerr << "cross-validating: leave one campaign out\n";
         const CrossValidation cv = cross_validate(measured, every, campaign_of, fit, fo, times);
@@ -205,7 +206,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         profile.cross_validated = residuals(errors_of(runs, oos).all);
         profile.cv_scheme = o->cv;
       }
-      fit_lines.push_back({"objective", "mean squared log ratio " + format_fixed(fit.start_loss, 4) + " -> " +
+      const std::string objective = o->huber > 0
+                                        ? "mean Huber (knee " + format_exact(o->huber) + ") log ratio "
+                                        : "mean squared log ratio ";
+      fit_lines.push_back({"objective", objective + format_fixed(fit.start_loss, 4) + " -> " +
                                             format_fixed(fit.loss, 4) + " (" + std::to_string(replays) +
                                             " replays of the row set)"});
       if (!o->write_profile.empty()) write_file_atomically(o->write_profile, fitted_profile_toml(profile));

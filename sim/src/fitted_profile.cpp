@@ -227,6 +227,7 @@ FittedProfile load_fitted_profile(const std::string& path) {
   p.fitted_on = root.string("fitted_on");
   p.git_revision = root.string("git_revision");
   p.cv_scheme = root.string("cv_scheme");
+  p.fit_objective = root.string_or("fit_objective", p.fit_objective);
   {
     std::optional<StrictTable> params = root.table("parameters");
     if (!params) throw InputError({path, 0}, "parameters", "", "a [parameters] table");
@@ -297,6 +298,7 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   s += "fitted_on = " + quoted_string(p.fitted_on) + "\n";
   s += "git_revision = " + quoted_string(p.git_revision) + "\n";
   s += "cv_scheme = " + quoted_string(p.cv_scheme) + "\n";
+  s += "fit_objective = " + quoted_string(p.fit_objective) + "\n";
   s += "\n[parameters]\n";
   for (const FreeParameter& fp : parameter_table()) {
     s += fp.key + " = " + format_exact(get_free_parameter(p.sim, fp.key)) + "  # " + fp.unit + ", bounds [" +

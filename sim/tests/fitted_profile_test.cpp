@@ -25,6 +25,7 @@ FittedProfile sample() {
   p.fitted_on = "validate/data/live-runs.csv";
   p.git_revision = "abc";
   p.cv_scheme = "leave-one-campaign-out";
+  p.fit_objective = "huber 0.1";
   set_free_parameter(p.sim, "launch_s", 3.25e-05);
   set_free_parameter(p.sim, "a2a_time_scale", 2.5);
   set_free_parameter(p.sim, "deepep-uccl.a2a_latency_s", 1.5e-3);
@@ -51,6 +52,7 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.path, path);
   EXPECT_EQ(p.fitted_at, "2026-11-29");
   EXPECT_EQ(p.cv_scheme, "leave-one-campaign-out");
+  EXPECT_EQ(p.fit_objective, "huber 0.1");
   EXPECT_EQ(p.sim.launch_s, 3.25e-05);
   EXPECT_EQ(p.sim.backward_launch_s, 3.25e-05 * kBackwardLaunchRatio);
   EXPECT_EQ(p.sim.a2a_time_scale, 2.5);
@@ -75,10 +77,11 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
 }
 
 TEST(FittedProfile, ProfileWithoutFillTokensLoadsWithNoFill) {
-  // A profile that leaves a2a_fill_tokens and a2a_node_latency_s out (hand-written, or from a writer before
-  // they existed) loads with neither.
+  // A profile that leaves a2a_fill_tokens, a2a_node_latency_s and fit_objective out (hand-written, or from a
+  // writer before they existed) loads with neither term and the squared objective.
   std::string text = fitted_profile_toml(sample());
-  for (const std::string line : {"\na2a_fill_tokens = 192.5", "\na2a_node_latency_s = 0.00075"}) {
+  for (const std::string line :
+       {"\na2a_fill_tokens = 192.5", "\na2a_node_latency_s = 0.00075", "\nfit_objective = \"huber 0.1\""}) {
     ASSERT_NE(text.find(line), std::string::npos) << line;
     text.erase(text.find(line), line.size());
   }
@@ -86,6 +89,7 @@ TEST(FittedProfile, ProfileWithoutFillTokensLoadsWithNoFill) {
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").fill_tokens, 0);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").node_latency_s, 0);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
+  EXPECT_EQ(p.fit_objective, "squared log ratio");
 }
 
 TEST(FittedProfile, FillTokensBoundsAndGenericMedian) {
@@ -109,7 +113,8 @@ TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {
   const UncertaintyBand b = band_for(sample(), 10);
   EXPECT_DOUBLE_EQ(b.lo_s, 10 / 1.1);
   EXPECT_DOUBLE_EQ(b.hi_s, 10 / 0.8);
-  const UncertaintyBand unfitted = band_for(FittedProfile{}, 10);
+  const FittedProfile defaults;
+  const UncertaintyBand unfitted = band_for(defaults, 10);
   EXPECT_DOUBLE_EQ(unfitted.lo_s, 10 / 1.5);
   EXPECT_DOUBLE_EQ(unfitted.hi_s, 10 / 0.5);
 }

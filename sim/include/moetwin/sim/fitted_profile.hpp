@@ -64,6 +64,8 @@ struct FittedProfile {
   ResidualSummary in_sample;
   ResidualSummary cross_validated;  // leave-one-campaign-out; the uncertainty band comes from it
   std::string cv_scheme;            // e.g. "leave-one-campaign-out"
+  // The fit's objective: "squared log ratio" or "huber <knee>" (validate --huber); optional in the file.
+  std::string fit_objective = "squared log ratio";
 };
 
 // Reads a profile written by `validate --fit` (strict: unknown keys, wrong types and out-of-bound

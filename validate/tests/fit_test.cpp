@@ -50,13 +50,19 @@ FitOptions all_parameters() {
   return o;
 }
 
-TEST(Fit, RecoversTheParametersThatGeneratedTheData) {
-  const Synthetic s = make_rows();
+// The parameters the synthetic data are generated with.
+SimProfile generating_parameters() {
   SimProfile truth;
   truth.compute_time_scale = 1.7;
   set_free_parameter(truth, "launch_s", 30e-6);
   truth.a2a_time_scale = 2.5;
   truth.collective_time_scale = 1.2;
+  return truth;
+}
+
+TEST(Fit, RecoversTheParametersThatGeneratedTheData) {
+  const Synthetic s = make_rows();
+  const SimProfile truth = generating_parameters();
   const std::vector<std::size_t> rows = rows24();
   const std::vector<double> measured = s(truth, rows);
   const FitResult r = fit_parameters(measured, rows, SimProfile{}, all_parameters(), s);
@@ -75,11 +81,7 @@ TEST(Fit, HuberObjectiveResistsAnOutlierRow) {
   // The squared objective drags the parameters towards them; the Huber one (knee 0.1) keeps the other
   // 21 rows much closer to exact.
   const Synthetic s = make_rows();
-  SimProfile truth;
-  truth.compute_time_scale = 1.7;
-  set_free_parameter(truth, "launch_s", 30e-6);
-  truth.a2a_time_scale = 2.5;
-  truth.collective_time_scale = 1.2;
+  const SimProfile truth = generating_parameters();
   const std::vector<std::size_t> rows = rows24();
   std::vector<double> measured = s(truth, rows);
   for (std::size_t r : {2u, 9u, 16u}) measured[r] *= 1.6;

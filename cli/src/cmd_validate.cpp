@@ -201,7 +201,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       profile.in_sample = residuals(errors_of(runs, fit.predicted_s).all);
       profile.cross_validated = {};
       profile.cv_scheme = "none";
-      profile.fit_objective = o->huber > 0 ? "huber " + format_exact(o->huber) : "squared log ratio";
+      const bool huber = o->huber > 0;
+      profile.fit_objective = huber ? "huber " + format_exact(o->huber) : "squared log ratio";
       if (o->cv == "leave-one-campaign-out") {
         std::cerr << "cross-validating: leave one campaign out\n";
         const CrossValidation cv = cross_validate(measured, every, campaign_of, fit, fo, times);
@@ -210,9 +211,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         profile.cross_validated = residuals(errors_of(runs, oos).all);
         profile.cv_scheme = o->cv;
       }
-      const std::string objective = o->huber > 0
-                                        ? "mean Huber (knee " + format_exact(o->huber) + ") log ratio "
-                                        : "mean squared log ratio ";
+      const std::string objective =
+          huber ? "mean Huber (knee " + format_exact(o->huber) + ") log ratio " : "mean squared log ratio ";
       fit_lines.push_back({"objective", objective + format_fixed(fit.start_loss, 4) + " -> " +
                                             format_fixed(fit.loss, 4) + " (" + std::to_string(replays) +
                                             " replays of the row set)"});

@@ -96,16 +96,19 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"none", "leave-one-campaign-out"}));
   cmd->add_option("--cv-refine", o->cv_refine, "Replay rounds per fold from its first estimate (default 0)")
       ->check(CLI::Range(0, 10));
-  cmd->add_option("--huber", o->huber,
-                  "With --fit: Huber objective, squared up to this |log(predicted/measured)| and linear "
-                  "beyond (default 0.1; 0: squared log ratio)")
-      ->check(CLI::Range(0.0, 1.0));
+  CLI::Option* huber_option =
+      cmd->add_option("--huber", o->huber,
+                      "With --fit: Huber objective, squared up to this |log(predicted/measured)| and linear "
+                      "beyond (default 0.1; 0: squared log ratio)")
+          ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--outer", o->outer, "Linearise-minimise-replay rounds of the fit (default 4)")
       ->check(CLI::Range(1, 20));
   cmd->add_option("--threads", o->threads, "Rows replayed in parallel (results identical for any count)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--write-profile", o->write_profile, "With --fit: write the fitted profile (TOML) here");
-  cmd->callback([o, &global] {
+  cmd->callback([o, &global, huber_option] {
+    if (!o->fit && huber_option->count() > 0)
+      throw InputError({"", 0}, "--huber", format_exact(o->huber), "--fit (it is the fit's objective)");
     if (!o->fit && o->cv != "none")
       throw InputError({"", 0}, "--cv", o->cv, "--fit (cross-validation refits)");
     if (!o->fit && !o->write_profile.empty())

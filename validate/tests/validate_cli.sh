@@ -14,6 +14,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -f "$dir/fit.toml" ] || fail "no profile written"
 grep -q '^cv_scheme = "leave-one-campaign-out"' "$dir/fit.toml" || fail "profile without its CV scheme"
 grep -q '^\[cross_validated\]' "$dir/fit.toml" || fail "profile without cross-validated residuals"
+grep -q '^fit_objective = "huber 0.1"' "$dir/fit.toml" || fail "profile without its (default) fit objective"
 header=$(head -1 "$dir/rows.csv")
 for column in campaign iter_s predicted_iter_s predicted_tflops_gpu error_pct in_sample_iter_s in_sample_error_pct; do
   echo ",$header," | grep -q ",$column," || fail "validate CSV lacks column $column"
@@ -26,13 +27,16 @@ done
 cmp "$dir/a.json" "$dir/b.json" || fail "validate output differs between thread counts"
 grep -q '"winner_right"' "$dir/a.json" || fail "no dispatcher ranking in the JSON"
 
-# Bad input: --cv without --fit, an unknown parameter, a missing profile -> exit 2 with the key named.
+# Bad input: --cv or --huber without --fit, an unknown parameter, a missing profile -> exit 2 with the key
+# named.
 set +e
 "$bin" validate --runs "$runs" --cv leave-one-campaign-out 2>"$dir/e1.log"; s1=$?
+"$bin" validate --runs "$runs" --huber 0.2 2>"$dir/e4.log"; s4=$?
 "$bin" validate --runs "$runs" --fit --params warp_speed 2>"$dir/e2.log"; s2=$?
 "$bin" predict --runs "$runs" --profile "$dir/none.toml" 2>"$dir/e3.log"; s3=$?
 set -e
 [ "$s1" -eq 2 ] && grep -q -- "--cv" "$dir/e1.log" || fail "--cv without --fit: status $s1"
 [ "$s2" -eq 2 ] && grep -q "warp_speed" "$dir/e2.log" || fail "unknown parameter: status $s2"
 [ "$s3" -eq 2 ] && grep -q -- "--profile" "$dir/e3.log" || fail "missing profile: status $s3"
+[ "$s4" -eq 2 ] && grep -q -- "--huber" "$dir/e4.log" || fail "--huber without --fit: status $s4"
 echo "validate_cli: ok"

@@ -472,9 +472,7 @@ class StageBuilder : public StageEmitter {
 
   // Sequential layer forward (also the full-recompute forward in backward).
   void layer_fwd(Program& p, Chain& ch, int layer, OpPhase phase) {
-    // A full recompute re-runs the layer's Python forward (Megatron's CheckpointFunction calls the module
-    // again inside backward): its launches cost the forward rate, like its layer host time (attn_fwd).
-    const bool bwd = false;
+    const bool bwd = phase == OpPhase::recompute;
     attn_fwd(p, ch, phase, bwd);
     if (!layer_is_moe_any(layer)) {
       dense_mlp_fwd(p, ch, phase, bwd);

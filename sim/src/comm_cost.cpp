@@ -1,6 +1,7 @@
 #include "moetwin/sim/comm_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -71,6 +72,7 @@ BalancedMoeCost::BalancedMoeCost(const Scenario& s, std::shared_ptr<const CommCo
   const std::int64_t copies = tokens_per_rank * s.model.top_k;
   a2a_bytes_ = static_cast<double>(copies) * s.model.hidden * 2.0;
   cost_.tokens = copies * p.etp;
+  copies_per_rank_ = copies;
   // Permute reads and writes every copy's hidden vector once (bf16): 2 x copies x h x 2 bytes.
   if (!s.dispatcher.fused_permute) {
     const double bytes = 4.0 * static_cast<double>(copies) * s.model.hidden;
@@ -78,6 +80,7 @@ BalancedMoeCost::BalancedMoeCost(const Scenario& s, std::shared_ptr<const CommCo
     cost_.unpermute_ns = cost_.permute_ns;
   }
   cost_.sms = s.dispatcher.sms > 0 ? static_cast<std::uint16_t>(s.dispatcher.sms) : a2a_sms;
+  gpus_per_node_ = std::max(1, s.instance.gpus);
 }
 
 void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
@@ -87,10 +90,21 @@ void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const
     MoeRankCost c = cost_;
     c.dispatch_ns = to_ns(comm_->seconds(CollectiveOp::all_to_all, a2a_bytes_, ep_ranks));
     c.combine_ns = c.dispatch_ns;
-    cached_ = c;
+    // Balanced routing spreads every rank's copies evenly over the group: the share on other nodes
+    // crosses the network, one copy each way (no node deduplication in a plain all-to-all).
+    std::map<int, int> per_node;
+    for (int r : ep_ranks) ++per_node[r / gpus_per_node_];
+    const auto n = static_cast<double>(ep_ranks.size());
+    const auto copies = static_cast<double>(copies_per_rank_);
+    cached_.assign(ep_ranks.size(), c);
+    for (std::size_t k = 0; k < ep_ranks.size(); ++k) {
+      const double remote = n - per_node[ep_ranks[k] / gpus_per_node_];
+      const auto tokens = static_cast<std::int64_t>(std::llround(copies * remote / n));
+      cached_[k].dispatch_remote_tokens = cached_[k].combine_remote_tokens = tokens;
+    }
     cached_ranks_ = ep_ranks;
   }
-  out.assign(ep_ranks.size(), cached_);
+  out = cached_;
 }
 
 ScaledCommCost::ScaledCommCost(std::shared_ptr<const CommCostModel> inner, double scale)
@@ -131,17 +145,20 @@ A2aFillGeometry a2a_fill_geometry(const Scenario& s, double tokens_per_peer) {
 }
 
 ScaledMoeCost::ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s,
-                             double per_copy_s, A2aFillGeometry fill, double node_latency_s)
+                             double per_copy_s, A2aFillGeometry fill, double node_latency_s,
+                             double remote_token_s)
     : inner_(std::move(inner)),
       scale_(scale),
       latency_s_(latency_s),
       per_copy_s_(per_copy_s),
       fill_(fill),
-      node_latency_s_(node_latency_s) {
+      node_latency_s_(node_latency_s),
+      remote_token_s_(remote_token_s) {
   if (!inner_ || !(scale_ > 0) || !(latency_s_ >= 0) || !(per_copy_s_ >= 0) ||
-      !(fill_.tokens_per_peer >= 0) || !(node_latency_s_ >= 0))
+      !(fill_.tokens_per_peer >= 0) || !(node_latency_s_ >= 0) || !(remote_token_s_ >= 0))
     throw std::logic_error(
-        "ScaledMoeCost: null model, scale <= 0, or a negative latency, per-copy time, fill or node latency");
+        "ScaledMoeCost: null model, scale <= 0, or a negative latency, per-copy time, fill, node latency or "
+        "remote-token time");
   if (node_latency_s_ > 0 && fill_.gpus_per_node < 1)
     throw std::logic_error("ScaledMoeCost: a node latency without the GPUs per node");
 }
@@ -158,12 +175,14 @@ void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const s
   for (MoeRankCost& c : out) {
     const double copies_s = per_copy_s_ * static_cast<double>(c.tokens);
     // The fitted scale multiplies the transfer part only: a handshake latency is not a bandwidth.
-    const auto scaled = [&](TimeNs total_ns, TimeNs latency_ns) {
+    const auto scaled = [&](TimeNs total_ns, TimeNs latency_ns, std::int64_t remote_tokens) {
       const double transfer_s = static_cast<double>(total_ns - latency_ns) * 1e-9;
-      return to_ns(static_cast<double>(latency_ns) * 1e-9 + transfer_s * scale_ + per_call_s + copies_s);
+      const double remote_s = remote_token_s_ * static_cast<double>(remote_tokens);
+      return to_ns(static_cast<double>(latency_ns) * 1e-9 + transfer_s * scale_ + per_call_s + copies_s +
+                   remote_s);
     };
-    c.dispatch_ns = scaled(c.dispatch_ns, c.dispatch_latency_ns);
-    c.combine_ns = scaled(c.combine_ns, c.combine_latency_ns);
+    c.dispatch_ns = scaled(c.dispatch_ns, c.dispatch_latency_ns, c.dispatch_remote_tokens);
+    c.combine_ns = scaled(c.combine_ns, c.combine_latency_ns, c.combine_remote_tokens);
   }
 }
 

@@ -70,6 +70,9 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
     c.permute_ns = dispatch.kernel_ns;
     c.unpermute_ns = combine.kernel_ns;
     c.sms = static_cast<std::uint16_t>(std::max(dispatch.sms, combine.sms));
+    // Combine sends back what dispatch received.
+    c.dispatch_remote_tokens = traffic.legs[k].network_tokens_out;
+    c.combine_remote_tokens = traffic.legs[k].network_tokens_in;
   }
 }
 

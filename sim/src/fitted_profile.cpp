@@ -38,8 +38,11 @@ constexpr int kProfileSchemaVersion = 2;
 //  - layer_host_s 0-10 ms per layer forward, moe_host_s 0-20 ms per MoE layer forward: from nothing beyond
 //    the launches to Python-bound layers (PyTorch profiler traces of Megatron MoE layers show a few ms of
 //    host time per layer forward, more with many local experts and dispatcher bookkeeping).
-//  - collective_time_scale / a2a_time_scale 0.7-10: NCCL over EFA reaching 1.4x the closed form would
-//    beat line rate; 10x covers small-message latency-bound collectives on a congested fabric.
+//  - collective_time_scale 0.7-10: NCCL over EFA reaching 1.4x the closed form would beat line rate; 10x
+//    covers small-message latency-bound collectives on a congested fabric.
+//  - a2a_time_scale 1-10: the dispatcher models' transfer terms are calibrated on the standalone kernel
+//    benchmarks (ep-kernel-bench.csv, nccl-tests), and an A2A inside a training step, sharing the GPU,
+//    the host and the fabric, does not move bytes faster than the same kernel alone; 10x as above.
 //  - a2a_latency_s 0 - 5 ms per A2A call: from nothing beyond the model (GPU-initiated RDMA) to a host
 //    round trip through a CPU proxy plus the host synchronisation on the token counts (ms-scale stalls
 //    in UCCL-EP / NVSHMEM proxy traces).
@@ -53,6 +56,10 @@ constexpr int kProfileSchemaVersion = 2;
 //    for all peers) to a host proxy round trip plus a per-peer chunk pipeline fill/drain per remote node
 //    (the largest EP32-over-EP16 difference per call the live runs show is ~3 ms over 2 extra nodes).
 //    Starts at 0.2 ms: at 0 it has no slope in log space.
+//  - a2a_remote_token_s 0 - 1 us per token sent to (received from) another node per call: DeepEP's
+//    per-token work outside the byte stream is tens to hundreds of ns (a warp-level loop iteration with
+//    metadata and flag writes per token, a proxy's bookkeeping per token); 1 us x 5.5k remote tokens (EP32
+//    over 4 nodes, mb 4, top-8) = 5.5 ms per call, beyond any A2A the live runs show. Starts at 50 ns.
 const std::vector<FreeParameter>& parameter_table() {
   static const std::vector<FreeParameter> table = {
       {"compute_time_scale", "x", 0.7, 4.0,
@@ -62,7 +69,7 @@ const std::vector<FreeParameter>& parameter_table() {
       {"moe_host_s", "s", 0.0, 20e-3, "host time per MoE layer forward after the token-count sync", 1e-3},
       {"collective_time_scale", "x", 0.7, 10.0, "NCCL TP/PP/DP collective time over the topology closed form",
        0},
-      {"a2a_time_scale", "x", 0.7, 10.0,
+      {"a2a_time_scale", "x", 1.0, 10.0,
        "dispatch/combine transfer time over the dispatcher model (its handshake latency unscaled)", 0},
       {"a2a_latency_s", "s", 0.0, 5e-3, "fixed time per dispatch/combine call (host sync, proxy round trip)",
        0},
@@ -72,6 +79,10 @@ const std::vector<FreeParameter>& parameter_table() {
        128},
       {"a2a_node_latency_s", "s", 0.0, 3e-3, "time per dispatch/combine call per remote node of the EP group",
        2e-4},
+      {"a2a_remote_token_s", "s", 0.0, 1e-6,
+       "time per token sent to (combine: received from) another node per dispatch/combine call, whatever the "
+       "hidden size",
+       5e-8},
   };
   return table;
 }
@@ -81,9 +92,8 @@ std::optional<std::pair<std::string, std::string>> split_dispatcher_key(const st
   const std::size_t dot = key.rfind('.');
   if (dot == std::string::npos || dot == 0) return std::nullopt;
   const std::string leaf = key.substr(dot + 1);
-  if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s" && leaf != "a2a_per_copy_s" &&
-      leaf != "a2a_fill_tokens" && leaf != "a2a_node_latency_s")
-    return std::nullopt;
+  const std::vector<std::string>& leaves = a2a_parameter_leaves();
+  if (std::find(leaves.begin(), leaves.end(), leaf) == leaves.end()) return std::nullopt;
   return std::make_pair(key.substr(0, dot), leaf);
 }
 
@@ -112,6 +122,13 @@ std::string residual_toml(const std::string& name, const std::string& comment, c
 
 }  // namespace
 
+const std::vector<std::string>& a2a_parameter_leaves() {
+  static const std::vector<std::string> leaves = {"a2a_time_scale",     "a2a_latency_s",
+                                                  "a2a_per_copy_s",     "a2a_fill_tokens",
+                                                  "a2a_node_latency_s", "a2a_remote_token_s"};
+  return leaves;
+}
+
 const std::vector<FreeParameter>& free_parameters() {
   return parameter_table();
 }
@@ -131,6 +148,7 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
     if (split->second == "a2a_time_scale") return a2a.time_scale;
     if (split->second == "a2a_fill_tokens") return a2a.fill_tokens;
     if (split->second == "a2a_node_latency_s") return a2a.node_latency_s;
+    if (split->second == "a2a_remote_token_s") return a2a.remote_token_s;
     return split->second == "a2a_latency_s" ? a2a.latency_s : a2a.per_copy_s;
   }
   if (key == "compute_time_scale") return p.compute_time_scale;
@@ -143,6 +161,7 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (key == "a2a_per_copy_s") return p.a2a_per_copy_s;
   if (key == "a2a_fill_tokens") return p.a2a_fill_tokens;
   if (key == "a2a_node_latency_s") return p.a2a_node_latency_s;
+  if (key == "a2a_remote_token_s") return p.a2a_remote_token_s;
   throw std::logic_error("unknown free parameter " + key);
 }
 
@@ -157,6 +176,8 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
       it->second.fill_tokens = value;
     } else if (split->second == "a2a_node_latency_s") {
       it->second.node_latency_s = value;
+    } else if (split->second == "a2a_remote_token_s") {
+      it->second.remote_token_s = value;
     } else {
       it->second.per_copy_s = value;
     }
@@ -183,19 +204,22 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
     p.a2a_fill_tokens = value;
   } else if (key == "a2a_node_latency_s") {
     p.a2a_node_latency_s = value;
+  } else if (key == "a2a_remote_token_s") {
+    p.a2a_remote_token_s = value;
   } else {
     throw std::logic_error("unknown free parameter " + key);
   }
 }
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
-  std::vector<double> scales, latencies, per_copy, fill, node_latencies;
+  std::vector<double> scales, latencies, per_copy, fill, node_latencies, remote_token;
   for (const auto& [name, a2a] : p.a2a_by_dispatcher) {
     scales.push_back(a2a.time_scale);
     latencies.push_back(a2a.latency_s);
     per_copy.push_back(a2a.per_copy_s);
     fill.push_back(a2a.fill_tokens);
     node_latencies.push_back(a2a.node_latency_s);
+    remote_token.push_back(a2a.remote_token_s);
   }
   if (scales.empty()) return;
   auto median = [](std::vector<double> v) {
@@ -208,6 +232,7 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
   p.a2a_per_copy_s = median(per_copy);
   p.a2a_fill_tokens = median(fill);
   p.a2a_node_latency_s = median(node_latencies);
+  p.a2a_remote_token_s = median(remote_token);
 }
 
 FittedProfile load_fitted_profile(const std::string& path) {
@@ -244,14 +269,11 @@ FittedProfile load_fitted_profile(const std::string& path) {
         const std::string name(entry.first.str());
         std::optional<StrictTable> d = dispatchers->table(name);
         if (!d) continue;
-        for (const char* leaf :
-             {"a2a_time_scale", "a2a_latency_s", "a2a_per_copy_s", "a2a_fill_tokens", "a2a_node_latency_s"}) {
+        for (const std::string& leaf : a2a_parameter_leaves()) {
           const FreeParameter* fp = find_free_parameter(leaf);
-          // Profiles written before a2a_per_copy_s / a2a_fill_tokens / a2a_node_latency_s existed leave
-          // them at 0.
-          const std::string l(leaf);
-          if ((l == "a2a_per_copy_s" || l == "a2a_fill_tokens" || l == "a2a_node_latency_s") && !d->has(leaf))
-            continue;
+          // Profiles written before a2a_per_copy_s / a2a_fill_tokens / a2a_node_latency_s /
+          // a2a_remote_token_s existed leave them at 0.
+          if (leaf != "a2a_time_scale" && leaf != "a2a_latency_s" && !d->has(leaf)) continue;
           set_free_parameter(p.sim, name + "." + leaf, d->number(leaf, fp->lo, fp->hi));
           p.fitted_keys.push_back(name + "." + leaf);
         }
@@ -311,7 +333,8 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "\na2a_latency_s = " + format_exact(a2a.latency_s) +
          "\na2a_per_copy_s = " + format_exact(a2a.per_copy_s) +
          "\na2a_fill_tokens = " + format_exact(a2a.fill_tokens) +
-         "\na2a_node_latency_s = " + format_exact(a2a.node_latency_s) + "\n";
+         "\na2a_node_latency_s = " + format_exact(a2a.node_latency_s) +
+         "\na2a_remote_token_s = " + format_exact(a2a.remote_token_s) + "\n";
   }
   s += residual_toml("in_sample", "relative error (predicted - measured) / measured, fitted on every row",
                      p.in_sample);

@@ -891,13 +891,16 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
   const SimProfile::A2aFit a2a = prof.a2a_for(s.dispatcher.name);
   if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0) ||
-      !(a2a.node_latency_s >= 0))
+      !(a2a.node_latency_s >= 0) || !(a2a.remote_token_s >= 0))
     throw std::logic_error(
-        "build_workload: A2A time scale must be > 0, latency, per-copy time, fill, node latency >= 0");
+        "build_workload: A2A time scale must be > 0, latency, per-copy time, fill, node latency, "
+        "remote-token "
+        "time >= 0");
   if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0 || a2a.fill_tokens != 0 ||
-      a2a.node_latency_s != 0)
+      a2a.node_latency_s != 0 || a2a.remote_token_s != 0)
     moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s, a2a.per_copy_s,
-                                          a2a_fill_geometry(s, a2a.fill_tokens), a2a.node_latency_s);
+                                          a2a_fill_geometry(s, a2a.fill_tokens), a2a.node_latency_s,
+                                          a2a.remote_token_s);
   out.comm_model = comm->name();
   out.moe_model = moe->name();
 

@@ -32,6 +32,7 @@ FittedProfile sample() {
   set_free_parameter(p.sim, "deepep-uccl.a2a_per_copy_s", 2.5e-8);
   set_free_parameter(p.sim, "deepep-uccl.a2a_fill_tokens", 192.5);
   set_free_parameter(p.sim, "deepep-uccl.a2a_node_latency_s", 7.5e-4);
+  set_free_parameter(p.sim, "deepep-uccl.a2a_remote_token_s", 1.25e-7);
   set_free_parameter(p.sim, "layer_host_s", 1.25e-3);
   p.fitted_keys = {"launch_s",
                    "a2a_time_scale",
@@ -39,6 +40,7 @@ FittedProfile sample() {
                    "deepep-uccl.a2a_per_copy_s",
                    "deepep-uccl.a2a_fill_tokens",
                    "deepep-uccl.a2a_node_latency_s",
+                   "deepep-uccl.a2a_remote_token_s",
                    "layer_host_s"};
   p.in_sample = {51, 0.04, 0.1, -0.08, 0.07};
   p.cross_validated = {51, 0.07, 0.18, -0.2, 0.1};
@@ -58,7 +60,7 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.sim.a2a_time_scale, 2.5);
   EXPECT_EQ(p.sim.compute_time_scale, 1);  // not in the file: default
   // Every parameter is written (the values predictions use); the dispatcher's pair starts from the generic.
-  EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + 5);
+  EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + a2a_parameter_leaves().size());
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").latency_s, 1.5e-3);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").time_scale, 2.5);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
@@ -68,6 +70,9 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").node_latency_s, 7.5e-4);
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_node_latency_s"), 7.5e-4);
   EXPECT_EQ(p.sim.a2a_node_latency_s, 0);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").remote_token_s, 1.25e-7);
+  EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_remote_token_s"), 1.25e-7);
+  EXPECT_EQ(p.sim.a2a_remote_token_s, 0);
   EXPECT_EQ(p.sim.layer_host_s, 1.25e-3);
   EXPECT_EQ(p.sim.moe_host_s, 0);                                              // written as its default 0
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-nvshmem.a2a_time_scale"), 2.5);  // no entry: the generic
@@ -77,17 +82,19 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
 }
 
 TEST(FittedProfile, ProfileWithoutFillTokensLoadsWithNoFill) {
-  // A profile that leaves a2a_fill_tokens, a2a_node_latency_s and fit_objective out (hand-written, or from a
-  // writer before they existed) loads with neither term and the squared objective.
+  // A profile that leaves a2a_fill_tokens, a2a_node_latency_s, a2a_remote_token_s and fit_objective out
+  // (hand-written, or from a writer before they existed) loads with none of those terms and the squared
+  // objective.
   std::string text = fitted_profile_toml(sample());
-  for (const std::string line :
-       {"\na2a_fill_tokens = 192.5", "\na2a_node_latency_s = 0.00075", "\nfit_objective = \"huber 0.1\""}) {
+  for (const std::string line : {"\na2a_fill_tokens = 192.5", "\na2a_node_latency_s = 0.00075",
+                                 "\na2a_remote_token_s = 1.25e-07", "\nfit_objective = \"huber 0.1\""}) {
     ASSERT_NE(text.find(line), std::string::npos) << line;
     text.erase(text.find(line), line.size());
   }
   const FittedProfile p = load_fitted_profile(write_temp("nofill.toml", text));
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").fill_tokens, 0);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").node_latency_s, 0);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").remote_token_s, 0);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
   EXPECT_EQ(p.fit_objective, "squared log ratio");
 }

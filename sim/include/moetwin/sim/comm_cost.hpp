@@ -66,6 +66,10 @@ struct MoeRankCost {
   TimeNs permute_ns = 0;    // separate permute kernel on the compute stream, 0 when fused
   TimeNs unpermute_ns = 0;  // separate unpermute kernel, 0 when fused
   std::uint16_t sms = 0;    // SMs the A2A kernels hold while they run
+  // Tokens this rank's dispatch sends to other nodes, and its combine receives back from them (DeepEP:
+  // one per (token, remote node) pair, node-deduplicated; per-copy dispatchers: one per remote copy).
+  std::int64_t dispatch_remote_tokens = 0;
+  std::int64_t combine_remote_tokens = 0;
 };
 
 class MoeCostModel {
@@ -99,10 +103,12 @@ class BalancedMoeCost : public MoeCostModel {
   std::shared_ptr<const CommCostModel> comm_;
   MoeRankCost cost_;      // identical for all ranks under balanced routing, A2A times aside
   double a2a_bytes_ = 0;  // each rank's dispatch send buffer, bytes
+  int gpus_per_node_ = 1;
+  std::int64_t copies_per_rank_ = 0;  // (token, expert) copies each rank's dispatch sends
   // The A2A time depends only on the group's node pattern; the last group's answer is reused when the
   // next call is for the same members (the builder asks layer by layer for the same group).
   mutable std::vector<int> cached_ranks_;
-  mutable MoeRankCost cached_;
+  mutable std::vector<MoeRankCost> cached_;
 };
 
 // Decorators that multiply another model's times by a fitted factor (SimProfile::collective_time_scale,
@@ -149,10 +155,12 @@ class ScaledMoeCost : public MoeCostModel {
   // Dispatch / combine: the inner model's handshake latency (MoeRankCost::dispatch_latency_ns /
   // combine_latency_ns) + scale x the rest of its time + latency_s + per_copy_s x the rank's received
   // token copies (MoeRankCost::tokens) + the call's pipeline fill (fill.seconds(ep_ranks)) + node_latency_s
-  // x the remote nodes of the call's EP group.
+  // x the remote nodes of the call's EP group + remote_token_s x the rank's tokens to or from other nodes
+  // (MoeRankCost::dispatch_remote_tokens / combine_remote_tokens).
   // node_latency_s: per call per remote node of the call's EP group (nodes of fill.gpus_per_node GPUs).
   ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0,
-                double per_copy_s = 0, A2aFillGeometry fill = {}, double node_latency_s = 0);
+                double per_copy_s = 0, A2aFillGeometry fill = {}, double node_latency_s = 0,
+                double remote_token_s = 0);
   std::string name() const override { return inner_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
@@ -165,6 +173,7 @@ class ScaledMoeCost : public MoeCostModel {
   double per_copy_s_;
   A2aFillGeometry fill_;
   double node_latency_s_;
+  double remote_token_s_;
 };
 
 }  // namespace moetwin

@@ -16,8 +16,8 @@ namespace moetwin {
 // One named free parameter: TOML key, unit, bounds the fitter respects (physically plausible ranges,
 // reasons in fitted_profile.cpp) and meaning. Besides the generic parameters of free_parameters(), every
 // dispatcher has its own A2A set "<dispatcher>.a2a_time_scale", "<dispatcher>.a2a_latency_s",
-// "<dispatcher>.a2a_per_copy_s", "<dispatcher>.a2a_fill_tokens" and "<dispatcher>.a2a_node_latency_s"
-// (SimProfile::a2a_by_dispatcher) with the generic parameters' bounds.
+// "<dispatcher>.a2a_per_copy_s", "<dispatcher>.a2a_fill_tokens", "<dispatcher>.a2a_node_latency_s" and
+// "<dispatcher>.a2a_remote_token_s" (SimProfile::a2a_by_dispatcher) with the generic parameters' bounds.
 struct FreeParameter {
   std::string key;
   std::string unit;
@@ -30,6 +30,8 @@ struct FreeParameter {
   double fit_start = 0;
 };
 const std::vector<FreeParameter>& free_parameters();
+// The A2A parameter names a dispatcher has its own value of ("a2a_time_scale", ...), in profile order.
+const std::vector<std::string>& a2a_parameter_leaves();
 // The parameter named `key` (generic or per dispatcher); nullptr when unknown.
 const FreeParameter* find_free_parameter(const std::string& key);
 // Throw std::logic_error for an unknown key. Setting launch_s also sets backward_launch_s =

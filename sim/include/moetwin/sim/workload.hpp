@@ -102,17 +102,26 @@ struct SimProfile {
   // remote node, to EP32, 3 remote nodes, at the same tokens per call costs DeepEP 1-3 ms per call more
   // than its byte terms explain; NCCL's byte terms explain its own).
   double a2a_node_latency_s = 0;
+  // Fitted: time per token a rank's dispatch sends to another node (and its combine receives back), per
+  // call, s: per-token work of the RDMA path that does not grow with the hidden size (DeepEP's per-token
+  // metadata, signalling and forwarding-loop work, the proxy's per-token bookkeeping). The kernel
+  // benchmarks the dispatcher models are calibrated on all use hidden 7168, so they cannot tell it from a
+  // per-byte cost; the live runs can (hidden 4096 and 7168): with it, the per-byte scale stays at the
+  // benchmark rate. Counted on MoeRankCost::dispatch_remote_tokens / combine_remote_tokens.
+  double a2a_remote_token_s = 0;
   struct A2aFit {
     double time_scale = 1;
     double latency_s = 0;
     double per_copy_s = 0;
     double fill_tokens = 0;
     double node_latency_s = 0;
+    double remote_token_s = 0;
   };
   std::map<std::string, A2aFit> a2a_by_dispatcher;
   // The generic A2A terms above as one set.
   A2aFit generic_a2a() const {
-    return {a2a_time_scale, a2a_latency_s, a2a_per_copy_s, a2a_fill_tokens, a2a_node_latency_s};
+    return {a2a_time_scale,  a2a_latency_s,      a2a_per_copy_s,
+            a2a_fill_tokens, a2a_node_latency_s, a2a_remote_token_s};
   }
   // `dispatcher`'s own A2A terms, or the generic ones when the fit had no runs of it.
   A2aFit a2a_for(const std::string& dispatcher) const {

@@ -8,9 +8,11 @@
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/comm_cost.hpp"
 #include "moetwin/sim/compute_model.hpp"
 #include "moetwin/sim/dispatcher_params.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/sim/topology_comm.hpp"
 
 namespace moetwin {
 namespace {
@@ -110,6 +112,55 @@ TEST(DispatcherMoeCost, ZipfNeverFasterThanBalanced) {
   }
   EXPECT_EQ(total, 16 * 32768);  // copies are conserved
   EXPECT_GT(hottest, 32768);
+}
+
+TEST(DispatcherMoeCost, RemoteTokensPerDispatcher) {
+  // EP16 over 2 nodes, 4096 tokens per rank, top-8 over 128 experts, balanced. NCCL sends every copy on
+  // its own: half of the 32768 copies go to the other node. DeepEP sends a token once per remote node that
+  // holds one of its experts: with 8 of 16 ranks there, almost every token (at most 4096).
+  std::vector<MoeRankCost> nccl, uccl;
+  DispatcherMoeCost(make("nccl-alltoall")).layer_costs(0, 0, 0, group16(), nccl);
+  DispatcherMoeCost(make("deepep-uccl")).layer_costs(0, 0, 0, group16(), uccl);
+  for (std::size_t k = 0; k < 16; ++k) {
+    EXPECT_EQ(nccl[k].dispatch_remote_tokens, 16384) << k;
+    EXPECT_EQ(nccl[k].combine_remote_tokens, 16384) << k;
+    EXPECT_GT(uccl[k].dispatch_remote_tokens, 4000) << k;
+    EXPECT_LE(uccl[k].dispatch_remote_tokens, 4096) << k;
+    EXPECT_GT(uccl[k].combine_remote_tokens, 0) << k;
+  }
+  // One node (ranks 0-7 of an EP8 group): nothing crosses the network.
+  std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n";
+  t += "[cluster]\ninstance = \"p5en.48xlarge\"\nnodes = 1\n";
+  t += "[parallelism]\ntp = 1\npp = 1\nvpp = 1\nep = 8\netp = 1\ncp = 1\ndp = 8\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = 16\nseq_length = 4096\nrecompute = \"none\"\n";
+  t += "[dispatcher]\nname = \"deepep-uccl\"\n";
+  std::vector<MoeRankCost> one;
+  DispatcherMoeCost(parse_scenario(t, "one-node.toml", catalog()))
+      .layer_costs(0, 0, 0, {0, 1, 2, 3, 4, 5, 6, 7}, one);
+  for (const MoeRankCost& c : one) {
+    EXPECT_EQ(c.dispatch_remote_tokens, 0);
+    EXPECT_EQ(c.combine_remote_tokens, 0);
+  }
+}
+
+TEST(BalancedMoeCost, RemoteTokensAreTheOtherNodesShare) {
+  // The fallback model (no dispatcher model): 4096 x 8 = 32768 copies spread evenly over 16 ranks, half of
+  // them on the other node.
+  const Scenario s = make("nccl-alltoall");
+  const BalancedMoeCost m(s, std::make_shared<TopologyComm>(s), ComputeProfile::from_gpu(s.gpu), 16);
+  std::vector<MoeRankCost> out;
+  m.layer_costs(0, 0, 0, group16(), out);
+  ASSERT_EQ(out.size(), 16u);
+  for (const MoeRankCost& c : out) {
+    EXPECT_EQ(c.dispatch_remote_tokens, 16384);
+    EXPECT_EQ(c.combine_remote_tokens, 16384);
+  }
+  // A 12-rank group, 8 on node 0 and 4 on node 1: a node-0 rank sends 4/12 of its copies away, a node-1
+  // rank 8/12 (rounded to whole tokens).
+  m.layer_costs(0, 0, 0, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, out);
+  ASSERT_EQ(out.size(), 12u);
+  EXPECT_EQ(out[0].dispatch_remote_tokens, 10923);
+  EXPECT_EQ(out[11].dispatch_remote_tokens, 21845);
 }
 
 TEST(DispatcherMoeCost, CarriesTheModelsHandshakeLatency) {

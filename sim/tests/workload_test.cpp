@@ -285,6 +285,31 @@ TEST(ScaledMoeCost, PipelineFillPerPeerAndHidden) {
   EXPECT_THROW(no_links.seconds({0, 1}), std::logic_error);
 }
 
+TEST(ScaledMoeCost, TimePerRemoteToken) {
+  // 30 ns per token sent to another node (dispatch) or received back from one (combine), unscaled, on
+  // top of 2 x the inner time + 0.5 ms.
+  class WithRemoteTokens final : public MoeCostModel {
+   public:
+    std::string name() const override { return "with-remote-tokens"; }
+    void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                     std::vector<MoeRankCost>& out) const override {
+      FixedMoeCost().layer_costs(layer, microbatch, ep_group, ep_ranks, out);
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i].dispatch_remote_tokens = 1000 * static_cast<std::int64_t>(i);
+        out[i].combine_remote_tokens = 2000;
+      }
+    }
+  };
+  const ScaledMoeCost m(std::make_shared<WithRemoteTokens>(), 2.0, 0.5e-3, 0.0, {}, 0.0, 30e-9);
+  const std::vector<MoeRankCost> out = costs_on(m, {0, 1});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dispatch_ns, 2'500'000);  // no remote tokens: no extra time
+  EXPECT_EQ(out[1].dispatch_ns, 2'530'000);  // 1000 remote tokens x 30 ns
+  EXPECT_EQ(out[1].combine_ns, 4'560'000);   // 2000 x 30 ns
+  EXPECT_THROW(ScaledMoeCost(std::make_shared<WithRemoteTokens>(), 1.0, 0.0, 0.0, {}, 0.0, -1e-9),
+               std::logic_error);
+}
+
 TEST(ScaledMoeCost, NodeLatencyPerRemoteNodeOfTheGroup) {
   // 4 GPUs per node, no fill; 0.2 ms per remote node on top of 2 x the inner time + 0.5 ms.
   A2aFillGeometry g;

@@ -19,7 +19,6 @@
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/sim/dispatcher_model.hpp"
-#include "moetwin/sim/dispatcher_params.hpp"
 #include "moetwin/validate/accuracy.hpp"
 #include "moetwin/validate/fit.hpp"
 #include "moetwin/validate/row_predictions.hpp"
@@ -160,15 +159,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       if (keys.empty()) {
         keys = {"compute_time_scale", "launch_s", "layer_host_s", "collective_time_scale"};
         std::vector<std::string> seen;
-        const std::vector<std::string> modelled = dispatcher_model_names();
         for (const LiveRun& r : runs) {
           const std::string& d = r.scenario.dispatcher.name;
           if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
           seen.push_back(d);
           keys.push_back(d + ".a2a_time_scale");
           keys.push_back(d + ".a2a_latency_s");
-          if (std::find(modelled.begin(), modelled.end(), d) == modelled.end()) continue;
-          if (!default_dispatcher_params(d).has("per_remote_peer_s")) {
+          if (is_deepep_family(d)) {
             keys.push_back(d + ".a2a_node_latency_s");
             keys.push_back(d + ".a2a_remote_token_s");
           }

@@ -240,11 +240,14 @@ std::vector<std::string> dispatcher_model_names() {
   return {"deepep-nvshmem", "deepep-uccl", "deepep-v2-gin", "nccl-alltoall"};
 }
 
+bool is_deepep_family(const std::string& dispatcher) {
+  return dispatcher == "deepep-uccl" || dispatcher == "deepep-nvshmem" || dispatcher == "deepep-v2-gin";
+}
+
 std::unique_ptr<DispatcherModel> make_dispatcher_model(const DispatcherSpec& spec,
                                                        std::shared_ptr<const A2aNetwork> network) {
   if (spec.name == "nccl-alltoall") return std::make_unique<NcclAlltoallModel>(spec, std::move(network));
-  if (spec.name == "deepep-uccl" || spec.name == "deepep-nvshmem" || spec.name == "deepep-v2-gin")
-    return std::make_unique<DeepEpModel>(spec, std::move(network));
+  if (is_deepep_family(spec.name)) return std::make_unique<DeepEpModel>(spec, std::move(network));
   std::string known;
   for (const auto& n : dispatcher_model_names()) known += (known.empty() ? "" : ", ") + n;
   throw InputError({"dispatch", 0}, "dispatcher", spec.name, "one of: " + known);

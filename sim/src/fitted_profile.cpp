@@ -13,6 +13,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/quoted_string.hpp"
+#include "moetwin/sim/dispatcher_model.hpp"
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
 
 #ifndef MOETWIN_DEFAULT_PROFILE
@@ -213,7 +214,10 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
   std::vector<double> scales, latencies, per_copy, fill, node_latencies, remote_token;
+  const bool any_deepep = std::any_of(p.a2a_by_dispatcher.begin(), p.a2a_by_dispatcher.end(),
+                                      [](const auto& entry) { return is_deepep_family(entry.first); });
   for (const auto& [name, a2a] : p.a2a_by_dispatcher) {
+    if (any_deepep && !is_deepep_family(name)) continue;
     scales.push_back(a2a.time_scale);
     latencies.push_back(a2a.latency_s);
     per_copy.push_back(a2a.per_copy_s);

@@ -115,6 +115,29 @@ TEST(FittedProfile, FillTokensBoundsAndGenericMedian) {
   EXPECT_EQ(s.a2a_by_dispatcher.at("a").time_scale, 1);  // created from the generic defaults
 }
 
+TEST(FittedProfile, GenericTermsFromTheDeepEpFamily) {
+  // Fitted: nccl-alltoall (no node or per-token terms of its own) and two DeepEP transports. The generic
+  // terms (for deepep-v2-gin, which has no runs) are the DeepEP pair's medians, not a three-way median
+  // that would take nccl-alltoall's 0 or the smaller DeepEP value term by term.
+  SimProfile s;
+  set_free_parameter(s, "nccl-alltoall.a2a_time_scale", 3.8);
+  set_free_parameter(s, "nccl-alltoall.a2a_latency_s", 0);
+  set_free_parameter(s, "deepep-uccl.a2a_latency_s", 2e-3);
+  set_free_parameter(s, "deepep-uccl.a2a_node_latency_s", 2e-4);
+  set_free_parameter(s, "deepep-nvshmem.a2a_latency_s", 1e-3);
+  set_free_parameter(s, "deepep-nvshmem.a2a_node_latency_s", 4e-4);
+  set_generic_a2a_from_dispatchers(s);
+  EXPECT_DOUBLE_EQ(s.a2a_latency_s, 1.5e-3);
+  EXPECT_DOUBLE_EQ(s.a2a_node_latency_s, 3e-4);
+  EXPECT_EQ(s.a2a_time_scale, 1);
+  EXPECT_DOUBLE_EQ(s.a2a_for("deepep-v2-gin").latency_s, 1.5e-3);
+  // Without a DeepEP-family fit, every fitted dispatcher counts.
+  SimProfile n;
+  set_free_parameter(n, "nccl-alltoall.a2a_time_scale", 3.8);
+  set_generic_a2a_from_dispatchers(n);
+  EXPECT_EQ(n.a2a_time_scale, 3.8);
+}
+
 TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {
   // Residual (predicted - measured) / measured in [-0.2, 0.1]: measured in [pred / 1.1, pred / 0.8].
   const UncertaintyBand b = band_for(sample(), 10);

@@ -117,5 +117,8 @@ class DispatcherModel {
 std::unique_ptr<DispatcherModel> make_dispatcher_model(const DispatcherSpec& spec,
                                                        std::shared_ptr<const A2aNetwork> network = nullptr);
 std::vector<std::string> dispatcher_model_names();
+// True for the DeepEP family (deepep-uccl, deepep-nvshmem, deepep-v2-gin: one kernel design over different
+// transports), false for nccl-alltoall and for names without a model.
+bool is_deepep_family(const std::string& dispatcher);
 
 }  // namespace moetwin

@@ -42,7 +42,11 @@ void set_free_parameter(SimProfile& profile, const std::string& key, double valu
 // Host time per backward launch over forward launch: autograd runs backward kernels from C++ without
 // Python frames (PyTorch profiler traces of Megatron MoE layers: ~half the forward dispatch cost).
 inline constexpr double kBackwardLaunchRatio = 0.5;
-// The generic A2A terms for dispatchers without runs: the median of the fitted dispatchers' values.
+// The generic A2A terms for dispatchers without runs: per term, the median of the fitted DeepEP-family
+// dispatchers' values (is_deepep_family), or of every fitted dispatcher's when none is of that family.
+// Why the family: the catalog dispatcher a fit on public runs lacks is DeepEP-family (deepep-v2-gin), and a
+// median across families would give it the smallest DeepEP value of every term where nccl-alltoall, whose
+// kernel model already carries its per-peer costs, fits 0 (none of its fitted dispatchers' sets).
 void set_generic_a2a_from_dispatchers(SimProfile& profile);
 
 // Relative error (predicted - measured) / measured quantiles of the cross-validated residuals.

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
@@ -172,9 +174,13 @@ TEST(Workload, LayerAndMoeHostTimePerLayerAndMicrobatch) {
   EXPECT_GT(predict(s, o).iteration_s, predict(s).iteration_s);
 }
 
-// A MoE cost with fixed per-rank values, to check the fitted decorator's arithmetic.
+// A MoE cost with fixed per-rank values, to check the fitted decorator's arithmetic; `adjust` (optional)
+// changes them further (rank index, its cost).
 class FixedMoeCost final : public MoeCostModel {
  public:
+  using Adjust = std::function<void(std::size_t, MoeRankCost&)>;
+  FixedMoeCost() = default;
+  explicit FixedMoeCost(Adjust adjust) : adjust_(std::move(adjust)) {}
   std::string name() const override { return "fixed"; }
   void layer_costs(int, int, int, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override {
@@ -184,8 +190,12 @@ class FixedMoeCost final : public MoeCostModel {
       out[i].dispatch_ns = 1'000'000;
       out[i].combine_ns = 2'000'000;
       out[i].permute_ns = 5'000;
+      if (adjust_) adjust_(i, out[i]);
     }
   }
+
+ private:
+  Adjust adjust_;
 };
 
 // One call of `m` on `ranks` (layer, microbatch and group 0).
@@ -230,25 +240,17 @@ TEST(ScaledMoeCost, ScaleLatencyAndPerCopyTime) {
 TEST(ScaledMoeCost, HandshakeLatencyIsNotScaled) {
   // The inner model says 0.3 ms of the 1 ms dispatch and 0.4 ms of the 2 ms combine are handshake
   // latency: dispatch = 0.3 + 2 x 0.7 + 0.5 ms + 10 ns x copies, combine = 0.4 + 2 x 1.6 + 0.5 ms + ...
-  class WithLatency final : public MoeCostModel {
-   public:
-    std::string name() const override { return "with-latency"; }
-    void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
-                     std::vector<MoeRankCost>& out) const override {
-      FixedMoeCost().layer_costs(layer, microbatch, ep_group, ep_ranks, out);
-      for (MoeRankCost& c : out) {
-        c.dispatch_latency_ns = 300'000;
-        c.combine_latency_ns = 400'000;
-      }
-    }
-  };
-  const ScaledMoeCost m(std::make_shared<WithLatency>(), 2.0, 0.5e-3, 10e-9);
+  const auto with_latency = std::make_shared<FixedMoeCost>([](std::size_t, MoeRankCost& c) {
+    c.dispatch_latency_ns = 300'000;
+    c.combine_latency_ns = 400'000;
+  });
+  const ScaledMoeCost m(with_latency, 2.0, 0.5e-3, 10e-9);
   std::vector<MoeRankCost> out = costs_on(m, {4, 5});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].dispatch_ns, 2'210'000);  // 1000 copies
   EXPECT_EQ(out[1].combine_ns, 4'120'000);   // 2000 copies
   // Scale 1 and no added time: the inner model's times exactly.
-  out = costs_on(ScaledMoeCost(std::make_shared<WithLatency>(), 1.0), {4, 5});
+  out = costs_on(ScaledMoeCost(with_latency, 1.0), {4, 5});
   EXPECT_EQ(out[1].dispatch_ns, 1'000'000);
   EXPECT_EQ(out[1].combine_ns, 2'000'000);
 }
@@ -288,26 +290,17 @@ TEST(ScaledMoeCost, PipelineFillPerPeerAndHidden) {
 TEST(ScaledMoeCost, TimePerRemoteToken) {
   // 30 ns per token sent to another node (dispatch) or received back from one (combine), unscaled, on
   // top of 2 x the inner time + 0.5 ms.
-  class WithRemoteTokens final : public MoeCostModel {
-   public:
-    std::string name() const override { return "with-remote-tokens"; }
-    void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
-                     std::vector<MoeRankCost>& out) const override {
-      FixedMoeCost().layer_costs(layer, microbatch, ep_group, ep_ranks, out);
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        out[i].dispatch_remote_tokens = 1000 * static_cast<std::int64_t>(i);
-        out[i].combine_remote_tokens = 2000;
-      }
-    }
-  };
-  const ScaledMoeCost m(std::make_shared<WithRemoteTokens>(), 2.0, 0.5e-3, 0.0, {}, 0.0, 30e-9);
+  const auto with_remote_tokens = std::make_shared<FixedMoeCost>([](std::size_t i, MoeRankCost& c) {
+    c.dispatch_remote_tokens = 1000 * static_cast<std::int64_t>(i);
+    c.combine_remote_tokens = 2000;
+  });
+  const ScaledMoeCost m(with_remote_tokens, 2.0, 0.5e-3, 0.0, {}, 0.0, 30e-9);
   const std::vector<MoeRankCost> out = costs_on(m, {0, 1});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].dispatch_ns, 2'500'000);  // no remote tokens: no extra time
   EXPECT_EQ(out[1].dispatch_ns, 2'530'000);  // 1000 remote tokens x 30 ns
   EXPECT_EQ(out[1].combine_ns, 4'560'000);   // 2000 x 30 ns
-  EXPECT_THROW(ScaledMoeCost(std::make_shared<WithRemoteTokens>(), 1.0, 0.0, 0.0, {}, 0.0, -1e-9),
-               std::logic_error);
+  EXPECT_THROW(ScaledMoeCost(with_remote_tokens, 1.0, 0.0, 0.0, {}, 0.0, -1e-9), std::logic_error);
 }
 
 TEST(ScaledMoeCost, NodeLatencyPerRemoteNodeOfTheGroup) {

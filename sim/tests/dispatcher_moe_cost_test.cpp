@@ -22,14 +22,17 @@ const Catalog& catalog() {
   return c;
 }
 
-// qwen3-30b-a3b (128 experts, top-8, hidden 2048) cut to 4 layers on 2 x p5en (16 GPUs): tp1 pp1 ep16
-// dp16, so the one EP group spans both nodes (8 ranks per node); mb 1, 2 microbatches.
+// qwen3-30b-a3b (128 experts, top-8, hidden 2048) cut to 4 layers on `nodes` x p5en (8 GPUs each, default
+// 2): tp1 pp1, ep = dp = every GPU, so the one EP group spans every node (8 ranks per node); mb 1,
+// 2 microbatches.
 Scenario make(const std::string& dispatcher, const std::string& routing = "",
-              const std::string& instance = "p5en.48xlarge") {
+              const std::string& instance = "p5en.48xlarge", int nodes = 2) {
+  const std::string gpus = std::to_string(8 * nodes);
   std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n";
-  t += "[cluster]\ninstance = \"" + instance + "\"\nnodes = 2\n";
-  t += "[parallelism]\ntp = 1\npp = 1\nvpp = 1\nep = 16\netp = 1\ncp = 1\ndp = 16\n";
-  t += "[training]\nmicro_batch = 1\nglobal_batch = 32\nseq_length = 4096\nrecompute = \"none\"\n";
+  t += "[cluster]\ninstance = \"" + instance + "\"\nnodes = " + std::to_string(nodes) + "\n";
+  t += "[parallelism]\ntp = 1\npp = 1\nvpp = 1\nep = " + gpus + "\netp = 1\ncp = 1\ndp = " + gpus + "\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = " + std::to_string(16 * nodes) +
+       "\nseq_length = 4096\nrecompute = \"none\"\n";
   t += "[dispatcher]\nname = \"" + dispatcher + "\"\n";
   t += routing;
   return parse_scenario(t, "test.toml", catalog());
@@ -129,13 +132,8 @@ TEST(DispatcherMoeCost, RemoteTokensPerDispatcher) {
     EXPECT_GT(uccl[k].combine_remote_tokens, 0) << k;
   }
   // One node (ranks 0-7 of an EP8 group): nothing crosses the network.
-  std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n";
-  t += "[cluster]\ninstance = \"p5en.48xlarge\"\nnodes = 1\n";
-  t += "[parallelism]\ntp = 1\npp = 1\nvpp = 1\nep = 8\netp = 1\ncp = 1\ndp = 8\n";
-  t += "[training]\nmicro_batch = 1\nglobal_batch = 16\nseq_length = 4096\nrecompute = \"none\"\n";
-  t += "[dispatcher]\nname = \"deepep-uccl\"\n";
   std::vector<MoeRankCost> one;
-  DispatcherMoeCost(parse_scenario(t, "one-node.toml", catalog()))
+  DispatcherMoeCost(make("deepep-uccl", "", "p5en.48xlarge", 1))
       .layer_costs(0, 0, 0, {0, 1, 2, 3, 4, 5, 6, 7}, one);
   for (const MoeRankCost& c : one) {
     EXPECT_EQ(c.dispatch_remote_tokens, 0);

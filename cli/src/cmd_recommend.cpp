@@ -1,7 +1,10 @@
 // `moetwin recommend SCENARIO --nodes 4,8,16,32,64 [--mb 1,4,8]`: for every scale and micro-batch, every
 // dispatcher valid there is predicted with its uncertainty band (the fitted profile's cross-validated
-// residuals); the winner, its margin over the runner-up and whether the margin exceeds the uncertainty;
-// then the crossovers (where the winner changes) in node count and micro-batch. Wiring only.
+// residuals); the winner, its margin over the runner-up and whether the margin exceeds the uncertainty
+// (the cross-validated error of predicted margins, margin_exceeds_uncertainty); then the crossovers (where
+// the winner changes) in node count and micro-batch. A dispatcher the fit had no runs of is also predicted
+// with each measured relative's A2A terms (generic_a2a_sources): its band and its margins cover them all.
+// Wiring only.
 #include <algorithm>
 #include <memory>
 
@@ -39,6 +42,9 @@ struct Point {
   std::string dispatcher;
   std::string status = "ok";  // ok | invalid: ... | does not fit: ...
   std::size_t row = 0;        // index into the predicted rows when status is ok
+  bool own_terms = true;      // the profile has the dispatcher's own fitted A2A terms
+  double fastest_s = 0;       // over the generic terms' sources (== the prediction with own terms)
+  double slowest_s = 0;
 };
 
 }  // namespace
@@ -125,6 +131,45 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     const std::vector<RowPrediction> preds = predict_rows(rows, all_rows(rows.size()), profile, o->threads);
     for (Point& pt : points) {
       if (pt.status == "ok" && !preds[pt.row].ok) pt.status = "invalid: " + preds[pt.row].error;
+      if (pt.status != "ok") continue;
+      pt.fastest_s = pt.slowest_s = preds[pt.row].iteration_s;
+      pt.own_terms = !profile.fitted || has_own_a2a_terms(profile, pt.dispatcher);
+    }
+    // Dispatchers without runs: the same rows with each source of their generic A2A terms.
+    std::vector<std::size_t> generic_points;  // indices into points
+    std::vector<std::size_t> generic_rows;    // their rows
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      if (points[k].status == "ok" && !points[k].own_terms) {
+        generic_points.push_back(k);
+        generic_rows.push_back(points[k].row);
+      }
+    }
+    std::vector<std::string> generic_notes;  // which dispatchers, from which sources
+    if (!generic_rows.empty()) {
+      std::string sources;
+      for (const auto& [name, variant] : generic_a2a_sources(profile)) {
+        sources += (sources.empty() ? "" : ", ") + name;
+        const std::vector<RowPrediction> alt = predict_rows(rows, generic_rows, variant, o->threads);
+        for (std::size_t k = 0; k < generic_points.size(); ++k) {
+          Point& pt = points[generic_points[k]];
+          const RowPrediction& r = alt[k];
+          if (!r.ok) {
+            pt.status = "invalid: " + r.error;
+            continue;
+          }
+          pt.fastest_s = std::min(pt.fastest_s, r.iteration_s);
+          pt.slowest_s = std::max(pt.slowest_s, r.iteration_s);
+        }
+      }
+      std::vector<std::string> names;
+      for (std::size_t k : generic_points) {
+        if (std::find(names.begin(), names.end(), points[k].dispatcher) == names.end())
+          names.push_back(points[k].dispatcher);
+      }
+      for (const std::string& d : names) {
+        generic_notes.push_back(d + ": no live runs of it in the fit; its A2A terms are the median of " +
+                                sources + "'s, and its band spans its predictions with each of their terms");
+      }
     }
 
     ResultTable table;
@@ -137,14 +182,17 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                      "predicted_iter_s",
                      "lo_s",
                      "hi_s",
+                     "a2a_terms",
                      "winner",
                      "margin_pct",
+                     "margin_uncertainty_pct",
                      "margin_exceeds_uncertainty"};
     for (const std::string& c : predict_columns()) {
       if (c != "predicted_iter_s") table.columns.push_back(c);
     }
-    std::vector<std::string> lines;                        // winners and crossovers for the text summary
-    std::map<std::pair<int, int>, std::string> winner_at;  // (mb, nodes) -> winner
+    const double uncertainty = margin_uncertainty(profile);  // -1: none in the profile (band rule)
+    std::vector<std::string> lines;                          // winners and crossovers for the text summary
+    std::map<std::pair<int, int>, std::string> winner_at;    // (mb, nodes) -> winner
     for (std::size_t g = 0; g < points.size(); g += dispatchers.size()) {
       // Group of one (mb, nodes): rank the valid dispatchers.
       std::vector<std::size_t> ok;
@@ -164,9 +212,9 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
         if (ok.size() > 1) {
           const double t1 = preds[points[ok[1]].row].iteration_s;
           margin = t1 / t0 - 1;
-          // The bands of two predictions of the same model share its error; the margin counts as real
-          // only when the bands do not overlap at all (conservative).
-          exceeds = band_for(profile, t0).hi_s < band_for(profile, t1).lo_s;
+          // Real only if it holds for whichever terms an unmeasured dispatcher has: the winner at its
+          // slowest, the runner-up at its fastest.
+          exceeds = margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, points[ok[1]].fastest_s);
         }
         lines.push_back("nodes " + std::to_string(points[g].nodes) + ", mb " + std::to_string(points[g].mb) +
                         ": " + winner + " " + format_fixed(t0, 3) + " s" +
@@ -185,12 +233,13 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                                  Cell::integer(pt.mb), pt.dispatcher,      pt.status};
         if (pt.status == "ok") {
           const Prediction& p = preds[pt.row].detail;
-          const UncertaintyBand b = band_for(profile, p.iteration_s);
           row.push_back(Cell::fixed(p.iteration_s, 6));
-          row.push_back(Cell::fixed(b.lo_s, 6));
-          row.push_back(Cell::fixed(b.hi_s, 6));
+          row.push_back(Cell::fixed(band_for(profile, pt.fastest_s).lo_s, 6));
+          row.push_back(Cell::fixed(band_for(profile, pt.slowest_s).hi_s, 6));
+          row.push_back(pt.own_terms ? "fitted" : "generic");
           row.push_back(winner);
           row.push_back(Cell::fixed(margin * 100, 2));
+          row.push_back(uncertainty >= 0 ? Cell::fixed(uncertainty * 100, 2) : Cell(""));
           row.push_back(Cell::boolean(exceeds));
           const std::vector<Cell> cells = predict_cells(p);
           for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
@@ -237,8 +286,8 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                             {{"rows", &table}, {"crossovers", &cross}});
     } else {
       ResultTable brief;
-      brief.columns = {"nodes", "mb",   "dispatcher", "status",     "predicted_iter_s",
-                       "lo_s",  "hi_s", "winner",     "margin_pct", "margin_exceeds_uncertainty"};
+      brief.columns = {"nodes", "mb",        "dispatcher", "status",     "predicted_iter_s",          "lo_s",
+                       "hi_s",  "a2a_terms", "winner",     "margin_pct", "margin_exceeds_uncertainty"};
       for (const auto& r : table.rows) {
         std::vector<Cell> b;
         for (const std::string& c : brief.columns) {
@@ -251,7 +300,17 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       content = render_key_values({{"scenario", o->scenario},
                                    {"model / instance", base.model.name + " on " + base.instance.name},
                                    {"profile", profile_label(profile)}}) +
-                "\n" + render_text(brief) + "\nwinners:\n";
+                "\n" + render_text(brief) + "\nuncertainty:\n  " +
+                (uncertainty >= 0
+                     ? "a margin counts when it exceeds " + format_fixed(uncertainty * 100, 1) +
+                           "%, the p90 error of the profile's cross-validated margins (" +
+                           std::to_string(profile.cross_validated_margin.pairs) +
+                           " pairs of dispatchers measured on one layout)"
+                     : std::string("a margin counts when the two bands do not overlap (the profile has no "
+                                   "cross-validated margin errors)")) +
+                "\n";
+      for (const std::string& n : generic_notes) content += "  " + n + "\n";
+      content += "winners:\n";
       for (const std::string& l : lines) content += "  " + l + "\n";
       content += "crossovers:\n";
       if (crossovers.empty()) content += "  none\n";

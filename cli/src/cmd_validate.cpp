@@ -58,6 +58,13 @@ ResidualSummary residuals(const std::vector<double>& errors) {
   return {s.rows, s.median_abs, s.p90_abs, s.signed_p10, s.signed_p90};
 }
 
+// Errors of the predicted time ratios of every pair of dispatchers measured on one cell.
+MarginResidualSummary margin_residuals(const std::vector<LiveRun>& runs,
+                                       const std::vector<double>& predicted) {
+  const std::vector<double> e = pair_margin_errors(rank_cells(runs, predicted), runs, predicted);
+  return {static_cast<int>(e.size()), percentile(e, 0.5), percentile(e, 0.9)};
+}
+
 // Relative errors of the rows with a prediction, and the per-campaign split.
 struct Errors {
   std::vector<double> all;
@@ -214,6 +221,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         replays += cv.replays;
         oos = cv.predicted_s;
         profile.cross_validated = residuals(errors_of(runs, oos).all);
+        profile.cross_validated_margin = margin_residuals(runs, oos);
         profile.cv_scheme = o->cv;
       }
       const std::string objective =
@@ -310,6 +318,16 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       }
     }
 
+    // Margin errors: the uncertainty of a recommendation (recommend, plan).
+    ResultTable margins;
+    margins.columns = {"scope", "pairs", "median_abs_error_pct", "p90_abs_error_pct"};
+    auto add_margins = [&](const std::string& scope, const MarginResidualSummary& m) {
+      margins.add_row({scope, Cell::integer(m.pairs), pct(m.median_abs), pct(m.p90_abs)});
+    };
+    const MarginResidualSummary head_margin = margin_residuals(runs, headline);
+    add_margins(has_cv ? "out_of_sample" : "in_sample", head_margin);
+    if (has_cv) add_margins("in_sample", margin_residuals(runs, in_sample));
+
     ResultTable params;
     params.columns = {"parameter", "value", "unit", "lo", "hi", "fitted", "meaning"};
     std::vector<std::string> shown;
@@ -330,8 +348,11 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     if (o->format == "csv") {
       content = render_csv(rows);
     } else if (o->format == "json") {
-      content = render_json(
-          context, {{"rows", &rows}, {"summary", &summary}, {"cells", &ranking}, {"parameters", &params}});
+      content = render_json(context, {{"rows", &rows},
+                                      {"summary", &summary},
+                                      {"cells", &ranking},
+                                      {"margins", &margins},
+                                      {"parameters", &params}});
     } else {
       const ErrorStats all = error_stats(head.all);
       std::vector<std::pair<std::string, std::string>> kv = {
@@ -353,6 +374,19 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                                              std::to_string(decisive) + " where the measured lead is >= 5%"});
       kv.push_back(
           {"pairwise order", std::to_string(agree) + " of " + std::to_string(pairs) + " pairs agree"});
+      {
+        std::string m = std::string(has_cv ? "out of sample" : "in sample") +
+                        ": predicted time ratio of two " + "dispatchers on one cell off by median " +
+                        format_fixed(head_margin.median_abs * 100, 1) + "%, p90 " +
+                        format_fixed(head_margin.p90_abs * 100, 1) + "% (" +
+                        std::to_string(head_margin.pairs) + " pairs)";
+        if (has_cv) {
+          const MarginResidualSummary mi = margin_residuals(runs, in_sample);
+          m += "; in sample " + format_fixed(mi.median_abs * 100, 1) + "% / " +
+               format_fixed(mi.p90_abs * 100, 1) + "%";
+        }
+        kv.push_back({"margin error", m});
+      }
       for (const auto& l : fit_lines) kv.push_back(l);
       ResultTable brief;
       brief.columns = {"campaign",         "mb",       "vpp", "overlap", "dispatcher", "iter_s",

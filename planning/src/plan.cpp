@@ -38,15 +38,27 @@ int recompute_rank(Recompute r) {
   return static_cast<int>(r);
 }
 
-// One predicted (scenario, dispatcher); InputError from the dispatcher seam or the replay propagates.
-DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile) {
+// One predicted (scenario, dispatcher), counting its replays in `predictions`; InputError from the
+// dispatcher seam or the replay propagates.
+DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile, int& predictions) {
+  ++predictions;
   const Prediction p = predict(s, predict_options_for(s, profile));
   DispatcherOutcome o;
   o.dispatcher = s.dispatcher.name;
   o.iteration_s = p.iteration_s;
   o.tokens_per_s = p.tokens_per_s;
   o.tflops_per_gpu = p.model_tflops_per_gpu;
-  o.band = band_for(profile, p.iteration_s);
+  o.fastest_s = o.slowest_s = p.iteration_s;
+  o.own_terms = !profile.fitted || has_own_a2a_terms(profile, o.dispatcher);
+  if (!o.own_terms) {
+    for (const auto& source : generic_a2a_sources(profile)) {
+      ++predictions;
+      const double t = predict(s, predict_options_for(s, source.second)).iteration_s;
+      o.fastest_s = std::min(o.fastest_s, t);
+      o.slowest_s = std::max(o.slowest_s, t);
+    }
+  }
+  o.band = {band_for(profile, o.fastest_s).lo_s, band_for(profile, o.slowest_s).hi_s};
   o.compute_s = p.compute.max_s;
   o.exposed_tp_s = p.exposed[0].max_s;
   o.exposed_ep_s = p.exposed[1].max_s;
@@ -63,10 +75,6 @@ bool faster(const DispatcherOutcome& a, const DispatcherOutcome& b) {
 }
 
 }  // namespace
-
-bool margin_exceeds_uncertainty(const UncertaintyBand& winner, const UncertaintyBand& runner_up) {
-  return winner.hi_s < runner_up.lo_s;
-}
 
 double screening_proxy(const Candidate& c, int global_batch) {
   const int microbatches = std::max(1, global_batch / (c.micro_batch * c.parallel.dp));
@@ -190,12 +198,11 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
       }
       const Scenario s = scenario_for(f.c, model, instance, gpu, reference, request);
       try {
-        ++plan.predictions;
         PlanOption o;
         o.candidate = f.c;
         o.memory_bytes = f.check.worst_bytes;
         o.hbm_bytes = f.check.hbm_bytes;
-        o.outcomes.push_back(predict_outcome(s, profile));
+        o.outcomes.push_back(predict_outcome(s, profile, plan.predictions));
         o.outcomes.back().memory_bytes = f.check.worst_bytes;
         screened.push_back(std::move(o));
       } catch (const InputError& e) {
@@ -217,8 +224,7 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
           continue;
         }
         try {
-          ++plan.predictions;
-          o.outcomes.push_back(predict_outcome(s, profile));
+          o.outcomes.push_back(predict_outcome(s, profile, plan.predictions));
           o.outcomes.back().memory_bytes = check.worst_bytes;
         } catch (const InputError& e) {
           plan.rejected.push_back({o.candidate.label(), name, std::string("invalid: ") + e.what()});
@@ -247,7 +253,8 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
     o.meets_deadline_pessimistic = deadline_s <= 0 || o.days_hi * kSecondsPerDay <= deadline_s;
     if (o.outcomes.size() >= 2) {
       o.margin_pct = (o.outcomes[1].iteration_s / b.iteration_s - 1.0) * 100.0;
-      o.margin_exceeds_uncertainty = margin_exceeds_uncertainty(b.band, o.outcomes[1].band);
+      o.margin_exceeds_uncertainty =
+          margin_exceeds_uncertainty(profile, b.slowest_s, o.outcomes[1].fastest_s);
     }
   }
   std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {

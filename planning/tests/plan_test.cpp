@@ -78,11 +78,6 @@ TEST(PlanScreening, ProxyOrdersByRecomputeAndBubble) {
   EXPECT_DOUBLE_EQ(screening_proxy(a, 16), 1.1875 * 4.0 / 3.0);
 }
 
-TEST(PlanMargin, BandsMustNotOverlap) {
-  EXPECT_TRUE(margin_exceeds_uncertainty({1.0, 2.0}, {2.5, 4.0}));
-  EXPECT_FALSE(margin_exceeds_uncertainty({1.0, 2.0}, {1.9, 4.0}));
-}
-
 class SmallPlan : public ::testing::Test {
  protected:
   static const Plan& plan() {

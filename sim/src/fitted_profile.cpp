@@ -212,12 +212,35 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
   }
 }
 
-void set_generic_a2a_from_dispatchers(SimProfile& p) {
-  std::vector<double> scales, latencies, per_copy, fill, node_latencies, remote_token;
+namespace {
+
+// The dispatchers whose fitted terms make the generic ones: the DeepEP family's when any was fitted, else
+// every fitted dispatcher's (set_generic_a2a_from_dispatchers says why).
+std::vector<std::string> generic_a2a_source_names(const SimProfile& p) {
   const bool any_deepep = std::any_of(p.a2a_by_dispatcher.begin(), p.a2a_by_dispatcher.end(),
                                       [](const auto& entry) { return is_deepep_family(entry.first); });
-  for (const auto& [name, a2a] : p.a2a_by_dispatcher) {
-    if (any_deepep && !is_deepep_family(name)) continue;
+  std::vector<std::string> names;
+  for (const auto& entry : p.a2a_by_dispatcher) {
+    if (!any_deepep || is_deepep_family(entry.first)) names.push_back(entry.first);
+  }
+  return names;
+}
+
+void set_generic_a2a(SimProfile& p, const SimProfile::A2aFit& a2a) {
+  p.a2a_time_scale = a2a.time_scale;
+  p.a2a_latency_s = a2a.latency_s;
+  p.a2a_per_copy_s = a2a.per_copy_s;
+  p.a2a_fill_tokens = a2a.fill_tokens;
+  p.a2a_node_latency_s = a2a.node_latency_s;
+  p.a2a_remote_token_s = a2a.remote_token_s;
+}
+
+}  // namespace
+
+void set_generic_a2a_from_dispatchers(SimProfile& p) {
+  std::vector<double> scales, latencies, per_copy, fill, node_latencies, remote_token;
+  for (const std::string& name : generic_a2a_source_names(p)) {
+    const SimProfile::A2aFit& a2a = p.a2a_by_dispatcher.at(name);
     scales.push_back(a2a.time_scale);
     latencies.push_back(a2a.latency_s);
     per_copy.push_back(a2a.per_copy_s);
@@ -231,12 +254,23 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
     const std::size_t n = v.size();
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   };
-  p.a2a_time_scale = median(scales);
-  p.a2a_latency_s = median(latencies);
-  p.a2a_per_copy_s = median(per_copy);
-  p.a2a_fill_tokens = median(fill);
-  p.a2a_node_latency_s = median(node_latencies);
-  p.a2a_remote_token_s = median(remote_token);
+  set_generic_a2a(p, {median(scales), median(latencies), median(per_copy), median(fill),
+                      median(node_latencies), median(remote_token)});
+}
+
+bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatcher) {
+  return profile.fitted && profile.sim.a2a_by_dispatcher.count(dispatcher) > 0;
+}
+
+std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const FittedProfile& profile) {
+  std::vector<std::pair<std::string, FittedProfile>> out;
+  if (!profile.fitted) return out;
+  for (const std::string& name : generic_a2a_source_names(profile.sim)) {
+    FittedProfile variant = profile;
+    set_generic_a2a(variant.sim, profile.sim.a2a_by_dispatcher.at(name));
+    out.emplace_back(name, std::move(variant));
+  }
+  return out;
 }
 
 FittedProfile load_fitted_profile(const std::string& path) {
@@ -293,6 +327,17 @@ FittedProfile load_fitted_profile(const std::string& path) {
   if (!cv) throw InputError({path, 0}, "cross_validated", "", "a [cross_validated] table");
   p.in_sample = read_residuals(std::move(*in_sample));
   p.cross_validated = read_residuals(std::move(*cv));
+  if (std::optional<StrictTable> margin = root.table("cross_validated_margin")) {
+    p.cross_validated_margin.pairs = margin->int32("pairs", 0, 1000000);
+    p.cross_validated_margin.median_abs = margin->number("median_abs_error", 0, 100);
+    p.cross_validated_margin.p90_abs = margin->number("p90_abs_error", 0, 100);
+    if (p.cross_validated_margin.median_abs > p.cross_validated_margin.p90_abs) {
+      throw InputError(margin->where("median_abs_error"), margin->name("median_abs_error"),
+                       format_exact(p.cross_validated_margin.median_abs),
+                       "<= p90_abs_error (" + format_exact(p.cross_validated_margin.p90_abs) + ")");
+    }
+    margin->finish();
+  }
   root.finish();
   return p;
 }
@@ -344,6 +389,14 @@ std::string fitted_profile_toml(const FittedProfile& p) {
                      p.in_sample);
   s += residual_toml("cross_validated", "out of sample: each row predicted by the fit without its group",
                      p.cross_validated);
+  if (p.cross_validated_margin.pairs > 0) {
+    s += "\n[cross_validated_margin]  # out of sample: exp(|ln predicted - ln measured time ratio|) - 1 of "
+         "every "
+         "pair of dispatchers measured on one cell\npairs = " +
+         std::to_string(p.cross_validated_margin.pairs) +
+         "\nmedian_abs_error = " + format_exact(p.cross_validated_margin.median_abs) +
+         "\np90_abs_error = " + format_exact(p.cross_validated_margin.p90_abs) + "\n";
+  }
   return s;
 }
 
@@ -363,6 +416,17 @@ UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
   }
   // measured = predicted / (1 + error): the largest error gives the smallest measured time.
   return {predicted_s / (1 + p90), predicted_s / (1 + std::max(p10, -0.95))};
+}
+
+double margin_uncertainty(const FittedProfile& profile) {
+  if (!profile.fitted || profile.cross_validated_margin.pairs == 0) return -1;
+  return profile.cross_validated_margin.p90_abs;
+}
+
+bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s) {
+  const double u = margin_uncertainty(profile);
+  if (u < 0) return band_for(profile, winner_s).hi_s < band_for(profile, runner_up_s).lo_s;
+  return runner_up_s / winner_s - 1 > u;
 }
 
 }  // namespace moetwin

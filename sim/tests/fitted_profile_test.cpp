@@ -149,6 +149,62 @@ TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {
   EXPECT_DOUBLE_EQ(unfitted.hi_s, 10 / 0.5);
 }
 
+TEST(FittedProfile, MarginResidualsRoundTripAndAreOptional) {
+  FittedProfile with = sample();
+  with.cross_validated_margin = {37, 0.12, 0.235};
+  const FittedProfile p = load_fitted_profile(write_temp("margin.toml", fitted_profile_toml(with)));
+  EXPECT_EQ(p.cross_validated_margin.pairs, 37);
+  EXPECT_EQ(p.cross_validated_margin.median_abs, 0.12);
+  EXPECT_EQ(p.cross_validated_margin.p90_abs, 0.235);
+  EXPECT_EQ(fitted_profile_toml(p), fitted_profile_toml(with));
+  // Written only when there are pairs; a profile without the table has none.
+  EXPECT_EQ(fitted_profile_toml(sample()).find("cross_validated_margin"), std::string::npos);
+  EXPECT_EQ(load_fitted_profile(write_temp("nomargin.toml", fitted_profile_toml(sample())))
+                .cross_validated_margin.pairs,
+            0);
+}
+
+TEST(FittedProfile, MarginExceedsTheCrossValidatedMarginError) {
+  FittedProfile p = sample();
+  p.cross_validated_margin = {37, 0.12, 0.2};
+  EXPECT_DOUBLE_EQ(margin_uncertainty(p), 0.2);
+  EXPECT_TRUE(margin_exceeds_uncertainty(p, 10, 12.1));
+  EXPECT_FALSE(margin_exceeds_uncertainty(p, 10, 11.9));
+  // Without margin residuals: the end-to-end bands (signed residuals -0.2..0.1: measured in
+  // [pred / 1.1, pred / 0.8]) must not overlap, a far larger margin.
+  const FittedProfile bands = sample();
+  EXPECT_EQ(margin_uncertainty(bands), -1);
+  EXPECT_FALSE(margin_exceeds_uncertainty(bands, 10, 12.1));
+  EXPECT_FALSE(margin_exceeds_uncertainty(bands, 10, 13.7));  // 12.5 > 13.7 / 1.1 = 12.45
+  EXPECT_TRUE(margin_exceeds_uncertainty(bands, 10, 13.8));
+  // An unfitted profile has no margin residuals even if the struct says so.
+  FittedProfile unfitted;
+  unfitted.cross_validated_margin = {37, 0.12, 0.2};
+  EXPECT_EQ(margin_uncertainty(unfitted), -1);
+}
+
+TEST(FittedProfile, GenericTermSourcesForDispatchersWithoutRuns) {
+  FittedProfile p = sample();  // deepep-uccl fitted
+  set_free_parameter(p.sim, "deepep-nvshmem.a2a_latency_s", 1e-3);
+  set_free_parameter(p.sim, "nccl-alltoall.a2a_time_scale", 3.8);
+  set_generic_a2a_from_dispatchers(p.sim);
+  EXPECT_TRUE(has_own_a2a_terms(p, "deepep-uccl"));
+  EXPECT_TRUE(has_own_a2a_terms(p, "nccl-alltoall"));
+  EXPECT_FALSE(has_own_a2a_terms(p, "deepep-v2-gin"));
+  const FittedProfile unfitted;
+  EXPECT_FALSE(has_own_a2a_terms(unfitted, "deepep-uccl"));
+  const auto sources = generic_a2a_sources(p);
+  ASSERT_EQ(sources.size(), 2u);  // the DeepEP family, not nccl-alltoall
+  EXPECT_EQ(sources[0].first, "deepep-nvshmem");
+  EXPECT_EQ(sources[1].first, "deepep-uccl");
+  EXPECT_EQ(sources[0].second.sim.a2a_for("deepep-v2-gin").latency_s, 1e-3);
+  EXPECT_EQ(sources[1].second.sim.a2a_for("deepep-v2-gin").latency_s, 1.5e-3);
+  EXPECT_EQ(sources[1].second.sim.a2a_for("deepep-v2-gin").node_latency_s, 7.5e-4);
+  // The measured dispatchers keep their own terms in every source profile.
+  EXPECT_EQ(sources[0].second.sim.a2a_for("deepep-uccl").latency_s, 1.5e-3);
+  EXPECT_TRUE(generic_a2a_sources(unfitted).empty());
+}
+
 // The shipped sample's TOML with `from` replaced by `to`, loaded from `name`: an InputError naming the
 // file and containing every one of `expected`.
 void expect_load_error(const std::string& name, const std::string& from, const std::string& to,

@@ -87,4 +87,22 @@ std::vector<CellRanking> rank_cells(const std::vector<LiveRun>& runs,
   return out;
 }
 
+std::vector<double> pair_margin_errors(const std::vector<CellRanking>& cells,
+                                       const std::vector<LiveRun>& runs,
+                                       const std::vector<double>& predicted_s) {
+  std::vector<double> errors;
+  for (const CellRanking& c : cells) {
+    for (std::size_t a = 0; a < c.rows.size(); ++a) {
+      for (std::size_t b = a + 1; b < c.rows.size(); ++b) {
+        const std::size_t i = c.rows[a];
+        const std::size_t j = c.rows[b];
+        const double off =
+            std::log(predicted_s.at(i) / predicted_s.at(j)) - std::log(runs[i].iter_s / runs[j].iter_s);
+        errors.push_back(std::expm1(std::abs(off)));
+      }
+    }
+  }
+  return errors;
+}
+
 }  // namespace moetwin

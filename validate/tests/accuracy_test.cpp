@@ -69,5 +69,24 @@ TEST(RankCells, FailedPredictionsAreLeftOut) {
   EXPECT_EQ(cells[0].pairs, 1);
 }
 
+TEST(PairMarginErrors, PredictedRatioAgainstMeasuredRatioEitherWay) {
+  std::vector<LiveRun> runs = {run("c", 1, "nccl", 10), run("c", 1, "uccl", 12), run("c", 1, "nvshmem", 11),
+                               run("c", 4, "nccl", 8),  run("c", 4, "uccl", 6),  run("d", 1, "nccl", 5)};
+  // mb1: nccl/uccl measured 10/12, predicted 10/15 -> off by 1.25x; nccl/nvshmem 10/11 vs 10/11 -> 0;
+  // uccl/nvshmem 12/11 vs 15/11 -> 1.25x. mb4: nccl/uccl 8/6 vs 6/8 -> (4/3)^2 the other way.
+  const std::vector<double> predicted = {10, 15, 11, 6, 8, 1};
+  const std::vector<double> e = pair_margin_errors(rank_cells(runs, predicted), runs, predicted);
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_NEAR(e[0], 0.25, 1e-12);
+  EXPECT_NEAR(e[1], 0, 1e-12);
+  EXPECT_NEAR(e[2], 0.25, 1e-12);
+  EXPECT_NEAR(e[3], 16.0 / 9.0 - 1, 1e-12);
+  // A common factor on every prediction of a cell (the shared part of its error) is no margin error.
+  std::vector<double> scaled = predicted;
+  for (double& t : scaled) t *= 1.3;
+  const std::vector<double> es = pair_margin_errors(rank_cells(runs, scaled), runs, scaled);
+  for (std::size_t i = 0; i < e.size(); ++i) EXPECT_NEAR(es[i], e[i], 1e-12);
+}
+
 }  // namespace
 }  // namespace moetwin

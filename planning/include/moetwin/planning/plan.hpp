@@ -31,7 +31,12 @@ struct DispatcherOutcome {
   double iteration_s = 0;
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;
-  UncertaintyBand band;     // where the measured iteration time is expected
+  UncertaintyBand band;  // where the measured iteration time is expected
+  // The prediction's spread over the A2A terms it might have: a dispatcher without live runs in the fit
+  // is also predicted with each generic_a2a_sources() profile (its band spans them); otherwise both are
+  // iteration_s.
+  double fastest_s = 0, slowest_s = 0;
+  bool own_terms = true;    // the profile has this dispatcher's own fitted A2A terms
   double memory_bytes = 0;  // most loaded stage with this dispatcher's buffers
   // Critical-rank-independent maxima over ranks, seconds (time breakdown).
   double compute_s = 0, exposed_tp_s = 0, exposed_ep_s = 0, exposed_pp_s = 0, exposed_dp_s = 0;
@@ -51,7 +56,7 @@ struct PlanOption {
   bool meets_deadline = true;                 // central estimate within the deadline (true if none)
   bool meets_deadline_pessimistic = true;     // slow end of the band within the deadline
   double margin_pct = 0;                      // runner-up over winner iteration time - 1, percent
-  bool margin_exceeds_uncertainty = false;    // see margin_exceeds_uncertainty()
+  bool margin_exceeds_uncertainty = false;    // sim/fitted_profile.hpp margin_exceeds_uncertainty()
   bool pareto = false;
   const DispatcherOutcome& best() const { return outcomes.front(); }
 };
@@ -75,11 +80,6 @@ struct Plan {
   int enumerated = 0;   // candidates enumerated over all node counts
   int predictions = 0;  // predict() calls
 };
-
-// Winner beats the runner-up beyond the uncertainty when their bands do not overlap: the winner's slow
-// end is still faster than the runner-up's fast end. Conservative: the bands come from end-to-end
-// residuals, part of which is shared by both dispatchers.
-bool margin_exceeds_uncertainty(const UncertaintyBand& winner, const UncertaintyBand& runner_up);
 
 // The screening order of a fitting candidate, lower first: recompute cost (full recompute repeats the
 // forward: 4/3 of the FLOPs; selective ~5%) x (1 + pipeline bubble (pp - 1) / (vpp x microbatches),

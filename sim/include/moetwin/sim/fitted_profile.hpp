@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moetwin/scenario/scenario.hpp"
@@ -58,6 +59,15 @@ struct ResidualSummary {
   double signed_p90 = 0;
 };
 
+// How far the predicted margins between two dispatchers of one layout are off (validate's
+// pair_margin_errors: exp(|ln predicted ratio - ln measured ratio|) - 1 over every pair of dispatchers
+// measured on the same cell).
+struct MarginResidualSummary {
+  int pairs = 0;  // 0: the profile has none (written before they existed, or fitted without --cv)
+  double median_abs = 0;
+  double p90_abs = 0;
+};
+
 struct FittedProfile {
   int schema_version = 1;
   std::string path;       // file it was read from; empty for the built-in defaults
@@ -69,7 +79,10 @@ struct FittedProfile {
   std::vector<std::string> fitted_keys;  // which free parameters the fit moved
   ResidualSummary in_sample;
   ResidualSummary cross_validated;  // leave-one-campaign-out; the uncertainty band comes from it
-  std::string cv_scheme;            // e.g. "leave-one-campaign-out"
+  // Out-of-sample margin errors ([cross_validated_margin], optional): what a recommendation's margin
+  // must exceed.
+  MarginResidualSummary cross_validated_margin;
+  std::string cv_scheme;  // e.g. "leave-one-campaign-out"
   // The fit's objective: "squared log ratio" or "huber <knee>" (validate --huber); optional in the file.
   std::string fit_objective = "squared log ratio";
 };
@@ -97,5 +110,26 @@ struct UncertaintyBand {
   double hi_s = 0;
 };
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s);
+
+// The margin by which a predicted winner must beat the runner-up to count as real: the p90 of the
+// cross-validated margin errors (0.2: the winner must be predicted > 20% faster); -1 when the profile has
+// none.
+double margin_uncertainty(const FittedProfile& profile);
+// Whether a predicted winner beats the runner-up beyond the uncertainty: runner_up_s / winner_s - 1 >
+// margin_uncertainty(profile). Without margin residuals, conservatively, when the two end-to-end bands do
+// not overlap (band_for; they share most of their error, so this overstates the uncertainty). Pass the
+// winner's slowest and the runner-up's fastest prediction where a dispatcher's terms are uncertain
+// (generic_a2a_sources).
+bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s);
+
+// Whether the fit had runs of `dispatcher`, which then has its own A2A terms (SimProfile::a2a_by_dispatcher);
+// false for an unfitted profile.
+bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatcher);
+// For dispatchers without their own terms: one profile per dispatcher the generic terms were taken from
+// (the set set_generic_a2a_from_dispatchers takes the median over), whose generic terms are that
+// dispatcher's own. Predicting an unmeasured dispatcher with each shows how much its prediction depends on
+// which measured relative it resembles: uncertainty no live run has measured. Empty for an unfitted
+// profile; in name order.
+std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const FittedProfile& profile);
 
 }  // namespace moetwin

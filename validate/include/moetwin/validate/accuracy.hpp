@@ -41,4 +41,13 @@ struct CellRanking {
 // rows whose prediction failed (predicted_s <= 0) are left out.
 std::vector<CellRanking> rank_cells(const std::vector<LiveRun>& runs, const std::vector<double>& predicted_s);
 
+// How far each predicted margin between two dispatchers of a cell is off: for every pair of a cell's rows,
+// exp(|ln(p_i / p_j) - ln(m_i / m_j)|) - 1 (0.1: the predicted time ratio is 10% off the measured one,
+// whichever way). This, not the end-to-end error, is the uncertainty of a recommendation: the rows of a
+// cell share the model, layout and cluster, so most of their end-to-end error is common to both. Cells in
+// rank_cells order, pairs in row order.
+std::vector<double> pair_margin_errors(const std::vector<CellRanking>& cells,
+                                       const std::vector<LiveRun>& runs,
+                                       const std::vector<double>& predicted_s);
+
 }  // namespace moetwin

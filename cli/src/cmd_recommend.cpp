@@ -148,7 +148,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     if (!generic_rows.empty()) {
       std::string sources;
       for (const auto& [name, variant] : generic_a2a_sources(profile)) {
-        sources += (sources.empty() ? "" : ", ") + name;
+        sources += (sources.empty() ? "" : " and ") + name + "'s";
         const std::vector<RowPrediction> alt = predict_rows(rows, generic_rows, variant, o->threads);
         for (std::size_t k = 0; k < generic_points.size(); ++k) {
           Point& pt = points[generic_points[k]];
@@ -167,8 +167,9 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
           names.push_back(points[k].dispatcher);
       }
       for (const std::string& d : names) {
-        generic_notes.push_back(d + ": no live runs of it in the fit; its A2A terms are the median of " +
-                                sources + "'s, and its band spans its predictions with each of their terms");
+        generic_notes.push_back(d +
+                                ": no live runs of it in the fit; its A2A terms are the per-term median of " +
+                                sources + ", and its band spans its predictions with each of their terms");
       }
     }
 
@@ -186,7 +187,9 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                      "winner",
                      "margin_pct",
                      "margin_uncertainty_pct",
-                     "margin_exceeds_uncertainty"};
+                     "margin_exceeds_uncertainty",
+                     "behind_winner_pct",
+                     "behind_beyond_uncertainty"};
     for (const std::string& c : predict_columns()) {
       if (c != "predicted_iter_s") table.columns.push_back(c);
     }
@@ -216,13 +219,21 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
           // slowest, the runner-up at its fastest.
           exceeds = margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, points[ok[1]].fastest_s);
         }
+        // Every other dispatcher: tied with the winner (within the uncertainty) or behind beyond it.
+        std::string tied, behind;
+        for (std::size_t r = 1; r < ok.size(); ++r) {
+          const Point& pt = points[ok[r]];
+          const std::string entry =
+              pt.dispatcher + " +" + format_fixed((preds[pt.row].iteration_s / t0 - 1) * 100, 1) + "%";
+          std::string& list =
+              margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, pt.fastest_s) ? behind : tied;
+          list += (list.empty() ? "" : ", ") + entry;
+        }
         lines.push_back("nodes " + std::to_string(points[g].nodes) + ", mb " + std::to_string(points[g].mb) +
                         ": " + winner + " " + format_fixed(t0, 3) + " s" +
-                        (ok.size() > 1
-                             ? ", ahead of " + points[ok[1]].dispatcher + " by " +
-                                   format_fixed(margin * 100, 1) + "%" +
-                                   (exceeds ? " (beyond the uncertainty)" : " (within the uncertainty)")
-                             : ", the only valid dispatcher"));
+                        (ok.size() > 1 ? "; within the uncertainty: " + (tied.empty() ? "none" : tied) +
+                                             "; behind beyond it: " + (behind.empty() ? "none" : behind)
+                                       : ", the only valid dispatcher"));
       } else {
         lines.push_back("nodes " + std::to_string(points[g].nodes) + ", mb " + std::to_string(points[g].mb) +
                         ": no valid dispatcher");
@@ -241,6 +252,10 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
           row.push_back(Cell::fixed(margin * 100, 2));
           row.push_back(uncertainty >= 0 ? Cell::fixed(uncertainty * 100, 2) : Cell(""));
           row.push_back(Cell::boolean(exceeds));
+          const Point& first = points[ok[0]];
+          row.push_back(Cell::fixed((p.iteration_s / preds[first.row].iteration_s - 1) * 100, 2));
+          row.push_back(Cell::boolean(&pt != &first &&
+                                      margin_exceeds_uncertainty(profile, first.slowest_s, pt.fastest_s)));
           const std::vector<Cell> cells = predict_cells(p);
           for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
         } else {
@@ -286,8 +301,16 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                             {{"rows", &table}, {"crossovers", &cross}});
     } else {
       ResultTable brief;
-      brief.columns = {"nodes", "mb",        "dispatcher", "status",     "predicted_iter_s",          "lo_s",
-                       "hi_s",  "a2a_terms", "winner",     "margin_pct", "margin_exceeds_uncertainty"};
+      brief.columns = {"nodes",
+                       "mb",
+                       "dispatcher",
+                       "status",
+                       "predicted_iter_s",
+                       "lo_s",
+                       "hi_s",
+                       "a2a_terms",
+                       "behind_winner_pct",
+                       "behind_beyond_uncertainty"};
       for (const auto& r : table.rows) {
         std::vector<Cell> b;
         for (const std::string& c : brief.columns) {

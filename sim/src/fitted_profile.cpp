@@ -1,6 +1,7 @@
 #include "moetwin/sim/fitted_profile.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -111,6 +112,17 @@ ResidualSummary read_residuals(StrictTable t) {
   }
   t.finish();
   return r;
+}
+
+// What validate --fit writes: "squared log ratio" or "huber <knee>" with a knee > 0 (format_exact).
+bool is_fit_objective(const std::string& text) {
+  if (text == "squared log ratio") return true;
+  const std::string prefix = "huber ";
+  if (text.rfind(prefix, 0) != 0 || text.size() == prefix.size()) return false;
+  const std::string number = text.substr(prefix.size());
+  char* end = nullptr;
+  const double knee = std::strtod(number.c_str(), &end);
+  return end == number.c_str() + number.size() && std::isfinite(knee) && knee > 0;
 }
 
 std::string residual_toml(const std::string& name, const std::string& comment, const ResidualSummary& r) {
@@ -291,6 +303,10 @@ FittedProfile load_fitted_profile(const std::string& path) {
   p.git_revision = root.string("git_revision");
   p.cv_scheme = root.string("cv_scheme");
   p.fit_objective = root.string_or("fit_objective", p.fit_objective);
+  if (!is_fit_objective(p.fit_objective)) {
+    throw InputError(root.where("fit_objective"), root.name("fit_objective"), quoted_string(p.fit_objective),
+                     "\"squared log ratio\" or \"huber <knee > 0>\" (what validate --fit writes)");
+  }
   {
     std::optional<StrictTable> params = root.table("parameters");
     if (!params) throw InputError({path, 0}, "parameters", "", "a [parameters] table");

@@ -235,6 +235,13 @@ TEST(FittedProfile, SchemaOneProfileIsAnInputErrorAskingForARefit) {
                     {"schema_version: 1", "refit"});
 }
 
+TEST(FittedProfile, UnknownFitObjectiveIsAnInputError) {
+  expect_load_error("objective.toml", "fit_objective = \"huber 0.1\"", "fit_objective = \"cubic\"",
+                    {"fit_objective", "cubic", "huber <knee > 0>"});
+  expect_load_error("knee.toml", "fit_objective = \"huber 0.1\"", "fit_objective = \"huber -1\"",
+                    {"fit_objective", "huber -1"});
+}
+
 TEST(FittedProfile, UnknownParameterIsAnInputError) {
   std::string text = fitted_profile_toml(sample());
   text.replace(text.find("[parameters]\n"), 13, "[parameters]\ngemm_magic = 3\n");

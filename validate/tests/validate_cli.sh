@@ -15,6 +15,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '^cv_scheme = "leave-one-campaign-out"' "$dir/fit.toml" || fail "profile without its CV scheme"
 grep -q '^\[cross_validated\]' "$dir/fit.toml" || fail "profile without cross-validated residuals"
 grep -q '^fit_objective = "huber 0.1"' "$dir/fit.toml" || fail "profile without its (default) fit objective"
+# Two cells of two dispatchers each: two cross-validated margin errors.
+grep -A1 '^\[cross_validated_margin\]' "$dir/fit.toml" | grep -q '^pairs = 2$' || fail "profile without its 2 margin errors"
 header=$(head -1 "$dir/rows.csv")
 for column in campaign iter_s predicted_iter_s predicted_tflops_gpu error_pct in_sample_iter_s in_sample_error_pct; do
   echo ",$header," | grep -q ",$column," || fail "validate CSV lacks column $column"

@@ -65,9 +65,12 @@ std::vector<std::string> table_columns(const ReportInput& in) {
                 "predicted_iter_s",
                 "lo_s",
                 "hi_s",
+                "a2a_terms",
                 "winner",
                 "margin_pct",
-                "margin_exceeds_uncertainty"};
+                "margin_exceeds_uncertainty",
+                "behind_winner_pct",
+                "behind_beyond_uncertainty"};
       break;
     case ReportKind::validate:
       wanted = {
@@ -257,12 +260,31 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
         const std::string& w = in.cell(r, {"winner"});
         const bool winner_row = (w == "true" || w == "1") || (w == in.cell(r, {"dispatcher"}));
         if (!winner_row) continue;
-        out.push_back(in.cell(r, {"model"}) + " on " + in.cell(r, {"nodes"}) + " x " +
-                      in.cell(r, {"instance"}) + (in.has("mb") ? ", mb " + in.cell(r, {"mb"}) : "") + ": " +
-                      in.cell(r, {"dispatcher"}) + " (" + in.cell(r, {"predicted_iter_s"}) +
-                      " s), ahead by " + in.cell(r, {"margin_pct"}) + "%" +
-                      (is_true(in.cell(r, {"margin_exceeds_uncertainty"})) ? ", beyond the uncertainty."
-                                                                           : ", within the uncertainty."));
+        std::string line = in.cell(r, {"model"}) + " on " + in.cell(r, {"nodes"}) + " x " +
+                           in.cell(r, {"instance"}) + (in.has("mb") ? ", mb " + in.cell(r, {"mb"}) : "") +
+                           ": " + in.cell(r, {"dispatcher"}) + " (" + in.cell(r, {"predicted_iter_s"}) +
+                           " s)";
+        if (in.has("behind_winner_pct") && in.has("behind_beyond_uncertainty")) {
+          // recommend since 2026-12-01: every other dispatcher of the point is a tie or behind beyond the
+          // uncertainty; the point's rows share nodes and mb.
+          std::string tied, behind;
+          for (std::size_t k = 0; k < n; ++k) {
+            if (k == r || in.cell(k, {"nodes"}) != in.cell(r, {"nodes"}) ||
+                (in.has("mb") && in.cell(k, {"mb"}) != in.cell(r, {"mb"})) ||
+                in.cell(k, {"behind_winner_pct"}).empty())
+              continue;
+            std::string& list = is_true(in.cell(k, {"behind_beyond_uncertainty"})) ? behind : tied;
+            list += (list.empty() ? "" : ", ") + in.cell(k, {"dispatcher"}) + " +" +
+                    in.cell(k, {"behind_winner_pct"}) + "%";
+          }
+          line += "; tied within the uncertainty: " + (tied.empty() ? std::string("none") : tied) +
+                  "; behind beyond it: " + (behind.empty() ? std::string("none") : behind) + ".";
+        } else {
+          line += ", ahead by " + in.cell(r, {"margin_pct"}) + "%" +
+                  (is_true(in.cell(r, {"margin_exceeds_uncertainty"})) ? ", beyond the uncertainty."
+                                                                       : ", within the uncertainty.");
+        }
+        out.push_back(line);
       }
       if (out.empty()) out.push_back(std::to_string(n) + " rows, no winner marked.");
       break;

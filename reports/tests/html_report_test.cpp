@@ -65,6 +65,19 @@ TEST(HtmlReport, SummaryLines) {
             "uncertainty.");
 }
 
+TEST(HtmlReport, RecommendSummaryListsTiesAndDispatchersBehind) {
+  // recommend output since 2026-12-01: each dispatcher's lag behind the point's winner and whether it is
+  // beyond the margin uncertainty; an invalid row of the point is left out.
+  const auto rec = summary_lines(load_report_input(fixture("recommend-ties.csv")));
+  ASSERT_EQ(rec.size(), 2u);
+  EXPECT_EQ(rec[0],
+            "deepseek-v3 on 8 x p6-b300.48xlarge, mb 4: deepep-uccl (19.75 s); tied within the uncertainty: "
+            "deepep-nvshmem +7.13%, deepep-v2-gin +2.31%; behind beyond it: nccl-alltoall +37.53%.");
+  EXPECT_EQ(rec[1],
+            "deepseek-v3 on 16 x p6-b300.48xlarge, mb 4: deepep-uccl (11.22 s); tied within the uncertainty: "
+            "none; behind beyond it: nccl-alltoall +37.43%.");
+}
+
 TEST(HtmlReport, FigureList) {
   const auto figs = report_figures(all_fixtures());
   std::vector<std::string> ids;

@@ -48,17 +48,12 @@ DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profil
   o.iteration_s = p.iteration_s;
   o.tokens_per_s = p.tokens_per_s;
   o.tflops_per_gpu = p.model_tflops_per_gpu;
-  o.fastest_s = o.slowest_s = p.iteration_s;
-  o.own_terms = !profile.fitted || has_own_a2a_terms(profile, o.dispatcher);
-  if (!o.own_terms) {
-    for (const auto& source : generic_a2a_sources(profile)) {
-      ++predictions;
-      const double t = predict(s, predict_options_for(s, source.second)).iteration_s;
-      o.fastest_s = std::min(o.fastest_s, t);
-      o.slowest_s = std::max(o.slowest_s, t);
-    }
-  }
-  o.band = {band_for(profile, o.fastest_s).lo_s, band_for(profile, o.slowest_s).hi_s};
+  const TermSpread spread = a2a_term_spread(s, profile, p.iteration_s);
+  predictions += static_cast<int>(spread.own_terms ? 0 : generic_a2a_sources(profile).size());
+  o.own_terms = spread.own_terms;
+  o.fastest_s = spread.fastest_s;
+  o.slowest_s = spread.slowest_s;
+  o.band = spread.band;
   o.compute_s = p.compute.max_s;
   o.exposed_tp_s = p.exposed[0].max_s;
   o.exposed_ep_s = p.exposed[1].max_s;

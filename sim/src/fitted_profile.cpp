@@ -434,6 +434,21 @@ UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
   return {predicted_s / (1 + p90), predicted_s / (1 + std::max(p10, -0.95))};
 }
 
+TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s) {
+  TermSpread t;
+  t.fastest_s = t.slowest_s = predicted_s;
+  t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
+  if (!t.own_terms) {
+    for (const auto& source : generic_a2a_sources(profile)) {
+      const double s = predict(scenario, predict_options_for(scenario, source.second)).iteration_s;
+      t.fastest_s = std::min(t.fastest_s, s);
+      t.slowest_s = std::max(t.slowest_s, s);
+    }
+  }
+  t.band = {band_for(profile, t.fastest_s).lo_s, band_for(profile, t.slowest_s).hi_s};
+  return t;
+}
+
 double margin_uncertainty(const FittedProfile& profile) {
   if (!profile.fitted || profile.cross_validated_margin.pairs == 0) return -1;
   return profile.cross_validated_margin.p90_abs;

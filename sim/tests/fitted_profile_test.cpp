@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
 
 namespace moetwin {
 namespace {
@@ -203,6 +205,38 @@ TEST(FittedProfile, GenericTermSourcesForDispatchersWithoutRuns) {
   // The measured dispatchers keep their own terms in every source profile.
   EXPECT_EQ(sources[0].second.sim.a2a_for("deepep-uccl").latency_s, 1.5e-3);
   EXPECT_TRUE(generic_a2a_sources(unfitted).empty());
+}
+
+TEST(FittedProfile, TermSpreadOfADispatcherWithoutRuns) {
+  // qwen3-30b-a3b cut to 2 layers on 2 p5en nodes, one EP16 group over both: the A2A terms matter.
+  const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  auto scenario = [&](const std::string& dispatcher) {
+    return parse_scenario(
+        "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 2\n[cluster]\ninstance = "
+        "\"p5en.48xlarge\"\nnodes = 2\n[parallelism]\ntp = 1\npp = 1\nep = 16\ndp = 16\n[training]\n"
+        "micro_batch = 1\nglobal_batch = 32\nseq_length = 4096\n[dispatcher]\nname = \"" +
+            dispatcher + "\"\n",
+        "t.toml", catalog);
+  };
+  FittedProfile p = sample();  // deepep-uccl: 1.5 ms per call, 0.75 ms per remote node
+  set_free_parameter(p.sim, "deepep-nvshmem.a2a_latency_s", 1e-4);
+  set_free_parameter(p.sim, "deepep-nvshmem.a2a_node_latency_s", 0);
+  set_generic_a2a_from_dispatchers(p.sim);
+  const Scenario gin = scenario("deepep-v2-gin");
+  const double t = predict(gin, predict_options_for(gin, p)).iteration_s;
+  const TermSpread spread = a2a_term_spread(gin, p, t);
+  EXPECT_FALSE(spread.own_terms);
+  EXPECT_LT(spread.fastest_s, t);  // with NVSHMEM's cheaper calls
+  EXPECT_GT(spread.slowest_s, t);  // with UCCL-EP's dearer ones
+  EXPECT_EQ(spread.band.lo_s, band_for(p, spread.fastest_s).lo_s);
+  EXPECT_EQ(spread.band.hi_s, band_for(p, spread.slowest_s).hi_s);
+  // A dispatcher with its own terms is not replayed: both ends are its prediction.
+  const Scenario uccl = scenario("deepep-uccl");
+  const TermSpread own = a2a_term_spread(uccl, p, 12.5);
+  EXPECT_TRUE(own.own_terms);
+  EXPECT_EQ(own.fastest_s, 12.5);
+  EXPECT_EQ(own.slowest_s, 12.5);
+  EXPECT_EQ(own.band.lo_s, band_for(p, 12.5).lo_s);
 }
 
 // The shipped sample's TOML with `from` replaced by `to`, loaded from `name`: an InputError naming the

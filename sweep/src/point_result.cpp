@@ -52,7 +52,9 @@ std::vector<SweepColumn> make_columns() {
       {"routing_seed", T::integer, 0, "", "root seed of the routing streams"},
       {"calibration_profile", T::text, 0, "", "the scenario's [calibration] profile (\"\" = default)"},
       {"iteration_s", T::real, 6, "s", "predicted iteration time"},
-      {"iteration_lo_s", T::real, 6, "s", "uncertainty band, low end (\"\" when the profile gives none)"},
+      {"iteration_lo_s", T::real, 6, "s",
+       "uncertainty band, low end (\"\" when the profile gives none; for a dispatcher without live runs it "
+       "spans its predictions with each measured relative's A2A terms)"},
       {"iteration_hi_s", T::real, 6, "s", "uncertainty band, high end (\"\" when the profile gives none)"},
       {"tokens_s", T::real, 1, "tokens/s", "global batch x sequence length / iteration time"},
       {"tflops_gpu", T::real, 2, "TFLOP/s", "model TFLOP/s per GPU (Megatron accounting)"},
@@ -183,7 +185,7 @@ PointRow evaluate_point(const SweepSpec& spec, std::size_t id, const SweepPredic
     const Prediction p = predict(point.scenario, predictor.options_for(point.scenario));
     put_prediction(p, row.cells);
     double lo = 0, hi = 0;
-    if (predictor.band(p.iteration_s, lo, hi)) {
+    if (predictor.band(point.scenario, p.iteration_s, lo, hi)) {
       row.cells[sweep_column("iteration_lo_s")] = format_exact(lo);
       row.cells[sweep_column("iteration_hi_s")] = format_exact(hi);
     }

@@ -15,8 +15,8 @@ class ProfilePredictor final : public SweepPredictor {
   PredictOptions options_for(const Scenario& scenario) const override {
     return predict_options_for(scenario, profile_);
   }
-  bool band(double predicted_s, double& lo_s, double& hi_s) const override {
-    const UncertaintyBand b = band_for(profile_, predicted_s);
+  bool band(const Scenario& scenario, double predicted_s, double& lo_s, double& hi_s) const override {
+    const UncertaintyBand b = a2a_term_spread(scenario, profile_, predicted_s).band;
     lo_s = b.lo_s;
     hi_s = b.hi_s;
     return true;

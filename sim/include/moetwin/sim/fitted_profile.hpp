@@ -132,4 +132,16 @@ bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatch
 // profile; in name order.
 std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const FittedProfile& profile);
 
+// A prediction's spread over the A2A terms its dispatcher might have: for a dispatcher with its own terms
+// (or an unfitted profile) both ends are `predicted_s`; otherwise the scenario is predicted again with
+// each generic_a2a_sources() profile and the ends are the fastest and slowest of those and `predicted_s`.
+// band is band_for's, from the fastest end's low to the slowest end's high.
+struct TermSpread {
+  bool own_terms = true;
+  double fastest_s = 0;
+  double slowest_s = 0;
+  UncertaintyBand band;
+};
+TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s);
+
 }  // namespace moetwin

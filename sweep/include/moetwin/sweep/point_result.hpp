@@ -43,8 +43,10 @@ class SweepPredictor {
  public:
   virtual ~SweepPredictor() = default;
   virtual PredictOptions options_for(const Scenario& scenario) const = 0;
-  // Band [lo_s, hi_s] around a predicted iteration time; false when the profile gives none.
-  virtual bool band(double predicted_s, double& lo_s, double& hi_s) const = 0;
+  // Band [lo_s, hi_s] around the predicted iteration time of `scenario`; false when the profile gives
+  // none. For a dispatcher the profile has no runs of, it spans the scenario's predictions with each
+  // measured relative's A2A terms (a2a_term_spread, sim/fitted_profile.hpp), which it may replay.
+  virtual bool band(const Scenario& scenario, double predicted_s, double& lo_s, double& hi_s) const = 0;
 };
 
 // Builds, validates, predicts and renders point `id`. Never throws for a bad point: it becomes an

@@ -28,7 +28,7 @@ struct RecommendOptions {
   std::vector<int> nodes;
   std::vector<int> mbs;
   std::vector<std::string> dispatchers;
-  int pp = 0;
+  std::vector<int> pp;  // empty: the scenario's; one value: every node count; else one per node count
   int gbs = 0;
   std::string profile;
   int threads = 2;
@@ -38,6 +38,7 @@ struct RecommendOptions {
 
 struct Point {
   int nodes = 0;
+  int pp = 0;
   int mb = 0;
   std::string dispatcher;
   std::string status = "ok";  // ok | invalid: ... | does not fit: ...
@@ -46,6 +47,11 @@ struct Point {
   double fastest_s = 0;       // over the generic terms' sources (== the prediction with own terms)
   double slowest_s = 0;
 };
+
+std::string point_label(const Point& p) {
+  return "nodes " + std::to_string(p.nodes) + " (pp " + std::to_string(p.pp) + "), mb " +
+         std::to_string(p.mb);
+}
 
 }  // namespace
 
@@ -65,7 +71,11 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--dispatchers", o->dispatchers,
                   "Dispatchers to compare (default: every catalog dispatcher)")
       ->delimiter(',');
-  cmd->add_option("--pp", o->pp, "Pipeline stages (default: the scenario's)")->check(CLI::Range(1, 512));
+  cmd->add_option("--pp", o->pp,
+                  "Pipeline stages: one value for every node count, or one per --nodes entry (e.g. --nodes "
+                  "8,16,32 --pp 2,4,8); default the scenario's")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 512));
   cmd->add_option("--gbs", o->gbs, "Global batch (default: the scenario's)")->check(CLI::Range(1, 1 << 24));
   add_profile_option(cmd, o->profile);
   cmd->add_option("--threads", o->threads, "Predictions in parallel (results identical for any count)")
@@ -78,6 +88,14 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     const Scenario base = load_scenario_file(o->scenario, catalog);
     const FittedProfile profile = resolve_fitted_profile(o->profile);
     std::vector<int> mbs = o->mbs.empty() ? std::vector<int>{base.training.micro_batch} : o->mbs;
+    if (o->pp.size() > 1 && o->pp.size() != o->nodes.size()) {
+      throw InputError({"", 0}, "--pp", std::to_string(o->pp.size()) + " values",
+                       "one value, or one per --nodes entry (" + std::to_string(o->nodes.size()) + ")");
+    }
+    auto pp_at = [&](std::size_t node_index) {
+      if (o->pp.empty()) return base.parallel.pp;
+      return o->pp.size() == 1 ? o->pp[0] : o->pp[node_index];
+    };
     std::vector<std::string> dispatchers = o->dispatchers;
     if (dispatchers.empty()) {
       for (const auto& [name, spec] : catalog.dispatchers()) dispatchers.push_back(name);
@@ -91,13 +109,14 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     std::vector<Point> points;
     std::vector<LiveRun> rows;
     for (int mb : mbs) {
-      for (int n : o->nodes) {
+      for (std::size_t ni = 0; ni < o->nodes.size(); ++ni) {
+        const int n = o->nodes[ni];
         for (const std::string& d : dispatchers) {
-          Point pt{n, mb, d, "ok", 0};
+          Point pt{n, pp_at(ni), mb, d, "ok", 0};
           Scenario s = base;
           s.nodes = n;
           s.training.micro_batch = mb;
-          if (o->pp > 0) s.parallel.pp = o->pp;
+          s.parallel.pp = pp_at(ni);
           if (o->gbs > 0) s.training.global_batch = o->gbs;
           s.dispatcher = catalog.dispatchers().at(d);
           s.name = base.name + ".n" + std::to_string(n) + ".mb" + std::to_string(mb) + "." + d;
@@ -177,6 +196,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     table.columns = {"model",
                      "instance",
                      "nodes",
+                     "pp",
                      "mb",
                      "dispatcher",
                      "status",
@@ -229,19 +249,22 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
               margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, pt.fastest_s) ? behind : tied;
           list += (list.empty() ? "" : ", ") + entry;
         }
-        lines.push_back("nodes " + std::to_string(points[g].nodes) + ", mb " + std::to_string(points[g].mb) +
-                        ": " + winner + " " + format_fixed(t0, 3) + " s" +
+        lines.push_back(point_label(points[g]) + ": " + winner + " " + format_fixed(t0, 3) + " s" +
                         (ok.size() > 1 ? "; within the uncertainty: " + (tied.empty() ? "none" : tied) +
                                              "; behind beyond it: " + (behind.empty() ? "none" : behind)
                                        : ", the only valid dispatcher"));
       } else {
-        lines.push_back("nodes " + std::to_string(points[g].nodes) + ", mb " + std::to_string(points[g].mb) +
-                        ": no valid dispatcher");
+        lines.push_back(point_label(points[g]) + ": no valid dispatcher");
       }
       for (std::size_t k = g; k < g + dispatchers.size(); ++k) {
         const Point& pt = points[k];
-        std::vector<Cell> row = {base.model.name,      base.instance.name, Cell::integer(pt.nodes),
-                                 Cell::integer(pt.mb), pt.dispatcher,      pt.status};
+        std::vector<Cell> row = {base.model.name,
+                                 base.instance.name,
+                                 Cell::integer(pt.nodes),
+                                 Cell::integer(pt.pp),
+                                 Cell::integer(pt.mb),
+                                 pt.dispatcher,
+                                 pt.status};
         if (pt.status == "ok") {
           const Prediction& p = preds[pt.row].detail;
           row.push_back(Cell::fixed(p.iteration_s, 6));
@@ -302,6 +325,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     } else {
       ResultTable brief;
       brief.columns = {"nodes",
+                       "pp",
                        "mb",
                        "dispatcher",
                        "status",

@@ -60,6 +60,7 @@ std::vector<std::string> table_columns(const ReportInput& in) {
       wanted = {"model",
                 "instance",
                 "nodes",
+                "pp",
                 "mb",
                 "dispatcher",
                 "predicted_iter_s",

@@ -47,7 +47,13 @@ awk -F, -v p90="$p90" '
     exit bad
   }' "$dir/rec.csv" || fail "recommend CSV checks"
 
-"$bin" recommend "$scenario" --nodes 2 --profile "$profile" >"$dir/rec.txt"
+"$bin" recommend "$scenario" --nodes 2,4 --pp 1,2 --profile "$profile" >"$dir/rec.txt"
+grep -q "nodes 4 (pp 2), mb 2: " "$dir/rec.txt" || fail "--pp per node count not applied"
 grep -q "a margin counts when it exceeds" "$dir/rec.txt" || fail "text output does not state the margin rule"
 grep -q "deepep-v2-gin: no live runs of it in the fit; its A2A terms are the per-term median of deepep-nvshmem.s and deepep-uccl.s" "$dir/rec.txt" || fail "text output does not flag v2-gin"
+# Bad input: --pp with neither one value nor one per node count.
+set +e
+"$bin" recommend "$scenario" --nodes 2,4,8 --pp 1,2 --profile "$profile" 2>"$dir/e1.log"; s1=$?
+set -e
+[ "$s1" -eq 2 ] && grep -q -- "--pp" "$dir/e1.log" || fail "--pp count mismatch: status $s1"
 echo "recommend_cli: ok"

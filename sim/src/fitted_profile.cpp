@@ -85,7 +85,6 @@ const std::vector<FreeParameter>& parameter_table() {
        "time per token sent to (combine: received from) another node per dispatch/combine call, whatever the "
        "hidden size",
        5e-8},
-      {"a2a_host_s", "s", 0.0, 5e-3, "host time per forward dispatch after the token-count sync", 2e-4},
   };
   return table;
 }
@@ -137,9 +136,9 @@ std::string residual_toml(const std::string& name, const std::string& comment, c
 }  // namespace
 
 const std::vector<std::string>& a2a_parameter_leaves() {
-  static const std::vector<std::string> leaves = {
-      "a2a_time_scale",     "a2a_latency_s",      "a2a_per_copy_s", "a2a_fill_tokens",
-      "a2a_node_latency_s", "a2a_remote_token_s", "a2a_host_s"};
+  static const std::vector<std::string> leaves = {"a2a_time_scale",     "a2a_latency_s",
+                                                  "a2a_per_copy_s",     "a2a_fill_tokens",
+                                                  "a2a_node_latency_s", "a2a_remote_token_s"};
   return leaves;
 }
 
@@ -163,7 +162,6 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
     if (split->second == "a2a_fill_tokens") return a2a.fill_tokens;
     if (split->second == "a2a_node_latency_s") return a2a.node_latency_s;
     if (split->second == "a2a_remote_token_s") return a2a.remote_token_s;
-    if (split->second == "a2a_host_s") return a2a.host_s;
     return split->second == "a2a_latency_s" ? a2a.latency_s : a2a.per_copy_s;
   }
   if (key == "compute_time_scale") return p.compute_time_scale;
@@ -177,7 +175,6 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (key == "a2a_fill_tokens") return p.a2a_fill_tokens;
   if (key == "a2a_node_latency_s") return p.a2a_node_latency_s;
   if (key == "a2a_remote_token_s") return p.a2a_remote_token_s;
-  if (key == "a2a_host_s") return p.a2a_host_s;
   throw std::logic_error("unknown free parameter " + key);
 }
 
@@ -194,8 +191,6 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
       it->second.node_latency_s = value;
     } else if (split->second == "a2a_remote_token_s") {
       it->second.remote_token_s = value;
-    } else if (split->second == "a2a_host_s") {
-      it->second.host_s = value;
     } else {
       it->second.per_copy_s = value;
     }
@@ -224,8 +219,6 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
     p.a2a_node_latency_s = value;
   } else if (key == "a2a_remote_token_s") {
     p.a2a_remote_token_s = value;
-  } else if (key == "a2a_host_s") {
-    p.a2a_host_s = value;
   } else {
     throw std::logic_error("unknown free parameter " + key);
   }
@@ -252,13 +245,12 @@ void set_generic_a2a(SimProfile& p, const SimProfile::A2aFit& a2a) {
   p.a2a_fill_tokens = a2a.fill_tokens;
   p.a2a_node_latency_s = a2a.node_latency_s;
   p.a2a_remote_token_s = a2a.remote_token_s;
-  p.a2a_host_s = a2a.host_s;
 }
 
 }  // namespace
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
-  std::vector<double> scales, latencies, per_copy, fill, node_latencies, remote_token, host;
+  std::vector<double> scales, latencies, per_copy, fill, node_latencies, remote_token;
   for (const std::string& name : generic_a2a_source_names(p)) {
     const SimProfile::A2aFit& a2a = p.a2a_by_dispatcher.at(name);
     scales.push_back(a2a.time_scale);
@@ -267,7 +259,6 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
     fill.push_back(a2a.fill_tokens);
     node_latencies.push_back(a2a.node_latency_s);
     remote_token.push_back(a2a.remote_token_s);
-    host.push_back(a2a.host_s);
   }
   if (scales.empty()) return;
   auto median = [](std::vector<double> v) {
@@ -276,7 +267,7 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   };
   set_generic_a2a(p, {median(scales), median(latencies), median(per_copy), median(fill),
-                      median(node_latencies), median(remote_token), median(host)});
+                      median(node_latencies), median(remote_token)});
 }
 
 bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatcher) {
@@ -408,8 +399,7 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "\na2a_per_copy_s = " + format_exact(a2a.per_copy_s) +
          "\na2a_fill_tokens = " + format_exact(a2a.fill_tokens) +
          "\na2a_node_latency_s = " + format_exact(a2a.node_latency_s) +
-         "\na2a_remote_token_s = " + format_exact(a2a.remote_token_s) +
-         "\na2a_host_s = " + format_exact(a2a.host_s) + "\n";
+         "\na2a_remote_token_s = " + format_exact(a2a.remote_token_s) + "\n";
   }
   s += residual_toml("in_sample", "relative error (predicted - measured) / measured, fitted on every row",
                      p.in_sample);

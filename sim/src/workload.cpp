@@ -488,7 +488,7 @@ class StageBuilder : public StageEmitter {
 
   void moe_attn_tail_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
     router_fwd(p, ch, phase, bwd);
-    add_layer_host(ch, c_.prof.moe_host_s + c_.prof.a2a_for(c_.s.dispatcher.name).host_s, false);
+    add_layer_host(ch, c_.prof.moe_host_s, false);
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
       var_op(p, ch, "moe.permute", phase, VarKind::permute, false, layer, 6, bwd, false);
     }

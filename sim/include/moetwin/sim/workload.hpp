@@ -109,13 +109,6 @@ struct SimProfile {
   // per-byte cost; the live runs can (hidden 4096 and 7168): with it, the per-byte scale stays at the
   // benchmark rate. Counted on MoeRankCost::dispatch_remote_tokens / combine_remote_tokens.
   double a2a_remote_token_s = 0;
-  // Fitted: host time per forward dispatch after the token-count sync, s: the dispatcher's own Python
-  // and launch-path work between learning the counts and its A2A starting (the alltoall dispatcher's split
-  // lists and count bookkeeping, torch's all_to_all_single enqueueing a send and a receive per EP peer;
-  // DeepEP's handle and receive-buffer setup). Issued like moe_host_s, where nothing is queued to hide it
-  // unless another microbatch's work is (overlap_moe_a2a). Forward and recompute only: the backward's
-  // A2As reuse the forward's layout from C++ autograd.
-  double a2a_host_s = 0;
   struct A2aFit {
     double time_scale = 1;
     double latency_s = 0;
@@ -123,13 +116,12 @@ struct SimProfile {
     double fill_tokens = 0;
     double node_latency_s = 0;
     double remote_token_s = 0;
-    double host_s = 0;
   };
   std::map<std::string, A2aFit> a2a_by_dispatcher;
   // The generic A2A terms above as one set.
   A2aFit generic_a2a() const {
-    return {a2a_time_scale,     a2a_latency_s,      a2a_per_copy_s, a2a_fill_tokens,
-            a2a_node_latency_s, a2a_remote_token_s, a2a_host_s};
+    return {a2a_time_scale,  a2a_latency_s,      a2a_per_copy_s,
+            a2a_fill_tokens, a2a_node_latency_s, a2a_remote_token_s};
   }
   // `dispatcher`'s own A2A terms, or the generic ones when the fit had no runs of it.
   A2aFit a2a_for(const std::string& dispatcher) const {

@@ -270,7 +270,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
           row.push_back(Cell::fixed(p.iteration_s, 6));
           row.push_back(Cell::fixed(band_for(profile, pt.fastest_s).lo_s, 6));
           row.push_back(Cell::fixed(band_for(profile, pt.slowest_s).hi_s, 6));
-          row.push_back(pt.own_terms ? "fitted" : "generic");
+          row.push_back(a2a_terms_label(profile, pt.dispatcher));
           row.push_back(winner);
           row.push_back(Cell::fixed(margin * 100, 2));
           row.push_back(uncertainty >= 0 ? Cell::fixed(uncertainty * 100, 2) : Cell(""));

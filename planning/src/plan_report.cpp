@@ -16,9 +16,28 @@ std::string money(double usd) {
   return usd < 0 ? std::string("-") : "$" + format_fixed(usd, 0);
 }
 
+// A dispatcher's name, starred when the profile has no live runs of it (its A2A terms are its measured
+// relatives'; footnote kGenericFootnote).
+std::string dispatcher_text(const DispatcherOutcome& d) {
+  return d.dispatcher + (d.own_terms ? "" : "*");
+}
+constexpr const char* kGenericFootnote =
+    "* no live runs of this dispatcher in the fitted profile: predicted with the median of its measured "
+    "relatives' A2A terms, its band spanning their own; margins must hold for either\n";
+
+// Whether a starred name is shown: the text shows each option's dispatcher and runner-up.
+bool any_generic(const Plan& plan) {
+  for (const PlanOption& o : plan.options) {
+    for (std::size_t k = 0; k < o.outcomes.size() && k < 2; ++k) {
+      if (!o.outcomes[k].own_terms) return true;
+    }
+  }
+  return false;
+}
+
 std::string margin_text(const PlanOption& o) {
-  if (o.outcomes.size() < 2) return "only " + o.best().dispatcher + " predicted";
-  return "+" + format_fixed(o.margin_pct, 1) + "% vs " + o.outcomes[1].dispatcher +
+  if (o.outcomes.size() < 2) return "only " + dispatcher_text(o.best()) + " predicted";
+  return "+" + format_fixed(o.margin_pct, 1) + "% vs " + dispatcher_text(o.outcomes[1]) +
          (o.margin_exceeds_uncertainty ? " (beyond the uncertainty)" : " (within the uncertainty)");
 }
 
@@ -31,7 +50,7 @@ ResultTable brief_table(const Plan& plan, bool pareto_only) {
     if (pareto_only && !o.pareto) continue;
     const DispatcherOutcome& b = o.best();
     t.add_row({Cell::integer(static_cast<std::int64_t>(i + 1)), Cell::integer(o.candidate.nodes),
-               layout_text(o.candidate), b.dispatcher, Cell::fixed(b.iteration_s, 3),
+               layout_text(o.candidate), dispatcher_text(b), Cell::fixed(b.iteration_s, 3),
                format_fixed(b.band.lo_s, 2) + ".." + format_fixed(b.band.hi_s, 2), Cell::fixed(o.days, 1),
                format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1), Cell::fixed(o.node_hours, 0),
                money(o.cost_usd), plan.request.deadline_days <= 0 ? "-" : (o.meets_deadline ? "yes" : "no"),
@@ -59,6 +78,7 @@ ResultTable plan_options_table(const Plan& plan) {
                "gbs",
                "seq",
                "dispatcher",
+               "a2a_terms",
                "runner_up",
                "margin_pct",
                "margin_exceeds_uncertainty",
@@ -106,6 +126,7 @@ ResultTable plan_options_table(const Plan& plan) {
                Cell::integer(plan.request.global_batch),
                Cell::integer(plan.request.seq_length),
                b.dispatcher,
+               b.a2a_terms,
                has_runner ? o.outcomes[1].dispatcher : std::string(),
                has_runner ? Cell::fixed(o.margin_pct, 2) : Cell(""),
                Cell::boolean(o.margin_exceeds_uncertainty),
@@ -168,7 +189,7 @@ std::string render_plan_text(const Plan& plan, bool explain) {
   } else {
     const PlanOption& o = plan.options[static_cast<std::size_t>(plan.recommended)];
     out += "recommendation: " + std::to_string(o.candidate.nodes) + " x " + r.instance + ", " +
-           layout_text(o.candidate) + ", " + o.best().dispatcher + ": " + format_fixed(o.days, 1) +
+           layout_text(o.candidate) + ", " + dispatcher_text(o.best()) + ": " + format_fixed(o.days, 1) +
            " days (" + format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1) + "), " +
            format_fixed(o.node_hours, 0) + " node-hours" + (o.cost_usd >= 0 ? ", " + money(o.cost_usd) : "") +
            "\n";
@@ -177,6 +198,7 @@ std::string render_plan_text(const Plan& plan, bool explain) {
   }
   out += "\nPareto front (time to train vs cost):\n" + render_text(brief_table(plan, true));
   out += "\nall options, fastest first:\n" + render_text(brief_table(plan, false));
+  if (any_generic(plan)) out += kGenericFootnote;
   if (explain) out += "\nrejected candidates:\n" + render_text(plan_rejected_table(plan));
   return out;
 }

@@ -161,5 +161,32 @@ TEST(PlanDeadline, NoOptionMeetsAnImpossibleDeadline) {
   EXPECT_NE(render_plan_text(p, false).find("no option meets the deadline"), std::string::npos);
 }
 
+TEST(PlanReport, DispatcherWithoutRunsIsStarredWithAFootnote) {
+  // One option whose runner-up the profile has no runs of: starred where shown, explained once, and
+  // labelled in the options table.
+  PlanRequest r = small_request();
+  r.tokens = 1e15;
+  r.dispatcher_finalists = 0;
+  r.predictions_per_node_count = 1;
+  Plan p = make_plan(catalog(), r, unfitted());
+  ASSERT_EQ(p.options.size(), 1u);
+  const std::string plain = render_plan_text(p, false);
+  EXPECT_EQ(plain.find("no live runs of this dispatcher"), std::string::npos);
+  EXPECT_EQ(p.options[0].best().a2a_terms, "defaults");  // unfitted profile
+  DispatcherOutcome generic = p.options[0].best();
+  generic.dispatcher = "deepep-v2-gin";
+  generic.own_terms = false;
+  generic.a2a_terms = "generic";
+  generic.iteration_s *= 1.05;
+  p.options[0].outcomes.push_back(generic);
+  p.options[0].margin_pct = 5;
+  const std::string text = render_plan_text(p, false);
+  EXPECT_NE(text.find("+5.0% vs deepep-v2-gin* (within the uncertainty)"), std::string::npos) << text;
+  EXPECT_NE(text.find("* no live runs of this dispatcher in the fitted profile"), std::string::npos);
+  const ResultTable t = plan_options_table(p);
+  EXPECT_EQ(t.rows[0][t.column("a2a_terms")].text, "defaults");
+  EXPECT_EQ(t.rows[0][t.column("runner_up")].text, "deepep-v2-gin");
+}
+
 }  // namespace
 }  // namespace moetwin

@@ -274,6 +274,11 @@ bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatch
   return profile.fitted && profile.sim.a2a_by_dispatcher.count(dispatcher) > 0;
 }
 
+std::string a2a_terms_label(const FittedProfile& profile, const std::string& dispatcher) {
+  if (!profile.fitted) return "defaults";
+  return has_own_a2a_terms(profile, dispatcher) ? "fitted" : "generic";
+}
+
 std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const FittedProfile& profile) {
   std::vector<std::pair<std::string, FittedProfile>> out;
   if (!profile.fitted) return out;

@@ -195,6 +195,9 @@ TEST(FittedProfile, GenericTermSourcesForDispatchersWithoutRuns) {
   EXPECT_FALSE(has_own_a2a_terms(p, "deepep-v2-gin"));
   const FittedProfile unfitted;
   EXPECT_FALSE(has_own_a2a_terms(unfitted, "deepep-uccl"));
+  EXPECT_EQ(a2a_terms_label(p, "deepep-uccl"), "fitted");
+  EXPECT_EQ(a2a_terms_label(p, "deepep-v2-gin"), "generic");
+  EXPECT_EQ(a2a_terms_label(unfitted, "deepep-v2-gin"), "defaults");
   const auto sources = generic_a2a_sources(p);
   ASSERT_EQ(sources.size(), 2u);  // the DeepEP family, not nccl-alltoall
   EXPECT_EQ(sources[0].first, "deepep-nvshmem");

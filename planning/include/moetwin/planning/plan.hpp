@@ -36,7 +36,8 @@ struct DispatcherOutcome {
   // is also predicted with each generic_a2a_sources() profile (its band spans them); otherwise both are
   // iteration_s.
   double fastest_s = 0, slowest_s = 0;
-  bool own_terms = true;    // the profile has this dispatcher's own fitted A2A terms
+  bool own_terms = true;    // the profile has this dispatcher's own fitted A2A terms (or is unfitted)
+  std::string a2a_terms;    // a2a_terms_label: "fitted", "generic" or "defaults"
   double memory_bytes = 0;  // most loaded stage with this dispatcher's buffers
   // Critical-rank-independent maxima over ranks, seconds (time breakdown).
   double compute_s = 0, exposed_tp_s = 0, exposed_ep_s = 0, exposed_pp_s = 0, exposed_dp_s = 0;

@@ -125,6 +125,9 @@ bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, d
 // Whether the fit had runs of `dispatcher`, which then has its own A2A terms (SimProfile::a2a_by_dispatcher);
 // false for an unfitted profile.
 bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatcher);
+// Where `dispatcher`'s A2A terms come from, for outputs: "fitted" (its own), "generic" (its measured
+// relatives', generic_a2a_sources) or "defaults" (an unfitted profile).
+std::string a2a_terms_label(const FittedProfile& profile, const std::string& dispatcher);
 // For dispatchers without their own terms: one profile per dispatcher the generic terms were taken from
 // (the set set_generic_a2a_from_dispatchers takes the median over), whose generic terms are that
 // dispatcher's own. Predicting an unmeasured dispatcher with each shows how much its prediction depends on

@@ -46,6 +46,7 @@ struct Point {
   bool own_terms = true;      // the profile has the dispatcher's own fitted A2A terms
   double fastest_s = 0;       // over the generic terms' sources (== the prediction with own terms)
   double slowest_s = 0;
+  bool beyond = false;  // behind its point's winner beyond the uncertainty (margin_exceeds_uncertainty)
 };
 
 std::string point_label(const Point& p) {
@@ -232,22 +233,21 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
         const double t0 = preds[points[ok[0]].row].iteration_s;
         winner = points[ok[0]].dispatcher;
         winner_at[{points[g].mb, points[g].nodes}] = winner;
-        if (ok.size() > 1) {
-          const double t1 = preds[points[ok[1]].row].iteration_s;
-          margin = t1 / t0 - 1;
-          // Real only if it holds for whichever terms an unmeasured dispatcher has: the winner at its
-          // slowest, the runner-up at its fastest.
-          exceeds = margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, points[ok[1]].fastest_s);
-        }
-        // Every other dispatcher: tied with the winner (within the uncertainty) or behind beyond it.
+        // Every other dispatcher: tied with the winner (within the uncertainty) or behind beyond it. Real
+        // only if it holds for whichever terms an unmeasured dispatcher has: the winner at its slowest, the
+        // other at its fastest.
         std::string tied, behind;
         for (std::size_t r = 1; r < ok.size(); ++r) {
-          const Point& pt = points[ok[r]];
+          Point& pt = points[ok[r]];
+          pt.beyond = margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, pt.fastest_s);
           const std::string entry =
               pt.dispatcher + " +" + format_fixed((preds[pt.row].iteration_s / t0 - 1) * 100, 1) + "%";
-          std::string& list =
-              margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, pt.fastest_s) ? behind : tied;
+          std::string& list = pt.beyond ? behind : tied;
           list += (list.empty() ? "" : ", ") + entry;
+        }
+        if (ok.size() > 1) {
+          margin = preds[points[ok[1]].row].iteration_s / t0 - 1;
+          exceeds = points[ok[1]].beyond;
         }
         lines.push_back(point_label(points[g]) + ": " + winner + " " + format_fixed(t0, 3) + " s" +
                         (ok.size() > 1 ? "; within the uncertainty: " + (tied.empty() ? "none" : tied) +
@@ -275,10 +275,8 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
           row.push_back(Cell::fixed(margin * 100, 2));
           row.push_back(uncertainty >= 0 ? Cell::fixed(uncertainty * 100, 2) : Cell(""));
           row.push_back(Cell::boolean(exceeds));
-          const Point& first = points[ok[0]];
-          row.push_back(Cell::fixed((p.iteration_s / preds[first.row].iteration_s - 1) * 100, 2));
-          row.push_back(Cell::boolean(&pt != &first &&
-                                      margin_exceeds_uncertainty(profile, first.slowest_s, pt.fastest_s)));
+          row.push_back(Cell::fixed((p.iteration_s / preds[points[ok[0]].row].iteration_s - 1) * 100, 2));
+          row.push_back(Cell::boolean(pt.beyond));
           const std::vector<Cell> cells = predict_cells(p);
           for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
         } else {

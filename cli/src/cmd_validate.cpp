@@ -58,10 +58,12 @@ ResidualSummary residuals(const std::vector<double>& errors) {
   return {s.rows, s.median_abs, s.p90_abs, s.signed_p10, s.signed_p90};
 }
 
-// Errors of the predicted time ratios of every pair of dispatchers measured on one cell.
-MarginResidualSummary margin_residuals(const std::vector<LiveRun>& runs,
+// Errors of the predicted time ratios of every pair of dispatchers measured on one cell of `cells`
+// (rank_cells of the same predictions).
+MarginResidualSummary margin_residuals(const std::vector<CellRanking>& cells,
+                                       const std::vector<LiveRun>& runs,
                                        const std::vector<double>& predicted) {
-  const std::vector<double> e = pair_margin_errors(rank_cells(runs, predicted), runs, predicted);
+  const std::vector<double> e = pair_margin_errors(cells, runs, predicted);
   return {static_cast<int>(e.size()), percentile(e, 0.5), percentile(e, 0.9)};
 }
 
@@ -221,7 +223,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         replays += cv.replays;
         oos = cv.predicted_s;
         profile.cross_validated = residuals(errors_of(runs, oos).all);
-        profile.cross_validated_margin = margin_residuals(runs, oos);
+        profile.cross_validated_margin = margin_residuals(rank_cells(runs, oos), runs, oos);
         profile.cv_scheme = o->cv;
       }
       const std::string objective =
@@ -324,9 +326,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     auto add_margins = [&](const std::string& scope, const MarginResidualSummary& m) {
       margins.add_row({scope, Cell::integer(m.pairs), pct(m.median_abs), pct(m.p90_abs)});
     };
-    const MarginResidualSummary head_margin = margin_residuals(runs, headline);
+    const MarginResidualSummary head_margin = margin_residuals(cells, runs, headline);
     add_margins(has_cv ? "out_of_sample" : "in_sample", head_margin);
-    if (has_cv) add_margins("in_sample", margin_residuals(runs, in_sample));
+    MarginResidualSummary in_margin;  // with --cv: the in-sample margins beside the out-of-sample ones
+    if (has_cv) {
+      in_margin = margin_residuals(rank_cells(runs, in_sample), runs, in_sample);
+      add_margins("in_sample", in_margin);
+    }
 
     ResultTable params;
     params.columns = {"parameter", "value", "unit", "lo", "hi", "fitted", "meaning"};
@@ -376,14 +382,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
           {"pairwise order", std::to_string(agree) + " of " + std::to_string(pairs) + " pairs agree"});
       {
         std::string m = std::string(has_cv ? "out of sample" : "in sample") +
-                        ": predicted time ratio of two " + "dispatchers on one cell off by median " +
+                        ": predicted time ratio of two dispatchers on one cell off by median " +
                         format_fixed(head_margin.median_abs * 100, 1) + "%, p90 " +
                         format_fixed(head_margin.p90_abs * 100, 1) + "% (" +
                         std::to_string(head_margin.pairs) + " pairs)";
         if (has_cv) {
-          const MarginResidualSummary mi = margin_residuals(runs, in_sample);
-          m += "; in sample " + format_fixed(mi.median_abs * 100, 1) + "% / " +
-               format_fixed(mi.p90_abs * 100, 1) + "%";
+          m += "; in sample " + format_fixed(in_margin.median_abs * 100, 1) + "% / " +
+               format_fixed(in_margin.p90_abs * 100, 1) + "%";
         }
         kv.push_back({"margin error", m});
       }

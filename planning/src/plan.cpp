@@ -49,8 +49,7 @@ DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profil
   o.tokens_per_s = p.tokens_per_s;
   o.tflops_per_gpu = p.model_tflops_per_gpu;
   const TermSpread spread = a2a_term_spread(s, profile, p.iteration_s);
-  predictions += static_cast<int>(spread.own_terms ? 0 : generic_a2a_sources(profile).size());
-  o.own_terms = spread.own_terms;
+  predictions += spread.replays;
   o.a2a_terms = a2a_terms_label(profile, o.dispatcher);
   o.fastest_s = spread.fastest_s;
   o.slowest_s = spread.slowest_s;

@@ -19,7 +19,7 @@ std::string money(double usd) {
 // A dispatcher's name, starred when the profile has no live runs of it (its A2A terms are its measured
 // relatives'; footnote kGenericFootnote).
 std::string dispatcher_text(const DispatcherOutcome& d) {
-  return d.dispatcher + (d.own_terms ? "" : "*");
+  return d.dispatcher + (d.a2a_terms == "generic" ? "*" : "");
 }
 constexpr const char* kGenericFootnote =
     "* no live runs of this dispatcher in the fitted profile: predicted with the median of its measured "
@@ -29,7 +29,7 @@ constexpr const char* kGenericFootnote =
 bool any_generic(const Plan& plan) {
   for (const PlanOption& o : plan.options) {
     for (std::size_t k = 0; k < o.outcomes.size() && k < 2; ++k) {
-      if (!o.outcomes[k].own_terms) return true;
+      if (o.outcomes[k].a2a_terms == "generic") return true;
     }
   }
   return false;

@@ -175,7 +175,6 @@ TEST(PlanReport, DispatcherWithoutRunsIsStarredWithAFootnote) {
   EXPECT_EQ(p.options[0].best().a2a_terms, "defaults");  // unfitted profile
   DispatcherOutcome generic = p.options[0].best();
   generic.dispatcher = "deepep-v2-gin";
-  generic.own_terms = false;
   generic.a2a_terms = "generic";
   generic.iteration_s *= 1.05;
   p.options[0].outcomes.push_back(generic);

@@ -446,6 +446,7 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
   if (!t.own_terms) {
     for (const auto& source : generic_a2a_sources(profile)) {
       const double s = predict(scenario, predict_options_for(scenario, source.second)).iteration_s;
+      ++t.replays;
       t.fastest_s = std::min(t.fastest_s, s);
       t.slowest_s = std::max(t.slowest_s, s);
     }

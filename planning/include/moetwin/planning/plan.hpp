@@ -36,7 +36,6 @@ struct DispatcherOutcome {
   // is also predicted with each generic_a2a_sources() profile (its band spans them); otherwise both are
   // iteration_s.
   double fastest_s = 0, slowest_s = 0;
-  bool own_terms = true;    // the profile has this dispatcher's own fitted A2A terms (or is unfitted)
   std::string a2a_terms;    // a2a_terms_label: "fitted", "generic" or "defaults"
   double memory_bytes = 0;  // most loaded stage with this dispatcher's buffers
   // Critical-rank-independent maxima over ranks, seconds (time breakdown).

@@ -141,6 +141,7 @@ std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const Fit
 // band is band_for's, from the fastest end's low to the slowest end's high.
 struct TermSpread {
   bool own_terms = true;
+  int replays = 0;  // predictions made beyond the one passed in
   double fastest_s = 0;
   double slowest_s = 0;
   UncertaintyBand band;

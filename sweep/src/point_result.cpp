@@ -56,6 +56,9 @@ std::vector<SweepColumn> make_columns() {
        "uncertainty band, low end (\"\" when the profile gives none; for a dispatcher without live runs it "
        "spans its predictions with each measured relative's A2A terms)"},
       {"iteration_hi_s", T::real, 6, "s", "uncertainty band, high end (\"\" when the profile gives none)"},
+      {"a2a_terms", T::text, 0, "",
+       "whose A2A terms the prediction used: fitted (the dispatcher's own, from its live runs) | generic "
+       "(no live runs: the median of the measured DeepEP transports' terms) | defaults (unfitted profile)"},
       {"tokens_s", T::real, 1, "tokens/s", "global batch x sequence length / iteration time"},
       {"tflops_gpu", T::real, 2, "TFLOP/s", "model TFLOP/s per GPU (Megatron accounting)"},
       {"microbatches", T::integer, 0, "", "microbatches per iteration per pipeline"},
@@ -189,6 +192,7 @@ PointRow evaluate_point(const SweepSpec& spec, std::size_t id, const SweepPredic
       row.cells[sweep_column("iteration_lo_s")] = format_exact(lo);
       row.cells[sweep_column("iteration_hi_s")] = format_exact(hi);
     }
+    row.cells[sweep_column("a2a_terms")] = predictor.a2a_terms(point.scenario);
   } catch (const InputError& e) {
     const std::string text = e.what();
     return finish("invalid", text.compare(0, prefix.size(), prefix) == 0 ? text.substr(prefix.size()) : text);

@@ -21,6 +21,9 @@ class ProfilePredictor final : public SweepPredictor {
     hi_s = b.hi_s;
     return true;
   }
+  std::string a2a_terms(const Scenario& scenario) const override {
+    return a2a_terms_label(profile_, scenario.dispatcher.name);
+  }
 
  private:
   FittedProfile profile_;

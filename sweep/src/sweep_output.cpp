@@ -161,14 +161,14 @@ void write_file(const std::string& path, const SweepProvenance& p,
                 const std::map<std::size_t, PointRow>& rows) {
   Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, "file");
   put_string_attribute(file.get(), "format", "moetwin-sweep");
-  put_int_attribute(file.get(), "schema_version", kOutputSchemaVersion);
+  put_int_attribute(file.get(), "schema_version", kSweepOutputSchemaVersion);
 
   Handle gcpl = untimed(H5P_GROUP_CREATE);
   {
     Handle g(H5Gcreate2(file.get(), "provenance", H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "group");
     put_string_attribute(g.get(), "moetwin_version", kVersion);
     put_string_attribute(g.get(), "git_revision", kGitRevision);
-    put_int_attribute(g.get(), "output_schema_version", kOutputSchemaVersion);
+    put_int_attribute(g.get(), "output_schema_version", kSweepOutputSchemaVersion);
     put_string_attribute(g.get(), "command", "sweep");
     put_string_attribute(g.get(), "sweep_file", p.sweep_file);
     put_string_attribute(g.get(), "sweep_hash", p.sweep_hash);

@@ -15,6 +15,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/sweep/grid.hpp"
 #include "moetwin/sweep/profile_predictor.hpp"
 
 namespace moetwin {
@@ -109,6 +110,22 @@ TEST(SweepRunner, ValidPointRow) {
   EXPECT_GT(real(r, "memory_gib"), 0);
   EXPECT_EQ(cell(r, "fits"), real(r, "memory_gib") <= real(r, "hbm_gib") ? "true" : "false");
   EXPECT_EQ(cell(r, "fits"), "true");  // 4 layers of Qwen3-30B-A3B on 16 H100s
+  EXPECT_EQ(cell(r, "a2a_terms"), "defaults");
+}
+
+// The a2a_terms column says whose A2A terms a point's prediction used under the shipped live fit: a
+// dispatcher with live runs its own, one without (deepep-v2-gin) the generic terms.
+TEST(SweepRunner, A2aTermsFollowTheProfile) {
+  ProfileInfo info;
+  const std::unique_ptr<SweepPredictor> fitted =
+      make_profile_predictor(MOETWIN_SOURCE_DIR "/calibrate/profiles/fitted/live-fit.toml", info);
+  const PointRow r = evaluate_point(tiny(), 17, *fitted);  // deepep-uccl: measured in the live runs
+  ASSERT_EQ(cell(r, "status"), "ok") << cell(r, "error");
+  EXPECT_EQ(cell(r, "a2a_terms"), "fitted");
+  Scenario gin = make_point(tiny(), 17).scenario;
+  gin.dispatcher.name = "deepep-v2-gin";
+  EXPECT_EQ(fitted->a2a_terms(gin), "generic");
+  EXPECT_EQ(defaults().a2a_terms(gin), "defaults");
 }
 
 TEST(SweepRunner, InvalidPointIsARowNotAnError) {
@@ -119,6 +136,7 @@ TEST(SweepRunner, InvalidPointIsARowNotAnError) {
   EXPECT_EQ(cell(r, "dp"), "8");
   EXPECT_EQ(cell(r, "iteration_s"), "");
   EXPECT_EQ(cell(r, "fits"), "");
+  EXPECT_EQ(cell(r, "a2a_terms"), "");
 }
 
 TEST(SweepRunner, ThreadsAndResumesGiveByteIdenticalFiles) {

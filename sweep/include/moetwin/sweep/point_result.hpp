@@ -47,6 +47,10 @@ class SweepPredictor {
   // none. For a dispatcher the profile has no runs of, it spans the scenario's predictions with each
   // measured relative's A2A terms (a2a_term_spread, sim/fitted_profile.hpp), which it may replay.
   virtual bool band(const Scenario& scenario, double predicted_s, double& lo_s, double& hi_s) const = 0;
+  // Whose A2A terms the prediction of `scenario` used (a2a_terms_label, sim/fitted_profile.hpp): "fitted"
+  // (its dispatcher's own, learned on its live runs), "generic" (a dispatcher without runs: the median of
+  // its measured relatives') or "defaults" (an unfitted profile).
+  virtual std::string a2a_terms(const Scenario& scenario) const = 0;
 };
 
 // Builds, validates, predicts and renders point `id`. Never throws for a bad point: it becomes an

@@ -26,6 +26,10 @@ struct SweepProvenance {
   std::uint64_t points = 0;
 };
 
+// Version of the sweep's result layout (its columns), written to the HDF5 file as schema_version and
+// provenance/output_schema_version. 1: the columns up to iteration_hi_s; 2: adds a2a_terms.
+inline constexpr int kSweepOutputSchemaVersion = 2;
+
 // CSV text: header row of sweep_columns() names, then one row per point. Reals are printed with their
 // column's digits (format_fixed), everything else as held; "" stays empty.
 std::string render_sweep_csv(const std::map<std::size_t, PointRow>& rows);

@@ -18,8 +18,8 @@
 #include "moetwin/common/version.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
-#include "moetwin/sim/dispatcher_model.hpp"
 #include "moetwin/validate/accuracy.hpp"
+#include "moetwin/validate/default_parameters.hpp"
 #include "moetwin/validate/fit.hpp"
 #include "moetwin/validate/row_predictions.hpp"
 #include "prediction_columns.hpp"
@@ -99,7 +99,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--out", o->out, "Output file, written atomically (default stdout)");
   add_profile_option(cmd, o->profile);
   cmd->add_flag("--fit", o->fit, "Fit the free parameters on every row (start: --profile)");
-  cmd->add_option("--params", o->params, "Free parameters to fit (default all)")->delimiter(',');
+  cmd->add_option(
+         "--params", o->params,
+         "Free parameters to fit (default: the ones the rows can pin down, README \"How right is it\")")
+      ->delimiter(',');
   cmd->add_option("--cv", o->cv, "Cross-validation with --fit: none | leave-one-campaign-out")
       ->check(CLI::IsMember({"none", "leave-one-campaign-out"}));
   cmd->add_option("--cv-refine", o->cv_refine, "Replay rounds per fold from its first estimate (default 0)")
@@ -152,34 +155,12 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       fo.outer_iterations = o->outer;
       fo.refine_outer = o->cv_refine;
       fo.huber_delta = o->huber;
-      // Default: the generic compute, host and collective parameters and, for every dispatcher with
-      // runs, its own A2A terms: transfer scale, latency per call and, where its kernel model has no
-      // per-remote-peer term of its own (the DeepEP family; nccl-alltoall's per_remote_peer_s is
-      // calibrated on nccl-tests), latency per call per remote node of the EP group and time per token
-      // sent to another node (DeepEP's per-token work, which its kernel benchmarks, all at hidden 7168,
-      // cannot tell from bytes; NCCL moves contiguous per-peer buffers, its permute is a separate
-      // kernel). The generic A2A terms then serve dispatchers without runs. moe_host_s and
-      // <dispatcher>.a2a_per_copy_s are fitted only when named: on the published live runs both fit to
-      // their lower bound (README.md, "How right is it"), so the default set leaves them at 0.
-      // <dispatcher>.a2a_fill_tokens too: fitted for the DeepEP dispatchers it lowers the out-of-sample
-      // median but raises the p90 (the fill scales with hidden size, and deepep-nvshmem's Kimi-K2 rows,
-      // hidden 7168, get worse when it is learned on qwen3, hidden 4096).
-      std::vector<std::string> keys = o->params;
-      if (keys.empty()) {
-        keys = {"compute_time_scale", "launch_s", "layer_host_s", "collective_time_scale"};
-        std::vector<std::string> seen;
-        for (const LiveRun& r : runs) {
-          const std::string& d = r.scenario.dispatcher.name;
-          if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
-          seen.push_back(d);
-          keys.push_back(d + ".a2a_time_scale");
-          keys.push_back(d + ".a2a_latency_s");
-          if (is_deepep_family(d)) {
-            keys.push_back(d + ".a2a_node_latency_s");
-            keys.push_back(d + ".a2a_remote_token_s");
-          }
-        }
-      }
+      // Default: the parameters the rows can pin down (default_parameters.hpp). The compute and
+      // collective time scales are judged by their times' shares of the rows at the fit without them:
+      // at the starting profile (the unfitted defaults, with host and A2A times far below the runs') the
+      // shares say little about the fitted world.
+      const bool default_keys = o->params.empty();
+      std::vector<std::string> keys = default_keys ? default_fit_parameters(runs, TimeShares{}) : o->params;
       for (const std::string& k : keys) {
         if (find_free_parameter(k) == nullptr) {
           std::string allowed;
@@ -191,10 +172,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                                "<dispatcher>.a2a_fill_tokens / <dispatcher>.a2a_node_latency_s / "
                                "<dispatcher>.a2a_remote_token_s");
         }
-        fo.parameters.push_back(k);
       }
       fo.progress = [](const std::string& line) { std::cerr << "fit: " << line << '\n'; };
-      std::cerr << "fitting " << keys.size() << " parameters on " << runs.size() << " rows\n";
       SimProfile start = profile.sim;
       if (!profile.fitted) {
         for (const std::string& k : keys) {
@@ -202,8 +181,30 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
           if (fp->fit_start > 0) set_free_parameter(start, k, fp->fit_start);
         }
       }
-      const FitResult fit = fit_parameters(measured, every, start, fo, times);
+      const auto run_fit = [&](const SimProfile& from) {
+        fo.parameters = keys;
+        std::cerr << "fitting " << keys.size() << " parameters on " << runs.size() << " rows\n";
+        return fit_parameters(measured, every, from, fo, times);
+      };
+      FitResult fit = run_fit(start);
       int replays = fit.replays;
+      if (default_keys) {
+        FittedProfile at_fit = profile;
+        at_fit.sim = fit.profile;
+        const TimeShares shares = median_time_shares(predict_rows(runs, every, at_fit, o->threads));
+        std::cerr << "time shares at the fit: compute " << format_fixed(100 * shares.compute, 1)
+                  << "%, exposed TP/PP/DP collectives " << format_fixed(100 * shares.collectives, 1)
+                  << "% of the median row's iteration (a scale is fitted from "
+                  << format_fixed(100 * kMinIdentifiableShare, 0) << "%)\n";
+        const std::vector<std::string> wider = default_fit_parameters(runs, shares);
+        if (wider != keys) {
+          keys = wider;
+          const double start_loss = fit.start_loss;
+          fit = run_fit(fit.profile);
+          fit.start_loss = start_loss;
+          replays += fit.replays;
+        }
+      }
       profile.sim = fit.profile;
       set_generic_a2a_from_dispatchers(profile.sim);
       profile.fitted = true;

@@ -29,6 +29,17 @@ done
 cmp "$dir/a.json" "$dir/b.json" || fail "validate output differs between thread counts"
 grep -q '"winner_right"' "$dir/a.json" || fail "no dispatcher ranking in the JSON"
 
+# The default parameter set (no --params): the host and A2A terms; the compute and collective scales only
+# where the rows show enough of those times (these B300 rows do not), judged at the fit without them.
+"$bin" validate --runs "$runs" --profile none --fit --outer 1 --threads 2 --out "$dir/default.txt" \
+  2>"$dir/default.log"
+grep -q "time shares at the fit: compute" "$dir/default.log" || fail "default fit does not report the time shares"
+grep -Eq '^launch_s +[0-9.e-]+ +s .* true ' "$dir/default.txt" || fail "default fit does not free launch_s"
+grep -Eq '^deepep-uccl.a2a_remote_token_s +[0-9.e-]+ .* true ' "$dir/default.txt" ||
+  fail "default fit does not free deepep-uccl.a2a_remote_token_s"
+grep -Eq '^compute_time_scale +1 +x .* false ' "$dir/default.txt" ||
+  fail "default fit frees compute_time_scale on A2A-bound rows"
+
 # Bad input: --cv or --huber without --fit, an unknown parameter, a missing profile -> exit 2 with the key
 # named.
 set +e

@@ -40,6 +40,16 @@ grep -Eq '^deepep-uccl.a2a_remote_token_s +[0-9.e-]+ .* true ' "$dir/default.txt
 grep -Eq '^compute_time_scale +1 +x .* false ' "$dir/default.txt" ||
   fail "default fit frees compute_time_scale on A2A-bound rows"
 
+# Rows where calibrated compute is ~40% of the iteration (synthetic, beside RUNS.csv): the fit without the
+# scales is followed by one with the compute scale freed.
+"$bin" validate --runs "$(dirname "$runs")/compute-bound.csv" --profile none --fit --outer 1 --threads 2 \
+  --out "$dir/compute-bound.txt" 2>"$dir/compute-bound.log"
+[ "$(grep -c '^fitting ' "$dir/compute-bound.log")" -eq 2 ] || fail "compute-bound rows: expected a second fit"
+grep -Eq '^compute_time_scale +[0-9.e-]+ +x .* true ' "$dir/compute-bound.txt" ||
+  fail "compute-bound rows: compute_time_scale not freed"
+grep -Eq '^collective_time_scale +1 +x .* false ' "$dir/compute-bound.txt" ||
+  fail "compute-bound rows: collective_time_scale freed below its share"
+
 # Bad input: --cv or --huber without --fit, an unknown parameter, a missing profile -> exit 2 with the key
 # named.
 set +e

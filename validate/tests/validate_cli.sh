@@ -47,8 +47,6 @@ grep -Eq '^compute_time_scale +1 +x .* false ' "$dir/default.txt" ||
 [ "$(grep -c '^fitting ' "$dir/compute-bound.log")" -eq 2 ] || fail "compute-bound rows: expected a second fit"
 grep -Eq '^compute_time_scale +[0-9.e-]+ +x .* true ' "$dir/compute-bound.txt" ||
   fail "compute-bound rows: compute_time_scale not freed"
-grep -Eq '^collective_time_scale +1 +x .* false ' "$dir/compute-bound.txt" ||
-  fail "compute-bound rows: collective_time_scale freed below its share"
 
 # Bad input: --cv or --huber without --fit, an unknown parameter, a missing profile -> exit 2 with the key
 # named.

@@ -14,6 +14,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/quoted_string.hpp"
+#include "moetwin/common/statistics.hpp"
 #include "moetwin/sim/dispatcher_model.hpp"
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
 
@@ -261,13 +262,8 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
     remote_token.push_back(a2a.remote_token_s);
   }
   if (scales.empty()) return;
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
-  set_generic_a2a(p, {median(scales), median(latencies), median(per_copy), median(fill),
-                      median(node_latencies), median(remote_token)});
+  set_generic_a2a(p, {median_of(scales), median_of(latencies), median_of(per_copy), median_of(fill),
+                      median_of(node_latencies), median_of(remote_token)});
 }
 
 bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatcher) {

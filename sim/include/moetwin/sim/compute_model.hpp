@@ -71,6 +71,12 @@ struct ComputeProfile {
   int sms = 132;
   // Measured GEMM curves; nullopt: catalog efficiencies for every kernel.
   std::optional<ComputeCalibration> calibration;
+  // Dense FP8 (E4M3) peak, FLOP/s (catalog GpuSpec::fp8_flops; 0 = the GPU has no FP8 tensor cores).
+  double fp8_peak_flops = 0;
+  // Measured FP8 GEMM curves (cuBLASLt E4M3 with per-tensor scales, `moetwin-calibrate gemm --precision
+  // fp8`), in the same form as `calibration` with peak_flops the FP8 peak; nullopt: FP8 GEMMs use the
+  // catalog roofline at fp8_peak_flops x the class efficiency.
+  std::optional<ComputeCalibration> fp8_calibration;
   // What the GEMM times come from, for reports: "catalog efficiencies (...)" or "calibrated (path, gpu)".
   std::string source = "catalog efficiencies";
 
@@ -87,6 +93,12 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
 // k < n); otherwise (no calibration, no curve for the class, elementwise, or a dimension <= 0) exactly
 // the overload above. `flops` and `bytes` are the whole op's (all GEMMs of
 // a grouped call, operands + results in bytes).
+// An FP8 GEMM-class kernel (Transformer Engine fprop/dgrad/wgrad in E4M3/E5M2): the measured FP8 curves
+// when the profile has them (same formula as the calibrated BF16 overload), else the roofline at the FP8
+// peak with the class's catalog efficiency. Throws std::logic_error when the GPU has no FP8 peak (callers
+// reject such scenarios as input errors first).
+double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
+                          const GemmDims& dims);
 double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
                       const GemmDims& dims);
 // The highest fraction of peak any kernel class is allowed after a fitted time scale: the best bf16

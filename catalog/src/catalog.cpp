@@ -44,6 +44,7 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   // Marketed NVLink figures are bidirectional totals: per direction is half.
   g.nvlink_bandwidth = t.number("nvlink_gbps_bidir", 1, 1e5) * kGB / 2.0;
   g.sms = t.int32("sms", 1, 10000);
+  g.mxfp8 = t.boolean("mxfp8");
   g.source = t.string("source");
   auto eff = t.table("efficiency");
   if (!eff) throw InputError(t.where("efficiency"), t.name("efficiency"), "missing", "a table of op-class efficiencies");
@@ -68,6 +69,11 @@ InstanceSpec read_instance(const std::string& name, StrictTable& t) {
   i.base_latency_s = t.number("base_latency_us", 0, 1e6) * 1e-6;
   i.price_usd_per_hour = t.number("price_usd_per_hour", 0, 1e6);
   i.price_source = t.string("price_source");
+  i.ofi_platform_p2p_chunk_bytes = t.number_or("ofi_platform_p2p_chunk_kib", 0, 1 << 20, 0) * 1024.0;
+  i.cpu = t.string("cpu");
+  i.cpu_cores = t.int32("cpu_cores", 1, 100000);
+  i.cpu_single_thread_score = t.number("cpu_geekbench6_single", 1, 1e6);
+  i.cpu_source = t.string("cpu_source");
   i.source = t.string("source");
   if (i.efa_nics != i.gpus * i.nics_per_gpu) {
     throw InputError(t.where("nics_per_gpu"), t.name("nics_per_gpu"), std::to_string(i.nics_per_gpu),
@@ -83,7 +89,8 @@ ModelSpec read_model(const std::string& name, StrictTable& t) {
   m.dense_layers = t.int32("dense_layers", 0, m.layers);
   m.hidden = t.int32("hidden", 1, kBig);
   m.ffn_hidden = t.int32("ffn_hidden", 1, kBig);
-  m.attention = t.choice("attention", {"mla", "gqa"}) == "mla" ? AttentionKind::mla : AttentionKind::gqa;
+  const std::string attention = t.choice("attention", {"mla", "gqa", "mha"});
+  m.attention = attention == "mla" ? AttentionKind::mla : attention == "mha" ? AttentionKind::mha : AttentionKind::gqa;
   m.heads = t.int32("heads", 1, 100000);
   if (m.attention == AttentionKind::mla) {
     m.q_lora_rank = t.int32_or("q_lora_rank", 0, kBig, 0);
@@ -91,6 +98,10 @@ ModelSpec read_model(const std::string& name, StrictTable& t) {
     m.qk_head_dim = t.int32("qk_head_dim", 1, kBig);
     m.qk_rope_dim = t.int32("qk_rope_dim", 0, kBig);
     m.v_head_dim = t.int32("v_head_dim", 1, kBig);
+  } else if (m.attention == AttentionKind::mha) {
+    // One KV head per query head; a query_groups key, if given, must say so.
+    m.query_groups = t.int32_or("query_groups", m.heads, m.heads, m.heads);
+    m.head_dim = t.int32("head_dim", 1, kBig);
   } else {
     m.query_groups = t.int32("query_groups", 1, m.heads);
     m.head_dim = t.int32("head_dim", 1, kBig);
@@ -148,6 +159,32 @@ DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t) {
   return d;
 }
 
+StackSpec read_stack(const std::string& name, StrictTable& t, bool& is_default) {
+  StackSpec s;
+  s.name = name;
+  s.description = t.string("description");
+  s.megatron_core = t.string("megatron_core");
+  s.megatron_bridge = t.string_or("megatron_bridge", "");
+  s.megatron_lm = t.string_or("megatron_lm", "");
+  s.nccl = t.string("nccl");
+  s.aws_ofi_nccl = t.string("aws_ofi_nccl");
+  s.transformer_engine = t.string_or("transformer_engine", "");
+  s.torch = t.string_or("torch", "");
+  s.deepep = t.string_or("deepep", "");
+  s.uccl = t.string_or("uccl", "");
+  s.nvshmem = t.string_or("nvshmem", "");
+  s.ofi_platform_aws = t.boolean("ofi_platform_aws");
+  if (auto env = t.table("nccl_env")) {
+    s.nccl_env = read_nccl_knobs(*env);
+    env->finish();
+  }
+  s.alltoall_pad_to_capacity = t.boolean_or("alltoall_pad_to_capacity", false);
+  if (t.has("campaigns")) s.campaigns = t.strings("campaigns");
+  is_default = t.boolean_or("default", false);
+  s.source = t.string("source");
+  return s;
+}
+
 template <typename Map>
 const typename Map::mapped_type& lookup(const Map& map, const std::string& name, const std::string& what,
                                         const std::string& dir) {
@@ -159,6 +196,18 @@ const typename Map::mapped_type& lookup(const Map& map, const std::string& name,
 }
 
 }  // namespace
+
+NcclKnobs read_nccl_knobs(StrictTable& t) {
+  NcclKnobs k;
+  k.max_nchannels = t.int32_or("nccl_max_nchannels", 1, 64, 0);
+  k.algo = t.has("nccl_algo") ? t.choice("nccl_algo", {"Ring", "Tree", "CollnetDirect", "CollnetChain", "NVLS",
+                                                       "NVLSTree", "PAT"})
+                              : "";
+  k.proto = t.has("nccl_proto") ? t.choice("nccl_proto", {"Simple", "LL", "LL128"}) : "";
+  k.p2p_net_chunk_bytes = t.number_or("nccl_p2p_net_chunksize_kib", 4, 16384, 0) * 1024.0;
+  k.buffsize_bytes = t.number_or("nccl_buffsize_mib", 0.0625, 1024, 0) * 1024.0 * 1024.0;
+  return k;
+}
 
 std::string Catalog::default_dir() {
   if (const char* env = std::getenv("MOETWIN_CATALOG"); env && *env) return env;
@@ -183,6 +232,28 @@ Catalog Catalog::load(const std::string& dir) {
                  [&](const std::string& n, StrictTable& t) { c.models_[n] = read_model(n, t); });
   for_each_entry((fs::path(dir) / "dispatchers.toml").string(),
                  [&](const std::string& n, StrictTable& t) { c.dispatchers_[n] = read_dispatcher(n, t); });
+  const std::string stacks_path = (fs::path(dir) / "stacks.toml").string();
+  for_each_entry(stacks_path, [&](const std::string& n, StrictTable& t) {
+    bool is_default = false;
+    StackSpec s = read_stack(n, t, is_default);
+    if (is_default) {
+      if (!c.default_stack_.empty()) {
+        throw InputError(t.where("default"), t.name("default"), "true",
+                         "one default stack only (" + c.default_stack_ + " is the default already)");
+      }
+      c.default_stack_ = n;
+    }
+    for (const std::string& campaign : s.campaigns) {
+      if (const StackSpec* other = c.stack_of_campaign(campaign)) {
+        throw InputError(t.where("campaigns"), t.name("campaigns"), "\"" + campaign + "\"",
+                         "a campaign of one stack only (also listed by " + other->name + ")");
+      }
+    }
+    c.stacks_[n] = std::move(s);
+  });
+  if (c.default_stack_.empty()) {
+    throw InputError({stacks_path, 0}, "default", "missing", "one stack marked default = true");
+  }
   return c;
 }
 
@@ -195,7 +266,30 @@ const DispatcherSpec& Catalog::dispatcher(const std::string& name) const {
   return lookup(dispatchers_, name, "dispatcher", dir_);
 }
 
-const char* to_string(AttentionKind kind) { return kind == AttentionKind::mla ? "mla" : "gqa"; }
+const StackSpec& Catalog::stack(const std::string& name) const { return lookup(stacks_, name, "stack", dir_); }
+
+const StackSpec* Catalog::stack_of_campaign(const std::string& campaign) const {
+  for (const auto& [name, s] : stacks_) {
+    for (const std::string& c : s.campaigns) {
+      if (c == campaign) return &s;
+    }
+  }
+  return nullptr;
+}
+
+const StackSpec& Catalog::default_stack() const { return stack(default_stack_); }
+
+double p2p_net_chunk_bytes(const StackSpec& stack, const NcclKnobs& knobs, const InstanceSpec& instance) {
+  if (knobs.p2p_net_chunk_bytes > 0) return knobs.p2p_net_chunk_bytes;
+  if (stack.nccl_env.p2p_net_chunk_bytes > 0) return stack.nccl_env.p2p_net_chunk_bytes;
+  if (stack.ofi_platform_aws && instance.ofi_platform_p2p_chunk_bytes > 0)
+    return instance.ofi_platform_p2p_chunk_bytes;
+  return kNcclDefaultP2pNetChunkBytes;
+}
+
+const char* to_string(AttentionKind kind) {
+  return kind == AttentionKind::mla ? "mla" : kind == AttentionKind::mha ? "mha" : "gqa";
+}
 const char* to_string(RouterScore score) { return score == RouterScore::sigmoid ? "sigmoid" : "softmax"; }
 const char* to_string(DispatcherTransport transport) {
   switch (transport) {

@@ -186,6 +186,19 @@ std::string StrictTable::string(const std::string& key) {
   return v->get();
 }
 
+std::vector<std::string> StrictTable::strings(const std::string& key) {
+  const toml::node& n = require(key);
+  const auto* a = n.as_array();
+  if (!a) fail(key, describe_toml_value(n), "an array of strings");
+  std::vector<std::string> out;
+  for (const toml::node& e : *a) {
+    const auto* v = e.as_string();
+    if (!v) fail(key, describe_toml_value(e), "an array of strings");
+    out.push_back(v->get());
+  }
+  return out;
+}
+
 std::string StrictTable::choice(const std::string& key, const std::vector<std::string>& allowed) {
   const std::string s = string(key);
   for (const auto& a : allowed) {

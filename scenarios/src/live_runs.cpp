@@ -1,5 +1,6 @@
 // Live-run records (shared/data/live-runs.csv schema) -> LiveRun: every row is a full scenario, checked by
 // the same rules as a scenario file, with the CSV column as the key in messages.
+#include <algorithm>
 #include "moetwin/scenario/live_runs.hpp"
 
 #include <charconv>
@@ -23,7 +24,7 @@ const char* const kRequired[] = {"campaign",  "model",   "instance",   "nodes", 
                                  "tp",        "pp",      "vpp",        "ep",     "etp",
                                  "dp",        "mb",      "gbs",        "seq",    "layers",
                                  "recompute", "overlap", "dispatcher", "iter_s", "tflops_gpu"};
-const char* const kOptional[] = {"cp", "source", "seed"};
+const char* const kOptional[] = {"cp", "source", "seed", "precision", "stack", "nccl_max_nchannels"};
 
 std::string shown(const std::string& text) {
   return text.empty() ? "\"\"" : text;
@@ -161,8 +162,27 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
   run.tflops_gpu = r.number("tflops_gpu", 0, 1e9, "a number >= 0 (logged model TFLOP/s per GPU)");
   run.source = r.has("source") ? r.text("source") : "";
 
+  t.precision =
+      r.has("precision") ? *precision_from_string(r.choice("precision", precision_names())) : Precision::bf16;
+  // The row's stack: its `stack` column, else the stack whose campaigns list it, else the default.
+  const StackSpec* stack = nullptr;
+  if (r.has("stack") && !r.text("stack").empty()) {
+    stack = &catalog.stack(r.choice("stack", names_of(catalog.stacks())));
+  } else {
+    stack = catalog.stack_of_campaign(run.campaign);
+  }
+  NcclKnobs knobs;
+  if (r.has("nccl_max_nchannels") && r.text("nccl_max_nchannels") != "unset" &&
+      !r.text("nccl_max_nchannels").empty()) {
+    knobs.max_nchannels = r.int32("nccl_max_nchannels", 1, 64);
+  }
+  s.stack = make_stack_choice(stack != nullptr ? *stack : catalog.default_stack(), knobs, s.instance,
+                              stack == nullptr);
+  t.moe_pad_to_capacity = s.stack.spec.alltoall_pad_to_capacity;
+
   s.name = run.campaign + "/mb" + std::to_string(t.micro_batch) + "/" + s.dispatcher.name +
-           (t.overlap_moe_a2a ? "/overlap" : "");
+           (t.overlap_moe_a2a ? "/overlap" : "") +
+           (knobs.max_nchannels > 0 ? "/nch" + std::to_string(knobs.max_nchannels) : "");
   s.source = table.path + ":" + std::to_string(row.line);
 
   detail::FieldNames names;
@@ -185,6 +205,31 @@ LiveRunTable parse_live_runs(const CsvTable& table, const Catalog& catalog) {
 
 LiveRunTable read_live_runs(const std::string& path, const Catalog& catalog) {
   return parse_live_runs(read_csv_file(path), catalog);
+}
+
+LiveRunTable read_live_runs(const std::vector<std::string>& paths, const Catalog& catalog) {
+  if (paths.size() == 1) return read_live_runs(paths.front(), catalog);
+  LiveRunTable out;
+  std::vector<LiveRunTable> tables;
+  for (const std::string& path : paths) {
+    tables.push_back(read_live_runs(path, catalog));
+    for (const std::string& h : tables.back().header) {
+      if (std::find(out.header.begin(), out.header.end(), h) == out.header.end()) out.header.push_back(h);
+    }
+  }
+  // Every row re-laid on the union of the headers; a column a file lacks is empty in its rows.
+  for (LiveRunTable& t : tables) {
+    for (LiveRun& run : t.runs) {
+      std::vector<std::string> fields(out.header.size());
+      for (std::size_t i = 0; i < t.header.size(); ++i) {
+        const auto at = std::find(out.header.begin(), out.header.end(), t.header[i]) - out.header.begin();
+        fields[static_cast<std::size_t>(at)] = run.row.fields[i];
+      }
+      run.row.fields = std::move(fields);
+      out.runs.push_back(std::move(run));
+    }
+  }
+  return out;
 }
 
 }  // namespace moetwin

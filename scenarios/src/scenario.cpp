@@ -28,4 +28,36 @@ const char* to_string(RoutingKind kind) {
   return "unknown";
 }
 
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names = {"bf16", "fp8-hybrid", "fp8-current", "fp8-blockwise", "mxfp8"};
+  return names;
+}
+
+const char* to_string(Precision precision) {
+  return precision_names()[static_cast<std::size_t>(precision)].c_str();
+}
+
+std::optional<Precision> precision_from_string(const std::string& text) {
+  const std::vector<std::string>& names = precision_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return static_cast<Precision>(i);
+  }
+  return std::nullopt;
+}
+
+StackChoice make_stack_choice(const StackSpec& spec, const NcclKnobs& knobs, const InstanceSpec& instance,
+                              bool from_default) {
+  StackChoice c;
+  c.spec = spec;
+  c.from_default = from_default;
+  c.nccl = spec.nccl_env;
+  if (knobs.max_nchannels > 0) c.nccl.max_nchannels = knobs.max_nchannels;
+  if (!knobs.algo.empty()) c.nccl.algo = knobs.algo;
+  if (!knobs.proto.empty()) c.nccl.proto = knobs.proto;
+  if (knobs.p2p_net_chunk_bytes > 0) c.nccl.p2p_net_chunk_bytes = knobs.p2p_net_chunk_bytes;
+  if (knobs.buffsize_bytes > 0) c.nccl.buffsize_bytes = knobs.buffsize_bytes;
+  c.p2p_net_chunk_bytes = p2p_net_chunk_bytes(spec, c.nccl, instance);
+  return c;
+}
+
 }  // namespace moetwin

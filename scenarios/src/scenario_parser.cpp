@@ -133,7 +133,7 @@ void read_parallelism(StrictTable& t, Scenario& s, FieldNames& names) {
   t.finish();
 }
 
-void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names) {
+void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& pad_given) {
   names.lines[Field::micro_batch] = t.where("micro_batch");
   names.lines[Field::global_batch] = t.where("global_batch");
   names.lines[Field::seq_length] = t.where("seq_length");
@@ -147,6 +147,13 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names) {
                  : recompute == "selective" ? Recompute::selective
                                             : Recompute::none;
   tr.bf16 = t.boolean_or("bf16", true);
+  names.lines[Field::precision] = t.where("precision");
+  tr.precision = *precision_from_string(t.choice_or("precision", precision_names(), "bf16"));
+  tr.fp8_dispatch = t.boolean_or("fp8_dispatch", false);
+  if (t.has("moe_pad_to_capacity")) {
+    tr.moe_pad_to_capacity = t.boolean("moe_pad_to_capacity");
+    pad_given = true;
+  }
   tr.distributed_optimizer = t.boolean_or("distributed_optimizer", true);
   tr.overlap_moe_a2a = t.boolean_or("overlap_moe_a2a", false);
   tr.overlap_grad_reduce = t.boolean_or("overlap_grad_reduce", true);
@@ -250,6 +257,7 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& path, c
   auto dispatcher = top.table("dispatcher");
   auto routing = top.table("routing");
   auto calibration = top.table("calibration");
+  auto stack = top.table("stack");
   top.finish();
 
   StrictTable model_t = required_table(model, top, "model");
@@ -267,7 +275,19 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& path, c
   read_parallelism(parallel_t, s, names);
 
   StrictTable training_t = required_table(training, top, "training");
-  read_training(training_t, s.training, names);
+  bool pad_given = false;
+  read_training(training_t, s.training, names, pad_given);
+
+  if (stack) {
+    const std::string name = stack->choice("name", names_of(catalog.stacks()));
+    const NcclKnobs knobs = read_nccl_knobs(*stack);
+    stack->finish();
+    s.stack = make_stack_choice(catalog.stack(name), knobs, s.instance, false);
+  } else {
+    s.stack = make_stack_choice(catalog.default_stack(), {}, s.instance, true);
+  }
+  // The stack's recipe decides the alltoall dispatcher's mode unless the file says.
+  if (!pad_given) s.training.moe_pad_to_capacity = s.stack.spec.alltoall_pad_to_capacity;
 
   if (dispatcher) {
     names.lines[Field::dispatcher] = dispatcher->where("name");

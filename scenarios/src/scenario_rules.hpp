@@ -41,6 +41,7 @@ enum class Field {
   routing_kind,
   zipf_exponent,
   histogram,
+  precision,
 };
 
 // How to name a field in a message and where it was written.

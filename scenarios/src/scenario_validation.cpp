@@ -35,7 +35,7 @@ void check_model(const Scenario& s, const FieldNames& n) {
     fail(n, Field::dense_layers, str(m.dense_layers), "in [0, layers = " + str(m.layers) + "]");
   }
   check_positive(n, Field::heads, m.heads);
-  if (m.attention == AttentionKind::gqa && (m.query_groups < 1 || m.heads % m.query_groups != 0)) {
+  if (m.attention != AttentionKind::mla && (m.query_groups < 1 || m.heads % m.query_groups != 0)) {
     fail(n, Field::query_groups, str(m.query_groups), "a divisor of heads = " + str(m.heads));
   }
   if (m.experts < 0) fail(n, Field::experts, str(m.experts), "an integer >= 0 (0 = dense model)");
@@ -105,7 +105,7 @@ void check_parallel(const Scenario& s, const FieldNames& n) {
   // Megatron splits the KV groups over TP ranks; with tp > query_groups each group is replicated on
   // tp / query_groups ranks (the qwen3-235b live runs: 4 groups on TP 8). Anything else leaves a rank
   // with a fraction of a group.
-  if (m.attention == AttentionKind::gqa && m.query_groups % p.tp != 0 && p.tp % m.query_groups != 0) {
+  if (m.attention != AttentionKind::mla && m.query_groups % p.tp != 0 && p.tp % m.query_groups != 0) {
     fail(n, Field::tp, str(p.tp),
          "a divisor or a multiple of query_groups = " + str(m.query_groups) +
              " (each TP rank holds whole KV groups, or one group replicated)");
@@ -132,6 +132,16 @@ void check_parallel(const Scenario& s, const FieldNames& n) {
 void check_training(const Scenario& s, const FieldNames& n) {
   const ParallelLayout& p = s.parallel;
   const TrainingConfig& t = s.training;
+  // FP8 recipes need FP8 tensor cores (Hopper and later); MX block scaling needs Blackwell's.
+  if (is_fp8(t.precision) && !(s.gpu.fp8_flops > 0)) {
+    fail(n, Field::precision, std::string("\"") + to_string(t.precision) + "\"",
+         "bf16 on " + s.gpu.name + " (no FP8 tensor cores in the catalog)");
+  }
+  if (t.precision == Precision::mxfp8 && !s.gpu.mxfp8) {
+    fail(n, Field::precision, "\"mxfp8\"",
+         "a recipe " + s.gpu.name + " can run (MXFP8 block scaling needs Blackwell tensor cores): bf16, "
+         "fp8-hybrid, fp8-current or fp8-blockwise");
+  }
   check_positive(n, Field::micro_batch, t.micro_batch);
   check_positive(n, Field::global_batch, t.global_batch);
   check_positive(n, Field::seq_length, t.seq_length);
@@ -254,6 +264,8 @@ std::string FieldNames::key(Field field) const {
       case Field::zipf_exponent:
       case Field::histogram:
         return "routing";
+      case Field::precision:
+        return "precision";
     }
     return "row";
   }
@@ -314,6 +326,8 @@ std::string FieldNames::key(Field field) const {
       return "routing.zipf_exponent";
     case Field::histogram:
       return "routing.histogram";
+    case Field::precision:
+      return "training.precision";
   }
   return "scenario";
 }

@@ -87,6 +87,36 @@ GemmEfficiencyCurve to_curve(const GemmCurve& g) {
   return c;
 }
 
+// One set of a profile's GEMM curves (`gemm` or `gemm_fp8`, named `section`) as the simulator's
+// calibration, efficiencies of `peak_flops`. InputError when no op class has a plain curve.
+ComputeCalibration calibration_of(const std::map<std::string, GemmCurve>& curves, const std::string& section,
+                                  double peak_flops, const CalibrationProfile& profile,
+                                  const std::string& path) {
+  ComputeCalibration cal;
+  cal.path = path;
+  cal.gpu = profile.gpu;
+  cal.peak_flops = peak_flops;
+  cal.copy_bandwidth = profile.d2d_bandwidth;
+  const OpClass classes[] = {OpClass::gemm, OpClass::grouped_gemm, OpClass::attention};
+  bool any = false;
+  for (const OpClass cls : classes) {
+    const int c = static_cast<int>(cls);
+    const std::string key = to_string(cls);
+    if (const auto it = curves.find(key); it != curves.end()) {
+      cal.curve[c] = to_curve(it->second);
+      any = true;
+    }
+    if (const auto it = curves.find(key + ".small_k"); it != curves.end())
+      cal.small_k[c] = to_curve(it->second);
+  }
+  if (!any) {
+    const std::string t = "[" + section + ".\"";
+    throw InputError({path, 0}, section, "no curve",
+                     "a " + t + "gemm\"], " + t + "grouped_gemm\"] or " + t + "attention\"] curve");
+  }
+  return cal;
+}
+
 }  // namespace
 
 std::string default_calibration_dir() {
@@ -97,28 +127,16 @@ std::string default_calibration_dir() {
 
 ComputeProfile apply_calibration(ComputeProfile base, const CalibrationProfile& profile,
                                  const std::string& path) {
-  ComputeCalibration cal;
-  cal.path = path;
-  cal.gpu = profile.gpu;
-  cal.peak_flops = profile.peak_bf16_flops;
-  cal.copy_bandwidth = profile.d2d_bandwidth;
-  const OpClass classes[] = {OpClass::gemm, OpClass::grouped_gemm, OpClass::attention};
-  bool any = false;
-  for (const OpClass cls : classes) {
-    const int c = static_cast<int>(cls);
-    const std::string key = to_string(cls);
-    if (const auto it = profile.gemm.find(key); it != profile.gemm.end()) {
-      cal.curve[c] = to_curve(it->second);
-      any = true;
-    }
-    if (const auto it = profile.gemm.find(key + ".small_k"); it != profile.gemm.end())
-      cal.small_k[c] = to_curve(it->second);
-  }
-  if (!any) {
-    throw InputError({path, 0}, "gemm", "no curve",
-                     "a [gemm.\"gemm\"], [gemm.\"grouped_gemm\"] or [gemm.\"attention\"] curve");
-  }
+  ComputeCalibration cal = calibration_of(profile.gemm, "gemm", profile.peak_bf16_flops, profile, path);
   if (!(cal.peak_flops > 0)) throw InputError({path, 0}, "peak_bf16_flops", "0", "a peak > 0");
+  // FP8 curves where the profile has them ([gemm_fp8], optional): fp8_kernel_seconds uses them, else the
+  // FP8 roofline. The bf16 source string stays: FP8 is an addition to the same measured profile.
+  if (!profile.gemm_fp8.empty()) {
+    ComputeCalibration fp8 =
+        calibration_of(profile.gemm_fp8, "gemm_fp8", profile.peak_fp8_flops, profile, path);
+    if (!(fp8.peak_flops > 0)) throw InputError({path, 0}, "gemm_fp8 peak_flops", "0", "a peak > 0");
+    base.fp8_calibration = std::move(fp8);
+  }
   base.source = "calibrated (" + display_path(path) + ", " + profile.gpu + ")";
   base.calibration = std::move(cal);
   return base;

@@ -51,7 +51,13 @@ void finish(A2aCost& c, const A2aTraffic& t, const std::vector<double>& rank_s) 
 //   t_r = latency_rounds x base_latency                      (handshake rounds, aws-ofi-nccl tuner hint)
 //       + per_remote_peer_s x remote peers of r             (per send/recv pair to another node)
 //       + max(network_s, nvlink_s)                           (one copy per (token, expert), legs overlap)
-// plus a separate permute (dispatch) / unpermute (combine) kernel: HBM bytes (read the tokens, write the
+//       + net_chunk_s x (chunks at the run's P2P chunk - chunks at the calibration chunk)
+//                                                            (per-chunk proxy work, serial per GPU)
+// and on dispatch, probs_calls more calls of probs_bytes_per_copy per copy (Megatron's fp32 probabilities
+// A2A): each latency + per-peer + its bytes over the legs + one chunk per remote peer.
+// Chunks: per remote peer ceil(bytes to it / chunk), over the rank's network peers (per_copy_traffic's
+// network bytes spread evenly over them; balanced routing makes them equal).
+// Plus a separate permute (dispatch) / unpermute (combine) kernel: HBM bytes (read the tokens, write the
 // copies, or the reverse) / (HBM bandwidth x catalog elementwise efficiency).
 class NcclAlltoallModel final : public DispatcherModel {
  public:
@@ -72,20 +78,34 @@ class NcclAlltoallModel final : public DispatcherModel {
     const std::vector<LegTimes> legs =
         network().leg_times(t, hw, p.get("network_efficiency"), p.get("nvlink_efficiency"));
     const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
+    const double chunk_s = p.get("net_chunk_s");
+    const double cal_chunk = p.get("calibration_chunk_bytes");
+    const bool dispatch = direction == A2aDirection::dispatch;
+    const double probs_calls = dispatch ? p.get("probs_calls") : 0.0;
+    const double probs_share = t.bytes_per_token > 0 ? p.get("probs_bytes_per_copy") / t.bytes_per_token : 0;
     std::vector<double> rank_s(legs.size());
+    std::vector<double> chunk_term(legs.size());
+    std::vector<double> probs_term(legs.size());
     for (std::size_t r = 0; r < legs.size(); ++r) {
-      const double peers = static_cast<double>(t.legs[r].network_peers_out);
-      rank_s[r] =
-          latency + p.get("per_remote_peer_s") * peers + std::max(legs[r].network_s, legs[r].nvlink_s);
+      const RankLegs& l = t.legs[r];
+      const double peers = static_cast<double>(l.network_peers_out);
+      const double per_peer = peers > 0 ? std::max(l.network_out, l.network_in) / peers : 0.0;
+      const auto chunks = [&](double chunk) { return peers * std::ceil(per_peer / chunk); };
+      chunk_term[r] = chunk_s > 0 ? chunk_s * (chunks(hw.p2p_net_chunk_bytes) - chunks(cal_chunk)) : 0.0;
+      const double transfer = std::max(legs[r].network_s, legs[r].nvlink_s);
+      probs_term[r] = probs_calls * (latency + p.get("per_remote_peer_s") * peers + transfer * probs_share +
+                                     (chunk_s > 0 && peers > 0 ? chunk_s * peers : 0.0));
+      // Fewer chunks than at calibration never beat the wire: the floor is the calibrated call.
+      rank_s[r] = latency + p.get("per_remote_peer_s") * peers + std::max(transfer, transfer + chunk_term[r]) +
+                  probs_term[r];
     }
     A2aCost c;
     finish(c, t, rank_s);
-    c.latency_s = latency;
+    c.latency_s = latency * (1.0 + probs_calls);
     c.sms = static_cast<int>(p.get("sms"));
     const auto g = static_cast<std::size_t>(c.gating_rank);
     const RankLegs& gl = t.legs[g];
-    const double copies =
-        static_cast<double>(direction == A2aDirection::dispatch ? gl.copies_out : gl.copies_in);
+    const double copies = static_cast<double>(dispatch ? gl.copies_out : gl.copies_in);
     const auto eff = hw.gpu.efficiency.find("elementwise");
     const double hbm = hw.gpu.hbm_bandwidth * (eff != hw.gpu.efficiency.end() ? eff->second : 1.0);
     const double permute_s = (static_cast<double>(gl.tokens) + copies) * t.bytes_per_token / hbm;
@@ -95,7 +115,10 @@ class NcclAlltoallModel final : public DispatcherModel {
         {"per_peer", p.get("per_remote_peer_s") * gl.network_peers_out, "per remote send/recv pair"},
         {"network", legs[g].network_s, "per-copy bytes over the GPU's EFA rails / (rail bw x efficiency)"},
         {"nvlink", legs[g].nvlink_s, "per-copy bytes to same-node GPUs / (NVLink bw x efficiency)"},
-        {direction == A2aDirection::dispatch ? "permute" : "unpermute", permute_s,
+        {"net_chunks", chunk_term[g],
+         "net_chunk_s x (network chunks at the run's P2P chunk - at the calibration chunk)"},
+        {"probs_a2a", probs_term[g], "Megatron's fp32 probabilities all-to-all (dispatch only)"},
+        {dispatch ? "permute" : "unpermute", permute_s,
          "separate kernel: (tokens + copies) x token bytes / (HBM bw x elementwise efficiency)"},
     };
     return c;

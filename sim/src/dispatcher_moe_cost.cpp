@@ -37,8 +37,14 @@ DispatcherMoeCost::DispatcherMoeCost(const Scenario& s)
   hw_.instance = s.instance;
   hw_.gpu = s.gpu;
   hw_.nodes = planner_.spec().nodes();
-  // bf16 payload both ways: the live runs did not enable DeepEP's FP8 dispatch.
+  hw_.p2p_net_chunk_bytes = s.stack.p2p_net_chunk_bytes;
+  // Combine is bf16 in every recipe; dispatch is FP8 (E4M3 + one fp32 scale per 128 channels) only with
+  // DeepEP's FP8 dispatch, which Megatron's flex dispatcher uses when asked (training.fp8_dispatch) in an
+  // FP8 run. The alltoall dispatcher sends bf16 copies whatever the recipe.
   bytes_per_token_ = token_bytes(s.model.hidden, false);
+  const bool fp8_dispatch =
+      s.training.fp8_dispatch && is_fp8(s.training.precision) && s.dispatcher.transport != DispatcherTransport::nccl;
+  dispatch_bytes_per_token_ = token_bytes(s.model.hidden, fp8_dispatch);
   etp_ = s.parallel.etp;
   microbatches_ = std::max(1, s.training.microbatches(s.parallel));
   gpus_per_node_ = std::max(1, s.instance.gpus);
@@ -55,7 +61,10 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
   // Distinct EP groups route distinct data: one data index per (group, microbatch).
   const LayerRouting routing = planner_.plan(layer, ep_group * microbatches_ + microbatch);
   const A2aTraffic traffic = model_->traffic(routing, bytes_per_token_);
-  const A2aCost dispatch = model_->cost(traffic, A2aDirection::dispatch, hw_);
+  const A2aCost dispatch =
+      dispatch_bytes_per_token_ == bytes_per_token_
+          ? model_->cost(traffic, A2aDirection::dispatch, hw_)
+          : model_->cost(model_->traffic(routing, dispatch_bytes_per_token_), A2aDirection::dispatch, hw_);
   const A2aCost combine = model_->cost(traffic, A2aDirection::combine, hw_);
   out.assign(ep_ranks.size(), MoeRankCost{});
   for (std::size_t k = 0; k < ep_ranks.size(); ++k) {

@@ -129,6 +129,25 @@ ParamSet default_dispatcher_params(const std::string& dispatcher) {
         nvlink_efficiency(),
         {"sms", "count", 16, 1, 64, false,
          "estimate: NCCL p2p all-to-all runs one block per channel; 16-32 channels on H100/H200 over EFA"},
+        // Per-chunk cost of NCCL's network P2P (Simple protocol: the GPU copies each chunk into the FIFO,
+        // the one proxy thread per GPU posts it through aws-ofi-nccl: rendezvous control message, RDMA
+        // write, completion). It does not shrink with more channels (the p5en runs at NCCL_MAX_NCHANNELS
+        // 8/16/32 are within 2.4%), so it is charged serially per GPU. Default 0: not separable from the
+        // bytes in nccl-tests run at one chunk size; set by the live-run fit (nccl-alltoall.net_chunk_s),
+        // where rows of stacks with different chunks (128 KiB: NeMo 26.04 without platform-aws; 512 KiB:
+        // aws-ofi-nccl platform-aws on p5en/p6) identify it.
+        {"net_chunk_s", "s", 0.0, 0.0, 2e-5, false,
+         "live-run fit (nccl-alltoall.net_chunk_s); shared/design/a2a-mechanisms.md sections 3-4"},
+        {"calibration_chunk_bytes", "bytes", 524288, 4096, 16777216, false,
+         "assumption: the nccl-tests alltoall_perf runs of ep-kernel-bench.csv used aws-ofi-nccl with "
+         "platform-aws (awsome-distributed-ai nccl-tests container), whose p5en/p6 NCCL_P2P_NET_CHUNKSIZE is "
+         "512 KiB (aws-ofi-nccl src/platform-aws.cpp)"},
+        // Megatron's _AllToAll sends the routing probabilities as a second all_to_all_single after the
+        // tokens (fp32, 4 B per token copy), in the dispatch and in its backward (moe/token_dispatcher.py,
+        // tensor_parallel/mappings.py): a latency-bound call the kernel benchmark does not have.
+        {"probs_calls", "count", 1, 0, 4, false,
+         "Megatron-Core 0.17 MoEAlltoAllTokenDispatcher.token_dispatch: 2 all_to_all_single per dispatch"},
+        {"probs_bytes_per_copy", "bytes", 4, 0, 16, false, "fp32 routing probability per token copy"},
     });
   }
   if (dispatcher == "deepep-uccl")

@@ -244,6 +244,33 @@ class StageBuilder : public StageEmitter {
     return add(p, ch, op);
   }
 
+  // A linear layer's GEMM (Transformer Engine Linear / LayerNormLinear): in an FP8 recipe its fprop, dgrad
+  // and wgrad run in FP8 (fp8_kernel_seconds) and TE adds, per GEMM input, a cast-transpose kernel (read
+  // bf16, write the FP8 tensor and its transpose for the other GEMM: 2 + 1 + 1 bytes per element; forward:
+  // the input activations m x k, backward: the output gradients m x n), issued from C++ (at the per-call
+  // C++ issue cost). Weights are cast once per iteration (TE caches them across microbatches): not
+  // charged. bf16: exactly compute().
+  int linear(Program& p, Chain& ch, const char* name, OpPhase phase, double flops, double bytes, int launches,
+             bool backward, const GemmDims& dims) {
+    if (!is_fp8(c_.s.training.precision)) {
+      return compute(p, ch, name, phase, OpClass::gemm, flops, bytes, launches, backward, dims);
+    }
+    const bool bwd_op = phase == OpPhase::backward;
+    const double cast_elements = bwd_op ? dims.m * dims.n : dims.m * dims.k;
+    OpSpec op;
+    op.duration = to_ns(fp8_kernel_seconds(c_.cp, OpClass::gemm, flops, bytes, dims) +
+                        fp8_cast_seconds(cast_elements));
+    op.host_ns = static_cast<std::int32_t>(host_ns(launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s));
+    op.label = p.label(name);
+    op.phase = phase;
+    return add(p, ch, op);
+  }
+  // A TE cast(-transpose) of `elements` bf16 values to FP8 (with its transpose), s.
+  double fp8_cast_seconds(double elements) const {
+    return elements > 0 ? kernel_seconds(c_.cp, OpClass::elementwise, 0, elements * kFp8CastBytesPerElement)
+                        : 0.0;
+  }
+
   // A collective of the stage's `kind` groups on `stream`.
   int collective(Program& p, Chain& ch, const char* name, OpPhase phase, CollectiveOp cop, double bytes,
                  ChannelKind kind, CommClass cls, std::uint8_t stream, bool backward) {
@@ -398,13 +425,13 @@ class StageBuilder : public StageEmitter {
       // compressed q/kv are then gathered (sequence parallel) for the head-split up projections.
       const double down_out =
           m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
-      compute(p, ch, "attn.mla_down", phase, OpClass::gemm, 2 * (T / t) * h() * down_out,
+      linear(p, ch, "attn.mla_down", phase, 2 * (T / t) * h() * down_out,
               2 * (h() * down_out + (T / t) * (h() + down_out)), 4, backward_pass, {T / t, down_out, h()});
       tp_collective(p, ch, "tp.ag.mla_latent", phase, CollectiveOp::all_gather, T * down_out * 2,
                     backward_pass);
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
-      compute(p, ch, "attn.mla_up", phase, OpClass::gemm, 2 * T * (up + kv_up) / t,
+      linear(p, ch, "attn.mla_up", phase, 2 * T * (up + kv_up) / t,
               2 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width() + heads() * m.qk_head_dim) / t)),
               6, backward_pass,
               {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
@@ -412,11 +439,11 @@ class StageBuilder : public StageEmitter {
       tp_collective(p, ch, "tp.ag.attn", phase, CollectiveOp::all_gather, T * h() * 2, backward_pass);
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
-      compute(p, ch, "attn.qkv", phase, OpClass::gemm, 2 * T * h() * n_out / t,
+      linear(p, ch, "attn.qkv", phase, 2 * T * h() * n_out / t,
               2 * (h() * n_out / t + T * (h() + n_out / t)), 5, backward_pass, {T, n_out / t, h()});
     }
     core_attn(p, ch, phase, backward_pass);
-    compute(p, ch, "attn.out_proj", phase, OpClass::gemm, 2 * T * v_width() * h() / t,
+    linear(p, ch, "attn.out_proj", phase, 2 * T * v_width() * h() / t,
             2 * (v_width() * h() / t + T * (v_width() / t + h())), 1, backward_pass, {T, h(), v_width() / t});
     tp_collective(p, ch, "tp.rs.attn", phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
   }
@@ -436,13 +463,30 @@ class StageBuilder : public StageEmitter {
     const int op =
         compute(p, ch, "moe.router", phase, OpClass::gemm, 2 * (c_.T / c_.t) * h() * E,
                 2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, backward_pass, {c_.T / c_.t, E, h()});
-    if (c_.prof.dispatch_host_sync) sync_ops_.push_back(op);
+    if (c_.prof.dispatch_host_sync && !alltoall_padded()) {
+      // Dropless alltoall: the token counts are all-gathered over the EP group before the host copies
+      // them (gather_from_sequence_parallel_region of the [E] int64 counts; the D2H waits for it).
+      const int sync = counts_gather(p, ch, phase, backward_pass);
+      sync_ops_.push_back(sync != kNoOp ? sync : op);
+    }
+  }
+  // Megatron's alltoall dispatcher with --moe-pad-expert-input-to-capacity: equal splits known on the
+  // host, so no counts all-gather, no D2H copy and no host sync (a2a-mechanisms.md section 1).
+  bool alltoall_padded() const {
+    return c_.s.training.moe_pad_to_capacity && c_.s.dispatcher.transport == DispatcherTransport::nccl;
+  }
+  int counts_gather(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+    if (c_.s.dispatcher.transport != DispatcherTransport::nccl || c_.s.parallel.ep <= 1 || !c_.prof.counts_allgather)
+      return kNoOp;
+    const double bytes = 8.0 * c_.s.model.experts * c_.s.parallel.ep * c_.s.parallel.etp;
+    return collective(p, ch, "ep.counts_allgather", phase, CollectiveOp::all_gather, bytes, ChannelKind::ep,
+                      CommClass::ep, kStreamCompute, backward_pass);
   }
 
   void dense_mlp_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double f = c_.s.model.ffn_hidden;
     tp_collective(p, ch, "tp.ag.mlp", phase, CollectiveOp::all_gather, c_.T * h() * 2, backward_pass);
-    compute(p, ch, "mlp.dense", phase, OpClass::gemm, 6 * c_.T * h() * f / c_.t,
+    linear(p, ch, "mlp.dense", phase, 6 * c_.T * h() * f / c_.t,
             2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 4, backward_pass,
             {c_.T, f / c_.t, h()});
     tp_collective(p, ch, "tp.rs.mlp", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, backward_pass);
@@ -453,7 +497,7 @@ class StageBuilder : public StageEmitter {
     if (fs <= 0) return;
     tp_collective(p, ch, "tp.ag.shared_expert", phase, CollectiveOp::all_gather, c_.T * h() * 2,
                   backward_pass);
-    compute(p, ch, "moe.shared_expert", phase, OpClass::gemm, 6 * c_.T * h() * fs / c_.t,
+    linear(p, ch, "moe.shared_expert", phase, 6 * c_.T * h() * fs / c_.t,
             2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 3, backward_pass,
             {c_.T, fs / c_.t, h()});
     tp_collective(p, ch, "tp.rs.shared_expert", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2,
@@ -518,7 +562,7 @@ class StageBuilder : public StageEmitter {
     const ModelSpec& m = c_.s.model;
     const OpPhase ph = OpPhase::backward;
     tp_collective(p, ch, "tp.ag.attn_bwd", ph, CollectiveOp::all_gather, T * h() * 2, true);
-    compute(p, ch, "attn.out_proj_bwd", ph, OpClass::gemm, 4 * T * v_width() * h() / t,
+    linear(p, ch, "attn.out_proj_bwd", ph, 4 * T * v_width() * h() / t,
             4 * (v_width() * h() / t + T * (v_width() / t + h())), 2, true, {T, h(), v_width() / t});
     if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, OpPhase::recompute, true);
     {
@@ -533,16 +577,16 @@ class StageBuilder : public StageEmitter {
           m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
-      compute(p, ch, "attn.mla_up_bwd", ph, OpClass::gemm, 4 * T * (up + kv_up) / t,
+      linear(p, ch, "attn.mla_up_bwd", ph, 4 * T * (up + kv_up) / t,
               4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), 8, true,
               {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
       tp_collective(p, ch, "tp.rs.mla_latent_bwd", ph, CollectiveOp::reduce_scatter, T * down_out * 2, true);
-      compute(p, ch, "attn.mla_down_bwd", ph, OpClass::gemm, 4 * (T / t) * h() * down_out,
+      linear(p, ch, "attn.mla_down_bwd", ph, 4 * (T / t) * h() * down_out,
               4 * (h() * down_out + (T / t) * (h() + down_out)), 5, true, {T / t, down_out, h()});
     } else {
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
-      compute(p, ch, "attn.qkv_bwd", ph, OpClass::gemm, 4 * T * h() * n_out / t,
+      linear(p, ch, "attn.qkv_bwd", ph, 4 * T * h() * n_out / t,
               4 * (h() * n_out / t + T * (h() + n_out / t)), 6, true, {T, n_out / t, h()});
       tp_collective(p, ch, "tp.rs.attn_bwd", ph, CollectiveOp::reduce_scatter, T * h() * 2, true);
     }
@@ -553,7 +597,7 @@ class StageBuilder : public StageEmitter {
     add_layer_host(ch, c_.prof.layer_host_s, true);
     const double f = c_.s.model.ffn_hidden;
     tp_collective(p, ch, "tp.ag.mlp_bwd", OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2, true);
-    compute(p, ch, "mlp.dense_bwd", OpPhase::backward, OpClass::gemm, 12 * c_.T * h() * f / c_.t,
+    linear(p, ch, "mlp.dense_bwd", OpPhase::backward, 12 * c_.T * h() * f / c_.t,
             4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 8, true, {c_.T, f / c_.t, h()});
     tp_collective(p, ch, "tp.rs.mlp_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, c_.T * h() * 2,
                   true);
@@ -576,7 +620,7 @@ class StageBuilder : public StageEmitter {
     if (fs > 0) {
       tp_collective(p, ch, "tp.ag.shared_expert_bwd", OpPhase::backward, CollectiveOp::all_gather,
                     c_.T * h() * 2, true);
-      compute(p, ch, "moe.shared_expert_bwd", OpPhase::backward, OpClass::gemm, 12 * c_.T * h() * fs / c_.t,
+      linear(p, ch, "moe.shared_expert_bwd", OpPhase::backward, 12 * c_.T * h() * fs / c_.t,
               4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 6, true, {c_.T, fs / c_.t, h()});
       tp_collective(p, ch, "tp.rs.shared_expert_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
                     c_.T * h() * 2, true);
@@ -647,11 +691,11 @@ class StageBuilder : public StageEmitter {
     // MTP block: embedding of the shifted tokens, enorm/hnorm, eh_proj (2h -> h, TP-split).
     embedding_fwd(p, ch, phase);
     tp_collective(p, ch, "tp.ag.mtp_eh", phase, CollectiveOp::all_gather, c_.T * 2 * h() * 2, false);
-    compute(p, ch, "mtp.eh_proj", phase, OpClass::gemm, 2 * c_.T * 2 * h() * h() / c_.t,
+    linear(p, ch, "mtp.eh_proj", phase, 2 * c_.T * 2 * h() * h() / c_.t,
             2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, false, {c_.T, h() / c_.t, 2 * h()});
   }
   void mtp_pre_bwd(Program& p, Chain& ch) {
-    compute(p, ch, "mtp.eh_proj_bwd", OpPhase::backward, OpClass::gemm, 4 * c_.T * 2 * h() * h() / c_.t,
+    linear(p, ch, "mtp.eh_proj_bwd", OpPhase::backward, 4 * c_.T * 2 * h() * h() / c_.t,
             4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, true, {c_.T, h() / c_.t, 2 * h()});
     tp_collective(p, ch, "tp.rs.mtp_eh_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
                   c_.T * 2 * h() * 2, true);
@@ -862,8 +906,28 @@ std::pair<int, int> StageBuilder::forward_backward(Program& p, const StepContext
 
 }  // namespace
 
-BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const WorkloadSeams& seams) {
+double host_time_factor(const SimProfile& prof, const InstanceSpec& instance) {
+  if (!(prof.host_reference_cpu_score > 0) || !(instance.cpu_single_thread_score > 0)) return 1.0;
+  return prof.host_reference_cpu_score / instance.cpu_single_thread_score;
+}
+
+SimProfile host_scaled(const SimProfile& prof, const InstanceSpec& instance) {
+  const double f = host_time_factor(prof, instance);
+  if (f == 1.0) return prof;
+  SimProfile p = prof;
+  p.launch_s *= f;
+  p.backward_launch_s *= f;
+  p.grouped_gemm_launch_s *= f;
+  p.layer_host_s *= f;
+  p.moe_host_s *= f;
+  return p;
+}
+
+BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const WorkloadSeams& seams) {
   const InputLocation where{s.source, 0};
+  // Host time per op scales with the instance CPU's single-thread speed relative to the CPU the host
+  // terms were fitted (or measured) on.
+  const SimProfile prof = host_scaled(fitted, s.instance);
   BuiltWorkload out;
   const ParallelLayout& par = s.parallel;
   out.microbatches = s.training.microbatches(par);
@@ -977,6 +1041,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
     const ModelSpec& m = s.model;
     const double hid = m.hidden, fe = m.expert_ffn_hidden, etp = par.etp;
     const double weights = b.local_experts() * 3 * hid * fe / etp * 2;
+    const bool fp8 = is_fp8(s.training.precision);
     for (int local = 0; local < S; ++local) {
       const int rank = stage * S + local;
       w.rank_program[static_cast<std::size_t>(rank)] = static_cast<std::int32_t>(w.programs.size());
@@ -996,13 +1061,31 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& prof, const Wo
           // backward's dgrad and wgrad (k = tokens: the small-k curve) are timed as halves of the op.
           const double per_expert = tok / b.local_experts();
           const double fwd_bytes = weights + tok * (2 * hid + 3 * fe / etp) * 2;
+          // FP8 recipes: TE GroupedLinear runs fc1/fc2 (and their dgrad/wgrad) in FP8 and cast-transposes
+          // each GEMM input first (fc1: tok x hidden, fc2: tok x ffn; backward the output gradients).
+          const double cast_s =
+              fp8 && tok > 0 ? kernel_seconds(out.compute, OpClass::elementwise, 0,
+                                              tok * (hid + fe / etp) * kFp8CastBytesPerElement)
+                             : 0.0;
           switch (r.kind) {
             case VarKind::expert_fwd:
+              if (fp8) {
+                v = to_ns(fp8_kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                             fwd_bytes, {per_expert, fe / etp, hid}) +
+                          cast_s);
+                break;
+              }
               v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
                                        fwd_bytes, {per_expert, fe / etp, hid}));
               break;
             case VarKind::expert_bwd:
-              if (out.compute.calibration) {
+              if (fp8) {
+                v = to_ns(fp8_kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                             fwd_bytes, {per_expert, hid, fe / etp}) +
+                          fp8_kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                             fwd_bytes, {hid, fe / etp, per_expert}) +
+                          cast_s);
+              } else if (out.compute.calibration) {
                 v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
                                          fwd_bytes, {per_expert, hid, fe / etp}) +
                           kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,

@@ -18,6 +18,7 @@ struct GpuSpec {
   int nvlink_gen = 0;              // NVLink generation
   double nvlink_bandwidth = 0;     // per-GPU NVLink bandwidth per direction, bytes/s (marketed bidir / 2)
   int sms = 0;                     // streaming multiprocessors
+  bool mxfp8 = false;              // tensor cores with MX block scaling (Blackwell); FP8 recipes need fp8_flops
   // Achievable fraction of peak per op class, used by the roofline compute model until calibration
   // data exists. Keys: "gemm", "grouped_gemm", "attention", "elementwise" (of HBM bandwidth).
   std::map<std::string, double> efficiency;
@@ -38,10 +39,20 @@ struct InstanceSpec {
   double base_latency_s = 0;        // aws-ofi-nccl tuner base latency hint, seconds
   double price_usd_per_hour = 0;    // on-demand price; 0 = unknown
   std::string price_source;         // where and when the price was read
+  // NCCL_P2P_NET_CHUNKSIZE that aws-ofi-nccl's platform-aws code sets for this instance when the plugin
+  // was built with it (src/platform-aws.cpp, 1.16+), bytes; 0 = it sets none (NCCL's 128 KiB stays).
+  double ofi_platform_p2p_chunk_bytes = 0;
+  // Host CPU: launch and Python time per op scale with its single-thread speed.
+  std::string cpu;                  // e.g. "Intel Xeon Platinum 8559C"
+  int cpu_cores = 0;                // physical cores per node
+  double cpu_single_thread_score = 0;  // Geekbench 6 single-core (see cpu_source)
+  std::string cpu_source;
   std::string source;
 };
 
-enum class AttentionKind { mla, gqa };
+// mla: DeepSeek multi-head latent attention; gqa: grouped-query attention; mha: standard multi-head
+// attention (GQA with one KV group per head: query_groups = heads).
+enum class AttentionKind { mla, gqa, mha };
 enum class RouterScore { softmax, sigmoid };
 
 // One MoE (or dense) transformer, in Megatron-Core's terms. See shared/design/model-flops.md.
@@ -102,10 +113,51 @@ struct DispatcherSpec {
   std::string source;
 };
 
+// NCCL environment settings that change a mechanism (0 / "" = NCCL's default or the plugin's).
+struct NcclKnobs {
+  int max_nchannels = 0;           // NCCL_MAX_NCHANNELS; 0 = unset
+  std::string algo;                // NCCL_ALGO, e.g. "Ring"; "" = unset (collectives only)
+  std::string proto;               // NCCL_PROTO, e.g. "Simple"; "" = unset (collectives only)
+  double p2p_net_chunk_bytes = 0;  // NCCL_P2P_NET_CHUNKSIZE, bytes; 0 = unset
+  double buffsize_bytes = 0;       // NCCL_BUFFSIZE, bytes; 0 = unset
+};
+
+// One software stack: the versions a run used and what follows from them for the mechanisms
+// (catalog/data/stacks.toml, each with its source).
+struct StackSpec {
+  std::string name;  // e.g. "nemo-26.04.01"
+  std::string description;
+  std::string megatron_core, megatron_bridge, megatron_lm, nccl, aws_ofi_nccl, transformer_engine, torch;
+  std::string deepep, uccl, nvshmem;  // "" = not known / not used
+  // aws-ofi-nccl configured with --enable-platform-aws: the instance's platform defaults apply
+  // (InstanceSpec::ofi_platform_p2p_chunk_bytes); without it NCCL's own defaults stay.
+  bool ofi_platform_aws = false;
+  NcclKnobs nccl_env;  // what the stack's launcher sets
+  // How this stack's published runs configure Megatron's alltoall dispatcher:
+  // --moe-pad-expert-input-to-capacity (drop-and-pad at capacity factor 1: equal splits, no token-count
+  // all-gather, no host sync) instead of dropless.
+  bool alltoall_pad_to_capacity = false;
+  // Live-run campaigns that ran on it: their rows without a `stack` column belong to it.
+  std::vector<std::string> campaigns;
+  std::string source;
+};
+
+class StrictTable;
+// Reads the knob keys of a table (stacks.toml [<stack>.nccl_env], a scenario's [stack]): nccl_max_nchannels
+// (1..64), nccl_algo, nccl_proto (NCCL's names), nccl_p2p_net_chunksize_kib (4..16384),
+// nccl_buffsize_mib; absent keys stay unset. Marks them read; the caller finishes the table.
+NcclKnobs read_nccl_knobs(StrictTable& t);
+
+// NCCL's default P2P net chunk (NCCL_P2P_NET_CHUNKSIZE, src/init.cc computeBuffSizes), bytes.
+inline constexpr double kNcclDefaultP2pNetChunkBytes = 128.0 * 1024.0;
+// The P2P network chunk a stack runs with on `instance`: the knob if set, else the plugin's platform
+// default when built with platform-aws and the instance has one, else NCCL's default.
+double p2p_net_chunk_bytes(const StackSpec& stack, const NcclKnobs& knobs, const InstanceSpec& instance);
+
 // The whole catalog. Lookups throw InputError naming the unknown entry and listing the known ones.
 class Catalog {
  public:
-  // Loads gpus.toml, instances.toml, models.toml and dispatchers.toml from `dir`.
+  // Loads gpus.toml, instances.toml, models.toml, dispatchers.toml and stacks.toml from `dir`.
   // Throws InputError (file:line: key: value: expected) on any malformed entry or unknown key.
   static Catalog load(const std::string& dir);
   // The catalog directory: $MOETWIN_CATALOG if set, else the source tree's catalog/data.
@@ -115,11 +167,17 @@ class Catalog {
   const InstanceSpec& instance(const std::string& name) const;
   const ModelSpec& model(const std::string& name) const;
   const DispatcherSpec& dispatcher(const std::string& name) const;
+  const StackSpec& stack(const std::string& name) const;
+  // The stack whose `campaigns` list `campaign`; nullptr when none does.
+  const StackSpec* stack_of_campaign(const std::string& campaign) const;
+  // The stack a scenario without a [stack] table runs on (stacks.toml's `default = true` entry).
+  const StackSpec& default_stack() const;
 
   const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
   const std::map<std::string, InstanceSpec>& instances() const { return instances_; }
   const std::map<std::string, ModelSpec>& models() const { return models_; }
   const std::map<std::string, DispatcherSpec>& dispatchers() const { return dispatchers_; }
+  const std::map<std::string, StackSpec>& stacks() const { return stacks_; }
 
  private:
   std::string dir_;
@@ -127,6 +185,8 @@ class Catalog {
   std::map<std::string, InstanceSpec> instances_;
   std::map<std::string, ModelSpec> models_;
   std::map<std::string, DispatcherSpec> dispatchers_;
+  std::map<std::string, StackSpec> stacks_;
+  std::string default_stack_;
 };
 
 const char* to_string(AttentionKind kind);

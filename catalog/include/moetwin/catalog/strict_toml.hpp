@@ -41,6 +41,8 @@ class StrictTable {
   double number(const std::string& key, double min, double max);
   bool boolean(const std::string& key);
   std::string string(const std::string& key);
+  // An array of strings (may be empty).
+  std::vector<std::string> strings(const std::string& key);
   // One of `allowed`; the message lists them.
   std::string choice(const std::string& key, const std::vector<std::string>& allowed);
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
 
@@ -28,12 +30,29 @@ struct ParallelLayout {
 
 enum class Recompute { none, selective, full };
 
+// Training precision, as Transformer Engine / Megatron name the recipes:
+//  bf16           no FP8 (--bf16);
+//  fp8-hybrid     delayed scaling, E4M3 forward / E5M2 gradients, per-tensor scales from an amax history
+//                 (--fp8-format hybrid --fp8-recipe delayed);
+//  fp8-current    per-tensor current scaling (--fp8-recipe tensorwise): an amax reduction before each cast;
+//  fp8-blockwise  1x128 / 128x128 block scales (--fp8-recipe blockwise, DeepSeek-V3 style; Hopper and
+//                 Blackwell);
+//  mxfp8          MX block scaling, one E8M0 scale per 32 elements (--fp8-recipe mxfp8; Blackwell only).
+enum class Precision { bf16, fp8_hybrid, fp8_current, fp8_blockwise, mxfp8 };
+inline bool is_fp8(Precision p) { return p != Precision::bf16; }
+
 struct TrainingConfig {
   int micro_batch = 1;    // sequences per microbatch (mb)
   int global_batch = 1;   // sequences per iteration (gbs)
   int seq_length = 4096;  // tokens per sequence
   Recompute recompute = Recompute::none;
   bool bf16 = true;
+  Precision precision = Precision::bf16;
+  // Megatron's alltoall dispatcher with --moe-pad-expert-input-to-capacity at capacity factor 1:
+  // equal-split A2A, no token-count all-gather and no host sync (shared/design/a2a-mechanisms.md 1).
+  bool moe_pad_to_capacity = false;
+  // DeepEP's FP8 dispatch in an FP8 run (E4M3 payload + fp32 scale per 128 channels; combine stays bf16).
+  bool fp8_dispatch = false;
   bool distributed_optimizer = true;  // ZeRO-1 style optimizer-state sharding over dp
   bool overlap_moe_a2a = false;       // Megatron overlap_moe_expert_parallel_comm (needs vpp >= 2)
   bool overlap_grad_reduce = true;    // DP gradient reduce-scatter overlapped with backward
@@ -52,6 +71,15 @@ struct RoutingConfig {
   std::uint64_t seed = 1;      // root seed; streams derive from (seed, layer, microbatch)
 };
 
+// The software stack a scenario runs on: the catalog entry and the NCCL settings of this run (the stack's
+// launcher defaults with the scenario's or row's own knobs on top).
+struct StackChoice {
+  StackSpec spec;
+  NcclKnobs nccl;               // resolved: the stack's nccl_env overridden by the run's knobs
+  bool from_default = true;     // no [stack] table / stack column: the catalog's default stack
+  double p2p_net_chunk_bytes = kNcclDefaultP2pNetChunkBytes;  // resolved for the scenario's instance
+};
+
 struct Scenario {
   std::string name;         // scenario name (file stem or campaign/row id)
   std::string source;       // where it came from: "path.toml" or "runs.csv:LINE"
@@ -64,12 +92,20 @@ struct Scenario {
   TrainingConfig training;
   DispatcherSpec dispatcher;  // catalog dispatcher
   RoutingConfig routing;
+  StackChoice stack;
   std::string calibration_profile;  // profile name or path; "" = shipped default
 
   int gpus() const { return nodes * instance.gpus; }
 };
 
 const char* to_string(Recompute recompute);
+const char* to_string(Precision precision);
+// "bf16", "fp8-hybrid", ... -> Precision; nullopt for another text.
+std::optional<Precision> precision_from_string(const std::string& text);
+const std::vector<std::string>& precision_names();
+// The stack choice for `spec` with `knobs` over its launcher's, resolved for `instance`.
+StackChoice make_stack_choice(const StackSpec& spec, const NcclKnobs& knobs, const InstanceSpec& instance,
+                              bool from_default);
 const char* to_string(RoutingKind kind);
 
 }  // namespace moetwin

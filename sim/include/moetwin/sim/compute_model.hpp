@@ -93,6 +93,10 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
 // k < n); otherwise (no calibration, no curve for the class, elementwise, or a dimension <= 0) exactly
 // the overload above. `flops` and `bytes` are the whole op's (all GEMMs of
 // a grouped call, operands + results in bytes).
+// Bytes per element of Transformer Engine's FP8 cast-transpose of a bf16 tensor: read 2, write the FP8
+// tensor (1) and its transpose (1) (transformer_engine/common/transpose/cast_transpose.cu).
+inline constexpr double kFp8CastBytesPerElement = 4.0;
+
 // An FP8 GEMM-class kernel (Transformer Engine fprop/dgrad/wgrad in E4M3/E5M2): the measured FP8 curves
 // when the profile has them (same formula as the calibrated BF16 overload), else the roofline at the FP8
 // peak with the class's catalog efficiency. Throws std::logic_error when the GPU has no FP8 peak (callers

@@ -40,6 +40,10 @@ struct DispatchHardware {
   InstanceSpec instance;
   GpuSpec gpu;
   int nodes = 1;
+  // NCCL's P2P network chunk the run uses (the stack's, StackChoice::p2p_net_chunk_bytes), bytes. The
+  // nccl-alltoall model is calibrated at nccl-tests' chunk (its `calibration_chunk_bytes`); a run at another
+  // chunk pays its per-chunk cost for every chunk more (or saves it for every chunk fewer).
+  double p2p_net_chunk_bytes = 512.0 * 1024.0;
 
   // EFA bandwidth with affinity to one GPU, per direction, bytes/s (nics_per_gpu x nic bandwidth).
   double rail_bandwidth() const;

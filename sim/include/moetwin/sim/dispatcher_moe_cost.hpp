@@ -48,7 +48,8 @@ class DispatcherMoeCost : public MoeCostModel {
   RoutingPlanner planner_;
   std::unique_ptr<DispatcherModel> model_;
   DispatchHardware hw_;
-  double bytes_per_token_ = 0;
+  double bytes_per_token_ = 0;          // combine (and bf16 dispatch) payload per token copy
+  double dispatch_bytes_per_token_ = 0;  // dispatch payload: FP8 + scales with DeepEP's FP8 dispatch
   int etp_ = 1;
   int microbatches_ = 1;
   int gpus_per_node_ = 8;

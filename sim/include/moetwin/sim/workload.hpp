@@ -68,6 +68,14 @@ struct SimProfile {
   // The host waits for the router before each dispatch: the alltoall dispatcher copies the token counts
   // to the host (.tolist()) to size the A2A; DeepEP's normal mode busy-waits for the received counts.
   bool dispatch_host_sync = true;
+  // Megatron's dropless alltoall dispatcher all-gathers the [experts] int64 token counts over the EP group
+  // before the host copies them (token_dispatcher.py preprocess): one small collective per MoE forward.
+  bool counts_allgather = true;
+  // The host CPU the host-time terms above (launch_s, backward_launch_s, grouped_gemm_launch_s,
+  // layer_host_s, moe_host_s) hold for: its single-thread score (Geekbench 6 single-core, the catalog's
+  // cpu_geekbench6_single). On another instance they scale by this / its CPU's score (host_scaled). Default:
+  // p6-b300.48xlarge's Xeon 8559C (2257), the CPU of the live runs the shipped host terms were fitted on.
+  double host_reference_cpu_score = 2257;
   double grad_bytes = 4;   // bytes per gradient element reduced over DP (fp32 grad reduce)
   double param_bytes = 2;  // bytes per parameter all-gathered (bf16)
   // Adam step bytes per local parameter: read fp32 param, grad, m, v (16), write param, m, v (12) and the
@@ -160,6 +168,12 @@ struct BuiltWorkload {
 
 // Throws InputError for scenarios the replay cannot represent (e.g. vpp > 1 with microbatches not a
 // multiple of pp), naming the scenario source.
+// Host time per op on `instance` over the profile's reference CPU: reference score / the instance CPU's
+// single-thread score (1 when either is unknown).
+double host_time_factor(const SimProfile& profile, const InstanceSpec& instance);
+// `profile` with its host-time terms scaled by host_time_factor.
+SimProfile host_scaled(const SimProfile& profile, const InstanceSpec& instance);
+
 BuiltWorkload build_workload(const Scenario& scenario, const SimProfile& profile = {},
                              const WorkloadSeams& seams = {});
 

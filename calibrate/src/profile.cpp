@@ -52,20 +52,38 @@ double calibrated_gemm_seconds(const GemmTimeInputs& in) {
   return std::max(in.floor_s, in.floor_s - in.hidden_floor_s + t);
 }
 
-std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, double m, double n, double k,
-                                                      double batch) const {
-  auto it = gemm.find(gemm_curve_key(op, m, n, k));
-  if (it == gemm.end()) it = gemm.find(op);
-  if (it == gemm.end() || peak_bf16_flops <= 0) return std::nullopt;
+double gemm_fp8_bytes(double m, double n, double k, double batch) {
+  // E4M3 operands A (m x k) and B (k x n), 1 byte each, and the bf16 result C (m x n).
+  return (m * k + k * n + 2 * m * n) * batch;
+}
+
+std::optional<double> gemm_curves_time_s(const std::map<std::string, GemmCurve>& curves, double peak_flops,
+                                         double copy_bandwidth, const std::string& op, double m, double n,
+                                         double k, double batch, double bytes) {
+  auto it = curves.find(gemm_curve_key(op, m, n, k));
+  if (it == curves.end()) it = curves.find(op);
+  if (it == curves.end() || peak_flops <= 0) return std::nullopt;
   const GemmCurve& g = it->second;
   return calibrated_gemm_seconds({.floor_s = g.floor_s,
                                   .hidden_floor_s = g.hidden_floor_s,
                                   .efficiency = g.efficiency.at(std::min({m, n, k})),
                                   .memory_efficiency = g.memory_efficiency,
-                                  .peak_flops = peak_bf16_flops,
-                                  .copy_bandwidth = d2d_bandwidth,
+                                  .peak_flops = peak_flops,
+                                  .copy_bandwidth = copy_bandwidth,
                                   .flops = 2 * m * n * k * batch,
-                                  .bytes = gemm_bytes(m, n, k, batch)});
+                                  .bytes = bytes});
+}
+
+std::optional<double> CalibrationProfile::gemm_time_s(const std::string& op, double m, double n, double k,
+                                                      double batch) const {
+  return gemm_curves_time_s(gemm, peak_bf16_flops, d2d_bandwidth, op, m, n, k, batch,
+                            gemm_bytes(m, n, k, batch));
+}
+
+std::optional<double> CalibrationProfile::gemm_fp8_time_s(const std::string& op, double m, double n, double k,
+                                                          double batch) const {
+  return gemm_curves_time_s(gemm_fp8, peak_fp8_flops, d2d_bandwidth, op, m, n, k, batch,
+                            gemm_fp8_bytes(m, n, k, batch));
 }
 
 namespace {
@@ -185,6 +203,20 @@ std::string array(const std::vector<double>& v) {
   return out + "]";
 }
 
+// The keys of one [gemm.*] or [gemm_fp8.*] table that describe its curve (the caller finishes the table).
+GemmCurve read_gemm_curve(Reader& r, int schema_version) {
+  GemmCurve g;
+  g.floor_s = r.number("floor_s", 0, 1);
+  g.efficiency = read_curve(r, "min_dim", "efficiency", 1.0);
+  if (schema_version >= 2) g.memory_efficiency = r.number("memory_efficiency", 0, 2);
+  if (schema_version >= 3) g.hidden_floor_s = r.number("hidden_floor_s", 0, g.floor_s);
+  g.heldout_shapes = r.integer("heldout_shapes", 0, 1000000);
+  g.heldout_median_error = r.number("heldout_median_error", 0, 1e6);
+  g.heldout_max_error = r.number("heldout_max_error", 0, 1e6);
+  g.heldout_within_5pct = r.number("heldout_within_5pct", 0, 1);
+  return g;
+}
+
 // The NCCL ops the NVLink fit knows (nvlink_fit.cpp), as the profile names them.
 bool is_nvlink_op(const std::string& op) {
   return op == "all_reduce" || op == "reduce_scatter" || op == "all_gather" || op == "all_to_all" ||
@@ -265,6 +297,18 @@ NvlinkCollectiveFit read_nvlink(Reader r, int schema_version) {
   return f;
 }
 
+void write_gemm_curve(std::ostream& o, const GemmCurve& g, int schema_version) {
+  o << "floor_s = " << format_exact(g.floor_s) << '\n'
+    << "min_dim = " << array(g.efficiency.x) << '\n'
+    << "efficiency = " << array(g.efficiency.y) << '\n';
+  if (schema_version >= 2) o << "memory_efficiency = " << format_exact(g.memory_efficiency) << '\n';
+  if (schema_version >= 3) o << "hidden_floor_s = " << format_exact(g.hidden_floor_s) << '\n';
+  o << "heldout_shapes = " << g.heldout_shapes << '\n'
+    << "heldout_median_error = " << format_exact(g.heldout_median_error) << '\n'
+    << "heldout_max_error = " << format_exact(g.heldout_max_error) << '\n'
+    << "heldout_within_5pct = " << format_exact(g.heldout_within_5pct) << '\n';
+}
+
 }  // namespace
 
 CalibrationProfile parse_calibration_profile(const std::string& text, const std::string& path) {
@@ -296,17 +340,24 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
     Reader ops(root.table("gemm"), path, "gemm.");
     for (const std::string& op : ops.keys()) {
       Reader r(ops.table(op), path, "gemm." + op + ".");
-      GemmCurve g;
-      g.floor_s = r.number("floor_s", 0, 1);
-      g.efficiency = read_curve(r, "min_dim", "efficiency", 1.0);
-      if (p.schema_version >= 2) g.memory_efficiency = r.number("memory_efficiency", 0, 2);
-      if (p.schema_version >= 3) g.hidden_floor_s = r.number("hidden_floor_s", 0, g.floor_s);
-      g.heldout_shapes = r.integer("heldout_shapes", 0, 1000000);
-      g.heldout_median_error = r.number("heldout_median_error", 0, 1e6);
-      g.heldout_max_error = r.number("heldout_max_error", 0, 1e6);
-      g.heldout_within_5pct = r.number("heldout_within_5pct", 0, 1);
+      p.gemm[op] = read_gemm_curve(r, p.schema_version);
       r.finish();
-      p.gemm[op] = g;
+    }
+    ops.finish();
+  }
+  if (root.has("gemm_fp8")) {
+    // Each table names the FP8 peak its efficiencies are fractions of; one peak per profile.
+    Reader ops(root.table("gemm_fp8"), path, "gemm_fp8.");
+    for (const std::string& op : ops.keys()) {
+      Reader r(ops.table(op), path, "gemm_fp8." + op + ".");
+      const double peak = r.number("peak_flops", 1e12, 1e17);
+      if (p.peak_fp8_flops > 0 && peak != p.peak_fp8_flops) {
+        r.fail("peak_flops", format_exact(peak),
+               format_exact(p.peak_fp8_flops) + ", the peak_flops of the other [gemm_fp8] tables");
+      }
+      p.peak_fp8_flops = peak;
+      p.gemm_fp8[op] = read_gemm_curve(r, p.schema_version);
+      r.finish();
     }
     ops.finish();
   }
@@ -375,16 +426,22 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
     << "[memory]\n"
     << "d2d_copy_bandwidth = " << format_exact(p.d2d_bandwidth) << "  # bytes read + written per s\n";
   for (const auto& [op, g] : p.gemm) {
-    o << "\n[gemm." << quoted_string(op) << "]\n"
-      << "floor_s = " << format_exact(g.floor_s) << '\n'
-      << "min_dim = " << array(g.efficiency.x) << '\n'
-      << "efficiency = " << array(g.efficiency.y) << '\n';
-    if (p.schema_version >= 2) o << "memory_efficiency = " << format_exact(g.memory_efficiency) << '\n';
-    if (p.schema_version >= 3) o << "hidden_floor_s = " << format_exact(g.hidden_floor_s) << '\n';
-    o << "heldout_shapes = " << g.heldout_shapes << '\n'
-      << "heldout_median_error = " << format_exact(g.heldout_median_error) << '\n'
-      << "heldout_max_error = " << format_exact(g.heldout_max_error) << '\n'
-      << "heldout_within_5pct = " << format_exact(g.heldout_within_5pct) << '\n';
+    o << "\n[gemm." << quoted_string(op) << "]\n";
+    write_gemm_curve(o, g, p.schema_version);
+  }
+  if (!p.gemm_fp8.empty() && !(p.peak_fp8_flops > 0))
+    throw std::logic_error("format_calibration_profile: FP8 GEMM curves without peak_fp8_flops");
+  for (const auto& [op, g] : p.gemm_fp8) {
+    if (op == p.gemm_fp8.begin()->first) {
+      o << "\n# FP8 GEMMs (cuBLASLt E4M3 A and B, per-tensor scales, bf16 result, fp32 accumulate): the "
+           "same\n"
+        << "# formula with peak_flops, the catalog dense FP8 peak, and bytes = E4M3 A + B + bf16 C.\n";
+    } else {
+      o << '\n';
+    }
+    o << "[gemm_fp8." << quoted_string(op) << "]\n"
+      << "peak_flops = " << format_exact(p.peak_fp8_flops) << "  # FLOP/s\n";
+    write_gemm_curve(o, g, p.schema_version);
   }
   for (const auto& [op, c] : p.kernels) {
     o << "\n[kernels." << quoted_string(op) << "]\n"

@@ -18,6 +18,9 @@
 //              A GEMM whose k is its strictly smallest dimension (weight gradients over few tokens)
 //              uses the curve "<op>.small_k" when the profile has one: such GEMMs run at a lower
 //              efficiency than ones whose m or n is as small (H200 run, calibrate/data/).
+//   FP8 GEMM time (optional [gemm_fp8."<op>"] tables, since 2026-12-01): the same formula and curve keys
+//              with peak_fp8_flops for the peak and gemm_fp8_bytes (E4M3 A and B, bf16 result) for the
+//              bytes; measured with cuBLASLt E4M3 x E4M3 -> bf16, per-tensor scales, fp32 accumulate.
 //   Kernel time t = bytes_moved / bandwidth(bytes_moved), piecewise linear in log2(bytes).
 //   Transport  t = latency_s + bytes / bandwidth of the band holding `bytes` (SimGrid-style factors
 //              by message-size band), per transport ("nccl.all_reduce.n8", "fabric.efa", ...).
@@ -34,6 +37,8 @@ namespace moetwin {
 // 3: GEMM curves carry hidden_floor_s. Schema 1 and 2 files are still read (hidden_floor_s 0).
 // 4: [nvlink] efficiency bands by GPU count and per-rank buffer ([nvlink.efficiency.<op>.n<ranks>]);
 //    schema <= 3 files keep their per-step-message bands ([nvlink.efficiency.<op>]) and behaviour.
+// The optional [gemm_fp8.*] tables (2026-12-01) need no new schema: profiles without them read as before
+// (no FP8 curves), and an older reader rejects them as unknown keys rather than misreading them.
 inline constexpr int kCalibrationProfileSchemaVersion = 4;
 
 // y at `value` on the points (x ascending, one y per x): linear in log2(x) between points, constant
@@ -127,11 +132,15 @@ struct CalibrationProfile {
   std::string git_revision;  // moetwin revision that measured
   std::string measured_at;   // UTC time of the measurement
   double peak_bf16_flops = 0;
-  double launch_sync_s = 0;                 // launch + wait for one empty kernel
-  double launch_back_to_back_s = 0;         // per kernel, back-to-back launches
-  double launch_graph_s = 0;                // per kernel inside a CUDA graph
-  double d2d_bandwidth = 0;                 // device-to-device copy, bytes read + written per second
-  std::map<std::string, GemmCurve> gemm;    // op class -> curve
+  double launch_sync_s = 0;               // launch + wait for one empty kernel
+  double launch_back_to_back_s = 0;       // per kernel, back-to-back launches
+  double launch_graph_s = 0;              // per kernel inside a CUDA graph
+  double d2d_bandwidth = 0;               // device-to-device copy, bytes read + written per second
+  std::map<std::string, GemmCurve> gemm;  // op class -> curve
+  // FP8 GEMM curves, same keys as `gemm`; efficiencies are fractions of peak_fp8_flops (the catalog's
+  // dense FP8 peak, FLOP/s, > 0 whenever gemm_fp8 has curves). Empty: no FP8 measurement.
+  std::map<std::string, GemmCurve> gemm_fp8;
+  double peak_fp8_flops = 0;
   std::map<std::string, LogCurve> kernels;  // op -> bandwidth (bytes/s) vs bytes moved
   std::map<std::string, TransportCurve> transports;
   std::optional<NvlinkCollectiveFit> nvlink;  // absent: no measurement on >= 2 GPUs
@@ -140,10 +149,22 @@ struct CalibrationProfile {
   // Predicted seconds of one GEMM call (batch > 1: strided-batched/grouped); nullopt when the op
   // class has no curve (the caller falls back to catalog efficiencies and says so).
   std::optional<double> gemm_time_s(const std::string& op, double m, double n, double k, double batch) const;
+  // The same from the FP8 curves (peak_fp8_flops, gemm_fp8_bytes); nullopt without an FP8 curve.
+  std::optional<double> gemm_fp8_time_s(const std::string& op, double m, double n, double k,
+                                        double batch) const;
 };
 
 // Bytes of one (batched) bf16 GEMM call: 2 x (m k + k n + m n) x batch.
 double gemm_bytes(double m, double n, double k, double batch);
+// Bytes of one (batched) FP8 GEMM call: E4M3 operands (1 byte) and a bf16 result, (m k + k n + 2 m n) x
+// batch. The per-tensor scales (two floats) are left out. What fp8_kernel_seconds' callers should pass.
+double gemm_fp8_bytes(double m, double n, double k, double batch);
+
+// One call's time from a set of curves (`gemm` or `gemm_fp8`): the curve of gemm_curve_key, else the
+// class's "<op>" curve, nullopt when neither exists or peak_flops <= 0. flops = 2 m n k batch.
+std::optional<double> gemm_curves_time_s(const std::map<std::string, GemmCurve>& curves, double peak_flops,
+                                         double copy_bandwidth, const std::string& op, double m, double n,
+                                         double k, double batch, double bytes);
 
 // The calibrated GEMM time of one call, written once: CalibrationProfile::gemm_time_s, the fitter's
 // leave-one-out and held-back checks, and the simulator's kernel_seconds all call it.

@@ -29,8 +29,9 @@ LogCurve merged_curve(const std::vector<std::pair<double, double>>& points) {
 
 struct Shape {
   std::string name;
-  std::string op;
+  std::string op;  // op class without the precision ("gemm", not "gemm_fp8")
   double m, n, k, batch, flops, t;
+  double bytes;  // operands + result of the call: gemm_bytes (bf16) or gemm_fp8_bytes
 };
 
 const Experiment* find_experiment(const CalibrationDb& db, const std::string& name) {
@@ -50,7 +51,7 @@ struct GemmModel {
 };
 
 double shape_bytes(const Shape& s) {
-  return gemm_bytes(s.m, s.n, s.k, s.batch);
+  return s.bytes;
 }
 
 // Efficiency points of `shapes` (one curve key) under `model`: flops / (peak x (t - floor)) from the
@@ -148,28 +149,37 @@ GemmModel select_gemm_model(const std::vector<const Shape*>& cls, double fastest
   return best;
 }
 
-// The GEMM-class experiments of `db`, ordered by class then name. InputError when there are fewer than 3.
-std::vector<Shape> gemm_shapes(const CalibrationDb& db, const std::string& path) {
+// The GEMM-class experiments of `db` at `precision`, ordered by class then name. InputError when there
+// are fewer than 3; for fp8 none is no error (FP8 curves are optional) and gives an empty list.
+std::vector<Shape> gemm_shapes(const CalibrationDb& db, const std::string& path,
+                               GemmPrecision precision = GemmPrecision::bf16) {
+  const bool fp8 = precision == GemmPrecision::fp8;
   std::vector<Shape> shapes;
-  for (const char* kind : {"gemm", "grouped_gemm", "attention"}) {
-    for (const Experiment* e : db.of_kind(kind)) {
-      shapes.push_back({e->name, kind, e->param("m"), e->param("n"), e->param("k"), e->param("batch"),
-                        e->param("flops"), e->stats().median});
+  for (const char* op : {"gemm", "grouped_gemm", "attention"}) {
+    for (const Experiment* e : db.of_kind(gemm_kind(op, precision))) {
+      const double m = e->param("m"), n = e->param("n"), k = e->param("k"), batch = e->param("batch");
+      shapes.push_back({e->name, op, m, n, k, batch, e->param("flops"), e->stats().median,
+                        fp8 ? gemm_fp8_bytes(m, n, k, batch) : gemm_bytes(m, n, k, batch)});
     }
   }
-  if (shapes.size() < 3)
-    throw InputError({path, 0}, "fewer than 3 GEMM experiments: run `moetwin-calibrate gemm` first");
+  if (fp8 && shapes.empty()) return shapes;
+  if (shapes.size() < 3) {
+    throw InputError({path, 0}, std::string("fewer than 3 ") + (fp8 ? "FP8 " : "") +
+                                    "GEMM experiments: run `moetwin-calibrate gemm" +
+                                    (fp8 ? " --precision fp8" : "") + "` first");
+  }
   std::sort(shapes.begin(), shapes.end(),
             [](const Shape& a, const Shape& b) { return a.op != b.op ? a.op < b.op : a.name < b.name; });
   return shapes;
 }
 
-// Fits the GEMM curves of `p` (its d2d_bandwidth set) on the shapes outside `fold` and predicts the
-// shapes in it. Per op class: the floor and memory efficiency with the smallest leave-one-out error on
-// the trained shapes (select_gemm_model); curves from all trained shapes of the class. Fills each
-// curve's heldout_* statistics; returns the held-back shapes, class then name order.
+// Fits GEMM curves (a profile's `gemm` or `gemm_fp8`, efficiencies of `peak`) on the shapes outside
+// `fold` and predicts the shapes in it. Per op class: the floor and memory efficiency with the smallest
+// leave-one-out error on the trained shapes (select_gemm_model); curves from all trained shapes of the
+// class. Fills each curve's heldout_* statistics; returns the held-back shapes, class then name order.
 std::vector<HeldOutShape> fit_gemm_classes(const std::vector<Shape>& shapes, int fold, double peak,
-                                           CalibrationProfile& p, const std::string& path) {
+                                           double copy_bw, std::map<std::string, GemmCurve>& curves,
+                                           const std::string& path) {
   std::vector<const Shape*> train, test;
   for (const Shape& s : shapes) (gemm_fold(s.name) == fold ? test : train).push_back(&s);
   if (train.empty()) {
@@ -179,33 +189,34 @@ std::vector<HeldOutShape> fit_gemm_classes(const std::vector<Shape>& shapes, int
   }
   double fastest = train.front()->t;
   for (const Shape* s : train) fastest = std::min(fastest, s->t);
-  p.gemm.clear();
+  curves.clear();
   for (const char* op : {"attention", "gemm", "grouped_gemm"}) {
     std::vector<const Shape*> cls;
     for (const Shape* s : train) {
       if (s->op == op) cls.push_back(s);
     }
     if (cls.empty()) continue;
-    const GemmModel model = select_gemm_model(cls, fastest, peak, p.d2d_bandwidth);
-    for (auto& [key, curve] : class_curves(cls, model, peak, p.d2d_bandwidth)) {
+    const GemmModel model = select_gemm_model(cls, fastest, peak, copy_bw);
+    for (auto& [key, curve] : class_curves(cls, model, peak, copy_bw)) {
       GemmCurve g;
       g.floor_s = model.floor_s;
       g.memory_efficiency = model.memory_efficiency;
       g.hidden_floor_s = model.hidden_floor_s;
       g.efficiency = std::move(curve);
-      p.gemm[key] = std::move(g);
+      curves[key] = std::move(g);
     }
   }
   std::vector<HeldOutShape> heldout;
   std::map<std::string, std::vector<double>> errors;
   for (const Shape* s : test) {
-    const auto predicted = p.gemm_time_s(s->op, s->m, s->n, s->k, s->batch);
+    const auto predicted =
+        gemm_curves_time_s(curves, peak, copy_bw, s->op, s->m, s->n, s->k, s->batch, s->bytes);
     if (!predicted) continue;
     HeldOutShape h{s->name, s->op, s->t, *predicted, fold};
     errors[gemm_curve_key(s->op, s->m, s->n, s->k)].push_back(h.relative_error());
     heldout.push_back(h);
   }
-  for (auto& [op, g] : p.gemm) {
+  for (auto& [op, g] : curves) {
     const std::vector<double>& e = errors[op];
     g.heldout_shapes = static_cast<int>(e.size());
     if (e.empty()) continue;
@@ -302,7 +313,18 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& o) 
   for (const auto& [op, points] : kernel_points) p.kernels[op] = merged_curve(points);
 
   if (o.heldout_fold < 0 || o.heldout_fold >= kGemmFolds) throw std::logic_error("FitOptions::heldout_fold");
-  result.heldout = fit_gemm_classes(gemm_shapes(db, path), o.heldout_fold, o.peak_bf16_flops, p, path);
+  result.heldout = fit_gemm_classes(gemm_shapes(db, path), o.heldout_fold, o.peak_bf16_flops, p.d2d_bandwidth,
+                                    p.gemm, path);
+  // FP8 curves, the same way, where the db has FP8 runs (`gemm --precision fp8`).
+  const std::vector<Shape> fp8 = gemm_shapes(db, path, GemmPrecision::fp8);
+  if (!fp8.empty()) {
+    if (!(o.peak_fp8_flops > 0))
+      throw InputError({path, 0},
+                       "FP8 GEMM experiments for " + o.gpu + ", whose catalog entry has no FP8 peak");
+    p.peak_fp8_flops = o.peak_fp8_flops;
+    result.heldout_fp8 =
+        fit_gemm_classes(fp8, o.heldout_fold, o.peak_fp8_flops, p.d2d_bandwidth, p.gemm_fp8, path);
+  }
 
   // Transports: NCCL per (op, ranks), imported nccl-tests out-of-place, libfabric per provider.
   std::map<std::string, std::vector<std::pair<double, double>>> transport_points;
@@ -355,19 +377,27 @@ int gemm_fold(const std::string& name) {
   return static_cast<int>((fnv1a64(name) >> 32) % static_cast<std::uint64_t>(kGemmFolds));
 }
 
+std::string gemm_kind(const std::string& op, GemmPrecision precision) {
+  return precision == GemmPrecision::fp8 ? op + "_fp8" : op;
+}
+
 std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& o,
-                                                const FitResult* fitted) {
-  CalibrationProfile p;
-  p.peak_bf16_flops = o.peak_bf16_flops;
-  p.d2d_bandwidth = d2d_reference_bandwidth(db, o.source_db);
-  const std::vector<Shape> shapes = gemm_shapes(db, o.source_db);
+                                                const FitResult* fitted, GemmPrecision precision) {
+  const bool fp8 = precision == GemmPrecision::fp8;
+  const double peak = fp8 ? o.peak_fp8_flops : o.peak_bf16_flops;
+  const double copy_bw = d2d_reference_bandwidth(db, o.source_db);
+  const std::vector<Shape> shapes = gemm_shapes(db, o.source_db, precision);
   std::vector<HeldOutShape> all;
+  if (shapes.empty()) return all;
+  if (!(peak > 0)) throw InputError({o.source_db, 0}, "FP8 GEMM experiments for a GPU without an FP8 peak");
+  std::map<std::string, GemmCurve> curves;
   for (int fold = 0; fold < kGemmFolds; ++fold) {
     if (fitted != nullptr && fold == o.heldout_fold) {
-      all.insert(all.end(), fitted->heldout.begin(), fitted->heldout.end());
+      const std::vector<HeldOutShape>& h = fp8 ? fitted->heldout_fp8 : fitted->heldout;
+      all.insert(all.end(), h.begin(), h.end());
       continue;
     }
-    for (HeldOutShape& h : fit_gemm_classes(shapes, fold, o.peak_bf16_flops, p, o.source_db))
+    for (HeldOutShape& h : fit_gemm_classes(shapes, fold, peak, copy_bw, curves, o.source_db))
       all.push_back(std::move(h));
   }
   return all;

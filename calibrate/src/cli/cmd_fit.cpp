@@ -1,9 +1,13 @@
 // `moetwin-calibrate fit --db DB.h5 [--db MORE.h5 ...] --gpu H200-SXM --out PROFILE.toml`: fits the
 // profile and reports how well the GEMM curves reproduce the held-back third of the shapes and how well
-// the [nvlink] fit reproduces the NCCL runs on >= 2 GPUs.
+// the [nvlink] fit reproduces the NCCL runs on >= 2 GPUs. Databases with FP8 GEMM runs (`gemm --precision
+// fp8`) also get [gemm_fp8] curves at the catalog FP8 peak, checked the same way (reported last).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "moetwin/calibrate/fitter.hpp"
@@ -64,6 +68,51 @@ void print_gemm_error_summary(const std::string& label, const std::vector<HeldOu
   std::cerr << label << ": " << e.size() << " held back, median error " << format_fixed(100 * median_of(e), 1)
             << " %, max " << format_fixed(100 * *std::max_element(e.begin(), e.end()), 1)
             << " %, within 5 %: " << within << " of " << e.size() << '\n';
+}
+
+// The held-back fold's shapes and the cross-validation `cv`; `what` prefixes the headings ("" or "FP8 ").
+void print_gemm_check(const std::string& what, const std::vector<HeldOutShape>& heldout,
+                      const std::vector<HeldOutShape>& cv) {
+  std::cerr << "held-back " << what << "GEMM shapes (fold 0 of " << kGemmFolds
+            << " by FNV-1a of the name; the profile's curves are fitted without them), measured vs "
+               "predicted:\n";
+  for (const HeldOutShape& h : heldout) {
+    std::cerr << "  " << h.name << ": " << format_fixed(h.measured_s * 1e6, 2) << " us vs "
+              << format_fixed(h.predicted_s * 1e6, 2) << " us (" << format_fixed(100 * h.relative_error(), 1)
+              << " %)\n";
+  }
+  print_gemm_error_summary(what + "fold 0 (the profile)", heldout);
+  // Every shape out of sample once: the same fit without each third in turn.
+  std::cerr << kGemmFolds << "-fold cross-validation of the " << what
+            << "GEMM curves (every shape predicted by a fit without its third); shapes above 5 %:\n";
+  for (const HeldOutShape& h : cv) {
+    if (h.relative_error() <= 0.05) continue;
+    std::cerr << "  fold " << h.fold << " " << h.name << ": " << format_fixed(h.measured_s * 1e6, 2)
+              << " us vs " << format_fixed(h.predicted_s * 1e6, 2) << " us ("
+              << format_fixed(100 * h.relative_error(), 1) << " %)\n";
+  }
+  for (int fold = 0; fold < kGemmFolds; ++fold) {
+    std::vector<HeldOutShape> in_fold;
+    for (const HeldOutShape& h : cv) {
+      if (h.fold == fold) in_fold.push_back(h);
+    }
+    print_gemm_error_summary(what + "fold " + std::to_string(fold), in_fold);
+  }
+  print_gemm_error_summary(what + "all folds", cv);
+}
+
+// One line per curve: floor, hidden part, memory efficiency and the held-back errors.
+void print_gemm_classes(const std::string& what, const std::map<std::string, GemmCurve>& curves) {
+  for (const auto& [op, g] : curves) {
+    std::cerr << what << op << ": floor " << format_fixed(g.floor_s * 1e6, 2)
+              << " us (hidden behind the previous kernel " << format_fixed(g.hidden_floor_s * 1e6, 2)
+              << " us), memory efficiency "
+              << (g.memory_efficiency > 0 ? format_fixed(g.memory_efficiency, 2) : std::string("none"))
+              << ", " << g.heldout_shapes << " held back, median error "
+              << format_fixed(100 * g.heldout_median_error, 1) << " %, max "
+              << format_fixed(100 * g.heldout_max_error, 1)
+              << " %, within 5 %: " << format_fixed(100 * g.heldout_within_5pct, 0) << " %\n";
+  }
 }
 
 void print_nvlink_report(const NvlinkFitReport& r) {
@@ -153,6 +202,7 @@ void add_fit_command(CLI::App& app) {
     options.gpu = o->gpu;
     const GpuSpec& gpu = catalog.gpu(o->gpu);
     options.peak_bf16_flops = gpu.bf16_flops;
+    options.peak_fp8_flops = gpu.fp8_flops;
     options.gpu_spec = gpu;
     options.instance = fit_instance(catalog, o->gpu, o->instance);
     std::string joined;
@@ -166,43 +216,13 @@ void add_fit_command(CLI::App& app) {
       std::cout << text;
     else
       write_file_atomically(o->out, text);
-    std::cerr << "held-back GEMM shapes (fold 0 of " << kGemmFolds
-              << " by FNV-1a of the name; the profile's curves are fitted without them), measured vs "
-                 "predicted:\n";
-    for (const HeldOutShape& h : fit.heldout) {
-      std::cerr << "  " << h.name << ": " << format_fixed(h.measured_s * 1e6, 2) << " us vs "
-                << format_fixed(h.predicted_s * 1e6, 2) << " us ("
-                << format_fixed(100 * h.relative_error(), 1) << " %)\n";
-    }
-    print_gemm_error_summary("fold 0 (the profile)", fit.heldout);
-    // Every shape out of sample once: the same fit without each third in turn.
-    const std::vector<HeldOutShape> cv = gemm_cross_validation(db, options, &fit);
-    std::cerr << kGemmFolds << "-fold cross-validation of the GEMM curves (every shape predicted by a fit "
-              << "without its third); shapes above 5 %:\n";
-    for (const HeldOutShape& h : cv) {
-      if (h.relative_error() <= 0.05) continue;
-      std::cerr << "  fold " << h.fold << " " << h.name << ": " << format_fixed(h.measured_s * 1e6, 2)
-                << " us vs " << format_fixed(h.predicted_s * 1e6, 2) << " us ("
-                << format_fixed(100 * h.relative_error(), 1) << " %)\n";
-    }
-    for (int fold = 0; fold < kGemmFolds; ++fold) {
-      std::vector<HeldOutShape> in_fold;
-      for (const HeldOutShape& h : cv) {
-        if (h.fold == fold) in_fold.push_back(h);
-      }
-      print_gemm_error_summary("fold " + std::to_string(fold), in_fold);
-    }
-    print_gemm_error_summary("all folds", cv);
+    print_gemm_check("", fit.heldout, gemm_cross_validation(db, options, &fit));
     if (fit.nvlink) print_nvlink_report(*fit.nvlink);
-    for (const auto& [op, g] : fit.profile.gemm) {
-      std::cerr << op << ": floor " << format_fixed(g.floor_s * 1e6, 2)
-                << " us (hidden behind the previous kernel " << format_fixed(g.hidden_floor_s * 1e6, 2)
-                << " us), memory efficiency "
-                << (g.memory_efficiency > 0 ? format_fixed(g.memory_efficiency, 2) : std::string("none"))
-                << ", " << g.heldout_shapes << " held back, median error "
-                << format_fixed(100 * g.heldout_median_error, 1) << " %, max "
-                << format_fixed(100 * g.heldout_max_error, 1)
-                << " %, within 5 %: " << format_fixed(100 * g.heldout_within_5pct, 0) << " %\n";
+    print_gemm_classes("", fit.profile.gemm);
+    // The FP8 curves after everything else, so that a report of a db without FP8 runs reads as before.
+    if (!fit.profile.gemm_fp8.empty()) {
+      print_gemm_check("FP8 ", fit.heldout_fp8, gemm_cross_validation(db, options, &fit, GemmPrecision::fp8));
+      print_gemm_classes("fp8 ", fit.profile.gemm_fp8);
     }
   });
 }

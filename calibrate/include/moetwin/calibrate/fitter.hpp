@@ -13,10 +13,20 @@
 
 namespace moetwin {
 
+// The precision of a GEMM calibration run (`moetwin-calibrate gemm --precision`).
+enum class GemmPrecision { bf16, fp8 };
+// Experiment kind of op class `op` ("gemm", "grouped_gemm", "attention") measured at `precision`:
+// bf16 keeps the plain class name, fp8 appends "_fp8" ("grouped_gemm_fp8"). gemm_bench.cpp writes
+// these kinds; the fitter reads them.
+std::string gemm_kind(const std::string& op, GemmPrecision precision);
+
 struct FitOptions {
   std::string gpu;             // catalog GPU name the profile is for, e.g. "H200-SXM"
   double peak_bf16_flops = 0;  // that GPU's catalog dense bf16 peak, FLOP/s
-  std::string source_db;       // recorded in the profile
+  // Its catalog dense FP8 peak, FLOP/s: the peak of the [gemm_fp8] curves, fitted when the database has
+  // FP8 GEMM runs (an input error then if it is 0).
+  double peak_fp8_flops = 0;
+  std::string source_db;  // recorded in the profile
   // The node the NCCL sweeps ran on (a catalog instance of this GPU) and the GPU: with both, NCCL
   // runs on >= 2 of its GPUs become the profile's [nvlink] and efa fabric runs its [efa]
   // (nvlink_fit.hpp). Unset: neither.
@@ -44,6 +54,7 @@ struct HeldOutShape {
 struct FitResult {
   CalibrationProfile profile;
   std::vector<HeldOutShape> heldout;      // all op classes, name order
+  std::vector<HeldOutShape> heldout_fp8;  // the same for the FP8 curves; empty without FP8 runs
   std::optional<NvlinkFitReport> nvlink;  // when the db has NCCL runs on >= 2 GPUs of one node
 };
 
@@ -55,8 +66,10 @@ FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& opt
 // out-of-sample errors for all shapes, fold then class then name order. `fitted`: the
 // fit_calibration_profile result of the same db and options; its held-back fold (options.heldout_fold)
 // is reused rather than fitted again (the same numbers, one fit fewer). Without it heldout_fold is unused.
+// `precision` fp8: the FP8 shapes and curves (empty when the db has no FP8 runs).
 std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const FitOptions& options,
-                                                const FitResult* fitted = nullptr);
+                                                const FitResult* fitted = nullptr,
+                                                GemmPrecision precision = GemmPrecision::bf16);
 
 // The db's NCCL runs on 2..max_ranks GPUs as NVLink fit points: `moetwin-calibrate nccl` sweeps and
 // out-of-place nccl-tests rows (all_reduce, reduce_scatter, all_gather, alltoall, sendrecv) that

@@ -61,11 +61,15 @@ struct GpuOptions {
   double cooldown_s = 0.02;
   int max_gpus = 0;
   std::size_t nccl_max_bytes = 1ULL << 30;
+  std::string precision = "bf16";  // gemm: "bf16" or "fp8"
+  bool fp8_fast_accum = false;
 };
 
 void run(const GpuOptions& o, const std::string& what) {
   Watchdog watchdog(o.timeout_s);
-  Provenance provenance = gpu::gpu_provenance("moetwin-calibrate " + what);
+  const bool fp8_only = what == "gemm" && o.precision == "fp8";
+  Provenance provenance =
+      gpu::gpu_provenance("moetwin-calibrate " + what + (fp8_only ? " --precision fp8" : ""));
   std::vector<Experiment> experiments;
   const auto append = [&](std::vector<Experiment> more) {
     for (Experiment& e : more) experiments.push_back(std::move(e));
@@ -79,7 +83,20 @@ void run(const GpuOptions& o, const std::string& what) {
     g.only = o.only;
     g.rounds = o.rounds;
     g.cooldown_s = o.cooldown_s;
+    g.fp8_fast_accum = o.fp8_fast_accum;
+    if (fp8_only) g.precision = GemmPrecision::fp8;
     append(gpu::run_gemm_bench(g, provenance.cublas_version));
+    // `all` measures the FP8 GEMMs too where the GPU has FP8 tensor cores (the same shapes again: about
+    // as long as the bf16 sweep), so one run feeds both the [gemm] and the [gemm_fp8] curves.
+    if (what == "all") {
+      if (gpu::compute_capability() >= 89) {
+        g.precision = GemmPrecision::fp8;
+        append(gpu::run_gemm_bench(g, provenance.cublas_version));
+      } else {
+        std::cerr
+            << "gemm --precision fp8: skipped, the GPU has no FP8 tensor cores (compute capability < 8.9)\n";
+      }
+    }
   }
   if (what == "nccl" || what == "all") {
     gpu::NcclBenchOptions n;
@@ -104,11 +121,12 @@ void run(const GpuOptions& o, const std::string& what) {
 
 void add_gpu_commands(CLI::App& app) {
   const std::pair<const char*, const char*> commands[] = {
-      {"gemm", "cuBLASLt bf16 GEMMs, grouped (batched) expert GEMMs and attention-core GEMMs"},
+      {"gemm",
+       "cuBLASLt bf16 (or --precision fp8) GEMMs, grouped (batched) expert GEMMs and attention-core GEMMs"},
       {"kernels", "MoE permute/unpermute/router kernels and the D2D copy reference"},
       {"launch", "Kernel launch latency and rate, with and without CUDA graphs"},
       {"nccl", "NCCL all-reduce/reduce-scatter/all-gather/all-to-all/send-recv over 1..N GPUs"},
-      {"all", "launch, kernels, gemm and nccl in one run"}};
+      {"all", "launch, kernels, gemm (bf16, and fp8 where the GPU has it) and nccl in one run"}};
   for (const auto& [name, help] : commands) {
     auto o = std::make_shared<GpuOptions>();
     CLI::App* cmd = app.add_subcommand(name, help);
@@ -129,6 +147,15 @@ void add_gpu_commands(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--max-gpus", o->max_gpus, "nccl: most GPUs to use (default all)");
+    if (std::string(name) == "gemm") {
+      cmd->add_option(
+             "--precision", o->precision,
+             "bf16, or fp8: E4M3 A and B with per-tensor scales, bf16 output (compute capability >= 8.9)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"bf16", "fp8"}));
+      cmd->add_flag("--fp8-fast-accum", o->fp8_fast_accum,
+                    "fp8: cuBLASLt fast accumulation (Transformer Engine's forward GEMM setting)");
+    }
     cmd->add_option("--nccl-max-bytes", o->nccl_max_bytes, "nccl: largest message")->capture_default_str();
     const std::string what = name;
     cmd->callback([o, what] { run(*o, what); });

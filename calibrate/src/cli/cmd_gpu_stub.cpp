@@ -5,7 +5,7 @@
 namespace moetwin::calibrate_cli {
 
 void add_gpu_commands(CLI::App& app) {
-  for (const char* name : {"gemm", "kernels", "launch", "nccl"}) {
+  for (const char* name : {"gemm", "kernels", "launch", "nccl", "all"}) {
     CLI::App* cmd = app.add_subcommand(name, "GPU calibration (this build has no CUDA)");
     cmd->allow_extras();
     cmd->callback([] {

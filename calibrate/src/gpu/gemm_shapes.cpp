@@ -95,4 +95,13 @@ std::vector<GemmShape> calibration_gemm_shapes(bool quick) {
   return shapes;
 }
 
+GemmShape rounded_dims(const GemmShape& shape, long long multiple) {
+  const auto up = [multiple](long long x) { return (x + multiple - 1) / multiple * multiple; };
+  GemmShape out = shape;
+  out.m = up(shape.m);
+  out.n = up(shape.n);
+  out.k = up(shape.k);
+  return out;
+}
+
 }  // namespace moetwin::gpu

@@ -19,4 +19,8 @@ struct GemmShape {
 // quick = fewer token counts (a smoke run); the full list is what the profile is fitted on.
 std::vector<GemmShape> calibration_gemm_shapes(bool quick);
 
+// `shape` with m, n and k rounded up to multiples of `multiple` (FP8 cuBLASLt GEMMs need 16); name, op,
+// model and batch unchanged. Every shape of calibration_gemm_shapes is already a multiple of 16.
+GemmShape rounded_dims(const GemmShape& shape, long long multiple);
+
 }  // namespace moetwin::gpu

@@ -1,4 +1,5 @@
 // GPU helpers (gpu_common.hpp).
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,6 +29,14 @@ __global__ void fill_bf16_kernel(unsigned short* p, std::size_t n, unsigned long
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const float v = hash_uniform(seed, i) * 2.0f - 1.0f;
     p[i] = static_cast<unsigned short>(__float_as_uint(v) >> 16);
+  }
+}
+
+__global__ void fill_fp8_e4m3_kernel(unsigned char* p, std::size_t n, unsigned long long seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float v = hash_uniform(seed, i) * 2.0f - 1.0f;
+    p[i] = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
   }
 }
 
@@ -120,6 +129,20 @@ void fill_f32(float* ptr, std::size_t count, unsigned long long seed, float lo, 
               cudaStream_t stream) {
   fill_f32_kernel<<<1024, 256, 0, stream>>>(ptr, count, seed, lo, hi);
   check(cudaGetLastError(), "fill_f32");
+}
+
+void fill_fp8_e4m3(void* ptr, std::size_t count, unsigned long long seed, cudaStream_t stream) {
+  fill_fp8_e4m3_kernel<<<1024, 256, 0, stream>>>(static_cast<unsigned char*>(ptr), count, seed);
+  check(cudaGetLastError(), "fill_fp8_e4m3");
+}
+
+int compute_capability() {
+  require_gpu();
+  int major = 0;
+  int minor = 0;
+  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), "compute capability");
+  check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), "compute capability");
+  return 10 * major + minor;
 }
 
 DeviceMemory::DeviceMemory(std::size_t bytes) {

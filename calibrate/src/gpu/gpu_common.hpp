@@ -39,6 +39,11 @@ std::vector<double> time_launches(const std::function<void()>& launch, cudaStrea
 void fill_bf16(void* ptr, std::size_t count, unsigned long long seed, cudaStream_t stream);
 void fill_f32(float* ptr, std::size_t count, unsigned long long seed, float lo, float hi,
               cudaStream_t stream);
+// The same values as fill_bf16, rounded to FP8 E4M3 (1 byte each; saturating, no NaN).
+void fill_fp8_e4m3(void* ptr, std::size_t count, unsigned long long seed, cudaStream_t stream);
+
+// Compute capability of device 0 as 10 x major + minor (90 = Hopper). FP8 tensor cores: >= 89.
+int compute_capability();
 
 // Device memory freed on scope exit.
 class DeviceMemory {

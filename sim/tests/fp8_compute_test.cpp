@@ -127,5 +127,19 @@ TEST(Fp8Calibration, Fp8KernelSecondsFallsBackToTheFp8Roofline) {
   EXPECT_THROW(fp8_kernel_seconds(no_fp8, OpClass::gemm, 3e10, 1e6, {256, 4096, 4096}), std::logic_error);
 }
 
+TEST(Fp8Calibration, ShippedH200ProfileReproducesTheMeasuredFp8SquareGemm) {
+  CalibrationProfile shipped =
+      load_calibration_profile(std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles/h200-measured.toml");
+  EXPECT_DOUBLE_EQ(shipped.peak_fp8_flops, 1979e12);
+  const ComputeProfile p = apply_calibration(catalog_profile(), shipped, "h200-measured.toml");
+  ASSERT_TRUE(p.fp8_calibration.has_value());
+  // 8192^3 E4M3 -> bf16 ran at 1379 TFLOP/s after an idle gap (calibrate/README.md, FP8 run 1, 2026-12-01;
+  // 70 % of the 1979 peak); bf16 at 763 on the same lease. Within 5 %.
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  const double t =
+      fp8_kernel_seconds(p, OpClass::gemm, flops, gemm_fp8_bytes(8192, 8192, 8192, 1), {8192, 8192, 8192});
+  EXPECT_NEAR(flops / t / 1e12, 1379, 69);
+}
+
 }  // namespace
 }  // namespace moetwin

@@ -116,8 +116,7 @@ TEST(Fp8Profile, StrictErrorsNameKeyAndPeak) {
   std::string other = good;
   const std::string second = "[gemm_fp8.\"grouped_gemm.small_k\"]\npeak_flops = 2e+15";
   ASSERT_NE(other.find(second), std::string::npos);
-  other.replace(other.find(second), second.size(),
-                "[gemm_fp8.\"grouped_gemm.small_k\"]\npeak_flops = 1e+15");
+  other.replace(other.find(second), second.size(), "[gemm_fp8.\"grouped_gemm.small_k\"]\npeak_flops = 1e+15");
   EXPECT_NE(error_of(other).find("gemm_fp8.grouped_gemm.small_k.peak_flops"), std::string::npos)
       << error_of(other);
   // peak_flops is required in every table; unknown keys are errors as in [gemm.*].

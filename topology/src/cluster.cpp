@@ -3,6 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 
@@ -11,7 +12,7 @@ namespace moetwin {
 namespace {
 
 std::string node_prefix(int node) {
-  return "n" + std::to_string(node) + ".";
+  return concat({"n", std::to_string(node), "."});
 }
 
 }  // namespace

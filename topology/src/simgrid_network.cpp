@@ -15,6 +15,7 @@
 #include <string>
 
 #include "flow_timing.hpp"
+#include "moetwin/common/concat.hpp"
 
 namespace moetwin {
 namespace {
@@ -51,7 +52,8 @@ std::vector<double> simulate(const NetPlatform& platform, const std::vector<Flow
   links.reserve(platform.links().size());
   for (std::size_t l = 0; l < platform.links().size(); ++l) {
     // Latency stays 0 here on purpose: see simgrid_network.hpp. Sharing policy: SHARED (the default).
-    links.push_back(zone->create_link("l" + std::to_string(l), platform.links()[l].bandwidth)->seal());
+    const std::string name = concat({"l", std::to_string(l)});
+    links.push_back(zone->create_link(name, platform.links()[l].bandwidth)->seal());
   }
   constexpr double kHostSpeed = 1e9;  // flop/s; irrelevant, no computation is simulated
   sg4::Host* sink = zone->create_host("sink", kHostSpeed)->seal();
@@ -59,7 +61,7 @@ std::vector<double> simulate(const NetPlatform& platform, const std::vector<Flow
   std::vector<sg4::Host*> sources;
   sources.reserve(order.size());
   for (const std::size_t i : order) {
-    sg4::Host* host = zone->create_host("f" + std::to_string(i), kHostSpeed)->seal();
+    sg4::Host* host = zone->create_host(concat({"f", std::to_string(i)}), kHostSpeed)->seal();
     std::vector<sg4::LinkInRoute> route;
     route.reserve(flows[i].route.size());
     for (const int l : flows[i].route) {

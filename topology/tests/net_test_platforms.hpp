@@ -8,8 +8,10 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/topology/network_model.hpp"
 
 namespace moetwin::nettest {
@@ -53,14 +55,14 @@ inline TestCluster make_cluster(int nodes, int gpus_per_node = 8, int rails_per_
   c.rails_per_gpu = rails_per_gpu;
   for (int n = 0; n < nodes; ++n) {
     for (int g = 0; g < gpus_per_node; ++g) {
-      const std::string name = "n" + std::to_string(n) + ".gpu" + std::to_string(g) + ".nvl.";
+      const std::string name = concat({"n", std::to_string(n), ".gpu", std::to_string(g), ".nvl."});
       c.nvl_tx.push_back(c.platform.add_link({name + "tx", kNvlinkBandwidth, kNvlinkLatency}));
       c.nvl_rx.push_back(c.platform.add_link({name + "rx", kNvlinkBandwidth, kNvlinkLatency}));
     }
   }
   for (int n = 0; n < nodes; ++n) {
     for (int r = 0; r < c.rails_per_node(); ++r) {
-      const std::string name = "n" + std::to_string(n) + ".nic" + std::to_string(r) + ".";
+      const std::string name = concat({"n", std::to_string(n), ".nic", std::to_string(r), "."});
       c.nic_tx.push_back(c.platform.add_link({name + "tx", kNicBandwidth, kNicLatency}));
       c.nic_rx.push_back(c.platform.add_link({name + "rx", kNicBandwidth, kNicLatency}));
     }

@@ -1,5 +1,6 @@
 #include "moetwin/planning/candidates.hpp"
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
@@ -10,10 +11,10 @@ namespace moetwin {
 
 std::string Candidate::label() const {
   const ParallelLayout& p = parallel;
-  return "n" + std::to_string(nodes) + " tp" + std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " vpp" +
-         std::to_string(p.vpp) + " ep" + std::to_string(p.ep) + " dp" + std::to_string(p.dp) + " mb" +
-         std::to_string(micro_batch) + " recompute=" + to_string(recompute) +
-         " overlap=" + (overlap_moe_a2a ? "on" : "off");
+  return concat({"n", std::to_string(nodes), " tp", std::to_string(p.tp), " pp", std::to_string(p.pp), " vpp",
+                 std::to_string(p.vpp), " ep", std::to_string(p.ep), " dp", std::to_string(p.dp), " mb",
+                 std::to_string(micro_batch), " recompute=", to_string(recompute),
+                 " overlap=", overlap_moe_a2a ? "on" : "off"});
 }
 
 std::vector<int> node_counts(int max_nodes) {

@@ -1,5 +1,6 @@
 #include "moetwin/planning/plan_report.hpp"
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 
 namespace moetwin {
@@ -13,7 +14,7 @@ std::string layout_text(const Candidate& c) {
 }
 
 std::string money(double usd) {
-  return usd < 0 ? std::string("-") : "$" + format_fixed(usd, 0);
+  return usd < 0 ? std::string("-") : concat({"$", format_fixed(usd, 0)});
 }
 
 // A dispatcher's name, starred when the profile has no live runs of it (its A2A terms are its measured
@@ -37,8 +38,8 @@ bool any_generic(const Plan& plan) {
 
 std::string margin_text(const PlanOption& o) {
   if (o.outcomes.size() < 2) return "only " + dispatcher_text(o.best()) + " predicted";
-  return "+" + format_fixed(o.margin_pct, 1) + "% vs " + dispatcher_text(o.outcomes[1]) +
-         (o.margin_exceeds_uncertainty ? " (beyond the uncertainty)" : " (within the uncertainty)");
+  return concat({"+", format_fixed(o.margin_pct, 1), "% vs ", dispatcher_text(o.outcomes[1]),
+                 o.margin_exceeds_uncertainty ? " (beyond the uncertainty)" : " (within the uncertainty)"});
 }
 
 ResultTable brief_table(const Plan& plan, bool pareto_only) {
@@ -172,10 +173,10 @@ std::string render_plan_text(const Plan& plan, bool explain) {
       {"tokens", format_significant(r.tokens, 4) + " (global batch " + std::to_string(r.global_batch) +
                      " x " + std::to_string(r.seq_length) + " tokens per iteration)"},
       {"deadline", r.deadline_days > 0 ? format_fixed(r.deadline_days, 1) + " days" : std::string("none")},
-      {"price",
-       plan.price_usd_per_hour > 0
-           ? "$" + format_fixed(plan.price_usd_per_hour, 2) + " per node-hour (" + plan.price_source + ")"
-           : "unknown (" + plan.price_source + "): costs in node-hours only"},
+      {"price", plan.price_usd_per_hour > 0
+                    ? concat({"$", format_fixed(plan.price_usd_per_hour, 2), " per node-hour (",
+                              plan.price_source, ")"})
+                    : "unknown (" + plan.price_source + "): costs in node-hours only"},
       {"profile", plan.profile},
       {"searched", std::to_string(plan.enumerated) + " layouts over node counts 1.." +
                        std::to_string(r.max_nodes) + ", " + std::to_string(plan.options.size()) +

@@ -199,7 +199,8 @@ GnuplotJob breakdown_job(const BreakdownFigure& f, FigureFormat format) {
   data += "\n";
   for (std::size_t b = 0; b < f.bars.size(); ++b) {
     data += "\"" + f.bars[b] + "\"";
-    for (double v : f.values[b]) data += "\t" + num(v);
+    // Not "\t" + num(v): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
+    for (double v : f.values[b]) data.append("\t").append(num(v));
     data += "\n";
   }
   job.data.push_back({"bars.dat", data});

@@ -200,7 +200,8 @@ std::string render_inspect_text(const Scenario& s, const Inspection& in) {
                           gib(w.logits) + ", dispatcher " + gib(w.dispatcher) + ", reserve " +
                           gib(w.reserve)},
   };
-  out += "\n" + render_key_values(memory);
+  // Not "\n" + render_key_values(...): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
+  out.append("\n").append(render_key_values(memory));
   return out;
 }
 

@@ -47,7 +47,9 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   g.mxfp8 = t.boolean("mxfp8");
   g.source = t.string("source");
   auto eff = t.table("efficiency");
-  if (!eff) throw InputError(t.where("efficiency"), t.name("efficiency"), "missing", "a table of op-class efficiencies");
+  if (!eff)
+    throw InputError(t.where("efficiency"), t.name("efficiency"), "missing",
+                     "a table of op-class efficiencies");
   for (const char* cls : {"gemm", "grouped_gemm", "attention", "elementwise"}) {
     g.efficiency[cls] = eff->number(cls, 0.01, 1.0);
   }
@@ -90,7 +92,9 @@ ModelSpec read_model(const std::string& name, StrictTable& t) {
   m.hidden = t.int32("hidden", 1, kBig);
   m.ffn_hidden = t.int32("ffn_hidden", 1, kBig);
   const std::string attention = t.choice("attention", {"mla", "gqa", "mha"});
-  m.attention = attention == "mla" ? AttentionKind::mla : attention == "mha" ? AttentionKind::mha : AttentionKind::gqa;
+  m.attention = attention == "mla"   ? AttentionKind::mla
+                : attention == "mha" ? AttentionKind::mha
+                                     : AttentionKind::gqa;
   m.heads = t.int32("heads", 1, 100000);
   if (m.attention == AttentionKind::mla) {
     m.q_lora_rank = t.int32_or("q_lora_rank", 0, kBig, 0);
@@ -200,8 +204,8 @@ const typename Map::mapped_type& lookup(const Map& map, const std::string& name,
 NcclKnobs read_nccl_knobs(StrictTable& t) {
   NcclKnobs k;
   k.max_nchannels = t.int32_or("nccl_max_nchannels", 1, 64, 0);
-  k.algo = t.has("nccl_algo") ? t.choice("nccl_algo", {"Ring", "Tree", "CollnetDirect", "CollnetChain", "NVLS",
-                                                       "NVLSTree", "PAT"})
+  k.algo = t.has("nccl_algo") ? t.choice("nccl_algo", {"Ring", "Tree", "CollnetDirect", "CollnetChain",
+                                                       "NVLS", "NVLSTree", "PAT"})
                               : "";
   k.proto = t.has("nccl_proto") ? t.choice("nccl_proto", {"Simple", "LL", "LL128"}) : "";
   k.p2p_net_chunk_bytes = t.number_or("nccl_p2p_net_chunksize_kib", 4, 16384, 0) * 1024.0;
@@ -257,16 +261,22 @@ Catalog Catalog::load(const std::string& dir) {
   return c;
 }
 
-const GpuSpec& Catalog::gpu(const std::string& name) const { return lookup(gpus_, name, "gpu", dir_); }
+const GpuSpec& Catalog::gpu(const std::string& name) const {
+  return lookup(gpus_, name, "gpu", dir_);
+}
 const InstanceSpec& Catalog::instance(const std::string& name) const {
   return lookup(instances_, name, "instance", dir_);
 }
-const ModelSpec& Catalog::model(const std::string& name) const { return lookup(models_, name, "model", dir_); }
+const ModelSpec& Catalog::model(const std::string& name) const {
+  return lookup(models_, name, "model", dir_);
+}
 const DispatcherSpec& Catalog::dispatcher(const std::string& name) const {
   return lookup(dispatchers_, name, "dispatcher", dir_);
 }
 
-const StackSpec& Catalog::stack(const std::string& name) const { return lookup(stacks_, name, "stack", dir_); }
+const StackSpec& Catalog::stack(const std::string& name) const {
+  return lookup(stacks_, name, "stack", dir_);
+}
 
 const StackSpec* Catalog::stack_of_campaign(const std::string& campaign) const {
   for (const auto& [name, s] : stacks_) {
@@ -277,7 +287,9 @@ const StackSpec* Catalog::stack_of_campaign(const std::string& campaign) const {
   return nullptr;
 }
 
-const StackSpec& Catalog::default_stack() const { return stack(default_stack_); }
+const StackSpec& Catalog::default_stack() const {
+  return stack(default_stack_);
+}
 
 double p2p_net_chunk_bytes(const StackSpec& stack, const NcclKnobs& knobs, const InstanceSpec& instance) {
   if (knobs.p2p_net_chunk_bytes > 0) return knobs.p2p_net_chunk_bytes;
@@ -290,13 +302,19 @@ double p2p_net_chunk_bytes(const StackSpec& stack, const NcclKnobs& knobs, const
 const char* to_string(AttentionKind kind) {
   return kind == AttentionKind::mla ? "mla" : kind == AttentionKind::mha ? "mha" : "gqa";
 }
-const char* to_string(RouterScore score) { return score == RouterScore::sigmoid ? "sigmoid" : "softmax"; }
+const char* to_string(RouterScore score) {
+  return score == RouterScore::sigmoid ? "sigmoid" : "softmax";
+}
 const char* to_string(DispatcherTransport transport) {
   switch (transport) {
-    case DispatcherTransport::nccl: return "nccl";
-    case DispatcherTransport::cpu_proxy: return "cpu-proxy";
-    case DispatcherTransport::host_proxy: return "host-proxy";
-    case DispatcherTransport::gpu_initiated: return "gpu-initiated";
+    case DispatcherTransport::nccl:
+      return "nccl";
+    case DispatcherTransport::cpu_proxy:
+      return "cpu-proxy";
+    case DispatcherTransport::host_proxy:
+      return "host-proxy";
+    case DispatcherTransport::gpu_initiated:
+      return "gpu-initiated";
   }
   return "unknown";
 }

@@ -59,7 +59,8 @@ void check_toml_characters(const std::string& text, const std::string& path) {
     switch (state) {
       case State::normal:
         if (c >= 0x80) {
-          throw InputError({path, line}, "TOML syntax error: non-ASCII character outside a string or comment");
+          throw InputError({path, line},
+                           "TOML syntax error: non-ASCII character outside a string or comment");
         }
         if (c == '#') {
           state = State::comment;
@@ -120,7 +121,9 @@ std::string describe_toml_value(const toml::node& node) {
 StrictTable::StrictTable(const toml::table& table, std::string path, std::string prefix)
     : table_(&table), path_(std::move(path)), prefix_(std::move(prefix)) {}
 
-bool StrictTable::has(const std::string& key) const { return table_->contains(key); }
+bool StrictTable::has(const std::string& key) const {
+  return table_->contains(key);
+}
 
 int StrictTable::line_of(const std::string& key) const {
   if (const toml::node* n = table_->get(key)) {
@@ -215,7 +218,9 @@ int StrictTable::int32_or(const std::string& key, int min, int max, int fallback
 double StrictTable::number_or(const std::string& key, double min, double max, double fallback) {
   return has(key) ? number(key, min, max) : fallback;
 }
-bool StrictTable::boolean_or(const std::string& key, bool fallback) { return has(key) ? boolean(key) : fallback; }
+bool StrictTable::boolean_or(const std::string& key, bool fallback) {
+  return has(key) ? boolean(key) : fallback;
+}
 std::string StrictTable::string_or(const std::string& key, const std::string& fallback) {
   return has(key) ? string(key) : fallback;
 }

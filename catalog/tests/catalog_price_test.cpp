@@ -32,7 +32,7 @@ std::string load_error(const std::string& from, const std::string& to) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "moetwin_catalog_price_test";
   fs::create_directories(dir);
-  for (const char* f : {"gpus.toml", "models.toml", "dispatchers.toml"}) {
+  for (const char* f : {"gpus.toml", "models.toml", "dispatchers.toml", "stacks.toml"}) {
     fs::copy_file(fs::path(kDir) / f, dir / f, fs::copy_options::overwrite_existing);
   }
   std::string text = read_text_file(kDir + "/instances.toml");

@@ -16,7 +16,9 @@ TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   const Catalog c = Catalog::load(kDir);
   EXPECT_EQ(c.gpus().size(), 4u);
   EXPECT_EQ(c.instances().size(), 4u);
-  EXPECT_EQ(c.models().size(), 4u);
+  EXPECT_EQ(c.models().size(), 5u);
+  EXPECT_EQ(c.stacks().size(), 2u);
+  EXPECT_EQ(c.default_stack().name, "nemo-26.04.01");
   EXPECT_EQ(c.dispatchers().size(), 4u);
   const GpuSpec& h200 = c.gpu("H200-SXM");
   EXPECT_DOUBLE_EQ(h200.bf16_flops, 989e12);
@@ -47,18 +49,19 @@ TEST(Catalog, RejectsUnknownKeyWithFileAndLine) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "moetwin_catalog_test";
   fs::create_directories(dir);
-  for (const char* f : {"instances.toml", "models.toml", "dispatchers.toml"}) {
+  for (const char* f : {"instances.toml", "models.toml", "dispatchers.toml", "stacks.toml"}) {
     fs::copy_file(fs::path(kDir) / f, dir / f, fs::copy_options::overwrite_existing);
   }
-  std::ofstream(dir / "gpus.toml") << "[X]\nbf16_tflops = 1\nfp8_tflops = 2\nhbm_gb = 1\nhbm_tbps = 1\n"
-                                      "nvlink_gen = 4\nnvlink_gbps_bidir = 900\nsms = 1\nsource = \"s\"\n"
-                                      "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, "
-                                      "elementwise = 0.5 }\nbogus = 3\n";
+  std::ofstream(dir / "gpus.toml")
+      << "[X]\nbf16_tflops = 1\nfp8_tflops = 2\nhbm_gb = 1\nhbm_tbps = 1\n"
+         "nvlink_gen = 4\nnvlink_gbps_bidir = 900\nsms = 1\nmxfp8 = false\nsource = \"s\"\n"
+         "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, "
+         "elementwise = 0.5 }\nbogus = 3\n";
   try {
     Catalog::load(dir.string());
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("gpus.toml:11: [X].bogus: 3: no such key"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("gpus.toml:12: [X].bogus: 3: no such key"), std::string::npos)
         << e.what();
   }
 }

@@ -23,7 +23,8 @@ void add_inspect_command(CLI::App& app, const GlobalOptions& global) {
     }
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
-    OutputContext context{"inspect", catalog_dir, {opts->scenario.empty() ? opts->runs : opts->scenario}};
+    OutputContext context{"inspect", catalog_dir,
+                          opts->scenario.empty() ? opts->runs : std::vector<std::string>{opts->scenario}};
     std::string content;
     if (!opts->runs.empty()) {
       const LiveRunTable table = read_live_runs(opts->runs, catalog);
@@ -31,7 +32,7 @@ void add_inspect_command(CLI::App& app, const GlobalOptions& global) {
       std::vector<Inspection> inspections;
       inspections.reserve(table.runs.size());
       for (const LiveRun& run : table.runs) {
-        inspections.push_back(inspect_scenario(run.scenario, {opts->runs, run.row.line}));
+        inspections.push_back(inspect_scenario(run.scenario, {run.scenario.source, 0}));
       }
       const ResultTable result = inspect_runs_table(table, inspections);
       if (opts->format == "csv") {

@@ -69,6 +69,12 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                      " microbatches"},
       {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
                          ", collectives: " + p.built.comm_model + ")"},
+      {"stack", s.stack.spec.name + (s.stack.from_default ? " (default: no [stack] table)" : "") +
+                    ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) + " KiB" +
+                    (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
+                         ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
+                         : "")},
+      {"precision", to_string(s.training.precision)},
       {"profile", profile_label(profile)},
       {"compute", p.compute_source},
       {"collectives", p.collective_source},
@@ -128,7 +134,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     }
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
-    OutputContext context{"predict", catalog_dir, {opts->scenario.empty() ? opts->runs : opts->scenario}};
+    OutputContext context{"predict", catalog_dir,
+                          opts->scenario.empty() ? opts->runs : std::vector<std::string>{opts->scenario}};
     std::string content;
     if (!opts->runs.empty()) {
       if (!opts->trace.empty())
@@ -143,7 +150,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       result.columns.push_back("collective_source");
       std::vector<std::string> run_warnings;  // "scenario: warning", row order
       for (const LiveRun& run : table.runs) {
-        const Prediction p = predict(run.scenario, options_for(run.scenario));
+        Prediction p = predict(run.scenario, options_for(run.scenario));
+        for (std::string& w : coverage_warnings(run.scenario, profile)) p.warnings.push_back(std::move(w));
         for (const std::string& w : p.warnings) run_warnings.push_back(run.scenario.name + ": " + w);
         std::vector<Cell> row;
         for (const std::string& f : run.row.fields) row.emplace_back(f);
@@ -182,7 +190,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       const Scenario s = load_scenario_file(opts->scenario, catalog);
       PredictOptions po = options_for(s);
       po.trace = !opts->trace.empty();
-      const Prediction p = predict(s, po);
+      Prediction p = predict(s, po);
+      for (std::string& w : coverage_warnings(s, profile)) p.warnings.push_back(std::move(w));
       ResultTable row;
       row.columns = {"scenario"};
       for (const std::string& c : predict_columns()) row.columns.push_back(c);

@@ -32,6 +32,9 @@ struct ValidateOptions : RowInput {
   std::string profile;
   bool fit = false;
   std::vector<std::string> params;
+  // --exclude NAME: rows (by scenario name, e.g. "uccl-p5en-4n-20260430/mb1/deepep-uccl") left out of
+  // the predictions, the fit and the statistics: runs outside the model, each named in the report.
+  std::vector<std::string> exclude;
   std::string cv = "none";
   int cv_refine = 0;
   // --huber: the fit objective's Huber knee in |log ratio| (0: squared). 0.1 (10%): errors inside it are
@@ -94,7 +97,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       "validate",
       "Predicted vs measured live runs: errors per row and campaign, dispatcher ranking; --fit, --cv");
   auto o = std::make_shared<ValidateOptions>();
-  cmd->add_option("--runs", o->runs, "Live-run CSV (shared/data/live-runs.csv schema)")->required();
+  cmd->add_option("--runs", o->runs, "Live-run CSV (shared/data/live-runs.csv schema); repeatable")
+      ->required();
   cmd->add_option("--format", o->format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", o->out, "Output file, written atomically (default stdout)");
   add_profile_option(cmd, o->profile);
@@ -114,6 +118,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
           ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--outer", o->outer, "Linearise-minimise-replay rounds of the fit (default 4)")
       ->check(CLI::Range(1, 20));
+  cmd->add_option(
+      "--exclude", o->exclude,
+      "Leave out the row(s) with this scenario name (campaign/mb<mb>/<dispatcher>[/overlap][/nch<n>]): "
+      "runs outside the model; repeatable");
   cmd->add_option("--threads", o->threads, "Rows replayed in parallel (results identical for any count)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--write-profile", o->write_profile, "With --fit: write the fitted profile (TOML) here");
@@ -126,10 +134,19 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       throw InputError({"", 0}, "--write-profile", o->write_profile, "--fit");
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
-    const LiveRunTable table = read_live_runs(o->runs, catalog);
+    LiveRunTable table = read_live_runs(o->runs, catalog);
     print_row_warnings(table);
+    for (const std::string& name : o->exclude) {
+      const auto before = table.runs.size();
+      std::erase_if(table.runs, [&](const LiveRun& r) { return r.scenario.name == name; });
+      if (table.runs.size() == before) {
+        throw InputError({"", 0}, "--exclude", name,
+                         "the scenario name of a row of --runs (campaign/mb<mb>/...)");
+      }
+      std::cerr << "excluded: " << name << " (" << before - table.runs.size() << " row)\n";
+    }
     const std::vector<LiveRun>& runs = table.runs;
-    if (runs.empty()) throw InputError({o->runs, 0}, "rows", "0", "at least one live-run row");
+    if (runs.empty()) throw InputError({runs_label(o->runs), 0}, "rows", "0", "at least one live-run row");
     FittedProfile profile = resolve_fitted_profile(o->profile);
 
     std::vector<double> measured;
@@ -210,7 +227,19 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       profile.fitted = true;
       profile.fitted_keys = keys;
       profile.fitted_at = today_utc();
-      profile.fitted_on = o->runs;
+      profile.fitted_on = runs_label(o->runs);
+      for (const std::string& name : o->exclude) profile.fitted_on += " without " + name;
+      profile.coverage = FitCoverage{};
+      const auto add = [](std::vector<std::string>& v, const std::string& x) {
+        if (std::find(v.begin(), v.end(), x) == v.end()) v.insert(std::upper_bound(v.begin(), v.end(), x), x);
+      };
+      for (const LiveRun& r : runs) {
+        add(profile.coverage.gpus, r.scenario.gpu.name);
+        add(profile.coverage.instances, r.scenario.instance.name);
+        add(profile.coverage.stacks, r.scenario.stack.spec.name);
+        add(profile.coverage.dispatchers, r.scenario.dispatcher.name);
+        add(profile.coverage.precisions, to_string(r.scenario.training.precision));
+      }
       profile.git_revision = kGitRevision;
       profile.path = o->write_profile.empty() ? "(not written)" : o->write_profile;
       profile.in_sample = residuals(errors_of(runs, fit.predicted_s).all);
@@ -350,7 +379,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                       Cell::exact(fp.hi), Cell::boolean(moved), fp.meaning});
     }
 
-    OutputContext context{"validate", catalog_dir, {o->runs}};
+    OutputContext context{"validate", catalog_dir, o->runs};
     std::string content;
     if (o->format == "csv") {
       content = render_csv(rows);
@@ -363,7 +392,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     } else {
       const ErrorStats all = error_stats(head.all);
       std::vector<std::pair<std::string, std::string>> kv = {
-          {"runs", o->runs + " (" + std::to_string(runs.size()) + " rows, " +
+          {"runs", runs_label(o->runs) + " (" + std::to_string(runs.size()) + " rows, " +
                        std::to_string(head.all.size()) + " predicted)"},
           {"profile", profile_label(profile)},
           {"errors", std::string(has_cv ? "out of sample (" + o->cv + ")" : "in sample") +

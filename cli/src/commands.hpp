@@ -31,16 +31,19 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global);
 // The input and output options every row-driven command shares: one scenario or --runs FILE.csv,
 // --format text|json|csv, --out FILE.
 struct RowInput {
-  std::string scenario;  // SCENARIO.toml (positional)
-  std::string runs;      // --runs FILE.csv
+  std::string scenario;           // SCENARIO.toml (positional)
+  std::vector<std::string> runs;  // --runs FILE.csv, repeatable (rows in file order)
   std::string format = "text";
   std::string out;  // "" = stdout
 };
 void add_row_input_options(CLI::App* cmd, RowInput& input);
+// The --runs files as one label: "a.csv" or "a.csv + b.csv".
+std::string runs_label(const std::vector<std::string>& runs);
 
 // --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/fitted/live-fit.toml).
 void add_profile_option(CLI::App* cmd, std::string& profile);
-// "calibrate/profiles/fitted/live-fit.toml (fitted 2026-11-29 on ...; CV median |err| 6.1%)" or "unfitted defaults".
+// "calibrate/profiles/fitted/live-fit.toml (fitted 2026-11-29 on ...; CV median |err| 6.1%)" or "unfitted
+// defaults".
 std::string profile_label(const FittedProfile& profile);
 
 // Prints every live-run row's repair warnings (LiveRun::warnings) on stderr, prefixed "warning: ".

@@ -13,13 +13,20 @@ namespace moetwin::cli {
 
 void add_row_input_options(CLI::App* cmd, RowInput& input) {
   auto* scenario = cmd->add_option("SCENARIO", input.scenario, "Scenario file (.toml)");
-  auto* runs =
-      cmd->add_option("--runs", input.runs, "Live-run CSV (shared/data/live-runs.csv schema): one row each");
+  auto* runs = cmd->add_option(
+      "--runs", input.runs,
+      "Live-run CSV (shared/data/live-runs.csv schema): one row each; repeat for several files");
   scenario->excludes(runs);
   runs->excludes(scenario);
   cmd->add_option("--format", input.format, "text | json | csv")
       ->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", input.out, "Output file, written atomically (default stdout)");
+}
+
+std::string runs_label(const std::vector<std::string>& runs) {
+  std::string out;
+  for (const std::string& r : runs) out += (out.empty() ? "" : " + ") + r;
+  return out;
 }
 
 void print_row_warnings(const LiveRunTable& table) {

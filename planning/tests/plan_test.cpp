@@ -44,7 +44,7 @@ TEST(PlanRequestCheck, ExactMessages) {
   r.model = "gpt-5";
   EXPECT_EQ(error_of(r),
             "<input>: --model: \"gpt-5\": a catalog model: one of deepseek-v3, kimi-k2, qwen3-235b-a22b, "
-            "qwen3-30b-a3b");
+            "qwen3-30b-a3b, uccl-dsv3-proxy");
   r = small_request();
   r.instance = "p4d.24xlarge";
   EXPECT_EQ(error_of(r),

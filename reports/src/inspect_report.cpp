@@ -1,5 +1,6 @@
 #include "moetwin/reports/inspect_report.hpp"
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 
 namespace moetwin {
@@ -197,8 +198,9 @@ std::string render_inspect_text(const Scenario& s, const Inspection& in) {
       {"  breakdown", "weights " + gib(w.weights) + ", gradients " + gib(w.gradients) + ", optimizer " +
                           gib(w.optimizer) + ", activations " + gib(w.activations) + " (" +
                           std::to_string(w.in_flight.total()) + " chunk-microbatches in flight), logits " +
-                          gib(w.logits) + ", dispatcher " + gib(w.dispatcher) + ", reserve " +
-                          gib(w.reserve)},
+                          gib(w.logits) + ", dispatcher " + gib(w.dispatcher) +
+                          (w.fp8 > 0 ? concat({", FP8 weight copies ", gib(w.fp8)}) : std::string()) +
+                          ", reserve " + gib(w.reserve)},
   };
   // Not "\n" + render_key_values(...): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
   out.append("\n").append(render_key_values(memory));

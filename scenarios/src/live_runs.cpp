@@ -1,8 +1,8 @@
 // Live-run records (shared/data/live-runs.csv schema) -> LiveRun: every row is a full scenario, checked by
 // the same rules as a scenario file, with the CSV column as the key in messages.
-#include <algorithm>
 #include "moetwin/scenario/live_runs.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "scenario_rules.hpp"
 
@@ -182,7 +183,7 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
 
   s.name = run.campaign + "/mb" + std::to_string(t.micro_batch) + "/" + s.dispatcher.name +
            (t.overlap_moe_a2a ? "/overlap" : "") +
-           (knobs.max_nchannels > 0 ? "/nch" + std::to_string(knobs.max_nchannels) : "");
+           (knobs.max_nchannels > 0 ? concat({"/nch", std::to_string(knobs.max_nchannels)}) : std::string());
   s.source = table.path + ":" + std::to_string(row.line);
 
   detail::FieldNames names;

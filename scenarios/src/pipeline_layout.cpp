@@ -80,12 +80,16 @@ std::string describe(const PipelineLayout& layout) {
   std::string out;
   for (const PipelineChunk& c : layout.chunks) {
     std::string part;
-    if (c.embedding) part += "E";
-    if (c.decoder_layers > 0) part += (part.empty() ? "" : "+") + std::to_string(c.decoder_layers) + "D";
-    if (c.mtp_layers > 0) {
-      part += (part.empty() ? "" : "+") + (c.mtp_layers > 1 ? std::to_string(c.mtp_layers) : "") + "MTP";
-    }
-    if (c.loss) part += (part.empty() ? "" : "+") + std::string("Loss");
+    // Pieces joined by '+', appended one by one: "+" + std::string is a GCC 12 -O3 -Wrestrict false
+    // positive (moetwin/common/concat.hpp).
+    const auto add = [&part](const std::string& piece) {
+      if (!part.empty()) part += '+';
+      part += piece;
+    };
+    if (c.embedding) add("E");
+    if (c.decoder_layers > 0) add(std::to_string(c.decoder_layers) + "D");
+    if (c.mtp_layers > 0) add((c.mtp_layers > 1 ? std::to_string(c.mtp_layers) : "") + "MTP");
+    if (c.loss) add("Loss");
     out += (out.empty() ? "" : ", ") + part;
   }
   return out;

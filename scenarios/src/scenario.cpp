@@ -29,7 +29,8 @@ const char* to_string(RoutingKind kind) {
 }
 
 const std::vector<std::string>& precision_names() {
-  static const std::vector<std::string> names = {"bf16", "fp8-hybrid", "fp8-current", "fp8-blockwise", "mxfp8"};
+  static const std::vector<std::string> names = {"bf16", "fp8-hybrid", "fp8-current", "fp8-blockwise",
+                                                 "mxfp8"};
   return names;
 }
 

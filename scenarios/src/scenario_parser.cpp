@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moetwin/catalog/strict_toml.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "scenario_rules.hpp"
@@ -169,7 +170,8 @@ void reject_unless(StrictTable& t, const std::string& key, bool allowed, const s
     value =
         format_exact(t.number(key, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max()));
   } else {
-    value = "\"" + t.string(key) + "\"";
+    // Not "\"" + t.string(key): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
+    value = concat({"\"", t.string(key), "\""});
   }
   throw InputError(t.where(key), t.name(key), value, "only with kind = \"" + kind + "\"");
 }

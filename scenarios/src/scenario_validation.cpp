@@ -139,8 +139,9 @@ void check_training(const Scenario& s, const FieldNames& n) {
   }
   if (t.precision == Precision::mxfp8 && !s.gpu.mxfp8) {
     fail(n, Field::precision, "\"mxfp8\"",
-         "a recipe " + s.gpu.name + " can run (MXFP8 block scaling needs Blackwell tensor cores): bf16, "
-         "fp8-hybrid, fp8-current or fp8-blockwise");
+         "a recipe " + s.gpu.name +
+             " can run (MXFP8 block scaling needs Blackwell tensor cores): bf16, "
+             "fp8-hybrid, fp8-current or fp8-blockwise");
   }
   check_positive(n, Field::micro_batch, t.micro_batch);
   check_positive(n, Field::global_batch, t.global_batch);

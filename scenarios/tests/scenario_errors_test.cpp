@@ -120,7 +120,25 @@ std::vector<Case> toml_cases() {
        "bad.toml:21: routing.seed: -1: an integer in [0, 9223372036854775807]"},
       {"UnknownModel", base("name = \"deepseek-v3\"", "name = \"deepseek-v4\""),
        "bad.toml:3: model.name: \"deepseek-v4\": one of deepseek-v3, kimi-k2, qwen3-235b-a22b, "
-       "qwen3-30b-a3b"},
+       "qwen3-30b-a3b, uccl-dsv3-proxy"},
+      {"UnknownStack", std::string(kBase) + "[stack]\nname = \"nemo-99\"\n",
+       "bad.toml:22: stack.name: \"nemo-99\": one of megatron-lm-core_r0.17.0-nccl2.28.9, nemo-26.04.01"},
+      {"UnknownStackKnob", std::string(kBase) + "[stack]\nname = \"nemo-26.04.01\"\nnccl_nchannels = 8\n",
+       "bad.toml:23: stack.nccl_nchannels: 8: no such key (unknown key; see the documentation of this file)"},
+      {"StackKnobOutOfRange",
+       std::string(kBase) + "[stack]\nname = \"nemo-26.04.01\"\nnccl_max_nchannels = 128\n",
+       "bad.toml:23: stack.nccl_max_nchannels: 128: an integer in [1, 64]"},
+      {"StackChunkOutOfRange",
+       std::string(kBase) + "[stack]\nname = \"nemo-26.04.01\"\nnccl_p2p_net_chunksize_kib = 1\n",
+       "bad.toml:23: stack.nccl_p2p_net_chunksize_kib: 1: a number in [4, 16384]"},
+      {"UnknownPrecision", base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"fp4\""),
+       "bad.toml:17: training.precision: \"fp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
+       "mxfp8"},
+      {"Mxfp8OnHopper",
+       edit(base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"mxfp8\""),
+            "instance = \"p6-b300.48xlarge\"", "instance = \"p5en.48xlarge\""),
+       "bad.toml:17: training.precision: \"mxfp8\": a recipe H200-SXM can run (MXFP8 block scaling needs "
+       "Blackwell tensor cores): bf16, fp8-hybrid, fp8-current or fp8-blockwise"},
       {"UnknownInstance", base("instance = \"p6-b300.48xlarge\"", "instance = \"p6-b300\""),
        "bad.toml:5: cluster.instance: \"p6-b300\": one of p5.48xlarge, p5en.48xlarge, p6-b200.48xlarge, "
        "p6-b300.48xlarge"},
@@ -277,7 +295,8 @@ std::vector<Case> csv_cases() {
        "runs.csv:2: recompute: block: one of none, selective, full"},
       {"UnknownOverlap", row(",off,", ",yes,"), "runs.csv:2: overlap: yes: one of on, off"},
       {"UnknownModel", row(",deepseek-v3,", ",deepseek-v4,"),
-       "runs.csv:2: model: deepseek-v4: one of deepseek-v3, kimi-k2, qwen3-235b-a22b, qwen3-30b-a3b"},
+       "runs.csv:2: model: deepseek-v4: one of deepseek-v3, kimi-k2, qwen3-235b-a22b, qwen3-30b-a3b, "
+       "uccl-dsv3-proxy"},
       {"UnknownDispatcher", row(",nccl-alltoall,", ",nccl,"),
        "runs.csv:2: dispatcher: nccl: one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, nccl-alltoall"},
       {"GpusColumnMismatch", row(",32,256,", ",32,255,"),
@@ -288,7 +307,7 @@ std::vector<Case> csv_cases() {
       {"UnknownColumn", edit(std::string(kHeader) + kRow, "source\n", "tok_s\n"),
        "runs.csv: header: tok_s: a live-run column: one of campaign, model, instance, nodes, gpus, tp, pp, "
        "vpp, ep, etp, dp, mb, gbs, seq, layers, recompute, overlap, dispatcher, iter_s, tflops_gpu, cp, "
-       "source, seed"},
+       "source, seed, precision, stack, nccl_max_nchannels"},
       {"WorldSizeNotRepairable",
        std::string(kHeader) + "kimik2-b300-16n-20260604,kimi-k2,p6-b300.48xlarge,16,128,8,3,2,32,1,2,4,256,"
                               "4096,61,none,on,deepep-uccl,"

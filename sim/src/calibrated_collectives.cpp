@@ -21,7 +21,8 @@ CollectiveParams collective_params_from(const Scenario& scenario, const Scenario
   } else {
     const NvlinkCollectiveFit& fit = *c.profile->nvlink;
     std::string ranks;
-    for (const int n : fit.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(n);
+    // Not "," + std::to_string(n): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
+    for (const int n : fit.ranks) ranks.append(ranks.empty() ? "" : ",").append(std::to_string(n));
     source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs)";
     params = nvlink_collective_params(fit, params);
   }

@@ -81,7 +81,7 @@ class NcclAlltoallModel final : public DispatcherModel {
     const double chunk_s = p.get("net_chunk_s");
     const double cal_chunk = p.get("calibration_chunk_bytes");
     const bool dispatch = direction == A2aDirection::dispatch;
-    const double probs_calls = dispatch ? p.get("probs_calls") : 0.0;
+    const double probs_calls = dispatch && hw.megatron_dispatch ? p.get("probs_calls") : 0.0;
     const double probs_share = t.bytes_per_token > 0 ? p.get("probs_bytes_per_copy") / t.bytes_per_token : 0;
     std::vector<double> rank_s(legs.size());
     std::vector<double> chunk_term(legs.size());
@@ -96,8 +96,8 @@ class NcclAlltoallModel final : public DispatcherModel {
       probs_term[r] = probs_calls * (latency + p.get("per_remote_peer_s") * peers + transfer * probs_share +
                                      (chunk_s > 0 && peers > 0 ? chunk_s * peers : 0.0));
       // Fewer chunks than at calibration never beat the wire: the floor is the calibrated call.
-      rank_s[r] = latency + p.get("per_remote_peer_s") * peers + std::max(transfer, transfer + chunk_term[r]) +
-                  probs_term[r];
+      rank_s[r] = latency + p.get("per_remote_peer_s") * peers +
+                  std::max(transfer, transfer + chunk_term[r]) + probs_term[r];
     }
     A2aCost c;
     finish(c, t, rank_s);

@@ -38,17 +38,31 @@ DispatcherMoeCost::DispatcherMoeCost(const Scenario& s)
   hw_.gpu = s.gpu;
   hw_.nodes = planner_.spec().nodes();
   hw_.p2p_net_chunk_bytes = s.stack.p2p_net_chunk_bytes;
+  hw_.megatron_dispatch = true;
   // Combine is bf16 in every recipe; dispatch is FP8 (E4M3 + one fp32 scale per 128 channels) only with
   // DeepEP's FP8 dispatch, which Megatron's flex dispatcher uses when asked (training.fp8_dispatch) in an
   // FP8 run. The alltoall dispatcher sends bf16 copies whatever the recipe.
   bytes_per_token_ = token_bytes(s.model.hidden, false);
-  const bool fp8_dispatch =
-      s.training.fp8_dispatch && is_fp8(s.training.precision) && s.dispatcher.transport != DispatcherTransport::nccl;
+  const bool fp8_dispatch = s.training.fp8_dispatch && is_fp8(s.training.precision) &&
+                            s.dispatcher.transport != DispatcherTransport::nccl;
   dispatch_bytes_per_token_ = token_bytes(s.model.hidden, fp8_dispatch);
   etp_ = s.parallel.etp;
   microbatches_ = std::max(1, s.training.microbatches(s.parallel));
   gpus_per_node_ = std::max(1, s.instance.gpus);
   warnings_ = model_->check(hw_, s.parallel.ep);
+}
+
+DispatcherMoeCost::DispatcherMoeCost(const Scenario& s, const std::map<std::string, double>& model_params)
+    : DispatcherMoeCost(s) {
+  const std::string prefix = s.dispatcher.name + ".";
+  ParamSet params = model_->params();
+  bool changed = false;
+  for (const auto& [key, value] : model_params) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    params.set(key.substr(prefix.size()), value);
+    changed = true;
+  }
+  if (changed) model_->set_params(std::move(params));
 }
 
 void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,

@@ -279,6 +279,13 @@ MemoryEstimate estimate_memory(const Scenario& sc, const PipelineLayout& layout)
 
     const double params = static_cast<double>(st.dense_params + st.expert_params);
     st.weights = kBf16 * params;
+    if (is_fp8(tr.precision)) {
+      // Linear GEMMs per layer: attention (2 or 4 with MLA) + MLP (2); delayed scaling keeps an amax history
+      // of 1024 per FP8 tensor (input, weight, gradient): Megatron --fp8-amax-history-len default 1024.
+      constexpr double kAmaxHistory = 1024, kFp8TensorsPerGemm = 3, kGemmsPerLayer = 6;
+      const double layers = st.decoder_layers + st.mtp_layers;
+      st.fp8 = 2.0 * params + layers * kGemmsPerLayer * kFp8TensorsPerGemm * kAmaxHistory * kFp32;
+    }
     st.gradients = kFp32 * params;
     if (tr.distributed_optimizer) {
       st.optimizer = kOptimizerBytesPerParam * (static_cast<double>(st.dense_params) / (p.dp * p.cp) +

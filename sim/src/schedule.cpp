@@ -4,6 +4,8 @@
 #include <deque>
 #include <stdexcept>
 
+#include "moetwin/common/concat.hpp"
+
 namespace moetwin {
 
 std::vector<std::pair<int, int>> interleaved_schedule_table(int microbatches, int vpp, int group_size) {
@@ -221,10 +223,11 @@ std::string describe(const std::vector<PipeAction>& actions) {
     if (!s.empty()) s += ' ';
     switch (a.kind) {
       case PipeActionKind::forward:
-        s += "F" + std::to_string(a.microbatch) + "." + std::to_string(a.chunk);
+        // Not "F" + std::to_string(...): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
+        s += concat({"F", std::to_string(a.microbatch), ".", std::to_string(a.chunk)});
         break;
       case PipeActionKind::backward:
-        s += "B" + std::to_string(a.microbatch) + "." + std::to_string(a.chunk);
+        s += concat({"B", std::to_string(a.microbatch), ".", std::to_string(a.chunk)});
         break;
       case PipeActionKind::p2p: {
         s += "P[";

@@ -257,10 +257,14 @@ class StageBuilder : public StageEmitter {
     }
     const bool bwd_op = phase == OpPhase::backward;
     const double cast_elements = bwd_op ? dims.m * dims.n : dims.m * dims.k;
+    // Operands in FP8 (1 B), the output in bf16 (2 B): half the bf16 operand-and-output bytes plus one byte
+    // per output element back (the measured FP8 curves' memory term counts bytes this way).
+    const double fp8_bytes = 0.5 * bytes + dims.m * dims.n;
     OpSpec op;
-    op.duration = to_ns(fp8_kernel_seconds(c_.cp, OpClass::gemm, flops, bytes, dims) +
+    op.duration = to_ns(fp8_kernel_seconds(c_.cp, OpClass::gemm, flops, fp8_bytes, dims) +
                         fp8_cast_seconds(cast_elements));
-    op.host_ns = static_cast<std::int32_t>(host_ns(launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s));
+    op.host_ns =
+        static_cast<std::int32_t>(host_ns(launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s));
     op.label = p.label(name);
     op.phase = phase;
     return add(p, ch, op);
@@ -426,25 +430,25 @@ class StageBuilder : public StageEmitter {
       const double down_out =
           m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
       linear(p, ch, "attn.mla_down", phase, 2 * (T / t) * h() * down_out,
-              2 * (h() * down_out + (T / t) * (h() + down_out)), 4, backward_pass, {T / t, down_out, h()});
+             2 * (h() * down_out + (T / t) * (h() + down_out)), 4, backward_pass, {T / t, down_out, h()});
       tp_collective(p, ch, "tp.ag.mla_latent", phase, CollectiveOp::all_gather, T * down_out * 2,
                     backward_pass);
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
       linear(p, ch, "attn.mla_up", phase, 2 * T * (up + kv_up) / t,
-              2 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width() + heads() * m.qk_head_dim) / t)),
-              6, backward_pass,
-              {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
+             2 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width() + heads() * m.qk_head_dim) / t)),
+             6, backward_pass,
+             {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
     } else {
       tp_collective(p, ch, "tp.ag.attn", phase, CollectiveOp::all_gather, T * h() * 2, backward_pass);
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
-      linear(p, ch, "attn.qkv", phase, 2 * T * h() * n_out / t,
-              2 * (h() * n_out / t + T * (h() + n_out / t)), 5, backward_pass, {T, n_out / t, h()});
+      linear(p, ch, "attn.qkv", phase, 2 * T * h() * n_out / t, 2 * (h() * n_out / t + T * (h() + n_out / t)),
+             5, backward_pass, {T, n_out / t, h()});
     }
     core_attn(p, ch, phase, backward_pass);
     linear(p, ch, "attn.out_proj", phase, 2 * T * v_width() * h() / t,
-            2 * (v_width() * h() / t + T * (v_width() / t + h())), 1, backward_pass, {T, h(), v_width() / t});
+           2 * (v_width() * h() / t + T * (v_width() / t + h())), 1, backward_pass, {T, h(), v_width() / t});
     tp_collective(p, ch, "tp.rs.attn", phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
   }
 
@@ -476,19 +480,22 @@ class StageBuilder : public StageEmitter {
     return c_.s.training.moe_pad_to_capacity && c_.s.dispatcher.transport == DispatcherTransport::nccl;
   }
   int counts_gather(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
-    if (c_.s.dispatcher.transport != DispatcherTransport::nccl || c_.s.parallel.ep <= 1 || !c_.prof.counts_allgather)
+    if (c_.s.dispatcher.transport != DispatcherTransport::nccl || c_.s.parallel.ep <= 1 ||
+        !c_.prof.counts_allgather)
       return kNoOp;
     const double bytes = 8.0 * c_.s.model.experts * c_.s.parallel.ep * c_.s.parallel.etp;
+    // The engine keeps one stream per channel: with A2A overlap the EP channel is the EP comm stream (in
+    // Megatron the gather runs on the compute stream; it is a few KiB, so the stream hardly matters).
     return collective(p, ch, "ep.counts_allgather", phase, CollectiveOp::all_gather, bytes, ChannelKind::ep,
-                      CommClass::ep, kStreamCompute, backward_pass);
+                      CommClass::ep, c_.combined ? kStreamEpComm : kStreamCompute, backward_pass);
   }
 
   void dense_mlp_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double f = c_.s.model.ffn_hidden;
     tp_collective(p, ch, "tp.ag.mlp", phase, CollectiveOp::all_gather, c_.T * h() * 2, backward_pass);
     linear(p, ch, "mlp.dense", phase, 6 * c_.T * h() * f / c_.t,
-            2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 4, backward_pass,
-            {c_.T, f / c_.t, h()});
+           2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 4, backward_pass,
+           {c_.T, f / c_.t, h()});
     tp_collective(p, ch, "tp.rs.mlp", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, backward_pass);
   }
 
@@ -498,8 +505,8 @@ class StageBuilder : public StageEmitter {
     tp_collective(p, ch, "tp.ag.shared_expert", phase, CollectiveOp::all_gather, c_.T * h() * 2,
                   backward_pass);
     linear(p, ch, "moe.shared_expert", phase, 6 * c_.T * h() * fs / c_.t,
-            2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 3, backward_pass,
-            {c_.T, fs / c_.t, h()});
+           2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 3, backward_pass,
+           {c_.T, fs / c_.t, h()});
     tp_collective(p, ch, "tp.rs.shared_expert", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2,
                   backward_pass);
   }
@@ -563,7 +570,7 @@ class StageBuilder : public StageEmitter {
     const OpPhase ph = OpPhase::backward;
     tp_collective(p, ch, "tp.ag.attn_bwd", ph, CollectiveOp::all_gather, T * h() * 2, true);
     linear(p, ch, "attn.out_proj_bwd", ph, 4 * T * v_width() * h() / t,
-            4 * (v_width() * h() / t + T * (v_width() / t + h())), 2, true, {T, h(), v_width() / t});
+           4 * (v_width() * h() / t + T * (v_width() / t + h())), 2, true, {T, h(), v_width() / t});
     if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, OpPhase::recompute, true);
     {
       const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
@@ -578,16 +585,16 @@ class StageBuilder : public StageEmitter {
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
       linear(p, ch, "attn.mla_up_bwd", ph, 4 * T * (up + kv_up) / t,
-              4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), 8, true,
-              {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
+             4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), 8, true,
+             {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
       tp_collective(p, ch, "tp.rs.mla_latent_bwd", ph, CollectiveOp::reduce_scatter, T * down_out * 2, true);
       linear(p, ch, "attn.mla_down_bwd", ph, 4 * (T / t) * h() * down_out,
-              4 * (h() * down_out + (T / t) * (h() + down_out)), 5, true, {T / t, down_out, h()});
+             4 * (h() * down_out + (T / t) * (h() + down_out)), 5, true, {T / t, down_out, h()});
     } else {
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
       linear(p, ch, "attn.qkv_bwd", ph, 4 * T * h() * n_out / t,
-              4 * (h() * n_out / t + T * (h() + n_out / t)), 6, true, {T, n_out / t, h()});
+             4 * (h() * n_out / t + T * (h() + n_out / t)), 6, true, {T, n_out / t, h()});
       tp_collective(p, ch, "tp.rs.attn_bwd", ph, CollectiveOp::reduce_scatter, T * h() * 2, true);
     }
   }
@@ -598,7 +605,7 @@ class StageBuilder : public StageEmitter {
     const double f = c_.s.model.ffn_hidden;
     tp_collective(p, ch, "tp.ag.mlp_bwd", OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2, true);
     linear(p, ch, "mlp.dense_bwd", OpPhase::backward, 12 * c_.T * h() * f / c_.t,
-            4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 8, true, {c_.T, f / c_.t, h()});
+           4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 8, true, {c_.T, f / c_.t, h()});
     tp_collective(p, ch, "tp.rs.mlp_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, c_.T * h() * 2,
                   true);
   }
@@ -621,7 +628,7 @@ class StageBuilder : public StageEmitter {
       tp_collective(p, ch, "tp.ag.shared_expert_bwd", OpPhase::backward, CollectiveOp::all_gather,
                     c_.T * h() * 2, true);
       linear(p, ch, "moe.shared_expert_bwd", OpPhase::backward, 12 * c_.T * h() * fs / c_.t,
-              4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 6, true, {c_.T, fs / c_.t, h()});
+             4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 6, true, {c_.T, fs / c_.t, h()});
       tp_collective(p, ch, "tp.rs.shared_expert_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
                     c_.T * h() * 2, true);
     }
@@ -692,11 +699,11 @@ class StageBuilder : public StageEmitter {
     embedding_fwd(p, ch, phase);
     tp_collective(p, ch, "tp.ag.mtp_eh", phase, CollectiveOp::all_gather, c_.T * 2 * h() * 2, false);
     linear(p, ch, "mtp.eh_proj", phase, 2 * c_.T * 2 * h() * h() / c_.t,
-            2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, false, {c_.T, h() / c_.t, 2 * h()});
+           2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, false, {c_.T, h() / c_.t, 2 * h()});
   }
   void mtp_pre_bwd(Program& p, Chain& ch) {
     linear(p, ch, "mtp.eh_proj_bwd", OpPhase::backward, 4 * c_.T * 2 * h() * h() / c_.t,
-            4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, true, {c_.T, h() / c_.t, 2 * h()});
+           4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, true, {c_.T, h() / c_.t, 2 * h()});
     tp_collective(p, ch, "tp.rs.mtp_eh_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
                   c_.T * 2 * h() * 2, true);
     embedding_bwd(p, ch);
@@ -953,7 +960,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
-  const SimProfile::A2aFit a2a = prof.a2a_for(s.dispatcher.name);
+  SimProfile::A2aFit a2a = prof.a2a_for(s.dispatcher.name);
+  if (const auto st = prof.stack_a2a_scale.find(s.stack.spec.name); st != prof.stack_a2a_scale.end())
+    a2a.time_scale *= st->second;
   if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0) ||
       !(a2a.node_latency_s >= 0) || !(a2a.remote_token_s >= 0))
     throw std::logic_error(
@@ -1063,15 +1072,16 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
           const double fwd_bytes = weights + tok * (2 * hid + 3 * fe / etp) * 2;
           // FP8 recipes: TE GroupedLinear runs fc1/fc2 (and their dgrad/wgrad) in FP8 and cast-transposes
           // each GEMM input first (fc1: tok x hidden, fc2: tok x ffn; backward the output gradients).
-          const double cast_s =
-              fp8 && tok > 0 ? kernel_seconds(out.compute, OpClass::elementwise, 0,
-                                              tok * (hid + fe / etp) * kFp8CastBytesPerElement)
-                             : 0.0;
+          const double fp8_bytes = 0.5 * fwd_bytes + tok * hid;  // FP8 operands, bf16 outputs
+          const double cast_s = fp8 && tok > 0
+                                    ? kernel_seconds(out.compute, OpClass::elementwise, 0,
+                                                     tok * (hid + fe / etp) * kFp8CastBytesPerElement)
+                                    : 0.0;
           switch (r.kind) {
             case VarKind::expert_fwd:
               if (fp8) {
                 v = to_ns(fp8_kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
-                                             fwd_bytes, {per_expert, fe / etp, hid}) +
+                                             fp8_bytes, {per_expert, fe / etp, hid}) +
                           cast_s);
                 break;
               }
@@ -1081,9 +1091,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
             case VarKind::expert_bwd:
               if (fp8) {
                 v = to_ns(fp8_kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
-                                             fwd_bytes, {per_expert, hid, fe / etp}) +
+                                             fp8_bytes, {per_expert, hid, fe / etp}) +
                           fp8_kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
-                                             fwd_bytes, {hid, fe / etp, per_expert}) +
+                                             fp8_bytes, {hid, fe / etp, per_expert}) +
                           cast_s);
               } else if (out.compute.calibration) {
                 v = to_ns(kernel_seconds(out.compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,

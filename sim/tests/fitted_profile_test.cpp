@@ -29,7 +29,7 @@ FittedProfile sample() {
   p.cv_scheme = "leave-one-campaign-out";
   p.fit_objective = "huber 0.1";
   set_free_parameter(p.sim, "launch_s", 3.25e-05);
-  set_free_parameter(p.sim, "a2a_time_scale", 2.5);
+  set_free_parameter(p.sim, "a2a_time_scale", 1.25);
   set_free_parameter(p.sim, "deepep-uccl.a2a_latency_s", 1.5e-3);
   set_free_parameter(p.sim, "deepep-uccl.a2a_per_copy_s", 2.5e-8);
   set_free_parameter(p.sim, "deepep-uccl.a2a_fill_tokens", 192.5);
@@ -59,12 +59,12 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.fit_objective, "huber 0.1");
   EXPECT_EQ(p.sim.launch_s, 3.25e-05);
   EXPECT_EQ(p.sim.backward_launch_s, 3.25e-05 * kBackwardLaunchRatio);
-  EXPECT_EQ(p.sim.a2a_time_scale, 2.5);
+  EXPECT_EQ(p.sim.a2a_time_scale, 1.25);
   EXPECT_EQ(p.sim.compute_time_scale, 1);  // not in the file: default
   // Every parameter is written (the values predictions use); the dispatcher's pair starts from the generic.
   EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + a2a_parameter_leaves().size());
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").latency_s, 1.5e-3);
-  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").time_scale, 2.5);
+  EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").time_scale, 1.25);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").fill_tokens, 192.5);
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_fill_tokens"), 192.5);
@@ -76,8 +76,8 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_remote_token_s"), 1.25e-7);
   EXPECT_EQ(p.sim.a2a_remote_token_s, 0);
   EXPECT_EQ(p.sim.layer_host_s, 1.25e-3);
-  EXPECT_EQ(p.sim.moe_host_s, 0);                                              // written as its default 0
-  EXPECT_EQ(get_free_parameter(p.sim, "deepep-nvshmem.a2a_time_scale"), 2.5);  // no entry: the generic
+  EXPECT_EQ(p.sim.moe_host_s, 0);                                               // written as its default 0
+  EXPECT_EQ(get_free_parameter(p.sim, "deepep-nvshmem.a2a_time_scale"), 1.25);  // no entry: the generic
   EXPECT_EQ(p.cross_validated.rows, 51);
   EXPECT_EQ(p.cross_validated.signed_p10, -0.2);
   EXPECT_EQ(fitted_profile_toml(p), fitted_profile_toml(sample()));
@@ -122,7 +122,7 @@ TEST(FittedProfile, GenericTermsFromTheDeepEpFamily) {
   // terms (for deepep-v2-gin, which has no runs) are the DeepEP pair's medians, not a three-way median
   // that would take nccl-alltoall's 0 or the smaller DeepEP value term by term.
   SimProfile s;
-  set_free_parameter(s, "nccl-alltoall.a2a_time_scale", 3.8);
+  set_free_parameter(s, "nccl-alltoall.a2a_time_scale", 1.38);
   set_free_parameter(s, "nccl-alltoall.a2a_latency_s", 0);
   set_free_parameter(s, "deepep-uccl.a2a_latency_s", 2e-3);
   set_free_parameter(s, "deepep-uccl.a2a_node_latency_s", 2e-4);
@@ -135,9 +135,9 @@ TEST(FittedProfile, GenericTermsFromTheDeepEpFamily) {
   EXPECT_DOUBLE_EQ(s.a2a_for("deepep-v2-gin").latency_s, 1.5e-3);
   // Without a DeepEP-family fit, every fitted dispatcher counts.
   SimProfile n;
-  set_free_parameter(n, "nccl-alltoall.a2a_time_scale", 3.8);
+  set_free_parameter(n, "nccl-alltoall.a2a_time_scale", 1.38);
   set_generic_a2a_from_dispatchers(n);
-  EXPECT_EQ(n.a2a_time_scale, 3.8);
+  EXPECT_EQ(n.a2a_time_scale, 1.38);
 }
 
 TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {
@@ -188,7 +188,7 @@ TEST(FittedProfile, MarginExceedsTheCrossValidatedMarginError) {
 TEST(FittedProfile, GenericTermSourcesForDispatchersWithoutRuns) {
   FittedProfile p = sample();  // deepep-uccl fitted
   set_free_parameter(p.sim, "deepep-nvshmem.a2a_latency_s", 1e-3);
-  set_free_parameter(p.sim, "nccl-alltoall.a2a_time_scale", 3.8);
+  set_free_parameter(p.sim, "nccl-alltoall.a2a_time_scale", 1.38);
   set_generic_a2a_from_dispatchers(p.sim);
   EXPECT_TRUE(has_own_a2a_terms(p, "deepep-uccl"));
   EXPECT_TRUE(has_own_a2a_terms(p, "nccl-alltoall"));
@@ -261,8 +261,12 @@ void expect_load_error(const std::string& name, const std::string& from, const s
 }
 
 TEST(FittedProfile, OutOfBoundsParameterIsAnInputError) {
-  expect_load_error("bounds.toml", "\na2a_time_scale = 2.5", "\na2a_time_scale = 50",
+  expect_load_error("bounds.toml", "\na2a_time_scale = 1.25", "\na2a_time_scale = 50",
                     {"parameters.a2a_time_scale: 50"});
+  // A transfer scale beyond 1.5x the standalone benchmark (the 3.55 the 2026-12-01 B300-only fit gave
+  // NCCL) is refused: such a gap is a mechanism to name, not a multiplier.
+  expect_load_error("scale.toml", "\na2a_time_scale = 1.25", "\na2a_time_scale = 3.55",
+                    {"parameters.a2a_time_scale: 3.55", "a number in [1, 1.5]"});
 }
 
 TEST(FittedProfile, SchemaOneProfileIsAnInputErrorAskingForARefit) {
@@ -301,6 +305,57 @@ TEST(FittedProfile, ParametersAreBoundedAndNamed) {
   EXPECT_EQ(find_free_parameter("nope"), nullptr);
   EXPECT_EQ(find_free_parameter("deepep-uccl.a2a_time_scale"), find_free_parameter("a2a_time_scale"));
   EXPECT_EQ(find_free_parameter("deepep-uccl.launch_s"), nullptr);
+}
+
+}  // namespace
+}  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// Terms of the transfer mechanisms: a dispatcher-model parameter (NCCL's per-chunk cost), a stack-scoped
+// A2A scale and the fit's coverage round-trip, and a prediction outside the coverage says so.
+TEST(FittedProfile, ModelStackAndCoverageTermsRoundTrip) {
+  FittedProfile p = sample();
+  set_free_parameter(p.sim, "nccl-alltoall.a2a_time_scale", 1.2);
+  set_free_parameter(p.sim, "nccl-alltoall.net_chunk_s", 2.25e-6);
+  set_free_parameter(p.sim, "megatron-lm-core_r0.17.0-nccl2.28.9.stack_a2a_scale", 1.3);
+  p.coverage.gpus = {"B300"};
+  p.coverage.instances = {"p6-b300.48xlarge"};
+  p.coverage.stacks = {"nemo-26.04.01"};
+  p.coverage.dispatchers = {"deepep-uccl", "nccl-alltoall"};
+  p.coverage.precisions = {"bf16"};
+  const FittedProfile q = load_fitted_profile(write_temp("terms.toml", fitted_profile_toml(p)));
+  EXPECT_EQ(q.sim.model_params.at("nccl-alltoall.net_chunk_s"), 2.25e-6);
+  EXPECT_EQ(get_free_parameter(q.sim, "nccl-alltoall.net_chunk_s"), 2.25e-6);
+  EXPECT_EQ(q.sim.stack_a2a_scale.at("megatron-lm-core_r0.17.0-nccl2.28.9"), 1.3);
+  EXPECT_EQ(get_free_parameter(q.sim, "nemo-26.04.01.stack_a2a_scale"), 1.0);  // no entry: 1
+  EXPECT_EQ(q.coverage.dispatchers, p.coverage.dispatchers);
+  EXPECT_EQ(q.coverage.precisions, p.coverage.precisions);
+  ASSERT_NE(find_free_parameter("nemo-26.04.01.stack_a2a_scale"), nullptr);
+  EXPECT_EQ(find_free_parameter("nemo-26.04.01.stack_a2a_scale")->hi, 1.5);
+  EXPECT_EQ(find_free_parameter("nccl-alltoall.net_chunk_s")->hi, 2e-5);
+  // Unfitted dispatchers read their model default.
+  EXPECT_EQ(get_free_parameter(FittedProfile{}.sim, "nccl-alltoall.net_chunk_s"), 0.0);
+}
+
+TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
+  const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  FittedProfile p = sample();
+  p.coverage.gpus = {"B300"};
+  p.coverage.instances = {"p6-b300.48xlarge"};
+  p.coverage.stacks = {"nemo-26.04.01"};
+  p.coverage.dispatchers = {"nccl-alltoall"};
+  p.coverage.precisions = {"bf16"};
+  const Scenario s = load_scenario_file(std::string(MOETWIN_SOURCE_DIR) + "/scenarios/live/uccl-p5en-4n-20260430.toml",
+                                        catalog);
+  const std::vector<std::string> w = coverage_warnings(s, p);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_EQ(w[0], "GPU H200-SXM: no live runs in the fit");
+  EXPECT_NE(w[1].find("instance p5en.48xlarge: no live runs in the fit"), std::string::npos);
+  EXPECT_NE(w[2].find("stack megatron-lm-core_r0.17.0-nccl2.28.9: no live runs in the fit"), std::string::npos);
+  EXPECT_EQ(w[3], "precision fp8-hybrid: no live runs in the fit");
+  EXPECT_TRUE(coverage_warnings(s, FittedProfile{}).empty());  // unfitted: nothing to compare with
 }
 
 }  // namespace

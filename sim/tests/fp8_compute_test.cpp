@@ -20,7 +20,9 @@ namespace {
 // grouped 0.6, attention 0.5, elementwise 0.8), 2 us minimum kernel.
 ComputeProfile catalog_profile() {
   ComputeProfile p;
-  p.gpu = "X";
+  // Not = "X": GCC 12 -O3 flags assigning a one-character literal (-Wrestrict false positive, GCC bug
+  // 105329).
+  p.gpu = std::string("X");
   p.peak_flops = 1e15;
   p.fp8_peak_flops = 2e15;
   p.hbm_bandwidth = 5e12;

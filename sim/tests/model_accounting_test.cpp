@@ -112,6 +112,32 @@ TEST(ModelAccounting, PerIterationMultipliesTokens) {
   EXPECT_DOUBLE_EQ(f.per_iteration, 5760.0 * 12);
 }
 
+// Megatron's model FLOPs (what it logs as TFLOP/s per GPU) count the math of the model, not how it is
+// done: every precision recipe gives the same figure.
+TEST(ModelAccounting, ModelFlopsDoNotDependOnPrecision) {
+  Scenario sc;
+  sc.model = tiny_gqa();
+  sc.training.global_batch = 3;
+  sc.training.seq_length = 4;
+  const double bf16 = model_flops(sc).per_iteration;
+  for (Precision p :
+       {Precision::fp8_hybrid, Precision::fp8_current, Precision::fp8_blockwise, Precision::mxfp8}) {
+    sc.training.precision = p;
+    EXPECT_DOUBLE_EQ(model_flops(sc).per_iteration, bf16) << to_string(p);
+  }
+}
+
+// The p5en proxy: Megatron-Core's model FLOPs for its arguments are 5.72193e15 per iteration (gbs 32, seq
+// 4096), the figure shared/data/live-runs-p5en.csv converts its TFLOP/s with.
+TEST(ModelAccounting, ReproducesTheP5enProxyFlops) {
+  const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  Scenario sc;
+  sc.model = c.model("uccl-dsv3-proxy");
+  sc.training.global_batch = 32;
+  sc.training.seq_length = 4096;
+  EXPECT_NEAR(model_flops(sc).per_iteration / 5.72193e15, 1.0, 1e-4);
+}
+
 // shared/design/model-flops.md table (GFLOP/token at seq 4096), which reproduces the logged TFLOP/s.
 TEST(ModelAccounting, ReproducesModelFlopsTable) {
   const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");

@@ -152,10 +152,12 @@ TEST(Workload, LayerAndMoeHostTimePerLayerAndMicrobatch) {
   // layer forward issues layer_host_s + moe_host_s, each backward half of that (backward_launch_s /
   // launch_s = 5 us / 10 us): 24 x 4 x (3 ms + 1.5 ms) = 432 ms more host time on every rank.
   const Scenario s = make(Shape{});
-  SimProfile host;
+  SimProfile neutral;  // host times as given, not scaled by the instance CPU
+  neutral.host_reference_cpu_score = 0;
+  SimProfile host = neutral;
   host.layer_host_s = 1e-3;
   host.moe_host_s = 2e-3;
-  const BuiltWorkload base = build_workload(s);
+  const BuiltWorkload base = build_workload(s, neutral);
   const BuiltWorkload more = build_workload(s, host);
   for (int rank : {0, 7}) {
     EXPECT_NEAR(static_cast<double>(host_ns_of_rank(more, rank) - host_ns_of_rank(base, rank)), 432e6, 1e3)
@@ -166,7 +168,7 @@ TEST(Workload, LayerAndMoeHostTimePerLayerAndMicrobatch) {
   full.recompute = "full";
   const Scenario f = make(full);
   EXPECT_NEAR(static_cast<double>(host_ns_of_rank(build_workload(f, host), 0) -
-                                  host_ns_of_rank(build_workload(f), 0)),
+                                  host_ns_of_rank(build_workload(f, neutral), 0)),
               432e6 + 288e6, 1e3);
   // Host-bound: the iteration gets longer.
   PredictOptions o;
@@ -211,9 +213,11 @@ TEST(Workload, ExpertHostTimeIsOnePythonOpPlusOneCallPerLocalExpert) {
   // grouped_gemm_launch_s each: 2 per expert forward (fc1, fc2), 4 backward (their dgrad and wgrad).
   // 1 ms per call more: 24 x 4 x 6 x 32 x 1 ms = 18.432 s more host time on every rank.
   const Scenario s = make(Shape{});
-  SimProfile slow_calls;
+  SimProfile neutral;  // host times as given, not scaled by the instance CPU
+  neutral.host_reference_cpu_score = 0;
+  SimProfile slow_calls = neutral;
   slow_calls.grouped_gemm_launch_s += 1e-3;
-  const BuiltWorkload base = build_workload(s);
+  const BuiltWorkload base = build_workload(s, neutral);
   const BuiltWorkload more = build_workload(s, slow_calls);
   EXPECT_NEAR(static_cast<double>(host_ns_of_rank(more, 0) - host_ns_of_rank(base, 0)), 18.432e9, 1e3);
   // Twice the local experts (ep 2): the Python part stays, the per-expert part doubles.
@@ -221,7 +225,7 @@ TEST(Workload, ExpertHostTimeIsOnePythonOpPlusOneCallPerLocalExpert) {
   half_ep.ep = 2;
   const Scenario h = make(half_ep);
   EXPECT_NEAR(static_cast<double>(host_ns_of_rank(build_workload(h, slow_calls), 0) -
-                                  host_ns_of_rank(build_workload(h), 0)),
+                                  host_ns_of_rank(build_workload(h, neutral), 0)),
               2 * 18.432e9, 1e3);
 }
 

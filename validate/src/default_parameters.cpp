@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "moetwin/sim/dispatcher_model.hpp"
+#include "moetwin/sim/dispatcher_params.hpp"
 #include "moetwin/validate/accuracy.hpp"
 
 namespace moetwin {
@@ -41,6 +42,36 @@ std::vector<std::string> default_fit_parameters(const std::vector<LiveRun>& runs
     if (is_deepep_family(d)) {
       keys.push_back(d + ".a2a_node_latency_s");
       keys.push_back(d + ".a2a_remote_token_s");
+    }
+    // NCCL's per-chunk cost is charged for the chunks a run's P2P chunk adds over the calibration chunk:
+    // identifiable only from rows at another chunk size.
+    if (d == "nccl-alltoall") {
+      const double calibration_chunk = default_dispatcher_params(d).get("calibration_chunk_bytes");
+      const bool other_chunk = std::any_of(runs.begin(), runs.end(), [&](const LiveRun& run) {
+        return run.scenario.dispatcher.name == d &&
+               run.scenario.stack.p2p_net_chunk_bytes != calibration_chunk;
+      });
+      if (other_chunk) keys.push_back(d + ".net_chunk_s");
+    }
+  }
+  // A stack-scoped A2A scale for every stack with rows except the one with the most rows (the reference
+  // the dispatcher terms are fitted on; with one stack it would be the dispatcher scales again). Ties: the
+  // first in row order is the reference.
+  std::vector<std::pair<std::string, int>> stacks;  // name, rows; in order of first appearance
+  for (const LiveRun& r : runs) {
+    const std::string& name = r.scenario.stack.spec.name;
+    auto it = std::find_if(stacks.begin(), stacks.end(), [&](const auto& e) { return e.first == name; });
+    if (it == stacks.end()) {
+      stacks.emplace_back(name, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  if (stacks.size() > 1) {
+    const auto reference = std::max_element(stacks.begin(), stacks.end(),
+                                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (auto it = stacks.begin(); it != stacks.end(); ++it) {
+      if (it != reference) keys.push_back(it->first + ".stack_a2a_scale");
     }
   }
   return keys;

@@ -8,7 +8,9 @@ namespace {
 LiveRun run(const std::string& campaign, int mb, const std::string& dispatcher, double iter_s) {
   LiveRun r;
   r.campaign = campaign;
-  r.scenario.model.name = "m";
+  // Not = "m": GCC 12 -O3 flags assigning a one-character literal (-Wrestrict false positive, GCC bug
+  // 105329).
+  r.scenario.model.name = std::string("m");
   r.scenario.nodes = 4;
   r.scenario.training.micro_batch = mb;
   r.scenario.dispatcher.name = dispatcher;

@@ -21,9 +21,10 @@ RowPrediction row(double iteration_s, double compute_s, double tp_s, double pp_s
   return r;
 }
 
-LiveRun run(const std::string& dispatcher) {
+LiveRun run(const std::string& dispatcher, const std::string& stack = "nemo-26.04.01") {
   LiveRun r;
   r.scenario.dispatcher.name = dispatcher;
+  r.scenario.stack.spec.name = stack;
   return r;
 }
 
@@ -54,6 +55,7 @@ TEST(DefaultFitParameters, ScalesOnlyWhenIdentifiable) {
                                              "layer_host_s",
                                              "nccl-alltoall.a2a_time_scale",
                                              "nccl-alltoall.a2a_latency_s",
+                                             "nccl-alltoall.net_chunk_s",
                                              "deepep-uccl.a2a_time_scale",
                                              "deepep-uccl.a2a_latency_s",
                                              "deepep-uccl.a2a_node_latency_s",
@@ -70,6 +72,19 @@ TEST(DefaultFitParameters, ScalesOnlyWhenIdentifiable) {
   TimeShares both = compute_bound;
   both.collectives = 0.35;
   EXPECT_TRUE(has(default_fit_parameters(runs, both), "collective_time_scale"));
+}
+
+
+// Rows of two stacks: the one with fewer rows gets its own A2A scale, the reference (most rows) none.
+TEST(DefaultFitParameters, StackScaleForEveryStackButTheReference) {
+  const std::vector<LiveRun> one = {run("nccl-alltoall"), run("deepep-uccl")};
+  TimeShares small;
+  EXPECT_FALSE(has(default_fit_parameters(one, small), "nemo-26.04.01.stack_a2a_scale"));
+  const std::vector<LiveRun> two = {run("nccl-alltoall"), run("deepep-uccl"), run("nccl-alltoall", "other"),
+                                    run("deepep-uccl")};
+  const std::vector<std::string> keys = default_fit_parameters(two, small);
+  EXPECT_TRUE(has(keys, "other.stack_a2a_scale"));
+  EXPECT_FALSE(has(keys, "nemo-26.04.01.stack_a2a_scale"));
 }
 
 }  // namespace

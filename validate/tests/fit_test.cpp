@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 
 namespace moetwin {
@@ -55,7 +56,7 @@ SimProfile generating_parameters() {
   SimProfile truth;
   truth.compute_time_scale = 1.7;
   set_free_parameter(truth, "launch_s", 30e-6);
-  truth.a2a_time_scale = 2.5;
+  truth.a2a_time_scale = 1.25;
   truth.collective_time_scale = 1.2;
   return truth;
 }
@@ -71,7 +72,7 @@ TEST(Fit, RecoversTheParametersThatGeneratedTheData) {
   EXPECT_NEAR(r.profile.compute_time_scale, 1.7, 1.7e-3);
   EXPECT_NEAR(r.profile.launch_s, 30e-6, 30e-9);
   EXPECT_NEAR(r.profile.backward_launch_s, 15e-6, 15e-9);  // tied to launch_s
-  EXPECT_NEAR(r.profile.a2a_time_scale, 2.5, 2.5e-3);
+  EXPECT_NEAR(r.profile.a2a_time_scale, 1.25, 1.25e-3);
   EXPECT_EQ(r.rows_failed, 0);
   EXPECT_GE(r.replays, 1 + 4);  // start + one linear model at least
 }
@@ -136,11 +137,12 @@ TEST(CrossValidate, HeldOutGroupsArePredictedByFoldsThatNeverSawThem) {
   for (double& c : s.coll) c = 0.1;
   SimProfile truth;
   truth.compute_time_scale = 1.5;
-  truth.a2a_time_scale = 3;
+  truth.a2a_time_scale = 1.3;
   const std::vector<std::size_t> rows = rows24();
   std::vector<double> measured = s(truth, rows);
   std::vector<std::string> group(24);
-  for (std::size_t r = 0; r < 24; ++r) group[r] = "g" + std::to_string(r % 4);
+  // Not "g" + std::to_string(...): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
+  for (std::size_t r = 0; r < 24; ++r) group[r] = concat({"g", std::to_string(r % 4)});
   // Group g3's rows are 20% slower than any parameter set explains: its fold cannot know that, the
   // other folds are pulled a little by it.
   for (std::size_t r = 3; r < 24; r += 4) measured[r] *= 1.2;

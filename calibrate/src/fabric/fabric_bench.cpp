@@ -272,7 +272,9 @@ class Bench {
   Experiment base(const char* kind, const char* what, std::size_t bytes, const std::string& provider) const {
     Experiment x;
     x.kind = kind;
-    x.unit = "s";
+    // Not = "s": GCC 12 -O3 flags assigning a one-character literal (-Wrestrict false positive, GCC
+    // bug 105329).
+    x.unit = std::string("s");
     x.name = std::string("fabric.") + o_.provider + "." + what + "." + std::to_string(bytes);
     x.params["bytes"] = static_cast<double>(bytes);
     x.labels["provider"] = provider;

@@ -17,7 +17,9 @@ Experiment record(const std::string& name, const std::string& op, std::map<std::
   Experiment e;
   e.name = "kernel." + name;
   e.kind = "kernel";
-  e.unit = "s";
+  // Not = "s": GCC 12 -O3 flags assigning a one-character literal (-Wrestrict false positive, GCC bug
+  // 105329).
+  e.unit = std::string("s");
   e.params = std::move(params);
   e.labels = {{"op", op}, {"dtype", "bf16"}};
   e.samples = std::move(samples);

@@ -10,15 +10,15 @@ namespace moetwin {
 
 // One GPU model (dense peak rates, no sparsity). Source: vendor datasheets, see catalog/data/gpus.toml.
 struct GpuSpec {
-  std::string name;                // e.g. "H200-SXM"
-  double bf16_flops = 0;           // dense BF16 peak, FLOP/s
-  double fp8_flops = 0;            // dense FP8 peak, FLOP/s
-  double hbm_bytes = 0;            // HBM capacity, bytes (decimal GB as marketed x 1e9)
-  double hbm_bandwidth = 0;        // HBM bandwidth, bytes/s
-  int nvlink_gen = 0;              // NVLink generation
-  double nvlink_bandwidth = 0;     // per-GPU NVLink bandwidth per direction, bytes/s (marketed bidir / 2)
-  int sms = 0;                     // streaming multiprocessors
-  bool mxfp8 = false;              // tensor cores with MX block scaling (Blackwell); FP8 recipes need fp8_flops
+  std::string name;             // e.g. "H200-SXM"
+  double bf16_flops = 0;        // dense BF16 peak, FLOP/s
+  double fp8_flops = 0;         // dense FP8 peak, FLOP/s
+  double hbm_bytes = 0;         // HBM capacity, bytes (decimal GB as marketed x 1e9)
+  double hbm_bandwidth = 0;     // HBM bandwidth, bytes/s
+  int nvlink_gen = 0;           // NVLink generation
+  double nvlink_bandwidth = 0;  // per-GPU NVLink bandwidth per direction, bytes/s (marketed bidir / 2)
+  int sms = 0;                  // streaming multiprocessors
+  bool mxfp8 = false;           // tensor cores with MX block scaling (Blackwell); FP8 recipes need fp8_flops
   // Achievable fraction of peak per op class, used by the roofline compute model until calibration
   // data exists. Keys: "gemm", "grouped_gemm", "attention", "elementwise" (of HBM bandwidth).
   std::map<std::string, double> efficiency;
@@ -43,8 +43,8 @@ struct InstanceSpec {
   // was built with it (src/platform-aws.cpp, 1.16+), bytes; 0 = it sets none (NCCL's 128 KiB stays).
   double ofi_platform_p2p_chunk_bytes = 0;
   // Host CPU: launch and Python time per op scale with its single-thread speed.
-  std::string cpu;                  // e.g. "Intel Xeon Platinum 8559C"
-  int cpu_cores = 0;                // physical cores per node
+  std::string cpu;                     // e.g. "Intel Xeon Platinum 8559C"
+  int cpu_cores = 0;                   // physical cores per node
   double cpu_single_thread_score = 0;  // Geekbench 6 single-core (see cpu_source)
   std::string cpu_source;
   std::string source;
@@ -58,48 +58,48 @@ enum class RouterScore { softmax, sigmoid };
 // One MoE (or dense) transformer, in Megatron-Core's terms. See shared/design/model-flops.md.
 struct ModelSpec {
   std::string name;
-  int layers = 0;                 // transformer layers L (decoder blocks, excluding MTP)
-  int dense_layers = 0;           // first-k dense layers L_d (moe_layer_freq / first_k_dense_replace)
-  int hidden = 0;                 // h
-  int ffn_hidden = 0;             // dense FFN size f (SwiGLU: 3 matrices of h x f)
+  int layers = 0;        // transformer layers L (decoder blocks, excluding MTP)
+  int dense_layers = 0;  // first-k dense layers L_d (moe_layer_freq / first_k_dense_replace)
+  int hidden = 0;        // h
+  int ffn_hidden = 0;    // dense FFN size f (SwiGLU: 3 matrices of h x f)
   // Attention
   AttentionKind attention = AttentionKind::gqa;
-  int heads = 0;                  // query heads n
-  int query_groups = 0;           // GQA KV groups g (== heads for MHA); unused for MLA
-  int head_dim = 0;               // GQA head dim c (kv_channels); unused for MLA
-  int q_lora_rank = 0;            // MLA q-LoRA rank r_q; 0 = no q compression
-  int kv_lora_rank = 0;           // MLA kv-LoRA rank r_kv
-  int qk_head_dim = 0;            // MLA d_qk (no-rope part)
-  int qk_rope_dim = 0;            // MLA d_r
-  int v_head_dim = 0;             // MLA d_v
+  int heads = 0;         // query heads n
+  int query_groups = 0;  // GQA KV groups g (== heads for MHA); unused for MLA
+  int head_dim = 0;      // GQA head dim c (kv_channels); unused for MLA
+  int q_lora_rank = 0;   // MLA q-LoRA rank r_q; 0 = no q compression
+  int kv_lora_rank = 0;  // MLA kv-LoRA rank r_kv
+  int qk_head_dim = 0;   // MLA d_qk (no-rope part)
+  int qk_rope_dim = 0;   // MLA d_r
+  int v_head_dim = 0;    // MLA d_v
   // MoE
-  int experts = 0;                // routed experts E (0 = dense model)
-  int expert_ffn_hidden = 0;      // f_e
-  int shared_ffn_hidden = 0;      // f_s = shared experts x their FFN size (0 if none)
-  int top_k = 0;                  // k
+  int experts = 0;            // routed experts E (0 = dense model)
+  int expert_ffn_hidden = 0;  // f_e
+  int shared_ffn_hidden = 0;  // f_s = shared experts x their FFN size (0 if none)
+  int top_k = 0;              // k
   RouterScore router_score = RouterScore::softmax;
-  int router_groups = 0;          // group-limited routing: n_group (0 = not group-limited)
-  int router_topk_groups = 0;     // topk_group
+  int router_groups = 0;       // group-limited routing: n_group (0 = not group-limited)
+  int router_topk_groups = 0;  // topk_group
   // Vocabulary and extras
-  int vocab = 0;                  // raw vocabulary size
-  int vocab_pad_multiple = 128;   // Megatron make_vocab_size_divisible_by (padded to this x tp)
-  int mtp_layers = 0;             // multi-token-prediction layers M
+  int vocab = 0;                 // raw vocabulary size
+  int vocab_pad_multiple = 128;  // Megatron make_vocab_size_divisible_by (padded to this x tp)
+  int mtp_layers = 0;            // multi-token-prediction layers M
   bool tied_embeddings = false;
   std::string source;
 };
 
 enum class DispatcherTransport {
-  nccl,            // NCCL all-to-all via aws-ofi-nccl
-  cpu_proxy,       // UCCL-EP: GPU pushes commands to CPU proxy threads posting RDMA writes
-  host_proxy,      // NVSHMEM libfabric host proxy (single thread, fences)
-  gpu_initiated,   // NCCL GIN on EFA-GDA: GPU posts work requests itself
+  nccl,           // NCCL all-to-all via aws-ofi-nccl
+  cpu_proxy,      // UCCL-EP: GPU pushes commands to CPU proxy threads posting RDMA writes
+  host_proxy,     // NVSHMEM libfabric host proxy (single thread, fences)
+  gpu_initiated,  // NCCL GIN on EFA-GDA: GPU posts work requests itself
 };
 
 // Mechanism facts of one token dispatcher (no fitted numbers here; those live in profiles).
 struct DispatcherSpec {
-  std::string name;               // nccl-alltoall, deepep-uccl, deepep-nvshmem, deepep-v2-gin
-  std::string description;        // one line
-  std::string megatron_flag;      // e.g. "--moe-token-dispatcher-type alltoall"
+  std::string name;           // nccl-alltoall, deepep-uccl, deepep-nvshmem, deepep-v2-gin
+  std::string description;    // one line
+  std::string megatron_flag;  // e.g. "--moe-token-dispatcher-type alltoall"
   DispatcherTransport transport = DispatcherTransport::nccl;
   bool node_dedup = false;        // token sent once per destination node, fanned out over NVLink
   bool fused_permute = false;     // permute fused into the dispatch kernel

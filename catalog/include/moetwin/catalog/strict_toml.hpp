@@ -15,6 +15,7 @@
 #define TOML_ASSERT(expr) static_assert(true)
 #endif
 #include <toml++/toml.h>
+
 #include <vector>
 
 #include "moetwin/common/input_error.hpp"

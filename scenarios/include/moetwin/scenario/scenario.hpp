@@ -39,7 +39,9 @@ enum class Recompute { none, selective, full };
 //                 Blackwell);
 //  mxfp8          MX block scaling, one E8M0 scale per 32 elements (--fp8-recipe mxfp8; Blackwell only).
 enum class Precision { bf16, fp8_hybrid, fp8_current, fp8_blockwise, mxfp8 };
-inline bool is_fp8(Precision p) { return p != Precision::bf16; }
+inline bool is_fp8(Precision p) {
+  return p != Precision::bf16;
+}
 
 struct TrainingConfig {
   int micro_batch = 1;    // sequences per microbatch (mb)
@@ -75,8 +77,8 @@ struct RoutingConfig {
 // launcher defaults with the scenario's or row's own knobs on top).
 struct StackChoice {
   StackSpec spec;
-  NcclKnobs nccl;               // resolved: the stack's nccl_env overridden by the run's knobs
-  bool from_default = true;     // no [stack] table / stack column: the catalog's default stack
+  NcclKnobs nccl;            // resolved: the stack's nccl_env overridden by the run's knobs
+  bool from_default = true;  // no [stack] table / stack column: the catalog's default stack
   double p2p_net_chunk_bytes = kNcclDefaultP2pNetChunkBytes;  // resolved for the scenario's instance
 };
 

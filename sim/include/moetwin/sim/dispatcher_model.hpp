@@ -44,6 +44,9 @@ struct DispatchHardware {
   // nccl-alltoall model is calibrated at nccl-tests' chunk (its `calibration_chunk_bytes`); a run at another
   // chunk pays its per-chunk cost for every chunk more (or saves it for every chunk fewer).
   double p2p_net_chunk_bytes = 512.0 * 1024.0;
+  // A dispatch inside Megatron training: the alltoall dispatcher follows the tokens' all-to-all with the
+  // routing probabilities' (probs_calls); the standalone benchmarks (`dispatch --bench`) have no such call.
+  bool megatron_dispatch = false;
 
   // EFA bandwidth with affinity to one GPU, per direction, bytes/s (nics_per_gpu x nic bandwidth).
   double rail_bandwidth() const;

@@ -18,6 +18,7 @@
 // it from one thread).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ class DispatcherMoeCost : public MoeCostModel {
  public:
   // Throws InputError when the dispatcher cannot run at the scenario's EP size (DispatcherModel::check).
   explicit DispatcherMoeCost(const Scenario& scenario);
+  // With fitted values of the dispatcher model's own parameters, keyed "<dispatcher>.<parameter>"
+  // (SimProfile::model_params); keys of other dispatchers are ignored.
+  DispatcherMoeCost(const Scenario& scenario, const std::map<std::string, double>& model_params);
   std::string name() const override { return "routing+" + model_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
@@ -48,7 +52,7 @@ class DispatcherMoeCost : public MoeCostModel {
   RoutingPlanner planner_;
   std::unique_ptr<DispatcherModel> model_;
   DispatchHardware hw_;
-  double bytes_per_token_ = 0;          // combine (and bf16 dispatch) payload per token copy
+  double bytes_per_token_ = 0;           // combine (and bf16 dispatch) payload per token copy
   double dispatch_bytes_per_token_ = 0;  // dispatch payload: FP8 + scales with DeepEP's FP8 dispatch
   int etp_ = 1;
   int microbatches_ = 1;

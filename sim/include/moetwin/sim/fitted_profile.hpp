@@ -68,6 +68,13 @@ struct MarginResidualSummary {
   double p90_abs = 0;
 };
 
+// What the rows a profile was fitted on covered ([coverage], written by validate --fit; optional on load):
+// sorted distinct values per dimension. Empty: not recorded.
+struct FitCoverage {
+  std::vector<std::string> gpus, instances, stacks, dispatchers, precisions;
+  bool empty() const { return gpus.empty() && stacks.empty() && dispatchers.empty(); }
+};
+
 struct FittedProfile {
   int schema_version = 1;
   std::string path;       // file it was read from; empty for the built-in defaults
@@ -85,7 +92,14 @@ struct FittedProfile {
   std::string cv_scheme;  // e.g. "leave-one-campaign-out"
   // The fit's objective: "squared log ratio" or "huber <knee>" (validate --huber); optional in the file.
   std::string fit_objective = "squared log ratio";
+  FitCoverage coverage;
 };
+
+// Where `scenario` lies outside the rows `profile` was fitted on, one line per dimension, e.g. "GPU B200:
+// no live runs in the fit" or "stack megatron-lm-...: no live runs in the fit; its stack-scoped terms are
+// the calibrated mechanism's defaults". Empty for a covered scenario, an unfitted profile or a profile
+// without coverage.
+std::vector<std::string> coverage_warnings(const Scenario& scenario, const FittedProfile& profile);
 
 // Reads a profile written by `validate --fit` (strict: unknown keys, wrong types and out-of-bound
 // parameters are InputErrors naming file, line and key).

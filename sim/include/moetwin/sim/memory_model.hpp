@@ -57,9 +57,14 @@ struct StageMemory {
   double activations = 0;  // layer activations of the in-flight chunk-microbatches (+ recompute working set)
   double logits = 0;       // output-layer logits and loss buffers (loss stage only)
   double dispatcher = 0;   // token-dispatcher buffers
-  double reserve = 0;      // kMemoryReserveBytes
+  // FP8 recipes: Transformer Engine's FP8 weight copy and its transpose (1 + 1 B/param, kept across the
+  // microbatches of an iteration) and the amax histories (3 tensors per GEMM x history x 4 B); 0 in bf16.
+  // Activations stay counted at bf16 (TE saves FP8 inputs for wgrad too, but Megatron's recompute and the
+  // MoE buffers keep bf16 copies): a conservative bound.
+  double fp8 = 0;
+  double reserve = 0;  // kMemoryReserveBytes
   double total() const {
-    return weights + gradients + optimizer + activations + logits + dispatcher + reserve;
+    return weights + gradients + optimizer + activations + logits + dispatcher + fp8 + reserve;
   }
 };
 

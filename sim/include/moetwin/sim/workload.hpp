@@ -126,6 +126,13 @@ struct SimProfile {
     double remote_token_s = 0;
   };
   std::map<std::string, A2aFit> a2a_by_dispatcher;
+  // Fitted values of dispatcher-model parameters (dispatcher_params.hpp), "<dispatcher>.<parameter>",
+  // e.g. "nccl-alltoall.net_chunk_s"; the model's defaults for the rest.
+  std::map<std::string, double> model_params;
+  // Fitted per software stack (keyed by catalog stack name): its in-training A2A transfer time over what the
+  // dispatcher terms give, for every dispatcher on that stack: a slower (or faster) in-training all-to-all
+  // whose cause the stack's rows cannot name. Stacks without an entry: 1 (the mechanisms' defaults).
+  std::map<std::string, double> stack_a2a_scale;
   // The generic A2A terms above as one set.
   A2aFit generic_a2a() const {
     return {a2a_time_scale,  a2a_latency_s,      a2a_per_copy_s,

@@ -1,0 +1,133 @@
+// The mechanisms that make a prediction transfer across stacks and instances, each against a value
+// computed by hand: NCCL's per-chunk cost at the stack's P2P chunk, Megatron's probabilities all-to-all,
+// the dropless alltoall dispatcher's counts all-gather and host sync (absent with pad-to-capacity), and host
+// time scaled by the instance CPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/dispatcher_moe_cost.hpp"
+#include "moetwin/sim/workload.hpp"
+
+namespace moetwin {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+// qwen3-30b-a3b (hidden 2048, 128 experts, top-8) on 2 p5en nodes, EP16, tp1, mb1, seq 4096, balanced:
+// 4096 tokens x 8 = 32768 copies per rank, 2048 to each of 16 ranks, 8 of them on the other node:
+// 2048 x 4096 B = 8 MiB per remote peer, 64 MiB over the rails.
+Scenario make(const std::string& stack_table, const std::string& training_extra = "") {
+  std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 2\n";
+  t += "[cluster]\ninstance = \"p5en.48xlarge\"\nnodes = 2\n";
+  t += "[parallelism]\ntp = 1\npp = 1\nep = 16\ndp = 16\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = 16\nseq_length = 4096\n" + training_extra;
+  t += "[dispatcher]\nname = \"nccl-alltoall\"\n" + stack_table;
+  return parse_scenario(t, "test.toml", catalog());
+}
+
+std::vector<int> group16() {
+  std::vector<int> g(16);
+  for (int i = 0; i < 16; ++i) g[static_cast<std::size_t>(i)] = i;
+  return g;
+}
+
+MoeRankCost cost(const Scenario& s, const std::map<std::string, double>& params) {
+  std::vector<MoeRankCost> out;
+  DispatcherMoeCost(s, params).layer_costs(0, 0, 0, group16(), out);
+  return out.front();
+}
+
+const char* const kNemo = "[stack]\nname = \"nemo-26.04.01\"\n";                       // 128 KiB chunks
+const char* const kMlm = "[stack]\nname = \"megatron-lm-core_r0.17.0-nccl2.28.9\"\n";  // 512 KiB on p5en
+
+TEST(TransferMechanisms, StackDecidesTheP2pChunk) {
+  EXPECT_DOUBLE_EQ(make(kNemo).stack.p2p_net_chunk_bytes, 131072.0);
+  EXPECT_DOUBLE_EQ(make(kMlm).stack.p2p_net_chunk_bytes, 524288.0);
+  EXPECT_TRUE(make("").stack.from_default);
+  EXPECT_FALSE(make(kMlm).stack.from_default);
+  EXPECT_DOUBLE_EQ(make("[stack]\nname = \"nemo-26.04.01\"\nnccl_p2p_net_chunksize_kib = 1024\n")
+                       .stack.p2p_net_chunk_bytes,
+                   1048576.0);
+}
+
+TEST(TransferMechanisms, NetChunkCostChargesTheChunksBeyondCalibration) {
+  // 8 MiB per remote peer: 64 chunks of 128 KiB, 16 of 512 KiB (the calibration chunk): 48 more per peer
+  // x 8 peers = 384 chunks x 2 us = 768 us, on dispatch and on combine.
+  const std::map<std::string, double> params = {{"nccl-alltoall.net_chunk_s", 2e-6}};
+  const MoeRankCost nemo = cost(make(kNemo), params);
+  const MoeRankCost mlm = cost(make(kMlm), params);
+  EXPECT_NEAR(static_cast<double>(nemo.dispatch_ns - mlm.dispatch_ns), 768000.0, 2.0);
+  EXPECT_NEAR(static_cast<double>(nemo.combine_ns - mlm.combine_ns), 768000.0, 2.0);
+  // At the calibration chunk the bulk term is 0; only the probabilities call's one chunk per remote peer
+  // remains (8 x 2 us), and the combine, which has no such call, is as without the term.
+  EXPECT_NEAR(static_cast<double>(mlm.dispatch_ns - cost(make(kMlm), {}).dispatch_ns), 16000.0, 2.0);
+  EXPECT_EQ(mlm.combine_ns, cost(make(kMlm), {}).combine_ns);
+  // Another dispatcher's keys are ignored.
+  EXPECT_EQ(cost(make(kNemo), {{"deepep-uccl.net_chunk_s", 2e-6}}).dispatch_ns,
+            cost(make(kNemo), {}).dispatch_ns);
+}
+
+TEST(TransferMechanisms, ProbabilitiesAllToAllRidesOnDispatchOnly) {
+  // The second all_to_all_single (fp32 probabilities, 4 B per copy): latency_rounds x base latency
+  // (5.356 x 35 us) + per remote peer (8 x 0.8496 us) + the transfer x 4 / 4096 (64 MiB over 2 x 25 GB/s
+  // = 1.34217728 ms -> 1.31072 us) = 195.56752 us more on dispatch than on combine.
+  const MoeRankCost c = cost(make(kMlm), {});
+  EXPECT_NEAR(static_cast<double>(c.dispatch_ns - c.combine_ns), 195567.52, 2.0);
+}
+
+bool has_label(const BuiltWorkload& w, const std::string& name) {
+  for (const Program& p : w.workload.programs) {
+    const auto& labels = p.labels();
+    if (std::find(labels.begin(), labels.end(), name) != labels.end()) return true;
+  }
+  return false;
+}
+
+TEST(TransferMechanisms, DroplessGathersCountsPaddedDoesNot) {
+  const BuiltWorkload dropless = build_workload(make(kNemo));
+  const BuiltWorkload padded = build_workload(make(kMlm));
+  EXPECT_FALSE(make(kNemo).training.moe_pad_to_capacity);
+  EXPECT_TRUE(make(kMlm).training.moe_pad_to_capacity);
+  EXPECT_TRUE(has_label(dropless, "ep.counts_allgather"));
+  EXPECT_FALSE(has_label(padded, "ep.counts_allgather"));
+  // The scenario can say otherwise than its stack's recipe.
+  EXPECT_FALSE(make(kMlm, "moe_pad_to_capacity = false\n").training.moe_pad_to_capacity);
+  // Host syncs: one per MoE layer forward (2 layers x 1 microbatch) when dropless, none when padded.
+  const auto syncs = [](const BuiltWorkload& w) {
+    int n = 0;
+    for (const Program& p : w.workload.programs) {
+      for (const OpSpec& op : p.ops()) n += op.sync == HostSync::op ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(syncs(dropless), 2);
+  EXPECT_EQ(syncs(padded), 0);
+}
+
+TEST(TransferMechanisms, HostTimeScalesWithTheInstanceCpu) {
+  SimProfile prof;
+  prof.launch_s = 60e-6;
+  prof.layer_host_s = 4e-3;
+  // Fitted on p6-b300 (Xeon 8559C, Geekbench 6 single 2257); p5en's 8488C scores 2076, p5's 7R13 1668.
+  EXPECT_DOUBLE_EQ(host_time_factor(prof, catalog().instance("p6-b300.48xlarge")), 1.0);
+  EXPECT_DOUBLE_EQ(host_time_factor(prof, catalog().instance("p5en.48xlarge")), 2257.0 / 2076.0);
+  const SimProfile p5 = host_scaled(prof, catalog().instance("p5.48xlarge"));
+  EXPECT_DOUBLE_EQ(p5.launch_s, 60e-6 * 2257.0 / 1668.0);
+  EXPECT_DOUBLE_EQ(p5.layer_host_s, 4e-3 * 2257.0 / 1668.0);
+  EXPECT_DOUBLE_EQ(p5.grouped_gemm_launch_s, prof.grouped_gemm_launch_s * 2257.0 / 1668.0);
+  // Unknown reference: unscaled.
+  prof.host_reference_cpu_score = 0;
+  EXPECT_DOUBLE_EQ(host_time_factor(prof, catalog().instance("p5.48xlarge")), 1.0);
+}
+
+}  // namespace
+}  // namespace moetwin

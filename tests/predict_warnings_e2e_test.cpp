@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "moetwin/common/csv.hpp"
 
@@ -23,6 +24,13 @@ const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
 const std::string kFallback =
     "deepep-v2-gin: p5.48xlarge has no EFA-GDA (GPU-initiated RDMA); modelled in proxy fallback mode (one "
     "proxy thread)";
+
+// What the shipped fit (B300 and p5en rows, nccl-alltoall and the DeepEP transports over UCCL-EP and
+// NVSHMEM) has no live runs of in the p5 scenario.
+const std::vector<std::string> kNotInFit = {
+    "GPU H100-SXM: no live runs in the fit",
+    "instance p5.48xlarge: no live runs in the fit (host time scaled by its CPU)",
+    "dispatcher deepep-v2-gin: no live runs in the fit"};
 
 // Exit code of `moetwin --catalog ... predict ARGS`, stdout to `out`, stderr to `err`.
 int predict(const std::string& args, const fs::path& out, const fs::path& err) {
@@ -66,12 +74,17 @@ TEST(PredictWarnings, GinOnP5WarnsInTextJsonAndCsv) {
   ASSERT_EQ(predict(p5, out, err), 0) << read_text_file(err.string());
   const std::string text = read_text_file(out.string());
   EXPECT_NE(text.find("\nwarning: " + kFallback + "\n"), std::string::npos) << text;
-  EXPECT_EQ(count_lines_starting(text, "warning: "), 1) << text;
+  // Beside the model's own warning, the dimensions the shipped fit has no live runs of (H100, p5, v2-gin).
+  EXPECT_EQ(count_lines_starting(text, "warning: "), 1 + static_cast<int>(kNotInFit.size())) << text;
+  for (const std::string& w : kNotInFit)
+    EXPECT_NE(text.find("\nwarning: " + w + "\n"), std::string::npos) << w;
   EXPECT_EQ(read_text_file(err.string()), "");
 
   ASSERT_EQ(predict(p5 + " --format json", out, err), 0) << read_text_file(err.string());
   const auto json = nlohmann::json::parse(read_text_file(out.string()));
-  EXPECT_EQ(json.at("warnings"), nlohmann::json::array({kFallback}));
+  nlohmann::json expected = nlohmann::json::array({kFallback});
+  for (const std::string& w : kNotInFit) expected.push_back(w);
+  EXPECT_EQ(json.at("warnings"), expected);
   EXPECT_EQ(json.at("rows").size(), 1u);
   EXPECT_EQ(read_text_file(err.string()), "");
 
@@ -80,7 +93,9 @@ TEST(PredictWarnings, GinOnP5WarnsInTextJsonAndCsv) {
   const CsvTable csv = read_csv_file(out.string());
   ASSERT_EQ(csv.rows.size(), 1u);
   EXPECT_EQ(csv.rows[0].fields[csv.column("scenario")], "gin-p5.48xlarge");
-  EXPECT_EQ(read_text_file(err.string()), "warning: " + kFallback + "\n");
+  std::string lines = "warning: " + kFallback + "\n";
+  for (const std::string& w : kNotInFit) lines += "warning: " + w + "\n";
+  EXPECT_EQ(read_text_file(err.string()), lines);
 }
 
 TEST(PredictWarnings, GinOnP5enHasNone) {
@@ -90,11 +105,17 @@ TEST(PredictWarnings, GinOnP5enHasNone) {
   fs::create_directories(dir);
   const std::string p5en = write_scenario(dir, "p5en.48xlarge").string();  // EFA-GDA: GPU-initiated
   const fs::path out = dir / "out.txt", err = dir / "err.txt";
+  // No model warning; only that the shipped fit has no deepep-v2-gin runs (H200 and p5en it has).
+  const std::string not_in_fit = "dispatcher deepep-v2-gin: no live runs in the fit";
   ASSERT_EQ(predict(p5en, out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 0);
+  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 1);
   ASSERT_EQ(predict(p5en + " --format json", out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(nlohmann::json::parse(read_text_file(out.string())).at("warnings"), nlohmann::json::array());
+  EXPECT_EQ(nlohmann::json::parse(read_text_file(out.string())).at("warnings"),
+            nlohmann::json::array({not_in_fit}));
   ASSERT_EQ(predict(p5en + " --format csv", out, err), 0) << read_text_file(err.string());
+  EXPECT_EQ(read_text_file(err.string()), "warning: " + not_in_fit + "\n");
+  // Without a fitted profile there is no fit to be outside of.
+  ASSERT_EQ(predict(p5en + " --profile none --format csv", out, err), 0) << read_text_file(err.string());
   EXPECT_EQ(read_text_file(err.string()), "");
 }
 

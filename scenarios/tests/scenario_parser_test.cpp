@@ -147,7 +147,8 @@ TEST(ScenarioParser, EveryShippedScenarioLoads) {
     EXPECT_NO_THROW(load_scenario_file(p, catalog()));
     ++count;
   }
-  EXPECT_EQ(count, 11);  // default, 8 live-run layouts, 2 examples (Kimi-K2 on p5, Qwen3-30B on H200)
+  EXPECT_EQ(count,
+            12);  // default, 9 live-run layouts (8 B300, 1 p5en), 2 examples (Kimi-K2 p5, Qwen3-30B H200)
 }
 
 TEST(ScenarioParser, KimiK2OnP5Parses) {
@@ -162,7 +163,10 @@ TEST(ScenarioParser, KimiK2OnP5Parses) {
 
 // Each shipped live scenario is exactly one cell of the live-run table (same layout and settings).
 TEST(ScenarioParser, LiveScenariosAreLiveRunCells) {
-  const LiveRunTable table = read_live_runs(scenarios_dir() + "/tests/data/live-runs.csv", catalog());
+  const LiveRunTable table =
+      read_live_runs(std::vector<std::string>{scenarios_dir() + "/tests/data/live-runs.csv",
+                                              scenarios_dir() + "/../validate/data/live-runs-p5en.csv"},
+                     catalog());
   int matched = 0;
   for (const auto& entry : fs::directory_iterator(scenarios_dir() + "/live")) {
     const Scenario s = load_scenario_file(entry.path().string(), catalog());
@@ -178,14 +182,16 @@ TEST(ScenarioParser, LiveScenariosAreLiveRunCells) {
           r.training.global_batch == s.training.global_batch &&
           r.training.recompute == s.training.recompute &&
           r.training.overlap_moe_a2a == s.training.overlap_moe_a2a &&
-          r.dispatcher.name == s.dispatcher.name) {
+          r.dispatcher.name == s.dispatcher.name && r.training.precision == s.training.precision &&
+          r.stack.spec.name == s.stack.spec.name &&
+          r.stack.nccl.max_nchannels == s.stack.nccl.max_nchannels) {
         ++hits;
       }
     }
     EXPECT_EQ(hits, 1);
     ++matched;
   }
-  EXPECT_EQ(matched, 8);
+  EXPECT_EQ(matched, 9);
 }
 
 TEST(ScenarioParser, Qwen3OverlapCellBuildsNinetySixLayers) {

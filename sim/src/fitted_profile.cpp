@@ -112,8 +112,12 @@ const std::vector<FreeParameter>& model_parameter_table() {
 // difference is a mechanism to find.
 const FreeParameter& stack_scale_parameter() {
   static const FreeParameter p = {
-      "stack_a2a_scale", "x", 0.8, 1.5,
-      "this stack's in-training A2A transfer time over the dispatcher terms (every dispatcher on it)", 1.0};
+      "stack_a2a_scale",
+      "x",
+      0.8,
+      1.5,
+      "this stack's in-training A2A transfer time over the dispatcher terms (every dispatcher on it)",
+      1.0};
   return p;
 }
 
@@ -542,9 +546,10 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   }
   for (const auto& [name, scale] : p.sim.stack_a2a_scale) {
     const FreeParameter& sp = stack_scale_parameter();
-    s += "\n[parameters.stacks." + quoted_string(name) + "]  # terms fitted on this software stack's rows only\n" +
-         sp.key + " = " + format_exact(scale) + "  # " + sp.unit + ", bounds [" + format_exact(sp.lo) + ", " +
-         format_exact(sp.hi) + "]: " + sp.meaning + "\n";
+    s += "\n[parameters.stacks." + quoted_string(name) +
+         "]  # terms fitted on this software stack's rows only\n" + sp.key + " = " + format_exact(scale) +
+         "  # " + sp.unit + ", bounds [" + format_exact(sp.lo) + ", " + format_exact(sp.hi) +
+         "]: " + sp.meaning + "\n";
   }
   s += residual_toml("in_sample", "relative error (predicted - measured) / measured, fitted on every row",
                      p.in_sample);

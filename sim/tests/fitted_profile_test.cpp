@@ -347,13 +347,14 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
   p.coverage.stacks = {"nemo-26.04.01"};
   p.coverage.dispatchers = {"nccl-alltoall"};
   p.coverage.precisions = {"bf16"};
-  const Scenario s = load_scenario_file(std::string(MOETWIN_SOURCE_DIR) + "/scenarios/live/uccl-p5en-4n-20260430.toml",
-                                        catalog);
+  const Scenario s = load_scenario_file(
+      std::string(MOETWIN_SOURCE_DIR) + "/scenarios/live/uccl-p5en-4n-20260430.toml", catalog);
   const std::vector<std::string> w = coverage_warnings(s, p);
   ASSERT_EQ(w.size(), 4u);
   EXPECT_EQ(w[0], "GPU H200-SXM: no live runs in the fit");
   EXPECT_NE(w[1].find("instance p5en.48xlarge: no live runs in the fit"), std::string::npos);
-  EXPECT_NE(w[2].find("stack megatron-lm-core_r0.17.0-nccl2.28.9: no live runs in the fit"), std::string::npos);
+  EXPECT_NE(w[2].find("stack megatron-lm-core_r0.17.0-nccl2.28.9: no live runs in the fit"),
+            std::string::npos);
   EXPECT_EQ(w[3], "precision fp8-hybrid: no live runs in the fit");
   EXPECT_TRUE(coverage_warnings(s, FittedProfile{}).empty());  // unfitted: nothing to compare with
 }

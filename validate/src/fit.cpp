@@ -248,6 +248,20 @@ CrossValidation cross_validate(const std::vector<double>& measured, const std::v
     }
     if (train.empty()) throw std::logic_error("cross_validate: a fold without training rows");
     SimProfile fold = minimise_linear_model(full.model, measured, train, options);
+    // A parameter no training row is sensitive to (a stack-scoped term whose stack is held out, say) keeps
+    // the all-rows optimum in the linear model: information from the held-out rows. Reset it to what a
+    // fit without those rows would hold, the unfitted default, so the fold predicts them as a user would
+    // be predicted on a stack (dispatcher, ...) the fit has never seen.
+    const SimProfile neutral;
+    for (std::size_t k = 0; k < options.parameters.size(); ++k) {
+      bool seen = false;
+      for (std::size_t r = 0; r < full.model.rows.size() && !seen; ++r) {
+        const bool in_train = std::find(train.begin(), train.end(), full.model.rows[r]) != train.end();
+        seen = in_train && full.model.slope[k][r] != 0;
+      }
+      if (!seen)
+        set_free_parameter(fold, options.parameters[k], get_free_parameter(neutral, options.parameters[k]));
+    }
     if (options.refine_outer > 0) {
       FitOptions refine = options;
       refine.outer_iterations = options.refine_outer;

@@ -74,7 +74,6 @@ TEST(DefaultFitParameters, ScalesOnlyWhenIdentifiable) {
   EXPECT_TRUE(has(default_fit_parameters(runs, both), "collective_time_scale"));
 }
 
-
 // Rows of two stacks: the one with fewer rows gets its own A2A scale, the reference (most rows) none.
 TEST(DefaultFitParameters, StackScaleForEveryStackButTheReference) {
   const std::vector<LiveRun> one = {run("nccl-alltoall"), run("deepep-uccl")};

@@ -167,6 +167,20 @@ ParallelLayout layout_of(int tp, int pp, int vpp, int ep, int dp) {
   return p;
 }
 
+// FP8 recipes add Transformer Engine's FP8 weight copy and its transpose (1 + 1 B per parameter) and the
+// amax histories (6 GEMMs x 3 tensors x 1024 x 4 B per layer); bf16 adds nothing.
+TEST(MemoryModel, Fp8WeightCopiesAndAmaxHistoriesByHand) {
+  Scenario sc = tiny_scenario();
+  const PipelineLayout layout = make_pipeline_layout(sc.model, sc.parallel, InputLocation{"t", 0});
+  EXPECT_DOUBLE_EQ(estimate_memory(sc, layout).stages[0].fp8, 0);
+  const double bf16_total = estimate_memory(sc, layout).stages[0].total();
+  sc.training.precision = Precision::fp8_hybrid;
+  const StageMemory s0 = estimate_memory(sc, layout).stages[0];
+  const double layers = s0.decoder_layers + s0.mtp_layers;
+  EXPECT_DOUBLE_EQ(s0.fp8, 2.0 * 560 + layers * 6 * 3 * 1024 * 4);
+  EXPECT_DOUBLE_EQ(s0.total(), bf16_total + s0.fp8);
+}
+
 TEST(MemoryModel, KimiK2OnThirtyTwoP5DoesNotFit) {
   const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
   const Scenario sc = catalog_scenario(c, "kimi-k2", "p5.48xlarge", 32, layout_of(8, 8, 1, 32, 4), 1, 256,

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/compute_model.hpp"
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
 #include "moetwin/sim/workload.hpp"
 
@@ -111,6 +113,43 @@ TEST(TransferMechanisms, DroplessGathersCountsPaddedDoesNot) {
   };
   EXPECT_EQ(syncs(dropless), 2);
   EXPECT_EQ(syncs(padded), 0);
+}
+
+// The first op labelled `name` on rank 0.
+const OpSpec& first_op(const BuiltWorkload& w, const std::string& name) {
+  const Program& p = w.workload.programs.front();
+  const auto label = std::find(p.labels().begin(), p.labels().end(), name) - p.labels().begin();
+  for (const OpSpec& op : p.ops()) {
+    if (op.label == label) return op;
+  }
+  throw std::logic_error("no op " + name);
+}
+
+// An FP8 linear layer: the GEMM at the FP8 peak (catalog roofline here: no calibration seam) on FP8
+// operands and a bf16 output, plus TE's cast-transpose of its input, plus one C++-issued launch.
+// qwen3-30b attn.qkv at 4096 tokens: n = 32 x 128 + 2 x 4 x 128 = 5120, k = 2048; 2 x 4096 x 2048 x 5120
+// FLOP at 1979 TFLOP/s x 0.77 = 56.37 us (bf16: 989 x 0.77 -> 112.8 us); the cast reads 2 and writes 1 + 1
+// bytes of 4096 x 2048 elements at 4.8 TB/s x 0.8 = 8.74 us.
+TEST(TransferMechanisms, Fp8LinearIsTheFp8GemmPlusItsCast) {
+  const Scenario bf16 = make(kNemo);
+  const Scenario fp8 = make(kNemo, "precision = \"fp8-hybrid\"\n");
+  const BuiltWorkload wb = build_workload(bf16);
+  const BuiltWorkload wf = build_workload(fp8);
+  const OpSpec& b = first_op(wb, "attn.qkv");
+  const OpSpec& f = first_op(wf, "attn.qkv");
+  EXPECT_NEAR(static_cast<double>(b.duration), 112.8e3, 0.1e3);
+  EXPECT_NEAR(static_cast<double>(f.duration), 56.37e3 + 8.74e3, 0.05e3);
+  const double flops = 2.0 * 4096 * 2048 * 5120;
+  const double bytes = 0.5 * 2 * (2048.0 * 5120 + 4096.0 * (2048 + 5120)) + 4096.0 * 5120;
+  EXPECT_EQ(f.duration,
+            to_ns(fp8_kernel_seconds(wf.compute, OpClass::gemm, flops, bytes, {4096, 5120, 2048}) +
+                  kernel_seconds(wf.compute, OpClass::elementwise, 0, 4096.0 * 2048 * 4)));
+  // One more C++-issued launch per FP8 linear op (at the p5en CPU's host factor).
+  const SimProfile prof;
+  EXPECT_EQ(f.host_ns - b.host_ns, to_ns(prof.grouped_gemm_launch_s * host_time_factor(prof, fp8.instance)));
+  // The router and the attention core stay bf16.
+  EXPECT_EQ(first_op(wb, "moe.router").duration, first_op(wf, "moe.router").duration);
+  EXPECT_EQ(first_op(wb, "attn.core").duration, first_op(wf, "attn.core").duration);
 }
 
 TEST(TransferMechanisms, HostTimeScalesWithTheInstanceCpu) {

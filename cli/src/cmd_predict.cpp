@@ -58,7 +58,8 @@ std::string render_json_with_warnings(const OutputContext& context,
 }
 
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
-  const UncertaintyBand band = band_for(profile, p.iteration_s);
+  const bool outside = !coverage_warnings(s, profile).empty();
+  const UncertaintyBand band = band_for(profile, p.iteration_s, outside);
   std::vector<std::pair<std::string, std::string>> kv = {
       {"scenario", s.name},
       {"model / instance", s.model.name + " on " + std::to_string(s.nodes) + " x " + s.instance.name},
@@ -79,7 +80,9 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"compute", p.compute_source},
       {"collectives", p.collective_source},
       {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
-                        format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s)"},
+                        format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" +
+                        (outside ? std::string(", widened: outside the fit's coverage") : std::string()) +
+                        ")"},
       {"tokens/s", format_fixed(p.tokens_per_s, 0)},
       {"model TFLOP/s/GPU", format_fixed(p.model_tflops_per_gpu, 1)},
       {"critical rank", std::to_string(p.critical_rank) + " (" + rank_name(s.parallel, p.critical_rank) +

@@ -61,6 +61,27 @@ ResidualSummary residuals(const std::vector<double>& errors) {
   return {s.rows, s.median_abs, s.p90_abs, s.signed_p10, s.signed_p90};
 }
 
+// Out-of-sample errors of the rows whose campaign brought a GPU, instance, stack or precision that no other
+// campaign of `runs` has: each was predicted by a fold that had never seen that value.
+std::vector<double> novel_row_errors(const std::vector<LiveRun>& runs, const std::vector<double>& predicted) {
+  const auto dims = [](const LiveRun& r) {
+    return std::vector<std::string>{r.scenario.gpu.name, r.scenario.instance.name, r.scenario.stack.spec.name,
+                                    to_string(r.scenario.training.precision)};
+  };
+  std::vector<double> out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const std::vector<std::string> mine = dims(runs[i]);
+    bool novel = false;
+    for (std::size_t d = 0; d < mine.size() && !novel; ++d) {
+      novel = std::none_of(runs.begin(), runs.end(), [&](const LiveRun& o) {
+        return o.campaign != runs[i].campaign && dims(o)[d] == mine[d];
+      });
+    }
+    if (novel && predicted[i] > 0) out.push_back(predicted[i] / runs[i].iter_s - 1);
+  }
+  return out;
+}
+
 // Errors of the predicted time ratios of every pair of dispatchers measured on one cell of `cells`
 // (rank_cells of the same predictions).
 MarginResidualSummary margin_residuals(const std::vector<CellRanking>& cells,
@@ -253,6 +274,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         replays += cv.replays;
         oos = cv.predicted_s;
         profile.cross_validated = residuals(errors_of(runs, oos).all);
+        profile.cross_validated_novel = residuals(novel_row_errors(runs, oos));
         profile.cross_validated_margin = margin_residuals(rank_cells(runs, oos), runs, oos);
         profile.cv_scheme = o->cv;
       }

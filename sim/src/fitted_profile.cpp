@@ -436,6 +436,9 @@ FittedProfile load_fitted_profile(const std::string& path) {
   if (!cv) throw InputError({path, 0}, "cross_validated", "", "a [cross_validated] table");
   p.in_sample = read_residuals(std::move(*in_sample));
   p.cross_validated = read_residuals(std::move(*cv));
+  if (std::optional<StrictTable> novel = root.table("cross_validated_novel")) {
+    p.cross_validated_novel = read_residuals(std::move(*novel));
+  }
   if (std::optional<StrictTable> margin = root.table("cross_validated_margin")) {
     p.cross_validated_margin.pairs = margin->int32("pairs", 0, 1000000);
     p.cross_validated_margin.median_abs = margin->number("median_abs_error", 0, 100);
@@ -555,6 +558,13 @@ std::string fitted_profile_toml(const FittedProfile& p) {
                      p.in_sample);
   s += residual_toml("cross_validated", "out of sample: each row predicted by the fit without its group",
                      p.cross_validated);
+  if (p.cross_validated_novel.rows > 0) {
+    s +=
+        residual_toml("cross_validated_novel",
+                      "out of sample, the rows whose campaign brought a GPU, instance, stack or precision no "
+                      "other campaign had: the band outside the fit's coverage",
+                      p.cross_validated_novel);
+  }
   if (!p.coverage.empty()) {
     s += "\n[coverage]  # what the fitted rows covered: a prediction outside it says so\ngpus = " +
          toml_array(p.coverage.gpus) + "\ninstances = " + toml_array(p.coverage.instances) +
@@ -588,6 +598,17 @@ UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
     p90 = profile.cross_validated.signed_p90;
   }
   // measured = predicted / (1 + error): the largest error gives the smallest measured time.
+  return {predicted_s / (1 + p90), predicted_s / (1 + std::max(p10, -0.95))};
+}
+
+UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, bool outside_coverage) {
+  if (!outside_coverage || !profile.fitted) return band_for(profile, predicted_s);
+  double p10 = -0.5;
+  double p90 = 0.5;
+  if (profile.cross_validated_novel.rows > 0) {
+    p10 = std::min(profile.cross_validated.signed_p10, profile.cross_validated_novel.signed_p10);
+    p90 = std::max(profile.cross_validated.signed_p90, profile.cross_validated_novel.signed_p90);
+  }
   return {predicted_s / (1 + p90), predicted_s / (1 + std::max(p10, -0.95))};
 }
 

@@ -361,3 +361,31 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
 
 }  // namespace
 }  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// Outside the fit's coverage the band takes the held-out new campaigns' quantiles where they are wider,
+// and a stated +-50% when the fit never held out a new campaign; inside it is band_for's.
+TEST(FittedProfile, BandOutsideCoverageIsWider) {
+  FittedProfile p = sample();  // in-family signed quantiles -0.2 / +0.1
+  const UncertaintyBand in = band_for(p, 10);
+  EXPECT_EQ(band_for(p, 10, false).lo_s, in.lo_s);
+  const UncertaintyBand prior = band_for(p, 10, true);
+  EXPECT_DOUBLE_EQ(prior.lo_s, 10 / 1.5);
+  EXPECT_DOUBLE_EQ(prior.hi_s, 10 / 0.5);
+  p.cross_validated_novel = {7, 0.21, 0.23, -0.23, -0.11};  // the p5en fold: the twin too fast
+  const UncertaintyBand novel = band_for(p, 10, true);
+  EXPECT_DOUBLE_EQ(novel.lo_s, 10 / 1.1);   // the in-family +0.1 stays the fast end
+  EXPECT_DOUBLE_EQ(novel.hi_s, 10 / 0.77);  // -0.23 widens the slow end
+  const FittedProfile q = load_fitted_profile(write_temp("novel.toml", fitted_profile_toml(p)));
+  EXPECT_EQ(q.cross_validated_novel.rows, 7);
+  EXPECT_EQ(q.cross_validated_novel.signed_p10, -0.23);
+  // Older profiles without the table load with rows = 0.
+  EXPECT_EQ(
+      load_fitted_profile(write_temp("plain.toml", fitted_profile_toml(sample()))).cross_validated_novel.rows,
+      0);
+}
+
+}  // namespace
+}  // namespace moetwin

@@ -86,6 +86,10 @@ struct FittedProfile {
   std::vector<std::string> fitted_keys;  // which free parameters the fit moved
   ResidualSummary in_sample;
   ResidualSummary cross_validated;  // leave-one-campaign-out; the uncertainty band comes from it
+  // The out-of-sample errors of the rows whose campaign brought a GPU, instance, stack or precision no other
+  // campaign had ([cross_validated_novel], optional): what a prediction outside the fit's coverage can
+  // expect. rows = 0: the fit's campaigns never left each other's coverage.
+  ResidualSummary cross_validated_novel;
   // Out-of-sample margin errors ([cross_validated_margin], optional): what a recommendation's margin
   // must exceed.
   MarginResidualSummary cross_validated_margin;
@@ -124,6 +128,10 @@ struct UncertaintyBand {
   double hi_s = 0;
 };
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s);
+// The same for a prediction outside the fit's coverage (coverage_warnings not empty): the in-family
+// quantiles widened to those of cross_validated_novel, or to a stated +-50% (the size of the unfitted
+// twin's errors) when the fit has no held-out campaign that was new to it. Never narrower than band_for.
+UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, bool outside_coverage);
 
 // The margin by which a predicted winner must beat the runner-up to count as real: the p90 of the
 // cross-validated margin errors (0.2: the winner must be predicted > 20% faster); -1 when the profile has

@@ -58,7 +58,7 @@ std::string render_json_with_warnings(const OutputContext& context,
 }
 
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
-  const bool outside = !coverage_warnings(s, profile).empty();
+  const bool outside = outside_fit_family(s, profile);
   const UncertaintyBand band = band_for(profile, p.iteration_s, outside);
   std::vector<std::pair<std::string, std::string>> kv = {
       {"scenario", s.name},

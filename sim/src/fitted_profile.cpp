@@ -498,6 +498,13 @@ std::vector<std::string> coverage_warnings(const Scenario& s, const FittedProfil
   return out;
 }
 
+bool outside_fit_family(const Scenario& s, const FittedProfile& profile) {
+  if (!profile.fitted) return false;
+  const FitCoverage& c = profile.coverage;
+  return !covers(c.gpus, s.gpu.name) || !covers(c.instances, s.instance.name) ||
+         !covers(c.stacks, s.stack.spec.name) || !covers(c.precisions, to_string(s.training.precision));
+}
+
 std::string default_fitted_profile_path() {
   if (const char* env = std::getenv("MOETWIN_PROFILE"); env != nullptr && *env != '\0') return env;
   return MOETWIN_DEFAULT_PROFILE;
@@ -624,7 +631,8 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
       t.slowest_s = std::max(t.slowest_s, s);
     }
   }
-  t.band = {band_for(profile, t.fastest_s).lo_s, band_for(profile, t.slowest_s).hi_s};
+  const bool outside = outside_fit_family(scenario, profile);
+  t.band = {band_for(profile, t.fastest_s, outside).lo_s, band_for(profile, t.slowest_s, outside).hi_s};
   return t;
 }
 

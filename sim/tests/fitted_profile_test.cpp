@@ -357,6 +357,15 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
             std::string::npos);
   EXPECT_EQ(w[3], "precision fp8-hybrid: no live runs in the fit");
   EXPECT_TRUE(coverage_warnings(s, FittedProfile{}).empty());  // unfitted: nothing to compare with
+  EXPECT_TRUE(outside_fit_family(s, p));
+  FittedProfile dispatcher_only = p;  // a dispatcher without runs is a2a_term_spread's, not the family band's
+  dispatcher_only.coverage.gpus.push_back("H200-SXM");
+  dispatcher_only.coverage.instances.push_back("p5en.48xlarge");
+  dispatcher_only.coverage.stacks.push_back("megatron-lm-core_r0.17.0-nccl2.28.9");
+  dispatcher_only.coverage.precisions.push_back("fp8-hybrid");
+  dispatcher_only.coverage.dispatchers = {"deepep-uccl"};
+  EXPECT_FALSE(outside_fit_family(s, dispatcher_only));
+  EXPECT_EQ(coverage_warnings(s, dispatcher_only).size(), 1u);
 }
 
 }  // namespace

@@ -104,6 +104,9 @@ struct FittedProfile {
 // the calibrated mechanism's defaults". Empty for a covered scenario, an unfitted profile or a profile
 // without coverage.
 std::vector<std::string> coverage_warnings(const Scenario& scenario, const FittedProfile& profile);
+// Whether `scenario` runs on a GPU, instance, stack or precision the fit had no rows of: the dimensions
+// its cross_validated_novel band measures. (A dispatcher without runs is covered by a2a_term_spread.)
+bool outside_fit_family(const Scenario& scenario, const FittedProfile& profile);
 
 // Reads a profile written by `validate --fit` (strict: unknown keys, wrong types and out-of-bound
 // parameters are InputErrors naming file, line and key).
@@ -128,7 +131,7 @@ struct UncertaintyBand {
   double hi_s = 0;
 };
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s);
-// The same for a prediction outside the fit's coverage (coverage_warnings not empty): the in-family
+// The same for a prediction outside the fit's family (outside_fit_family): the in-family
 // quantiles widened to those of cross_validated_novel, or to a stated +-50% (the size of the unfitted
 // twin's errors) when the fit has no held-out campaign that was new to it. Never narrower than band_for.
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, bool outside_coverage);

@@ -64,20 +64,17 @@ ResidualSummary residuals(const std::vector<double>& errors) {
 // Out-of-sample errors of the rows whose campaign brought a GPU, instance, stack or precision that no other
 // campaign of `runs` has: each was predicted by a fold that had never seen that value.
 std::vector<double> novel_row_errors(const std::vector<LiveRun>& runs, const std::vector<double>& predicted) {
-  const auto dims = [](const LiveRun& r) {
-    return std::vector<std::string>{r.scenario.gpu.name, r.scenario.instance.name, r.scenario.stack.spec.name,
-                                    to_string(r.scenario.training.precision)};
-  };
+  std::map<std::string, FitCoverage> others;  // campaign -> what the other campaigns' rows cover
+  for (const LiveRun& r : runs) others.try_emplace(r.campaign);
+  for (auto& [campaign, coverage] : others) {
+    for (const LiveRun& r : runs) {
+      if (r.campaign != campaign) coverage.add(r.scenario);
+    }
+  }
   std::vector<double> out;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const std::vector<std::string> mine = dims(runs[i]);
-    bool novel = false;
-    for (std::size_t d = 0; d < mine.size() && !novel; ++d) {
-      novel = std::none_of(runs.begin(), runs.end(), [&](const LiveRun& o) {
-        return o.campaign != runs[i].campaign && dims(o)[d] == mine[d];
-      });
-    }
-    if (novel && predicted[i] > 0) out.push_back(predicted[i] / runs[i].iter_s - 1);
+    if (outside_family(runs[i].scenario, others.at(runs[i].campaign)) && predicted[i] > 0)
+      out.push_back(predicted[i] / runs[i].iter_s - 1);
   }
   return out;
 }
@@ -251,16 +248,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       profile.fitted_on = runs_label(o->runs);
       for (const std::string& name : o->exclude) profile.fitted_on += " without " + name;
       profile.coverage = FitCoverage{};
-      const auto add = [](std::vector<std::string>& v, const std::string& x) {
-        if (std::find(v.begin(), v.end(), x) == v.end()) v.insert(std::upper_bound(v.begin(), v.end(), x), x);
-      };
-      for (const LiveRun& r : runs) {
-        add(profile.coverage.gpus, r.scenario.gpu.name);
-        add(profile.coverage.instances, r.scenario.instance.name);
-        add(profile.coverage.stacks, r.scenario.stack.spec.name);
-        add(profile.coverage.dispatchers, r.scenario.dispatcher.name);
-        add(profile.coverage.precisions, to_string(r.scenario.training.precision));
-      }
+      for (const LiveRun& r : runs) profile.coverage.add(r.scenario);
       profile.git_revision = kGitRevision;
       profile.path = o->write_profile.empty() ? "(not written)" : o->write_profile;
       profile.in_sample = residuals(errors_of(runs, fit.predicted_s).all);

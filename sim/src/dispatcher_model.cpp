@@ -91,13 +91,13 @@ class NcclAlltoallModel final : public DispatcherModel {
       const double peers = static_cast<double>(l.network_peers_out);
       const double per_peer = peers > 0 ? std::max(l.network_out, l.network_in) / peers : 0.0;
       const auto chunks = [&](double chunk) { return peers * std::ceil(per_peer / chunk); };
-      chunk_term[r] = chunk_s > 0 ? chunk_s * (chunks(hw.p2p_net_chunk_bytes) - chunks(cal_chunk)) : 0.0;
+      // Fewer chunks than at calibration never beat the wire: the term is floored at 0 (the calibrated call).
+      chunk_term[r] =
+          chunk_s > 0 ? std::max(0.0, chunk_s * (chunks(hw.p2p_net_chunk_bytes) - chunks(cal_chunk))) : 0.0;
       const double transfer = std::max(legs[r].network_s, legs[r].nvlink_s);
       probs_term[r] = probs_calls * (latency + p.get("per_remote_peer_s") * peers + transfer * probs_share +
                                      (chunk_s > 0 && peers > 0 ? chunk_s * peers : 0.0));
-      // Fewer chunks than at calibration never beat the wire: the floor is the calibrated call.
-      rank_s[r] = latency + p.get("per_remote_peer_s") * peers +
-                  std::max(transfer, transfer + chunk_term[r]) + probs_term[r];
+      rank_s[r] = latency + p.get("per_remote_peer_s") * peers + (transfer + chunk_term[r]) + probs_term[r];
     }
     A2aCost c;
     finish(c, t, rank_s);

@@ -93,16 +93,26 @@ const std::vector<FreeParameter>& parameter_table() {
   return table;
 }
 
-// Dispatcher-model parameters the live-run fit may set ("<dispatcher>.<leaf>", SimProfile::model_params).
-// Bounds: net_chunk_s 0-20 us per NCCL network chunk: from nothing (the chunk's work hides behind the
-// wire) to a rendezvous control message, an RDMA write post and its completion on a busy proxy thread
-// (aws-ofi-nccl per-message host work is a few us; 20 us is an EFA round trip and a half).
+// Dispatcher-model parameters the live-run fit may set ("<dispatcher>.<leaf>", SimProfile::model_params),
+// with the unit and bounds of the model's own ParamSet entry (dispatcher_params.cpp): net_chunk_s 0-20 us per
+// NCCL network chunk, from nothing (the chunk's work hides behind the wire) to a rendezvous control message,
+// an RDMA write post and its completion on a busy proxy thread (aws-ofi-nccl per-message host work is a few
+// us; 20 us is an EFA round trip and a half).
+FreeParameter model_parameter(const std::string& dispatcher, const std::string& name,
+                              const std::string& meaning, double fit_start) {
+  for (const ModelParam& m : default_dispatcher_params(dispatcher).all()) {
+    if (m.name == name) return {m.name, m.unit, m.min, m.max, meaning, fit_start};
+  }
+  throw std::logic_error("no dispatcher parameter " + dispatcher + "." + name);
+}
+
 const std::vector<FreeParameter>& model_parameter_table() {
   static const std::vector<FreeParameter> table = {
-      {"net_chunk_s", "s", 0.0, 2e-5,
-       "NCCL P2P time per network chunk beyond its bytes (proxy, rendezvous, completion), serial per GPU; "
-       "charged for the chunks a run's P2P chunk size adds over nccl-tests' 512 KiB",
-       2e-6},
+      model_parameter(
+          "nccl-alltoall", "net_chunk_s",
+          "NCCL P2P time per network chunk beyond its bytes (proxy, rendezvous, completion), serial "
+          "per GPU; charged for the chunks a run's P2P chunk size adds over nccl-tests' 512 KiB",
+          2e-6),
   };
   return table;
 }
@@ -498,11 +508,24 @@ std::vector<std::string> coverage_warnings(const Scenario& s, const FittedProfil
   return out;
 }
 
-bool outside_fit_family(const Scenario& s, const FittedProfile& profile) {
-  if (!profile.fitted) return false;
-  const FitCoverage& c = profile.coverage;
+void FitCoverage::add(const Scenario& s) {
+  const auto insert = [](std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.insert(std::upper_bound(v.begin(), v.end(), x), x);
+  };
+  insert(gpus, s.gpu.name);
+  insert(instances, s.instance.name);
+  insert(stacks, s.stack.spec.name);
+  insert(dispatchers, s.dispatcher.name);
+  insert(precisions, to_string(s.training.precision));
+}
+
+bool outside_family(const Scenario& s, const FitCoverage& c) {
   return !covers(c.gpus, s.gpu.name) || !covers(c.instances, s.instance.name) ||
          !covers(c.stacks, s.stack.spec.name) || !covers(c.precisions, to_string(s.training.precision));
+}
+
+bool outside_fit_family(const Scenario& s, const FittedProfile& profile) {
+  return profile.fitted && outside_family(s, profile.coverage);
 }
 
 std::string default_fitted_profile_path() {

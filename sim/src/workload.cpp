@@ -236,9 +236,14 @@ class StageBuilder : public StageEmitter {
   // an op of several GEMMs names its main one. Empty: the catalog roofline.
   int compute(Program& p, Chain& ch, const char* name, OpPhase phase, OpClass cls, double flops, double bytes,
               int launches, bool backward, const GemmDims& dims = {}) {
+    return kernel_op(p, ch, name, phase, kernel_seconds(c_.cp, cls, flops, bytes, dims),
+                     host_ns(launches, backward));
+  }
+  // One kernel of `seconds` on the compute stream, issued after `host` ns of host time.
+  int kernel_op(Program& p, Chain& ch, const char* name, OpPhase phase, double seconds, std::int32_t host) {
     OpSpec op;
-    op.duration = to_ns(kernel_seconds(c_.cp, cls, flops, bytes, dims));
-    op.host_ns = host_ns(launches, backward);
+    op.duration = to_ns(seconds);
+    op.host_ns = host;
     op.label = p.label(name);
     op.phase = phase;
     return add(p, ch, op);
@@ -260,14 +265,10 @@ class StageBuilder : public StageEmitter {
     // Operands in FP8 (1 B), the output in bf16 (2 B): half the bf16 operand-and-output bytes plus one byte
     // per output element back (the measured FP8 curves' memory term counts bytes this way).
     const double fp8_bytes = 0.5 * bytes + dims.m * dims.n;
-    OpSpec op;
-    op.duration = to_ns(fp8_kernel_seconds(c_.cp, OpClass::gemm, flops, fp8_bytes, dims) +
-                        fp8_cast_seconds(cast_elements));
-    op.host_ns =
-        static_cast<std::int32_t>(host_ns(launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s));
-    op.label = p.label(name);
-    op.phase = phase;
-    return add(p, ch, op);
+    return kernel_op(
+        p, ch, name, phase,
+        fp8_kernel_seconds(c_.cp, OpClass::gemm, flops, fp8_bytes, dims) + fp8_cast_seconds(cast_elements),
+        static_cast<std::int32_t>(host_ns(launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s)));
   }
   // A TE cast(-transpose) of `elements` bf16 values to FP8 (with its transpose), s.
   double fp8_cast_seconds(double elements) const {

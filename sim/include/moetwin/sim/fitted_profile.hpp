@@ -73,6 +73,8 @@ struct MarginResidualSummary {
 struct FitCoverage {
   std::vector<std::string> gpus, instances, stacks, dispatchers, precisions;
   bool empty() const { return gpus.empty() && stacks.empty() && dispatchers.empty(); }
+  // Adds `scenario`'s value of each dimension (kept sorted and distinct).
+  void add(const Scenario& scenario);
 };
 
 struct FittedProfile {
@@ -107,6 +109,8 @@ std::vector<std::string> coverage_warnings(const Scenario& scenario, const Fitte
 // Whether `scenario` runs on a GPU, instance, stack or precision the fit had no rows of: the dimensions
 // its cross_validated_novel band measures. (A dispatcher without runs is covered by a2a_term_spread.)
 bool outside_fit_family(const Scenario& scenario, const FittedProfile& profile);
+// The same against a coverage (an empty dimension covers everything).
+bool outside_family(const Scenario& scenario, const FitCoverage& coverage);
 
 // Reads a profile written by `validate --fit` (strict: unknown keys, wrong types and out-of-bound
 // parameters are InputErrors naming file, line and key).

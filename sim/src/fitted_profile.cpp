@@ -100,7 +100,9 @@ const std::vector<FreeParameter>& parameter_table() {
 // us; 20 us is an EFA round trip and a half).
 FreeParameter model_parameter(const std::string& dispatcher, const std::string& name,
                               const std::string& meaning, double fit_start) {
-  for (const ModelParam& m : default_dispatcher_params(dispatcher).all()) {
+  // A named ParamSet: a range-for over a temporary's all() would read a destroyed vector.
+  const ParamSet params = default_dispatcher_params(dispatcher);
+  for (const ModelParam& m : params.all()) {
     if (m.name == name) return {m.name, m.unit, m.min, m.max, meaning, fit_start};
   }
   throw std::logic_error("no dispatcher parameter " + dispatcher + "." + name);

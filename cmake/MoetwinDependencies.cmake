@@ -7,6 +7,8 @@ find_package(fmt CONFIG REQUIRED)
 find_package(GTest CONFIG REQUIRED)
 find_package(Boost 1.74 REQUIRED)  # Boost.Graph is header-only
 find_package(HDF5 REQUIRED COMPONENTS C CXX)
+# zlib (zlib1g-dev, which libhdf5-dev already pulls in; HDF5 links it): gzipped traces (predict --trace X.gz).
+find_package(ZLIB REQUIRED)
 if(MOETWIN_BENCHMARKS)
   find_package(benchmark CONFIG REQUIRED)
 endif()

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "moetwin/common/concat.hpp"
+
 namespace moetwin {
 
 std::size_t CsvTable::column(const std::string& name) const {
@@ -120,15 +122,23 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
 }
 
 std::string read_text_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) throw InputError({path, 0}, "no such file");
+  // An ifstream opens a directory on Linux and reads nothing: say so instead of complaining about content.
+  if (st.type() == fs::file_type::directory) throw InputError({path, 0}, "is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0}, "cannot open file for reading");
+  if (!in) throw InputError({path, 0}, "cannot open file for reading (permissions?)");
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw InputError({path, 0}, "read error");
   return ss.str();
 }
 
-CsvTable read_csv_file(const std::string& path) { return parse_csv(read_text_file(path), path); }
+CsvTable read_csv_file(const std::string& path) {
+  return parse_csv(read_text_file(path), path);
+}
 
 std::string csv_escape(const std::string& field) {
   if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
@@ -149,13 +159,31 @@ void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
   out << '\n';
 }
 
+void check_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) throw InputError({path, 0}, "is a directory, expected a file to write");
+  const fs::path parent = target.parent_path();
+  if (parent.empty()) return;  // the current directory
+  const fs::file_status st = fs::status(parent, ec);
+  if (st.type() == fs::file_type::not_found) {
+    throw InputError({path, 0},
+                     concat({"output folder ", parent.string(), " does not exist (create it first)"}));
+  }
+  if (st.type() != fs::file_type::directory) {
+    throw InputError({path, 0}, concat({"output folder ", parent.string(), " is not a folder"}));
+  }
+}
+
 void write_file_atomically(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
+  check_output_path(path);
   const fs::path target(path);
   const fs::path tmp = target.string() + ".tmp-moetwin";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError({path, 0}, "cannot open file for writing");
+    if (!out) throw InputError({path, 0}, "cannot open file for writing (permissions?)");
     out << content;
     out.flush();
     if (!out) {

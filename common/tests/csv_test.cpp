@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
 #include <sstream>
 
 namespace moetwin {
@@ -39,6 +41,38 @@ TEST(Csv, EscapeRoundTrips) {
   EXPECT_EQ(out.str(), "plain,\"a,b\",\"q\"\"q\"\n");
   const auto t = parse_csv("h1,h2,h3\n" + out.str(), "x");
   EXPECT_EQ(t.rows[0].fields[2], "q\"q");
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Files, MissingFileAndDirectoryAreNamedAsSuch) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "moetwin-csv-files-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  EXPECT_EQ(error_of([&] { read_text_file((dir / "none.toml").string()); }),
+            (dir / "none.toml").string() + ": no such file");
+  EXPECT_EQ(error_of([&] { read_text_file(dir.string()); }),
+            dir.string() + ": is a directory, expected a file");
+  // Outputs: a missing folder is named, never created; a directory is not a file.
+  const std::string missing = (dir / "no-such-folder" / "out.csv").string();
+  EXPECT_EQ(
+      error_of([&] { write_file_atomically(missing, "x"); }),
+      missing + ": output folder " + (dir / "no-such-folder").string() + " does not exist (create it first)");
+  EXPECT_FALSE(fs::exists(dir / "no-such-folder"));
+  EXPECT_EQ(error_of([&] { write_file_atomically(dir.string(), "x"); }),
+            dir.string() + ": is a directory, expected a file to write");
+  write_file_atomically((dir / "ok.csv").string(), "a\n");
+  EXPECT_EQ(read_text_file((dir / "ok.csv").string()), "a\n");
+  EXPECT_NO_THROW(check_output_path("relative-file-in-cwd.csv"));
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -36,11 +36,17 @@ CsvTable read_csv_file(const std::string& path);
 std::string csv_escape(const std::string& field);
 void write_csv_line(std::ostream& out, const std::vector<std::string>& fields);
 
-// Reads a whole file into a string; throws InputError if it cannot be read.
+// Reads a whole file into a string; throws InputError if it cannot be read: "no such file", "is a
+// directory, expected a file" or "cannot open file for reading".
 std::string read_text_file(const std::string& path);
 
+// Throws InputError when `path` cannot be an output file: a directory ("is a directory, expected a file
+// to write") or in a folder that does not exist ("output folder DIR does not exist (create it first)").
+// Outputs never create folders: a typo in a path is reported, not turned into a new tree.
+void check_output_path(const std::string& path);
+
 // Writes `content` to `path` atomically (temporary file + rename), so a failure never leaves a
-// half-written output. Throws InputError if the directory is not writable.
+// half-written output. Throws InputError (check_output_path's, or if the folder is not writable).
 void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace moetwin

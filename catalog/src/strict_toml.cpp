@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "moetwin/common/closest_name.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 
 namespace moetwin {
@@ -122,6 +124,7 @@ StrictTable::StrictTable(const toml::table& table, std::string path, std::string
     : table_(&table), path_(std::move(path)), prefix_(std::move(prefix)) {}
 
 bool StrictTable::has(const std::string& key) const {
+  asked_.insert(key);
   return table_->contains(key);
 }
 
@@ -138,8 +141,22 @@ void StrictTable::fail(const std::string& key, const std::string& value, const s
 }
 
 const toml::node& StrictTable::require(const std::string& key) {
+  asked_.insert(key);
   const toml::node* n = table_->get(key);
-  if (!n) fail(key, "missing", "a value (required key)");
+  if (!n) {
+    // A required key that is missing is most often misspelt: name the misspelt key at its own line.
+    std::vector<std::string> unread;
+    for (auto&& [k, v] : *table_) {
+      if (!read_.count(std::string(k.str()))) unread.emplace_back(k.str());
+    }
+    const std::string typo = closest_name(key, unread);
+    if (!typo.empty()) {
+      const toml::node& t = *table_->get(typo);
+      throw InputError({path_, static_cast<int>(t.source().begin.line)}, name(typo), describe_toml_value(t),
+                       concat({"no such key (did you mean `", key, "`? ", name(key), " is required)"}));
+    }
+    fail(key, "missing", "a value (required key)");
+  }
   read_.insert(key);
   return *n;
 }
@@ -241,8 +258,12 @@ void StrictTable::finish() const {
   for (auto&& [k, v] : *table_) {
     const std::string key(k.str());
     if (!read_.count(key)) {
+      const std::vector<std::string> known(asked_.begin(), asked_.end());
+      const std::string near = closest_name(key, known);
       throw InputError({path_, static_cast<int>(v.source().begin.line)}, name(key), describe_toml_value(v),
-                       "no such key (unknown key; see the documentation of this file)");
+                       near.empty()
+                           ? std::string("no such key (unknown key; see the documentation of this file)")
+                           : concat({"no such key (did you mean `", near, "`?)"}));
     }
   }
 }

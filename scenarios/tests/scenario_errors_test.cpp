@@ -84,11 +84,11 @@ std::vector<Case> toml_cases() {
       {"UnknownTopLevelKey", base("name = \"t\"", "name = \"t\"\nnodes = 3"),
        "bad.toml:2: nodes: 3: no such key (unknown key; see the documentation of this file)"},
       {"MisspeltTable", base("[parallelism]", "[parallelsim]"),
-       "bad.toml:7: parallelsim: a table: no such key (unknown key; see the documentation of this file)"},
+       "bad.toml:7: parallelsim: a table: no such key (did you mean `parallelism`?)"},
       {"UnknownModelKey", base("name = \"deepseek-v3\"", "name = \"deepseek-v3\"\nlayer = 60"),
-       "bad.toml:4: model.layer: 60: no such key (unknown key; see the documentation of this file)"},
+       "bad.toml:4: model.layer: 60: no such key (did you mean `layers`?)"},
       {"UnknownClusterKey", base("nodes = 32", "nodes = 32\nnode = 3"),
-       "bad.toml:7: cluster.node: 3: no such key (unknown key; see the documentation of this file)"},
+       "bad.toml:7: cluster.node: 3: no such key (did you mean `nodes`?)"},
       {"UnknownParallelismKey", base("dp = 4", "dp = 4\npipeline = 2"),
        "bad.toml:12: parallelism.pipeline: 2: no such key (unknown key; see the documentation of this file)"},
       {"UnknownTrainingKey", base("recompute = \"full\"", "recompute = \"full\"\nfp8 = true"),
@@ -104,6 +104,13 @@ std::vector<Case> toml_cases() {
        edit(base("[training]", ""),
             "micro_batch = 1\nglobal_batch = 256\nseq_length = 4096\nrecompute = \"full\"\n", ""),
        "bad.toml:1: training: missing: a [training] table (required)"},
+      // A misspelt key is reported at its own line with the key it was meant to be.
+      {"MisspeltRequiredKey", base("micro_batch = 1", "micro_bach = 1"),
+       "bad.toml:13: training.micro_bach: 1: no such key (did you mean `micro_batch`? training.micro_batch "
+       "is "
+       "required)"},
+      {"MisspeltOptionalKey", base("dp = 4", "dp = 4\nvp = 2"),
+       "bad.toml:12: parallelism.vp: 2: no such key (did you mean `vpp`?)"},
       {"MissingKey", base("micro_batch = 1\n", ""),
        "bad.toml:12: training.micro_batch: missing: a value (required key)"},
       {"TableIsAString", base("[model]\nname = \"deepseek-v3\"", "model = \"deepseek-v3\""),

@@ -179,7 +179,7 @@ TEST(SweepParserErrors, Base) {
       "s.toml:1: base: \"nope.toml\": an existing scenario file, relative to the sweep file (looked for "
       "nope.toml)");
   EXPECT_EQ(error_of("bsae = 1\n"),
-            "s.toml:1: bsae: 1: no such key (unknown key; see the documentation of this file)");
+            "s.toml:1: bsae: 1: no such key (did you mean `base`?)");
 }
 
 TEST(SweepParserErrors, InlineBaseErrorsNameTheSweepFileLine) {

@@ -58,7 +58,9 @@ class StrictTable {
   // A nested table; absent -> nullopt. Marks the key as read.
   std::optional<StrictTable> table(const std::string& key);
 
-  // Throws for the first key (in file order of keys, alphabetical within toml::table) not read.
+  // Throws for the first key (in file order of keys, alphabetical within toml::table) not read, suggesting
+  // the closest key asked for (closest_name.hpp). A missing required key next to an unread key that is
+  // one or two edits from it is reported at that key's line as a typo ("did you mean `micro_batch`?").
   void finish() const;
 
  private:
@@ -69,6 +71,8 @@ class StrictTable {
   std::string path_;
   std::string prefix_;
   std::set<std::string> read_;
+  // Every key asked for (read or only tested with has()): the known keys a typo is matched against.
+  mutable std::set<std::string> asked_;
 };
 
 // Renders a TOML node's value for error messages ("\"abc\"", "12", "true", "a table", ...).

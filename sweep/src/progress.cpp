@@ -1,5 +1,7 @@
 #include "moetwin/sweep/progress.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <ostream>
 #include <string>
@@ -19,6 +21,10 @@ std::string clock_text(double seconds) {
 
 }  // namespace
 
+bool stderr_is_terminal() {
+  return ::isatty(STDERR_FILENO) != 0;
+}
+
 SweepProgress::SweepProgress(const ProgressOptions& options, std::size_t total, std::size_t done,
                              std::size_t todo)
     : options_(options),
@@ -28,9 +34,9 @@ SweepProgress::SweepProgress(const ProgressOptions& options, std::size_t total, 
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {
   if (options_.every == 0) options_.every = std::max<std::size_t>(1, todo_ / 10);
-  if (options_.out && !options_.tty) {
-    *options_.out << "sweep: " << total_ << " points, " << done_ << " already done (journal), " << todo_
-                  << " to compute\n";
+  if (options_.out && !options_.tty && options_.journal_line) {
+    *options_.out << options_.label << ": " << total_ << " points, " << done_ << " already done (journal), "
+                  << todo_ << " to compute\n";
     options_.out->flush();
   }
   if (options_.tty) draw(true);
@@ -56,17 +62,21 @@ void SweepProgress::draw(bool force) {
     if (!force && computed_ < todo_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
     last_draw_ = now;
     constexpr int kWidth = 30;
-    const int filled = static_cast<int>(fraction * kWidth);
-    out << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
+    const int filled = static_cast<int>(std::min(fraction, 1.0) * kWidth);  // estimates can undercount
+    // \033[K clears what a longer previous line left behind.
+    out << "\r" << (options_.label == "sweep" ? std::string() : options_.label + ": ")
+        << (stage_.empty() ? std::string() : stage_ + " ") << "["
+        << std::string(static_cast<std::size_t>(filled), '#')
         << std::string(static_cast<std::size_t>(kWidth - filled), '.') << "] " << done_ << "/" << total_
-        << " " << format_fixed(fraction * 100, 1) << "%  " << format_fixed(rate, 1) << " points/s  ETA "
-        << eta << "   ";
+        << " " << format_fixed(fraction * 100, 1) << "%  " << format_fixed(rate, rate < 1 ? 2 : 1) << " "
+        << options_.unit << "/s  ETA " << eta << "\033[K";
     out.flush();
     return;
   }
   if (!force && computed_ % options_.every != 0 && computed_ != todo_) return;
-  out << "sweep: " << done_ << "/" << total_ << " points (" << format_fixed(fraction * 100, 1) << "%), "
-      << format_fixed(rate, 2) << " points/s, ETA " << eta << "\n";
+  out << options_.label << ": " << (stage_.empty() ? std::string() : stage_ + ": ") << done_ << "/" << total_
+      << " " << options_.unit << " (" << format_fixed(fraction * 100, 1) << "%), " << format_fixed(rate, 2)
+      << " " << options_.unit << "/s, ETA " << eta << "\n";
   out.flush();
 }
 
@@ -77,9 +87,31 @@ void SweepProgress::finish() {
     *options_.out << "\n";
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  *options_.out << "sweep: computed " << computed_ << " points in " << format_fixed(elapsed, 1) << " s ("
+  const std::string one = options_.unit.size() > 1 && options_.unit.back() == 's'
+                              ? options_.unit.substr(0, options_.unit.size() - 1)
+                              : options_.unit;
+  *options_.out << options_.label << ": computed " << computed_ << " " << options_.unit << " in "
+                << format_fixed(elapsed, 1) << " s ("
                 << (computed_ ? format_fixed(elapsed / static_cast<double>(computed_), 3) : std::string("-"))
-                << " s/point wall)\n";
+                << " s/" << one << " wall)\n";
+  options_.out->flush();
+}
+
+void SweepProgress::set_stage(const std::string& stage) {
+  stage_ = stage;
+  if (options_.tty) draw(true);
+}
+
+void SweepProgress::add_work(std::size_t n) {
+  total_ += n;
+  todo_ += n;
+}
+
+void SweepProgress::note(const std::string& line) {
+  if (!options_.out) return;
+  if (options_.tty) *options_.out << "\r\033[K";
+  *options_.out << line << "\n";
+  if (options_.tty) draw(true);
   options_.out->flush();
 }
 

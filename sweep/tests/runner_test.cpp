@@ -252,5 +252,35 @@ TEST(SweepProgress, PlainLinesEveryNPoints) {
   EXPECT_NE(out.str().find("sweep: computed 6 points in "), std::string::npos);
 }
 
+// validate --fit, plan and predict --runs reuse the bar with their own label and unit; on a terminal a note
+// clears the bar's line, prints, and redraws the bar below it.
+TEST(SweepProgress, TerminalBarWithLabelStageAndNotes) {
+  std::ostringstream out;
+  ProgressOptions options;
+  options.out = &out;
+  options.tty = true;
+  options.label = "validate --fit";
+  options.unit = "replays";
+  options.journal_line = false;
+  SweepProgress progress(options, 4, 0, 4);
+  progress.set_stage("round 1/4");
+  progress.advance();
+  progress.note("fit: round 1: objective 0.01");
+  progress.set_stage("round 2/4");
+  progress.add_work(4);
+  for (int i = 0; i < 7; ++i) progress.advance();
+  progress.finish();
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("sweep"), std::string::npos) << text;
+  EXPECT_NE(text.find("\rvalidate --fit: round 1/4 ["), std::string::npos) << text;
+  EXPECT_NE(text.find("\r\033[Kfit: round 1: objective 0.01\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("validate --fit: round 2/4 [##############################] 8/8 100.0%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" replays/s  ETA "), std::string::npos) << text;
+  EXPECT_NE(text.find("validate --fit: computed 8 replays in "), std::string::npos) << text;
+  EXPECT_NE(text.find(" s/replay wall)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace moetwin

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/csv.hpp"
+#include "moetwin/common/gzip.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/result_table.hpp"
@@ -15,6 +16,7 @@
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace.hpp"
+#include "moetwin/sweep/progress.hpp"
 #include "prediction_columns.hpp"
 
 namespace moetwin::cli {
@@ -100,18 +102,23 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       "predict", "Replay one training iteration: time, tokens/s, TFLOP/s/GPU, per-rank breakdown, trace");
   struct Options : RowInput {
     std::string trace;
-    int trace_ranks = -1;
+    std::string trace_ranks = "stages";
     std::string moe_cost = "dispatcher";
     std::string profile;
     std::string calibration;
   };
   auto opts = std::make_shared<Options>();
   add_row_input_options(cmd, *opts);
-  cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace (JSON) of every rank's streams");
+  cmd->add_option("--trace", opts->trace,
+                  "Write a Chrome/Perfetto trace (JSON; gzipped when the name ends in .gz) of the ranks "
+                  "--trace-ranks picks");
   cmd->add_option("--moe-cost", opts->moe_cost,
                   "MoE cost model: dispatcher (routing plans + dispatcher models) | balanced (NCCL default)")
       ->check(CLI::IsMember({"dispatcher", "balanced"}));
-  cmd->add_option("--trace-ranks", opts->trace_ranks, "Only the first N ranks in the trace (default all)");
+  cmd->add_option("--trace-ranks", opts->trace_ranks,
+                  "Ranks in the trace: stages (default: one per pipeline stage, the critical rank's "
+                  "pipeline) | stages+tp (and the critical rank's TP peers) | all | N (N ranks, one per "
+                  "stage in turn) | LIST (e.g. 0,64,128-131)");
   add_profile_option(cmd, opts->profile);
   cmd->add_option("--calibration", opts->calibration,
                   "Folder of per-GPU calibration profiles (default " + default_calibration_dir() +
@@ -152,8 +159,19 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       result.columns.push_back("compute_source");
       result.columns.push_back("collective_source");
       std::vector<std::string> run_warnings;  // "scenario: warning", row order
+      std::unique_ptr<SweepProgress> bar;     // per row, on a terminal only
+      if (stderr_is_terminal()) {
+        ProgressOptions po;
+        po.out = &std::cerr;
+        po.tty = true;
+        po.label = "predict";
+        po.unit = "rows";
+        po.journal_line = false;
+        bar = std::make_unique<SweepProgress>(po, table.runs.size(), 0, table.runs.size());
+      }
       for (const LiveRun& run : table.runs) {
         Prediction p = predict(run.scenario, options_for(run.scenario));
+        if (bar) bar->advance();
         for (std::string& w : coverage_warnings(run.scenario, profile)) p.warnings.push_back(std::move(w));
         for (const std::string& w : p.warnings) run_warnings.push_back(run.scenario.name + ": " + w);
         std::vector<Cell> row;
@@ -164,6 +182,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         row.emplace_back(p.collective_source);
         result.add_row(std::move(row));
       }
+      if (bar) bar->finish();
       if (opts->format == "csv") {
         content = render_csv(result);
         std::cerr << warning_lines(run_warnings);
@@ -191,6 +210,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       }
     } else {
       const Scenario s = load_scenario_file(opts->scenario, catalog);
+      // A bad --trace-ranks is reported before the replay (the critical rank only picks among valid ones).
+      if (!opts->trace.empty()) (void)select_trace_ranks(opts->trace_ranks, s.parallel, 0);
       PredictOptions po = options_for(s);
       po.trace = !opts->trace.empty();
       Prediction p = predict(s, po);
@@ -217,8 +238,10 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       if (!opts->trace.empty()) {
         std::vector<std::string> names;
         for (int r = 0; r < p.gpus; ++r) names.push_back(rank_name(s.parallel, r));
-        write_file_atomically(opts->trace,
-                              chrome_trace_json(p.built.workload, p.engine, opts->trace_ranks, names));
+        const std::string json =
+            chrome_trace_json(p.built.workload, p.engine,
+                              select_trace_ranks(opts->trace_ranks, s.parallel, p.critical_rank), names);
+        write_file_atomically(opts->trace, is_gzip_path(opts->trace) ? gzip_bytes(json) : json);
       }
     }
     emit_output(content, opts->out);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/comm_cost.hpp"
@@ -349,6 +350,53 @@ TEST(Workload, RejectsRaggedInterleavedMicrobatches) {
   s.layers = 48;
   s.gbs = 6;  // 3 microbatches on pp 2
   EXPECT_THROW(build_workload(make(s)), InputError);
+}
+
+// --trace-ranks: one rank per stage by default (the critical rank's pipeline), not the TP peers of stage 0.
+TEST(Trace, SelectsOneRankPerStageByDefault) {
+  ParallelLayout l;
+  l.tp = 8;
+  l.pp = 8;
+  l.dp = 4;  // 256 ranks, 32 per stage: stage-major, then tp, then dp (rank_name)
+  EXPECT_EQ(select_trace_ranks("stages", l, 0), (std::vector<int>{0, 32, 64, 96, 128, 160, 192, 224}));
+  // Critical rank 75 = stage 2, tp 3, dp 1: its pipeline is position 11 of every stage.
+  EXPECT_EQ(select_trace_ranks("stages", l, 75), (std::vector<int>{11, 43, 75, 107, 139, 171, 203, 235}));
+  EXPECT_EQ(select_trace_ranks("stages+tp", l, 75),
+            (std::vector<int>{11, 43, 72, 73, 74, 75, 76, 77, 78, 79, 107, 139, 171, 203, 235}));
+  // A count takes one rank per stage in turn: 8 on pp 8 is one pipeline, 16 two.
+  EXPECT_EQ(select_trace_ranks("8", l, 0), select_trace_ranks("stages", l, 0));
+  EXPECT_EQ(select_trace_ranks("16", l, 0),
+            (std::vector<int>{0, 1, 32, 33, 64, 65, 96, 97, 128, 129, 160, 161, 192, 193, 224, 225}));
+  EXPECT_EQ(select_trace_ranks("all", l, 0).size(), 256u);
+  EXPECT_EQ(select_trace_ranks("0,64,128-131", l, 0), (std::vector<int>{0, 64, 128, 129, 130, 131}));
+  for (const char* bad : {"", "0", "257", "stage", "3-1", "0,,1", "255-256", "-1"}) {
+    EXPECT_THROW(select_trace_ranks(bad, l, 0), InputError) << bad;
+  }
+}
+
+TEST(Trace, RecordsOnlyTheChosenRanksAndNoZeroLengthEvents) {
+  Shape s;  // tp 2, pp 2, dp 2: 8 ranks
+  PredictOptions o;
+  o.trace = true;
+  const Prediction p = predict(make(s), o);
+  const std::string all = chrome_trace_json(p.built.workload, p.engine);
+  const std::vector<int> chosen = select_trace_ranks("stages", make(s).parallel, p.critical_rank);
+  ASSERT_EQ(chosen.size(), 2u);
+  const std::string some = chrome_trace_json(p.built.workload, p.engine, chosen);
+  EXPECT_LT(some.size(), all.size() / 3);
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(some, "\"process_name\""), 2u);
+  EXPECT_EQ(count(all, "\"process_name\""), 8u);
+  EXPECT_EQ(count(all, "\"dur\":0.000,"), 0u);
+  // Compact arguments: the microbatch, no op index; no chunk without vpp.
+  EXPECT_EQ(count(all, "\"op\":"), 0u);
+  EXPECT_EQ(count(all, "\"chunk\":"), 0u);
+  EXPECT_GT(count(all, "\"args\":{\"mb\":"), 100u);
+  for (int r : chosen) EXPECT_NE(some.find(concat({"\"pid\":", std::to_string(r), ","})), std::string::npos);
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/planning/plan_report.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/sweep/progress.hpp"
 
 namespace moetwin::cli {
 
@@ -47,8 +49,27 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
     const Catalog catalog = Catalog::load(catalog_dir);
     check_plan_request(catalog, opts->request);
     const FittedProfile profile = resolve_fitted_profile(opts->profile);
-    const Plan plan = make_plan(catalog, opts->request, profile,
-                                [](const std::string& line) { std::cerr << line << '\n'; });
+    // On a terminal a bar per node count (with ETA) under the per-node-count lines; otherwise the lines.
+    std::unique_ptr<SweepProgress> bar;
+    if (stderr_is_terminal()) {
+      ProgressOptions po;
+      po.out = &std::cerr;
+      po.tty = true;
+      po.label = "plan";
+      po.unit = "node counts";
+      po.journal_line = false;
+      const std::size_t counts = node_counts(opts->request.max_nodes).size();
+      bar = std::make_unique<SweepProgress>(po, counts, 0, counts);
+    }
+    const Plan plan = make_plan(catalog, opts->request, profile, [&bar](const std::string& line) {
+      if (!bar) {
+        std::cerr << line << '\n';
+        return;
+      }
+      bar->note(line);
+      bar->advance();
+    });
+    if (bar) bar->finish();
     std::string content;
     if (opts->format == "csv") {
       content = render_csv(plan_options_table(plan));

@@ -12,12 +12,14 @@
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/version.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/sweep/progress.hpp"
 #include "moetwin/validate/accuracy.hpp"
 #include "moetwin/validate/default_parameters.hpp"
 #include "moetwin/validate/fit.hpp"
@@ -182,6 +184,30 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         t.push_back(r.ok ? r.iteration_s : 0);
       return t;
     };
+    // On a terminal: one bar per stage (fit, wider fit, cross-validation), advanced per replay of the row
+    // set, its stage text the round or fold; without a terminal only the round and fold lines, as before.
+    std::unique_ptr<SweepProgress> bar;
+    const auto start_bar = [&bar](const std::string& label, std::size_t replays, const std::string& stage) {
+      bar.reset();
+      if (!stderr_is_terminal()) return;
+      ProgressOptions po;
+      po.out = &std::cerr;
+      po.tty = true;
+      po.label = label;
+      po.unit = "replays";
+      po.journal_line = false;
+      bar = std::make_unique<SweepProgress>(po, replays, 0, replays);
+      bar->set_stage(stage);
+    };
+    const auto end_bar = [&bar]() {
+      if (bar) bar->finish();
+      bar.reset();
+    };
+    const RowTimes timed = [&](const SimProfile& sim, const std::vector<std::size_t>& which) {
+      std::vector<double> t = times(sim, which);
+      if (bar) bar->advance();
+      return t;
+    };
 
     std::vector<double> oos;  // out-of-sample predictions (with --cv)
     std::vector<std::pair<std::string, std::string>> fit_lines;
@@ -208,7 +234,29 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                                "<dispatcher>.a2a_remote_token_s");
         }
       }
-      fo.progress = [](const std::string& line) { std::cerr << "fit: " << line << '\n'; };
+      int round = 1;
+      int fold = 0;
+      std::size_t folds = 0;  // campaigns among the rows: one fold each
+      {
+        std::vector<std::string> c = campaign_of;
+        std::sort(c.begin(), c.end());
+        folds = static_cast<std::size_t>(std::unique(c.begin(), c.end()) - c.begin());
+      }
+      fo.progress = [&](const std::string& line) {
+        if (bar) {
+          bar->note("fit: " + line);
+          if (line.rfind("round ", 0) == 0 && round < fo.outer_iterations) {
+            ++round;
+            bar->set_stage(
+                concat({"round ", std::to_string(round), "/", std::to_string(fo.outer_iterations)}));
+          } else if (line.rfind("fold ", 0) == 0 && static_cast<std::size_t>(fold + 1) < folds) {
+            ++fold;
+            bar->set_stage(concat({"fold ", std::to_string(fold + 1), "/", std::to_string(folds)}));
+          }
+        } else {
+          std::cerr << "fit: " << line << '\n';
+        }
+      };
       SimProfile start = profile.sim;
       if (!profile.fitted) {
         for (const std::string& k : keys) {
@@ -219,7 +267,15 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       const auto run_fit = [&](const SimProfile& from) {
         fo.parameters = keys;
         std::cerr << "fitting " << keys.size() << " parameters on " << runs.size() << " rows\n";
-        return fit_parameters(measured, every, from, fo, times);
+        // Replays: the start and one per parameter (the linear model), then per round up to three
+        // candidates and the model again; the estimate counts one candidate per round.
+        const std::size_t per_model = keys.size() + 1;
+        round = 1;
+        start_bar("validate --fit", per_model * static_cast<std::size_t>(fo.outer_iterations + 1),
+                  concat({"round 1/", std::to_string(fo.outer_iterations)}));
+        FitResult r = fit_parameters(measured, every, from, fo, timed);
+        end_bar();
+        return r;
       };
       FitResult fit = run_fit(start);
       int replays = fit.replays;
@@ -258,7 +314,12 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       profile.fit_objective = huber ? "huber " + format_exact(o->huber) : "squared log ratio";
       if (o->cv == "leave-one-campaign-out") {
         std::cerr << "cross-validating: leave one campaign out\n";
-        const CrossValidation cv = cross_validate(measured, every, campaign_of, fit, fo, times);
+        const std::size_t per_fold =
+            1 + (fo.refine_outer > 0 ? (keys.size() + 1) * static_cast<std::size_t>(fo.refine_outer + 1) : 0);
+        fold = 0;
+        start_bar("validate --cv", per_fold * folds, concat({"fold 1/", std::to_string(folds)}));
+        const CrossValidation cv = cross_validate(measured, every, campaign_of, fit, fo, timed);
+        end_bar();
         replays += cv.replays;
         oos = cv.predicted_s;
         profile.cross_validated = residuals(errors_of(runs, oos).all);

@@ -5,6 +5,8 @@
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/planning/plan_report.hpp"
@@ -30,23 +32,36 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--model", r.model, "Catalog model (e.g. kimi-k2)")->required();
   cmd->add_option("--instance", r.instance, "Catalog instance (e.g. p6-b300.48xlarge)")->required();
   cmd->add_option("--tokens", r.tokens, "Tokens to train on (e.g. 1e12)")->required();
-  cmd->add_option("--deadline", r.deadline_days, "Deadline in days (default none)");
-  cmd->add_option("--max-nodes", r.max_nodes, "Largest node count (powers of two up to it; default 64)");
+  CLI::Option* deadline =
+      cmd->add_option("--deadline", r.deadline_days,
+                      "Deadline in days, > 0 (default none: the fastest and the cheapest option are shown)");
+  cmd->add_option("--min-nodes", r.min_nodes, "Smallest node count (default 1)");
+  cmd->add_option("--max-nodes", r.max_nodes,
+                  "Largest node count: powers of two up to it, and it (default 64; --max-nodes 48 searches "
+                  "1, 2, 4, 8, 16, 32, 48)");
   cmd->add_option("--price", r.price_usd_per_hour, "USD per node-hour (default: the catalog's price)");
   cmd->add_option("--gbs", r.global_batch, "Global batch, sequences per iteration (default 512)");
   cmd->add_option("--seq", r.seq_length, "Sequence length, tokens (default 4096)");
-  cmd->add_option("--screen", r.predictions_per_node_count,
-                  "Layouts predicted per node count in the screening pass (default 8)");
-  cmd->add_option("--finalists", r.dispatcher_finalists,
-                  "Layouts per node count predicted with every dispatcher (default 2)");
+  cmd->add_option("--screen", r.seed_layouts,
+                  "Layouts (tp, pp, ep, dp, mb) per node count the search starts from (default 6)");
+  cmd->add_option("--window", r.explore_window,
+                  "The search predicts every neighbour of a layout within this fraction of the fastest "
+                  "(default 0.05)");
+  cmd->add_option("--max-layouts", r.max_layouts_per_node_count,
+                  "Most layouts predicted per node count (default 64; a plan that reaches it says so)");
+  cmd->add_option("--threads", r.threads, "Predictions in parallel (default: the cores, at most 16)");
   cmd->add_option("--profile", opts->profile, "Fitted profile (default: the shipped one; 'none' = unfitted)");
   cmd->add_flag("--explain", opts->explain, "List every rejected candidate with the reason");
   cmd->add_option("--format", opts->format, "text | json | csv")
       ->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
-  cmd->callback([opts, &global] {
+  cmd->callback([opts, deadline, &global] {
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
+    if (deadline->count() > 0 && !(opts->request.deadline_days > 0)) {
+      throw InputError({"", 0}, "--deadline", format_exact(opts->request.deadline_days),
+                       "days > 0 (leave --deadline out for no deadline)");
+    }
     check_plan_request(catalog, opts->request);
     const FittedProfile profile = resolve_fitted_profile(opts->profile);
     // On a terminal a bar per node count (with ETA) under the per-node-count lines; otherwise the lines.
@@ -58,7 +73,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       po.label = "plan";
       po.unit = "node counts";
       po.journal_line = false;
-      const std::size_t counts = node_counts(opts->request.max_nodes).size();
+      const std::size_t counts = node_counts(opts->request.min_nodes, opts->request.max_nodes).size();
       bar = std::make_unique<SweepProgress>(po, counts, 0, counts);
     }
     const Plan plan = make_plan(catalog, opts->request, profile, [&bar](const std::string& line) {

@@ -17,9 +17,14 @@ std::string Candidate::label() const {
                  " overlap=", overlap_moe_a2a ? "on" : "off"});
 }
 
-std::vector<int> node_counts(int max_nodes) {
+std::vector<int> node_counts(int min_nodes, int max_nodes) {
   std::vector<int> out;
-  for (int n = 1; n <= max_nodes; n *= 2) out.push_back(n);
+  if (min_nodes < 1 || max_nodes < min_nodes) return out;
+  out.push_back(min_nodes);
+  for (int n = 1; n <= max_nodes; n *= 2) {
+    if (n > min_nodes) out.push_back(n);
+  }
+  if (out.back() != max_nodes) out.push_back(max_nodes);
   return out;
 }
 

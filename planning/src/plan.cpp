@@ -1,10 +1,17 @@
 #include "moetwin/planning/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <limits>
 #include <map>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <tuple>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/pareto.hpp"
@@ -34,26 +41,19 @@ double recompute_factor(Recompute r) {
   return 1.0;
 }
 
-int recompute_rank(Recompute r) {
-  return static_cast<int>(r);
-}
-
-// One predicted (scenario, dispatcher), counting its replays in `predictions`; InputError from the
-// dispatcher seam or the replay propagates.
-DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile, int& predictions) {
-  ++predictions;
+// One predicted (scenario, dispatcher), central only (the band and A2A-term spread come later, for the
+// outcomes shown); InputError
+// from the dispatcher seam or the replay propagates.
+DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile) {
   const Prediction p = predict(s, predict_options_for(s, profile));
   DispatcherOutcome o;
   o.dispatcher = s.dispatcher.name;
   o.iteration_s = p.iteration_s;
+  o.fastest_s = o.slowest_s = p.iteration_s;
+  o.band = {p.iteration_s, p.iteration_s};
   o.tokens_per_s = p.tokens_per_s;
   o.tflops_per_gpu = p.model_tflops_per_gpu;
-  const TermSpread spread = a2a_term_spread(s, profile, p.iteration_s);
-  predictions += spread.replays;
   o.a2a_terms = a2a_terms_label(profile, o.dispatcher);
-  o.fastest_s = spread.fastest_s;
-  o.slowest_s = spread.slowest_s;
-  o.band = spread.band;
   o.compute_s = p.compute.max_s;
   o.exposed_tp_s = p.exposed[0].max_s;
   o.exposed_ep_s = p.exposed[1].max_s;
@@ -62,6 +62,42 @@ DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profil
   o.bubble_s = p.bubble.max_s;
   o.host_wait_s = p.host_wait.max_s;
   return o;
+}
+
+// Runs f(0..n-1) on `threads` threads (f must only touch its own index's data). Results do not depend
+// on the thread count. An exception other than InputError (which f handles) is a bug: rethrown here.
+template <typename F>
+void parallel_for(std::size_t n, int threads, F f) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (;;) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= n || failed.load()) return;
+      try {
+        f(k);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failed.exchange(true)) failure = std::current_exception();
+        return;
+      }
+    }
+  };
+  const int count =
+      static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, threads)), n));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < count; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+int thread_count(int requested) {
+  if (requested > 0) return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hw, 1u, 16u));
 }
 
 bool faster(const DispatcherOutcome& a, const DispatcherOutcome& b) {
@@ -88,14 +124,20 @@ void check_plan_request(const Catalog& catalog, const PlanRequest& r) {
     throw InputError(flag, "--instance", "\"" + r.instance + "\"",
                      "a catalog instance: one of " + known_names(catalog.instances()));
   }
-  if (!(r.tokens > 0) || !std::isfinite(r.tokens)) {
-    throw InputError(flag, "--tokens", format_exact(r.tokens), "a number of tokens > 0 (e.g. 1e12)");
+  if (!(r.tokens >= kMinPlanTokens && r.tokens <= kMaxPlanTokens)) {
+    throw InputError(flag, "--tokens", format_exact(r.tokens),
+                     "a number of tokens in [1e6, 1e15] (e.g. 1e12; DeepSeek-V3 pre-trained on 1.48e13)");
   }
   if (!(r.deadline_days >= 0) || !std::isfinite(r.deadline_days)) {
-    throw InputError(flag, "--deadline", format_exact(r.deadline_days), "days >= 0 (0 = no deadline)");
+    throw InputError(flag, "--deadline", format_exact(r.deadline_days),
+                     "days > 0 (leave --deadline out for no deadline)");
   }
   if (r.max_nodes < 1 || r.max_nodes > 4096) {
     throw InputError(flag, "--max-nodes", std::to_string(r.max_nodes), "an integer in [1, 4096]");
+  }
+  if (r.min_nodes < 1 || r.min_nodes > r.max_nodes) {
+    throw InputError(flag, "--min-nodes", std::to_string(r.min_nodes),
+                     "an integer in [1, --max-nodes = " + std::to_string(r.max_nodes) + "]");
   }
   if (r.price_usd_per_hour < 0 && r.price_usd_per_hour != -1) {
     throw InputError(flag, "--price", format_exact(r.price_usd_per_hour), "USD per node-hour >= 0");
@@ -105,14 +147,96 @@ void check_plan_request(const Catalog& catalog, const PlanRequest& r) {
   }
   if (r.global_batch < 1) throw InputError(flag, "--gbs", std::to_string(r.global_batch), "an integer >= 1");
   if (r.seq_length < 1) throw InputError(flag, "--seq", std::to_string(r.seq_length), "an integer >= 1");
-  if (r.predictions_per_node_count < 1) {
-    throw InputError(flag, "--screen", std::to_string(r.predictions_per_node_count), "an integer >= 1");
+  if (r.seed_layouts < 1) {
+    throw InputError(flag, "--screen", std::to_string(r.seed_layouts), "an integer >= 1");
   }
-  if (r.dispatcher_finalists < 0) {
-    throw InputError(flag, "--finalists", std::to_string(r.dispatcher_finalists), "an integer >= 0");
+  if (r.max_layouts_per_node_count < r.seed_layouts) {
+    throw InputError(flag, "--max-layouts", std::to_string(r.max_layouts_per_node_count),
+                     "an integer >= --screen (" + std::to_string(r.seed_layouts) + ")");
   }
-  (void)catalog.dispatcher(r.reference_dispatcher);
+  if (!(r.explore_window >= 0 && r.explore_window <= 1)) {
+    throw InputError(flag, "--window", format_exact(r.explore_window), "a fraction in [0, 1]");
+  }
+  if (r.threads < 0) throw InputError(flag, "--threads", std::to_string(r.threads), "an integer >= 0");
+  (void)catalog.dispatcher(r.fit_dispatcher);
 }
+
+namespace {
+
+// A candidate's group: (tp, pp, ep, dp, mb). Its members differ in vpp, overlap and recompute, and are
+// predicted together with every dispatcher.
+using GroupKey = std::tuple<int, int, int, int, int>;
+
+GroupKey group_key(const Candidate& c) {
+  return {c.parallel.tp, c.parallel.pp, c.parallel.ep, c.parallel.dp, c.micro_batch};
+}
+
+std::string group_text(const GroupKey& k) {
+  return concat({"tp", std::to_string(std::get<0>(k)), " pp", std::to_string(std::get<1>(k)), " ep",
+                 std::to_string(std::get<2>(k)), " dp", std::to_string(std::get<3>(k)), " mb",
+                 std::to_string(std::get<4>(k))});
+}
+
+// The groups one step away on `world` GPUs: mb, ep, tp or pp halved or doubled (dp follows tp and pp),
+// tp traded for pp at the same dp, tp or pp stepped with mb (the same microbatch count), and a pp step
+// with ep halved or doubled (the stage's ranks change).
+// Keys that are not fitting groups are skipped by the caller.
+std::vector<GroupKey> neighbours(const GroupKey& k, int world) {
+  const auto [tp, pp, ep, dp, mb] = k;
+  std::vector<GroupKey> out;
+  auto add = [&](int t, int p, int e, int m) {
+    if (t < 1 || p < 1 || e < 1 || m < 1 || world % (t * p) != 0) return;
+    out.emplace_back(t, p, e, world / (t * p), m);
+  };
+  (void)dp;
+  add(tp, pp, ep, mb / 2);
+  add(tp, pp, ep, mb * 2);
+  add(tp, pp, ep / 2, mb);
+  add(tp, pp, ep * 2, mb);
+  add(tp / 2, pp, ep, mb);
+  add(tp * 2, pp, ep, mb);
+  add(tp * 2, pp / 2, ep, mb);
+  add(tp / 2, pp * 2, ep, mb);
+  // dp halves with tp or pp doubled: doubling mb keeps the microbatch count (and the bubble).
+  add(tp * 2, pp, ep, mb * 2);
+  add(tp / 2, pp, ep, mb / 2);
+  add(tp, pp * 2, ep, mb * 2);
+  add(tp, pp / 2, ep, mb / 2);
+  for (int p : {pp / 2, pp * 2}) {
+    add(tp, p, ep, mb);
+    add(tp, p, ep / 2, mb);
+    add(tp, p, ep * 2, mb);
+  }
+  return out;
+}
+
+struct Variant {
+  Candidate c;
+  CandidateCheck check;  // with the fit dispatcher
+};
+
+struct Group {
+  GroupKey key;
+  std::vector<Variant> variants;
+  double proxy = 0;  // the lowest screening_proxy of its variants
+  int rank = 0;      // 1-based position in the screening order
+  bool queued = false;
+  bool predicted = false;
+  double fastest_s = std::numeric_limits<double>::infinity();
+};
+
+// One (variant, dispatcher) to predict.
+struct Job {
+  std::size_t group = 0;
+  std::size_t variant = 0;
+  Scenario scenario;
+  double memory_bytes = 0;
+  bool ok = false;
+  DispatcherOutcome outcome;
+  std::string error;
+};
+
+}  // namespace
 
 Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedProfile& profile,
                const std::function<void(const std::string&)>& progress) {
@@ -120,7 +244,8 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
   const ModelSpec& model = catalog.model(request.model);
   const InstanceSpec& instance = catalog.instance(request.instance);
   const GpuSpec& gpu = catalog.gpu(instance.gpu);
-  const DispatcherSpec& reference = catalog.dispatcher(request.reference_dispatcher);
+  const DispatcherSpec& fit_dispatcher = catalog.dispatcher(request.fit_dispatcher);
+  const int threads = thread_count(request.threads);
 
   Plan plan;
   plan.request = request;
@@ -133,105 +258,212 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
   }
   plan.profile = profile.path.empty() ? std::string("built-in defaults (unfitted)") : profile.path;
   const double tokens_per_iteration = static_cast<double>(request.global_batch) * request.seq_length;
+  const std::string window_pct = format_fixed(request.explore_window * 100, 0) + "%";
 
-  for (int nodes : node_counts(request.max_nodes)) {
+  for (int nodes : node_counts(request.min_nodes, request.max_nodes)) {
+    NodeCountSearch search;
+    search.nodes = nodes;
+    const int predictions_before = plan.predictions;
     std::vector<Candidate> all = enumerate_candidates(model, instance, request, nodes);
     plan.enumerated += static_cast<int>(all.size());
-    struct Fitting {
-      Candidate c;
-      CandidateCheck check;
-    };
-    std::vector<Fitting> fitting;
+    search.layouts = static_cast<int>(all.size());
+
+    // Memory and validity pre-check with the fit dispatcher; the lightest failure explains an empty
+    // node count.
+    std::vector<Group> groups;
+    std::map<GroupKey, std::size_t> group_of;
+    double lightest = std::numeric_limits<double>::infinity();
     for (Candidate& c : all) {
-      const CandidateCheck check = fit_candidate(c, model, instance, gpu, reference, request);
-      if (check.verdict == CandidateCheck::Verdict::ok) {
-        fitting.push_back({c, check});
-      } else {
-        plan.rejected.push_back({c.label(), reference.name, check.reason});
+      const CandidateCheck check = fit_candidate(c, model, instance, gpu, fit_dispatcher, request);
+      if (check.verdict != CandidateCheck::Verdict::ok) {
+        plan.rejected.push_back({c.label(), fit_dispatcher.name, check.reason});
+        if (check.verdict == CandidateCheck::Verdict::does_not_fit && check.worst_bytes < lightest) {
+          lightest = check.worst_bytes;
+          search.none_reason = "the lightest layout, " + c.label() + ", " + check.reason;
+        } else if (search.none_reason.empty()) {
+          search.none_reason = c.label() + ": " + check.reason;
+        }
+        continue;
       }
+      ++search.fitting;
+      const GroupKey key = group_key(c);
+      auto [it, added] = group_of.emplace(key, groups.size());
+      if (added) {
+        Group g;
+        g.key = key;
+        g.proxy = std::numeric_limits<double>::infinity();
+        groups.push_back(g);
+      }
+      Group& g = groups[it->second];
+      g.variants.push_back({c, check});
+      g.proxy = std::min(g.proxy, screening_proxy(c, request.global_batch));
     }
-    std::stable_sort(fitting.begin(), fitting.end(), [&](const Fitting& a, const Fitting& b) {
-      const double pa = screening_proxy(a.c, request.global_batch);
-      const double pb = screening_proxy(b.c, request.global_batch);
-      if (pa != pb) return pa < pb;
-      if (a.c.parallel.ep != b.c.parallel.ep) return a.c.parallel.ep < b.c.parallel.ep;
-      if (a.c.parallel.tp != b.c.parallel.tp) return a.c.parallel.tp > b.c.parallel.tp;
-      if (a.c.overlap_moe_a2a != b.c.overlap_moe_a2a) return a.c.overlap_moe_a2a;
-      if (recompute_rank(a.c.recompute) != recompute_rank(b.c.recompute))
-        return recompute_rank(a.c.recompute) < recompute_rank(b.c.recompute);
-      return a.c.label() < b.c.label();
+    if (search.fitting > 0) search.none_reason.clear();
+    search.groups = static_cast<int>(groups.size());
+
+    // Screening order: proxy, then fewer EP ranks, larger tp, the key; seeds round-robin over pp (the
+    // proxy alone would spend them on pp 1, whose bubble it rates zero but which pays in memory and in
+    // data-parallel traffic the proxy does not see).
+    std::vector<std::size_t> order(groups.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const Group& x = groups[a];
+      const Group& y = groups[b];
+      if (x.proxy != y.proxy) return x.proxy < y.proxy;
+      if (std::get<2>(x.key) != std::get<2>(y.key)) return std::get<2>(x.key) < std::get<2>(y.key);
+      if (std::get<0>(x.key) != std::get<0>(y.key)) return std::get<0>(x.key) > std::get<0>(y.key);
+      return x.key < y.key;
     });
-    // Diversity: take the proxy order round-robin over the pipeline sizes, so the budget covers every pp
-    // (the proxy alone would spend it all on pp 1, whose bubble it rates zero but which pays in memory
-    // and in data-parallel traffic the proxy does not see).
+    for (std::size_t i = 0; i < order.size(); ++i) groups[order[i]].rank = static_cast<int>(i + 1);
+    std::vector<std::size_t> frontier;
     {
-      std::map<int, std::vector<Fitting>> by_pp;
-      for (Fitting& f : fitting) by_pp[f.c.parallel.pp].push_back(std::move(f));
-      fitting.clear();
-      for (std::size_t round = 0;; ++round) {
+      std::map<int, std::vector<std::size_t>> by_pp;
+      for (std::size_t i : order) by_pp[std::get<1>(groups[i].key)].push_back(i);
+      for (std::size_t round = 0; static_cast<int>(frontier.size()) < request.seed_layouts; ++round) {
         bool any = false;
-        for (auto& [pp, group] : by_pp) {
-          if (round < group.size()) {
-            fitting.push_back(std::move(group[round]));
+        for (auto& [pp, members] : by_pp) {
+          if (round < members.size() && static_cast<int>(frontier.size()) < request.seed_layouts) {
+            frontier.push_back(members[round]);
             any = true;
           }
         }
         if (!any) break;
       }
+      for (std::size_t i : frontier) groups[i].queued = true;
     }
-    // Pass 1: screening with the reference dispatcher.
-    std::vector<PlanOption> screened;
-    for (std::size_t i = 0; i < fitting.size(); ++i) {
-      const Fitting& f = fitting[i];
-      if (static_cast<int>(i) >= request.predictions_per_node_count) {
-        plan.rejected.push_back({f.c.label(), reference.name,
-                                 "not predicted: screening rank " + std::to_string(i + 1) + " of " +
-                                     std::to_string(fitting.size()) +
-                                     " fitting layouts, beyond the budget of " +
-                                     std::to_string(request.predictions_per_node_count) + " per node count"});
-        continue;
-      }
-      const Scenario s = scenario_for(f.c, model, instance, gpu, reference, request);
-      try {
-        PlanOption o;
-        o.candidate = f.c;
-        o.memory_bytes = f.check.worst_bytes;
-        o.hbm_bytes = f.check.hbm_bytes;
-        o.outcomes.push_back(predict_outcome(s, profile, plan.predictions));
-        o.outcomes.back().memory_bytes = f.check.worst_bytes;
-        screened.push_back(std::move(o));
-      } catch (const InputError& e) {
-        plan.rejected.push_back({f.c.label(), reference.name, std::string("invalid: ") + e.what()});
-      }
-    }
-    // Pass 2: every other dispatcher for the fastest layouts.
-    std::stable_sort(screened.begin(), screened.end(), [](const PlanOption& a, const PlanOption& b) {
-      return a.best().iteration_s < b.best().iteration_s;
-    });
-    for (std::size_t i = 0; i < screened.size() && static_cast<int>(i) < request.dispatcher_finalists; ++i) {
-      PlanOption& o = screened[i];
-      for (const auto& [name, d] : catalog.dispatchers()) {
-        if (name == reference.name) continue;
-        const Scenario s = scenario_for(o.candidate, model, instance, gpu, d, request);
-        const CandidateCheck check = check_scenario(s);
-        if (check.verdict != CandidateCheck::Verdict::ok) {
-          plan.rejected.push_back({o.candidate.label(), name, check.reason});
-          continue;
+
+    std::vector<PlanOption> found;
+    const int world = nodes * instance.gpus;
+    double fastest = std::numeric_limits<double>::infinity();
+    while (!frontier.empty()) {
+      // Every variant of every frontier group with every dispatcher that passes the checks.
+      std::vector<Job> jobs;
+      for (std::size_t gi : frontier) {
+        Group& g = groups[gi];
+        g.predicted = true;
+        ++search.groups_predicted;
+        for (std::size_t vi = 0; vi < g.variants.size(); ++vi) {
+          const Variant& v = g.variants[vi];
+          for (const auto& [name, d] : catalog.dispatchers()) {
+            Job job;
+            job.group = gi;
+            job.variant = vi;
+            job.scenario = scenario_for(v.c, model, instance, gpu, d, request);
+            const CandidateCheck check = name == fit_dispatcher.name ? v.check : check_scenario(job.scenario);
+            if (check.verdict != CandidateCheck::Verdict::ok) {
+              plan.rejected.push_back({v.c.label(), name, check.reason});
+              continue;
+            }
+            job.memory_bytes = check.worst_bytes;
+            jobs.push_back(std::move(job));
+          }
         }
+      }
+      parallel_for(jobs.size(), threads, [&](std::size_t k) {
+        Job& job = jobs[k];
         try {
-          o.outcomes.push_back(predict_outcome(s, profile, plan.predictions));
-          o.outcomes.back().memory_bytes = check.worst_bytes;
+          job.outcome = predict_outcome(job.scenario, profile);
+          job.outcome.memory_bytes = job.memory_bytes;
+          job.ok = true;
         } catch (const InputError& e) {
-          plan.rejected.push_back({o.candidate.label(), name, std::string("invalid: ") + e.what()});
+          job.error = std::string("invalid: ") + e.what();
+        }
+      });
+      plan.predictions += static_cast<int>(jobs.size());
+      // Jobs come grouped by (group, variant): one option per variant with at least one outcome.
+      for (std::size_t k = 0; k < jobs.size();) {
+        const Job& first = jobs[k];
+        const Variant& v = groups[first.group].variants[first.variant];
+        PlanOption o;
+        o.candidate = v.c;
+        o.memory_bytes = v.check.worst_bytes;
+        o.hbm_bytes = v.check.hbm_bytes;
+        for (; k < jobs.size() && jobs[k].group == first.group && jobs[k].variant == first.variant; ++k) {
+          if (jobs[k].ok) {
+            o.outcomes.push_back(jobs[k].outcome);
+          } else {
+            plan.rejected.push_back({v.c.label(), jobs[k].scenario.dispatcher.name, jobs[k].error});
+          }
+        }
+        if (o.outcomes.empty()) continue;
+        std::stable_sort(o.outcomes.begin(), o.outcomes.end(), faster);
+        Group& g = groups[first.group];
+        g.fastest_s = std::min(g.fastest_s, o.best().iteration_s);
+        fastest = std::min(fastest, o.best().iteration_s);
+        found.push_back(std::move(o));
+      }
+      // Neighbours of every group within the window of the fastest, in screening order.
+      std::vector<std::size_t> next;
+      for (std::size_t gi : order) {
+        const Group& g = groups[gi];
+        if (!g.predicted || !(g.fastest_s <= fastest * (1 + request.explore_window))) continue;
+        for (const GroupKey& n : neighbours(g.key, world)) {
+          const auto it = group_of.find(n);
+          if (it == group_of.end() || groups[it->second].queued) continue;
+          groups[it->second].queued = true;
+          next.push_back(it->second);
         }
       }
-      std::stable_sort(o.outcomes.begin(), o.outcomes.end(), faster);
+      std::stable_sort(next.begin(), next.end(),
+                       [&](std::size_t a, std::size_t b) { return groups[a].rank < groups[b].rank; });
+      const std::size_t room =
+          static_cast<std::size_t>(std::max(0, request.max_layouts_per_node_count - search.groups_predicted));
+      if (next.size() > room) {
+        search.capped = true;
+        for (std::size_t i = room; i < next.size(); ++i) groups[next[i]].queued = false;
+        next.resize(room);
+      }
+      frontier = std::move(next);
     }
+    // What was never predicted, and why.
+    for (std::size_t gi : order) {
+      const Group& g = groups[gi];
+      if (g.predicted) continue;
+      const std::string why =
+          search.capped
+              ? concat({"not predicted: the search stopped at --max-layouts ",
+                        std::to_string(request.max_layouts_per_node_count), " groups (", group_text(g.key),
+                        " is rank ", std::to_string(g.rank), " of ", std::to_string(groups.size()),
+                        " by the screening proxy)"})
+              : concat({"not predicted: no predicted neighbour of ", group_text(g.key), " within ",
+                        window_pct, " of the fastest at ", std::to_string(nodes), " nodes (screening rank ",
+                        std::to_string(g.rank), " of ", std::to_string(groups.size()), ")"});
+      for (const Variant& v : g.variants) plan.rejected.push_back({v.c.label(), "*", why});
+    }
+    search.predictions = plan.predictions - predictions_before;
+    search.fastest_s = found.empty() ? 0 : fastest;
     if (progress) {
-      progress("plan: " + std::to_string(nodes) + " nodes: " + std::to_string(all.size()) + " layouts, " +
-               std::to_string(fitting.size()) + " fit, " + std::to_string(screened.size()) + " predicted");
+      progress(concat({"plan: ", std::to_string(nodes), " nodes: ", std::to_string(search.layouts),
+                       " layouts, ", std::to_string(search.fitting), " fit (", std::to_string(search.groups),
+                       " groups), ", std::to_string(search.groups_predicted), " groups predicted (",
+                       std::to_string(search.predictions), " predictions)",
+                       found.empty() ? std::string() : ", fastest " + format_fixed(fastest, 3) + " s",
+                       search.capped ? ", stopped at --max-layouts" : ""}));
     }
-    for (PlanOption& o : screened) plan.options.push_back(std::move(o));
+    plan.searched.push_back(search);
+    for (PlanOption& o : found) plan.options.push_back(std::move(o));
+  }
+
+  // The band of each option's fastest and runner-up dispatcher (replays for a dispatcher without runs).
+  {
+    std::vector<std::pair<std::size_t, std::size_t>> shown;  // (option, outcome)
+    for (std::size_t i = 0; i < plan.options.size(); ++i) {
+      for (std::size_t k = 0; k < plan.options[i].outcomes.size() && k < 2; ++k) shown.emplace_back(i, k);
+    }
+    std::vector<int> replays(shown.size(), 0);
+    parallel_for(shown.size(), threads, [&](std::size_t j) {
+      PlanOption& o = plan.options[shown[j].first];
+      DispatcherOutcome& d = o.outcomes[shown[j].second];
+      const Scenario s =
+          scenario_for(o.candidate, model, instance, gpu, catalog.dispatcher(d.dispatcher), request);
+      const TermSpread spread = a2a_term_spread(s, profile, d.iteration_s);
+      d.fastest_s = spread.fastest_s;
+      d.slowest_s = spread.slowest_s;
+      d.band = spread.band;
+      d.spread_known = true;
+      replays[j] = spread.replays;
+    });
+    for (int r : replays) plan.predictions += r;
   }
 
   // Time to train, cost, deadline, dispatcher margins.
@@ -261,17 +493,30 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
   std::vector<TimeCost> points;
   for (const PlanOption& o : plan.options) points.push_back({o.days, o.node_hours});
   for (std::size_t i : pareto_front(points)) plan.options[i].pareto = true;
-  // Recommended: the cheapest option meeting the deadline (faster on ties); else the fastest.
+  if (plan.options.empty()) return plan;
+  // Objectives: fastest (options are ranked by time), cheapest (fewest node-hours, faster on ties) and,
+  // with a deadline, the cheapest that meets it.
+  plan.fastest = 0;
+  plan.cheapest = 0;
+  int cheapest_in_time = -1;
   for (std::size_t i = 0; i < plan.options.size(); ++i) {
     const PlanOption& o = plan.options[i];
-    if (!o.meets_deadline) continue;
-    if (plan.recommended < 0 ||
-        o.node_hours < plan.options[static_cast<std::size_t>(plan.recommended)].node_hours) {
-      plan.recommended = static_cast<int>(i);
+    if (o.node_hours < plan.options[static_cast<std::size_t>(plan.cheapest)].node_hours) {
+      plan.cheapest = static_cast<int>(i);
+    }
+    if (o.meets_deadline &&
+        (cheapest_in_time < 0 ||
+         o.node_hours < plan.options[static_cast<std::size_t>(cheapest_in_time)].node_hours)) {
+      cheapest_in_time = static_cast<int>(i);
     }
   }
-  plan.recommended_meets_deadline = plan.recommended >= 0;
-  if (plan.recommended < 0 && !plan.options.empty()) plan.recommended = 0;
+  if (request.deadline_days > 0) {
+    plan.recommended_meets_deadline = cheapest_in_time >= 0;
+    plan.recommended = cheapest_in_time >= 0 ? cheapest_in_time : plan.fastest;
+  } else {
+    plan.recommended_meets_deadline = true;
+    plan.recommended = plan.fastest;
+  }
   return plan;
 }
 

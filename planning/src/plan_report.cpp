@@ -42,11 +42,12 @@ std::string margin_text(const PlanOption& o) {
                  o.margin_exceeds_uncertainty ? " (beyond the uncertainty)" : " (within the uncertainty)"});
 }
 
-ResultTable brief_table(const Plan& plan, bool pareto_only) {
+// The Pareto front (pareto_only) or the first `limit` options, ranked.
+ResultTable brief_table(const Plan& plan, bool pareto_only, std::size_t limit) {
   ResultTable t;
   t.columns = {"rank", "nodes",     "layout",     "dispatcher", "iter_s",   "band_s",
                "days", "days_band", "node_hours", "cost",       "deadline", "dispatcher_margin"};
-  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+  for (std::size_t i = 0; i < plan.options.size() && t.rows.size() < limit; ++i) {
     const PlanOption& o = plan.options[i];
     if (pareto_only && !o.pareto) continue;
     const DispatcherOutcome& b = o.best();
@@ -59,6 +60,57 @@ ResultTable brief_table(const Plan& plan, bool pareto_only) {
   }
   return t;
 }
+
+// What the search did per node count.
+ResultTable searched_table(const Plan& plan) {
+  ResultTable t;
+  t.columns = {"nodes", "layouts", "fit", "groups", "predicted", "predictions", "fastest_s", "note"};
+  for (const NodeCountSearch& n : plan.searched) {
+    std::string note;
+    if (n.fitting == 0) {
+      note = "none fits: " + n.none_reason;
+    } else if (n.capped) {
+      note = "search stopped at --max-layouts " + std::to_string(plan.request.max_layouts_per_node_count);
+    }
+    t.add_row({Cell::integer(n.nodes), Cell::integer(n.layouts), Cell::integer(n.fitting),
+               Cell::integer(n.groups), Cell::integer(n.groups_predicted), Cell::integer(n.predictions),
+               n.fastest_s > 0 ? Cell::fixed(n.fastest_s, 3) : Cell("-"), note});
+  }
+  return t;
+}
+
+// "32 x p6-b300.48xlarge, tp8 pp4 ..., deepep-uccl: 41.5 days (35.6..53.6), 31000 node-hours, $..."
+std::string option_line(const Plan& plan, int index) {
+  const PlanOption& o = plan.options[static_cast<std::size_t>(index)];
+  return concat({"rank ",
+                 std::to_string(index + 1),
+                 ": ",
+                 std::to_string(o.candidate.nodes),
+                 " x ",
+                 plan.request.instance,
+                 ", ",
+                 layout_text(o.candidate),
+                 ", ",
+                 dispatcher_text(o.best()),
+                 ": ",
+                 format_fixed(o.best().iteration_s, 3),
+                 " s/iteration, ",
+                 format_fixed(o.days, 1),
+                 " days (",
+                 format_fixed(o.days_lo, 1),
+                 "..",
+                 format_fixed(o.days_hi, 1),
+                 "), ",
+                 format_fixed(o.node_hours, 0),
+                 " node-hours",
+                 o.cost_usd >= 0 ? ", " + money(o.cost_usd) : "",
+                 "\n    dispatcher: ",
+                 margin_text(o),
+                 "\n"});
+}
+
+// Options listed in the text output (all of them are in --format csv / json).
+constexpr std::size_t kTextOptions = 20;
 
 }  // namespace
 
@@ -98,6 +150,8 @@ ResultTable plan_options_table(const Plan& plan) {
                "meets_deadline_pessimistic",
                "pareto",
                "recommended",
+               "fastest",
+               "cheapest",
                "memory_gib",
                "hbm_gib",
                "compute_s_max",
@@ -146,6 +200,8 @@ ResultTable plan_options_table(const Plan& plan) {
                Cell::boolean(o.meets_deadline_pessimistic),
                Cell::boolean(o.pareto),
                Cell::boolean(static_cast<int>(i) == plan.recommended),
+               Cell::boolean(static_cast<int>(i) == plan.fastest),
+               Cell::boolean(static_cast<int>(i) == plan.cheapest),
                Cell::fixed(b.memory_bytes / kGiB, 2),
                Cell::fixed(o.hbm_bytes / kGiB, 2),
                Cell::fixed(b.compute_s, 6),
@@ -178,27 +234,43 @@ std::string render_plan_text(const Plan& plan, bool explain) {
                               plan.price_source, ")"})
                     : "unknown (" + plan.price_source + "): costs in node-hours only"},
       {"profile", plan.profile},
-      {"searched", std::to_string(plan.enumerated) + " layouts over node counts 1.." +
-                       std::to_string(r.max_nodes) + ", " + std::to_string(plan.options.size()) +
-                       " options predicted (" + std::to_string(plan.predictions) + " predictions), " +
+      {"searched", std::to_string(plan.enumerated) + " layouts over node counts " +
+                       std::to_string(r.min_nodes) + ".." + std::to_string(r.max_nodes) + ", " +
+                       std::to_string(plan.options.size()) + " options predicted (" +
+                       std::to_string(plan.predictions) + " predictions), " +
                        std::to_string(plan.rejected.size()) + " rejected (--explain lists them)"},
   };
   std::string out = render_key_values(kv) + "\n";
-  if (plan.recommended < 0) {
-    out += "recommendation: none: no layout up to " + std::to_string(r.max_nodes) +
-           " nodes fits and passes the validity limits (--explain says why)\n";
+  out += "node counts searched (" + std::to_string(r.min_nodes) + ".." + std::to_string(r.max_nodes) +
+         "):\n" + render_text(searched_table(plan)) + "\n";
+  if (plan.options.empty()) {
+    out += "recommendation: none: no layout on " + std::to_string(r.min_nodes) + ".." +
+           std::to_string(r.max_nodes) +
+           " nodes fits and passes the validity limits (the table above says why; --explain lists each)\n";
+  } else if (r.deadline_days > 0) {
+    out += "objective: the cheapest option (fewest node-hours) that meets the " +
+           format_fixed(r.deadline_days, 1) + "-day deadline (central estimate)\n";
+    out += "recommendation: " + option_line(plan, plan.recommended);
+    if (!plan.recommended_meets_deadline) {
+      out += "  no option meets the deadline: this is the fastest\n";
+    } else {
+      out += "fastest: " + option_line(plan, plan.fastest);
+    }
   } else {
-    const PlanOption& o = plan.options[static_cast<std::size_t>(plan.recommended)];
-    out += "recommendation: " + std::to_string(o.candidate.nodes) + " x " + r.instance + ", " +
-           layout_text(o.candidate) + ", " + dispatcher_text(o.best()) + ": " + format_fixed(o.days, 1) +
-           " days (" + format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1) + "), " +
-           format_fixed(o.node_hours, 0) + " node-hours" + (o.cost_usd >= 0 ? ", " + money(o.cost_usd) : "") +
-           "\n";
-    if (!plan.recommended_meets_deadline) out += "  no option meets the deadline: this is the fastest\n";
-    out += "  dispatcher: " + margin_text(o) + "\n";
+    out +=
+        "objective: no deadline given: the fastest and the cheapest option (--deadline DAYS picks the "
+        "cheapest that meets it)\n";
+    out += "fastest: " + option_line(plan, plan.fastest);
+    out += "cheapest: " + option_line(plan, plan.cheapest);
   }
-  out += "\nPareto front (time to train vs cost):\n" + render_text(brief_table(plan, true));
-  out += "\nall options, fastest first:\n" + render_text(brief_table(plan, false));
+  out +=
+      "\nPareto front (time to train vs cost):\n" + render_text(brief_table(plan, true, plan.options.size()));
+  out += "\noptions, fastest first";
+  if (plan.options.size() > kTextOptions) {
+    out += " (the first " + std::to_string(kTextOptions) + " of " + std::to_string(plan.options.size()) +
+           "; --format csv or json lists all)";
+  }
+  out += ":\n" + render_text(brief_table(plan, false, kTextOptions));
   if (any_generic(plan)) out += kGenericFootnote;
   if (explain) out += "\nrejected candidates:\n" + render_text(plan_rejected_table(plan));
   return out;
@@ -221,19 +293,24 @@ std::string render_plan_json(const Plan& plan, const OutputContext& context, boo
                      "options",
                      "rejected",
                      "recommended_rank",
-                     "recommended_meets_deadline"};
+                     "recommended_meets_deadline",
+                     "fastest_rank",
+                     "cheapest_rank",
+                     "min_nodes"};
   const PlanRequest& r = plan.request;
-  summary.add_row({r.model, r.instance, Cell::exact(r.tokens), Cell::exact(r.deadline_days),
-                   Cell::integer(r.max_nodes), Cell::integer(r.global_batch), Cell::integer(r.seq_length),
-                   Cell::exact(plan.price_usd_per_hour), plan.price_source, plan.profile,
-                   Cell::integer(plan.enumerated), Cell::integer(plan.predictions),
-                   Cell::integer(static_cast<std::int64_t>(plan.options.size())),
-                   Cell::integer(static_cast<std::int64_t>(plan.rejected.size())),
-                   Cell::integer(plan.recommended + 1), Cell::boolean(plan.recommended_meets_deadline)});
+  summary.add_row(
+      {r.model, r.instance, Cell::exact(r.tokens), Cell::exact(r.deadline_days), Cell::integer(r.max_nodes),
+       Cell::integer(r.global_batch), Cell::integer(r.seq_length), Cell::exact(plan.price_usd_per_hour),
+       plan.price_source, plan.profile, Cell::integer(plan.enumerated), Cell::integer(plan.predictions),
+       Cell::integer(static_cast<std::int64_t>(plan.options.size())),
+       Cell::integer(static_cast<std::int64_t>(plan.rejected.size())), Cell::integer(plan.recommended + 1),
+       Cell::boolean(plan.recommended_meets_deadline), Cell::integer(plan.fastest + 1),
+       Cell::integer(plan.cheapest + 1), Cell::integer(r.min_nodes)});
   const ResultTable options = plan_options_table(plan);
   const ResultTable rejected = plan_rejected_table(plan);
-  std::vector<std::pair<std::string, const ResultTable*>> tables = {{"plan", &summary},
-                                                                    {"options", &options}};
+  const ResultTable searched = searched_table(plan);
+  std::vector<std::pair<std::string, const ResultTable*>> tables = {
+      {"plan", &summary}, {"searched", &searched}, {"options", &options}};
   if (explain) tables.emplace_back("rejected", &rejected);
   return render_json(context, tables);
 }

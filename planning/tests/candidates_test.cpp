@@ -12,10 +12,12 @@ const Catalog& catalog() {
   return c;
 }
 
-TEST(PlanCandidates, NodeCountsArePowersOfTwo) {
-  EXPECT_EQ(node_counts(64), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
-  EXPECT_EQ(node_counts(12), (std::vector<int>{1, 2, 4, 8}));
-  EXPECT_EQ(node_counts(1), (std::vector<int>{1}));
+TEST(PlanCandidates, NodeCountsArePowersOfTwoAndTheEnds) {
+  EXPECT_EQ(node_counts(1, 64), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(node_counts(1, 12), (std::vector<int>{1, 2, 4, 8, 12}));  // once 1..8: 12 was not searched
+  EXPECT_EQ(node_counts(1, 1), (std::vector<int>{1}));
+  EXPECT_EQ(node_counts(16, 32), (std::vector<int>{16, 32}));
+  EXPECT_TRUE(node_counts(8, 4).empty());
 }
 
 // qwen3-30b-a3b (48 layers, 128 experts) on one 8-GPU node. By hand, per (tp, pp) with dp = 8/(tp pp):

@@ -25,8 +25,9 @@ PlanRequest small_request() {
   r.max_nodes = 1;
   r.global_batch = 16;
   r.seq_length = 4096;
-  r.predictions_per_node_count = 2;
-  r.dispatcher_finalists = 1;
+  r.seed_layouts = 1;
+  r.max_layouts_per_node_count = 2;
+  r.threads = 2;
   return r;
 }
 
@@ -51,16 +52,26 @@ TEST(PlanRequestCheck, ExactMessages) {
             "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of p5.48xlarge, p5en.48xlarge, "
             "p6-b200.48xlarge, p6-b300.48xlarge");
   r = small_request();
+  const std::string tokens_range =
+      "a number of tokens in [1e6, 1e15] (e.g. 1e12; DeepSeek-V3 pre-trained on 1.48e13)";
   r.tokens = 0;
-  EXPECT_EQ(error_of(r), "<input>: --tokens: 0: a number of tokens > 0 (e.g. 1e12)");
+  EXPECT_EQ(error_of(r), "<input>: --tokens: 0: " + tokens_range);
   r.tokens = -5;
-  EXPECT_EQ(error_of(r), "<input>: --tokens: -5: a number of tokens > 0 (e.g. 1e12)");
+  EXPECT_EQ(error_of(r), "<input>: --tokens: -5: " + tokens_range);
+  r.tokens = 1e30;  // once printed as 3.8e20 days
+  EXPECT_EQ(error_of(r), "<input>: --tokens: 1e+30: " + tokens_range);
+  r.tokens = 1e15;
+  EXPECT_EQ(error_of(r), "");
   r = small_request();
   r.deadline_days = -1;
-  EXPECT_EQ(error_of(r), "<input>: --deadline: -1: days >= 0 (0 = no deadline)");
+  EXPECT_EQ(error_of(r), "<input>: --deadline: -1: days > 0 (leave --deadline out for no deadline)");
   r = small_request();
   r.max_nodes = 0;
   EXPECT_EQ(error_of(r), "<input>: --max-nodes: 0: an integer in [1, 4096]");
+  r = small_request();
+  r.max_nodes = 4;
+  r.min_nodes = 8;
+  EXPECT_EQ(error_of(r), "<input>: --min-nodes: 8: an integer in [1, --max-nodes = 4]");
   r = small_request();
   r.price_usd_per_hour = -3;
   EXPECT_EQ(error_of(r), "<input>: --price: -3: USD per node-hour >= 0");
@@ -95,8 +106,11 @@ TEST_F(SmallPlan, PriceOverrideAndCosts) {
   const Plan& p = plan();
   EXPECT_EQ(p.price_usd_per_hour, 10);
   EXPECT_EQ(p.price_source, "--price");
-  ASSERT_EQ(p.options.size(), 2u);  // the screening budget
+  // Two groups (the cap), each with its vpp / overlap variants: one option per variant.
+  ASSERT_GE(p.options.size(), 2u);
   EXPECT_EQ(p.enumerated, 108);
+  ASSERT_EQ(p.searched.size(), 1u);
+  EXPECT_EQ(p.searched[0].groups_predicted, 2);
   for (const PlanOption& o : p.options) {
     // 1e9 tokens / (16 x 4096 tokens per iteration) iterations.
     const double iterations = 1e9 / (16.0 * 4096.0);
@@ -119,41 +133,131 @@ TEST_F(SmallPlan, PriceOverrideAndCosts) {
   EXPECT_TRUE(p.options[0].pareto);
   EXPECT_FALSE(p.options[1].pareto);
   EXPECT_EQ(p.recommended, 0);
+  EXPECT_EQ(p.fastest, 0);
+  EXPECT_EQ(p.cheapest, 0);
   EXPECT_TRUE(p.recommended_meets_deadline);
 }
 
-TEST_F(SmallPlan, FinalistComparesDispatchersAndRejectionsAreExplained) {
+TEST_F(SmallPlan, EveryOptionComparesEveryDispatcherAndRejectionsAreExplained) {
   const Plan& p = plan();
-  // The fastest layout is the single finalist: every catalog dispatcher either predicted or rejected.
-  std::size_t finalist = p.options[0].outcomes.size() >= 2 ? 0 : 1;
-  const PlanOption& f = p.options[finalist];
+  // Every predicted layout has every catalog dispatcher either predicted or rejected with a reason.
+  for (const PlanOption& o : p.options) {
+    std::size_t rejected = 0;
+    for (const Rejection& r : p.rejected) {
+      if (r.label == o.candidate.label() && r.dispatcher != "*") ++rejected;
+    }
+    EXPECT_EQ(o.outcomes.size() + rejected, catalog().dispatchers().size()) << o.candidate.label();
+    for (std::size_t i = 1; i < o.outcomes.size(); ++i)
+      EXPECT_LE(o.outcomes[i - 1].iteration_s, o.outcomes[i].iteration_s);
+    for (std::size_t i = 0; i < o.outcomes.size(); ++i) EXPECT_EQ(o.outcomes[i].spread_known, i < 2);
+  }
+  const PlanOption& f = p.options[0];
   ASSERT_GE(f.outcomes.size(), 2u);
-  for (std::size_t i = 1; i < f.outcomes.size(); ++i)
-    EXPECT_LE(f.outcomes[i - 1].iteration_s, f.outcomes[i].iteration_s);
   EXPECT_NEAR(f.margin_pct, (f.outcomes[1].iteration_s / f.outcomes[0].iteration_s - 1) * 100, 1e-9);
-  int budget = 0;
+  int not_predicted = 0;
   for (const Rejection& r : p.rejected) {
     EXPECT_FALSE(r.reason.empty());
-    if (r.reason.rfind("not predicted: screening rank ", 0) == 0) ++budget;
+    if (r.reason.rfind("not predicted: the search stopped at --max-layouts 2 groups", 0) == 0)
+      ++not_predicted;
   }
-  EXPECT_GT(budget, 0);
+  EXPECT_GT(not_predicted, 0);
+  EXPECT_TRUE(p.searched[0].capped);
   const ResultTable t = plan_options_table(p);
-  EXPECT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows.size(), p.options.size());
   EXPECT_EQ(t.rows[0][t.column("recommended")].text, "true");
+  EXPECT_EQ(t.rows[0][t.column("fastest")].text, "true");
   EXPECT_EQ(t.rows[0][t.column("gpus")].text, "8");
   const std::string text = render_plan_text(p, true);
-  EXPECT_NE(text.find("recommendation: 1 x p5en.48xlarge"), std::string::npos) << text;
+  EXPECT_NE(text.find("recommendation: rank 1: 1 x p5en.48xlarge"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("objective: the cheapest option (fewest node-hours) that meets the 1000.0-day deadline"),
+      std::string::npos);
+  EXPECT_NE(text.find("search stopped at --max-layouts 2"), std::string::npos);
   EXPECT_NE(text.find("rejected candidates:"), std::string::npos);
+}
+
+// The search against an exhaustive run (every group a seed) on a small grid: qwen3-30b-a3b on 1 and 2
+// p5en nodes, every fitting layout with every dispatcher. The search must find the fastest option of each
+// node count and keep every option within 5% of it.
+TEST(PlanSearch, MatchesAnExhaustiveRunWithinFivePercent) {
+  PlanRequest r = small_request();
+  r.max_nodes = 2;
+  r.seed_layouts = 2;
+  r.max_layouts_per_node_count = 1000;
+  const Plan searched = make_plan(catalog(), r, unfitted());
+  r.seed_layouts = 1000;
+  const Plan exhaustive = make_plan(catalog(), r, unfitted());
+  ASSERT_EQ(exhaustive.searched.size(), 2u);
+  int within = 0;
+  for (std::size_t n = 0; n < exhaustive.searched.size(); ++n) {
+    const NodeCountSearch& all = exhaustive.searched[n];
+    const NodeCountSearch& some = searched.searched[n];
+    EXPECT_EQ(all.groups_predicted, all.groups);  // exhaustive indeed
+    EXPECT_LT(some.groups_predicted, all.groups) << "the small grid must exercise the search";
+    EXPECT_FALSE(some.capped);
+    EXPECT_DOUBLE_EQ(some.fastest_s, all.fastest_s) << all.nodes << " nodes";
+    for (const PlanOption& o : exhaustive.options) {
+      if (o.candidate.nodes != all.nodes || o.best().iteration_s > all.fastest_s * 1.05) continue;
+      ++within;
+      bool kept = false;
+      for (const PlanOption& k : searched.options) {
+        if (k.candidate.label() == o.candidate.label()) {
+          kept = true;
+          EXPECT_EQ(k.best().dispatcher, o.best().dispatcher);
+          EXPECT_DOUBLE_EQ(k.best().iteration_s, o.best().iteration_s);
+        }
+      }
+      EXPECT_TRUE(kept) << o.candidate.label() << " " << o.best().iteration_s << " s, fastest "
+                        << all.fastest_s << " s";
+    }
+  }
+  EXPECT_GT(within, 2);
+}
+
+TEST(PlanNodes, RangeAsAskedAndEmptyCountsExplained) {
+  EXPECT_EQ(node_counts(1, 48), (std::vector<int>{1, 2, 4, 8, 16, 32, 48}));
+  EXPECT_EQ(node_counts(3, 16), (std::vector<int>{3, 4, 8, 16}));
+  EXPECT_EQ(node_counts(12, 12), (std::vector<int>{12}));
+  // deepseek-v3 does not fit on one p5en node: the node count is listed with the lightest layout's
+  // verdict, and no option is invented.
+  PlanRequest r = small_request();
+  r.model = "deepseek-v3";
+  const Plan p = make_plan(catalog(), r, unfitted());
+  ASSERT_EQ(p.searched.size(), 1u);
+  EXPECT_EQ(p.searched[0].fitting, 0);
+  EXPECT_NE(p.searched[0].none_reason.find("does not fit: "), std::string::npos) << p.searched[0].none_reason;
+  EXPECT_TRUE(p.options.empty());
+  EXPECT_EQ(p.recommended, -1);
+  const std::string text = render_plan_text(p, false);
+  EXPECT_NE(text.find("none fits: the lightest layout, n1 "), std::string::npos) << text;
+  EXPECT_NE(text.find("recommendation: none"), std::string::npos) << text;
+}
+
+TEST(PlanObjectives, FastestAndCheapestWithoutADeadline) {
+  PlanRequest r = small_request();
+  r.max_nodes = 2;
+  r.max_layouts_per_node_count = 2;
+  const Plan p = make_plan(catalog(), r, unfitted());
+  ASSERT_GE(p.options.size(), 2u);
+  EXPECT_EQ(p.fastest, 0);
+  EXPECT_EQ(p.recommended, p.fastest);
+  for (const PlanOption& o : p.options)
+    EXPECT_GE(o.node_hours, p.options[static_cast<std::size_t>(p.cheapest)].node_hours);
+  const std::string text = render_plan_text(p, false);
+  EXPECT_NE(text.find("objective: no deadline given: the fastest and the cheapest option"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nfastest: rank 1: "), std::string::npos) << text;
+  EXPECT_NE(text.find("\ncheapest: rank " + std::to_string(p.cheapest + 1) + ": "), std::string::npos)
+      << text;
 }
 
 TEST(PlanDeadline, NoOptionMeetsAnImpossibleDeadline) {
   PlanRequest r = small_request();
   r.tokens = 1e15;
   r.deadline_days = 1;
-  r.dispatcher_finalists = 0;
-  r.predictions_per_node_count = 1;
+  r.max_layouts_per_node_count = 1;
   const Plan p = make_plan(catalog(), r, unfitted());
-  ASSERT_EQ(p.options.size(), 1u);
+  ASSERT_GE(p.options.size(), 1u);
   EXPECT_FALSE(p.options[0].meets_deadline);
   EXPECT_EQ(p.recommended, 0);
   EXPECT_FALSE(p.recommended_meets_deadline);
@@ -166,10 +270,11 @@ TEST(PlanReport, DispatcherWithoutRunsIsStarredWithAFootnote) {
   // labelled in the options table.
   PlanRequest r = small_request();
   r.tokens = 1e15;
-  r.dispatcher_finalists = 0;
-  r.predictions_per_node_count = 1;
+  r.max_layouts_per_node_count = 1;
   Plan p = make_plan(catalog(), r, unfitted());
-  ASSERT_EQ(p.options.size(), 1u);
+  ASSERT_GE(p.options.size(), 1u);
+  p.options.resize(1);
+  p.options[0].outcomes.resize(1);
   const std::string plain = render_plan_text(p, false);
   EXPECT_EQ(plain.find("no live runs of this dispatcher"), std::string::npos);
   EXPECT_EQ(p.options[0].best().a2a_terms, "defaults");  // unfitted profile

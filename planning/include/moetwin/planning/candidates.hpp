@@ -16,18 +16,30 @@ namespace moetwin {
 struct PlanRequest {
   std::string model;
   std::string instance;
-  double tokens = 0;               // tokens to train on
-  double deadline_days = 0;        // 0 = no deadline
-  int max_nodes = 64;              // node counts 1, 2, 4, ... up to this
+  double tokens = 0;         // tokens to train on, in [kMinPlanTokens, kMaxPlanTokens]
+  double deadline_days = 0;  // 0 = no deadline (the CLI refuses an explicit --deadline <= 0)
+  int min_nodes = 1;         // node counts: powers of two in [min_nodes, max_nodes], and max_nodes itself
+  int max_nodes = 64;
   double price_usd_per_hour = -1;  // per node; < 0 = the catalog's price
   int global_batch = 512;          // sequences per iteration, the same for every option (a training choice)
   int seq_length = 4096;
-  // Predictions per node count in the screening pass (see make_plan): bounds the run time.
-  int predictions_per_node_count = 8;
-  // Layouts per node count whose every dispatcher is predicted after screening.
-  int dispatcher_finalists = 2;
-  std::string reference_dispatcher = "nccl-alltoall";  // the screening dispatcher (valid at any EP size)
+  // Layouts (tp, pp, ep, dp, mb) per node count the search starts from, in screening-proxy order taken
+  // round-robin over pp; each is predicted with every dispatcher, vpp 1 and 2, overlap off and on.
+  int seed_layouts = 6;
+  // The search then predicts every neighbour (one of tp, pp, ep, mb one step away) of any layout within
+  // this fraction of the node count's fastest, until none is left: options within it are not dropped.
+  double explore_window = 0.05;
+  int max_layouts_per_node_count = 64;  // bounds the run time; a plan that reaches it says so
+  int threads = 0;                      // predictions in parallel; 0 = the machine's cores (at most 16)
+  // The dispatcher whose buffers the memory pre-check (and the recompute choice) assumes; every other
+  // dispatcher is checked again before its prediction.
+  std::string fit_dispatcher = "nccl-alltoall";
 };
+
+// The token range `plan` accepts: a million (one small iteration) to a quadrillion (70x DeepSeek-V3's
+// 14.8 T pre-training tokens); beyond it the day counts mean nothing.
+constexpr double kMinPlanTokens = 1e6;
+constexpr double kMaxPlanTokens = 1e15;
 
 // One point of the search space (dispatcher chosen later).
 struct Candidate {
@@ -40,8 +52,9 @@ struct Candidate {
   std::string label() const;
 };
 
-// Node counts 1, 2, 4, ... <= max_nodes.
-std::vector<int> node_counts(int max_nodes);
+// Node counts: the powers of two in [min_nodes, max_nodes], then min_nodes and max_nodes themselves when
+// they are not powers of two (--max-nodes 48 searches 1, 2, 4, 8, 16, 32 and 48). Ascending.
+std::vector<int> node_counts(int min_nodes, int max_nodes);
 
 // The search space for `nodes` nodes, before any check (recompute is left at none; fit_candidate picks
 // it). Pruning rules (why each is safe or what it gives up):

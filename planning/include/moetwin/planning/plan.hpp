@@ -2,17 +2,21 @@
 // reject the invalid and the ones that do not fit, predict the rest (sim/prediction.hpp with the fitted
 // profile), and rank them by time to train a token budget and by cost.
 //
-// Two passes bound the run time (every prediction replays one iteration rank by rank):
-//  1. screening: per node count, the fitting candidates are ordered by a cheap analytic proxy
-//     (screening_proxy), taken round-robin over the pipeline sizes (so every pp gets predictions), and
-//     the first PlanRequest::predictions_per_node_count are predicted with the
-//     reference dispatcher (NCCL all-to-all: valid at every EP size); the others are listed as rejected
-//     "not predicted (screening budget)" so --explain shows what was left out;
-//  2. dispatchers: per node count the PlanRequest::dispatcher_finalists fastest layouts are predicted
-//     with every other catalog dispatcher valid there; each option keeps its fastest dispatcher and the
-//     margin to the runner-up.
-// For a fixed node count, cost is proportional to time, so the Pareto front (time vs cost) only ever
-// holds the fastest layout of a node count: the finalists cover it.
+// Predicting every fitting layout with every dispatcher is too slow at scale (DeepSeek-V3 on 32 nodes:
+// ~430 fitting layouts x 4 dispatchers, each prediction a replay of 256 ranks), so per node count:
+//  1. layouts are grouped by (tp, pp, ep, dp, mb); each group's variants (vpp 1 and 2, MoE A2A overlap
+//     off and on, the lightest recompute that fits) are predicted together with EVERY valid dispatcher,
+//     since which dispatcher wins depends on the layout (DeepEP with overlap at mb 4 can beat NCCL's
+//     best layout by a third);
+//  2. the search starts from PlanRequest::seed_layouts groups in screening_proxy order, round-robin over
+//     pp, then predicts every neighbour (tp, pp, ep or mb one step away) of any group within
+//     PlanRequest::explore_window of the node count's fastest prediction, until no such neighbour is
+//     left (or PlanRequest::max_layouts_per_node_count is reached, which the plan reports): a hill
+//     climb over a landscape that is smooth in each of those axes. planning/tests/plan_test.cpp checks it
+//     against an exhaustive run on a small grid;
+//  3. the fastest and the runner-up dispatcher of each option are predicted again with each measured
+//     relative's A2A terms when the profile has no runs of them (a2a_term_spread) for the band.
+// Groups never predicted are listed as rejected ("not predicted: ...") so --explain shows them.
 #pragma once
 
 #include <functional>
@@ -31,11 +35,14 @@ struct DispatcherOutcome {
   double iteration_s = 0;
   double tokens_per_s = 0;
   double tflops_per_gpu = 0;
-  UncertaintyBand band;  // where the measured iteration time is expected
-  // The prediction's spread over the A2A terms it might have: a dispatcher without live runs in the fit
-  // is also predicted with each generic_a2a_sources() profile (its band spans them); otherwise both are
-  // iteration_s.
+  // Where the measured iteration time is expected, and the prediction's spread over the A2A terms it
+  // might have: a dispatcher without live runs in the fit is also predicted with each
+  // generic_a2a_sources() profile (its band spans them); otherwise both are iteration_s. Computed for
+  // an option's fastest and runner-up dispatcher (the ones shown and compared); the others keep
+  // iteration_s at every end and spread_known false.
+  UncertaintyBand band;
   double fastest_s = 0, slowest_s = 0;
+  bool spread_known = false;
   std::string a2a_terms;    // a2a_terms_label: "fitted", "generic" or "defaults"
   double memory_bytes = 0;  // most loaded stage with this dispatcher's buffers
   // Critical-rank-independent maxima over ranks, seconds (time breakdown).
@@ -61,6 +68,19 @@ struct PlanOption {
   const DispatcherOutcome& best() const { return outcomes.front(); }
 };
 
+// What the search did at one node count (the text output's "node counts" table).
+struct NodeCountSearch {
+  int nodes = 0;
+  int layouts = 0;  // enumerated
+  int fitting = 0;  // valid and fit in HBM with the lightest recompute
+  int groups = 0;   // (tp, pp, ep, dp, mb) groups of the fitting layouts
+  int groups_predicted = 0;
+  int predictions = 0;
+  bool capped = false;      // the search stopped at max_layouts_per_node_count
+  double fastest_s = 0;     // fastest predicted iteration; 0 when nothing was predicted
+  std::string none_reason;  // why nothing fits here ("" when something does): the lightest layout's check
+};
+
 // A candidate (with a dispatcher, or "*" for all) that is not among the options, and why.
 struct Rejection {
   std::string label;
@@ -72,10 +92,18 @@ struct Plan {
   PlanRequest request;
   double price_usd_per_hour = 0;  // 0 = unknown (cost ranked by node-hours)
   std::string price_source;
-  std::string profile;              // profile path or "built-in defaults (unfitted)"
-  std::vector<PlanOption> options;  // ranked: time to train, then cost, then label
-  std::vector<Rejection> rejected;  // in enumeration order
-  int recommended = -1;             // index into options; -1 when there is none
+  std::string profile;                    // profile path or "built-in defaults (unfitted)"
+  std::vector<PlanOption> options;        // ranked: time to train, then cost, then label
+  std::vector<Rejection> rejected;        // in enumeration order
+  std::vector<NodeCountSearch> searched;  // one per node count, ascending
+  // Objectives, indices into options (-1 when there are no options):
+  //  - fastest: the least time to train (options[0]);
+  //  - cheapest: the fewest node-hours (faster on ties);
+  //  - recommended: with a deadline, the cheapest meeting it (central estimate), else the fastest;
+  //    without a deadline, the fastest (both are shown: the user weighs time against cost).
+  int fastest = -1;
+  int cheapest = -1;
+  int recommended = -1;
   bool recommended_meets_deadline = false;
   int enumerated = 0;   // candidates enumerated over all node counts
   int predictions = 0;  // predict() calls
@@ -86,9 +114,9 @@ struct Plan {
 // Narayanan et al. SC'21), then fewer EP ranks, larger tp, overlap on, label.
 double screening_proxy(const Candidate& candidate, int global_batch);
 
-// Throws InputError for a bad request: unknown model/instance (the catalog's message), tokens <= 0,
-// deadline < 0, max_nodes < 1, price < 0 when given, gbs/seq < 1. `progress` (may be empty) receives
-// one line per node count.
+// Throws InputError for a bad request: unknown model/instance (the catalog's message), tokens outside
+// [kMinPlanTokens, kMaxPlanTokens], deadline < 0, node range outside [1, 4096] or min > max, price < 0 when
+// given, gbs/seq < 1. `progress` (may be empty) receives one line per node count.
 Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedProfile& profile,
                const std::function<void(const std::string&)>& progress = {});
 

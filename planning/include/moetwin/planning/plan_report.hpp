@@ -13,14 +13,15 @@ namespace moetwin {
 // overlap, gbs, seq, dispatcher, runner_up, margin_pct, margin_exceeds_uncertainty, dispatchers_compared,
 // predicted_iter_s, lo_s, hi_s, predicted_tokens_s, predicted_tflops_gpu, days, days_lo, days_hi,
 // node_hours, cost_usd (empty when no price), meets_deadline, meets_deadline_pessimistic, pareto,
-// recommended, memory_gib, hbm_gib, compute_s_max, exposed_{tp,ep,pp,dp}_s_max, bubble_s_max,
-// host_wait_s_max.
+// recommended, fastest, cheapest, memory_gib, hbm_gib, compute_s_max, exposed_{tp,ep,pp,dp}_s_max,
+// bubble_s_max, host_wait_s_max.
 ResultTable plan_options_table(const Plan& plan);
 // candidate, dispatcher, reason.
 ResultTable plan_rejected_table(const Plan& plan);
 // Summary, recommendation, Pareto front, every option; with `explain` the rejected candidates.
 std::string render_plan_text(const Plan& plan, bool explain);
-// {"context", "plan" (request, price, profile, counts, recommended), "options", ["rejected"]}.
+// {"context", "plan" (request, price, profile, counts, recommended, fastest, cheapest), "searched" (per
+// node count), "options", ["rejected"]}.
 std::string render_plan_json(const Plan& plan, const OutputContext& context, bool explain);
 
 }  // namespace moetwin

@@ -1,6 +1,6 @@
 // `moetwin report INPUT... --out report.html [--markdown DIR]`: a self-contained HTML report (and
-// Markdown with PNG figures) from plan / sweep / validate / recommend outputs. Wiring only: the work is
-// in reports/ (report_input, report_figures, gnuplot, html_report).
+// Markdown with PNG figures) from plan / sweep / validate / recommend / predict outputs. Wiring only: the
+// work is in reports/ (report_input, report_figures, gnuplot, html_report).
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -44,10 +44,16 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
     std::string profile;
   };
   auto opts = std::make_shared<Options>();
-  cmd->add_option("INPUT", opts->inputs, "CSV or JSON outputs of plan, sweep, validate or recommend")
+  cmd->add_option(
+         "INPUT", opts->inputs,
+         "CSV or JSON outputs of plan, sweep, validate, recommend or predict (a sweep's .h5: pass its "
+         ".csv)")
       ->required();
   cmd->add_option("--out", opts->out, "HTML file, written atomically")->required();
-  cmd->add_option("--markdown", opts->markdown, "Also write DIR/report.md and its PNG figures");
+  cmd->add_option(
+      "--markdown", opts->markdown,
+      "Also write DIR/report.md and its PNG figures (DIR is created; its parent must exist, as for "
+      "--out)");
   cmd->add_option("--title", opts->title, "Report title (default \"moetwin report\")");
   cmd->add_option("--profile-label", opts->profile,
                   "Profile to name in the context block (default: what the inputs recorded)");

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -44,7 +45,10 @@ std::string preamble(FigureFormat format, const std::string& output) {
     s = "set terminal pngcairo size 1350,780 font 'DejaVu Sans,13' background '#ffffff'\n";
   }
   return s + "set output '" + output + "'\nset encoding utf8\nset termoption noenhanced\n" +
-         "set grid lc rgb '#dddddd'\nset border lc rgb '#444444'\nset key outside right top box\n";
+         "set grid lc rgb '#dddddd'\nset border lc rgb '#444444'\n" +
+         // Left-justified names after their samples, with room: gnuplot's width estimate for
+         // right-justified key text clipped long dispatcher names (deepep-nvshmem) at the box edge.
+         "set key outside right top box Left reverse width 2\n";
 }
 
 struct TempDir {
@@ -66,6 +70,23 @@ void write_file(const fs::path& p, const std::string& content) {
   std::ofstream out(p, std::ios::binary);
   out << content;
   if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+// Tick values for a log axis over [lo, hi]: 1-2-5 per decade, 1-1.5-2-3-5-7 when the range is under a
+// decade and a half (gnuplot labels only whole decades, which leaves 3.7 .. 43 s with the one label "10").
+std::string log_tics(double lo, double hi) {
+  const bool narrow = hi < 15 * lo;
+  const std::vector<double> steps =
+      narrow ? std::vector<double>{1, 1.5, 2, 3, 5, 7} : std::vector<double>{1, 2, 5};
+  std::string out;
+  for (double decade = std::pow(10.0, std::floor(std::log10(lo))); decade <= hi; decade *= 10) {
+    for (double m : steps) {
+      const double v = m * decade;
+      if (v < lo || v > hi) continue;
+      out.append(out.empty() ? "" : ", ").append(format_significant(v, 3));
+    }
+  }
+  return "(" + out + ")";
 }
 
 }  // namespace
@@ -153,7 +174,28 @@ GnuplotJob nodes_job(const NodesFigure& f, FigureFormat format) {
   std::string tics;
   for (double x : xs) tics += (tics.empty() ? "" : ", ") + num(x);
   if (!tics.empty()) s += "set xtics (" + tics + ")\n";
+  // One node count: the series' error bars would lie on one line; each is drawn a little to the side
+  // (a fixed fraction of a doubling on the log2 axis), the axis spanning half a doubling either way.
+  const bool one_x = xs.size() == 1;
+  if (one_x) s += "set xrange [" + num(xs[0] / std::sqrt(2.0)) + ":" + num(xs[0] * std::sqrt(2.0)) + "]\n";
   s += "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n";
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = 0;
+  for (const Series& se : f.series) {
+    for (const BandPoint& p : se.points) {
+      for (double v : {p.y, p.lo, p.hi}) {
+        if (std::isfinite(v) && v > 0) {
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+      }
+    }
+  }
+  if (wants_log_axis(lo, hi)) {
+    // The range of the data, not whole decades: 3.7 .. 43 s would otherwise be drawn on 0.1 .. 1000.
+    s += "set logscale y\nset ylabel 'iteration time (s, log scale)'\nset yrange [" + num(lo / 1.15) + ":" +
+         num(hi * 1.15) + "]\nset ytics " + log_tics(lo / 1.15, hi * 1.15) + "\n";
+  }
   for (std::size_t i = 0; i < f.crossovers.size(); ++i) {
     const Crossover& c = f.crossovers[i];
     s += "set arrow from " + num(c.x) + ", graph 0 to " + num(c.x) +
@@ -167,15 +209,21 @@ GnuplotJob nodes_job(const NodesFigure& f, FigureFormat format) {
     const std::string file = "series" + std::to_string(i) + ".dat";
     std::string data = "# nodes iteration_s lo_s hi_s\n";
     bool band = true;
+    const double n = static_cast<double>(f.series.size());
+    const double dodge = one_x ? std::exp2(0.08 * (static_cast<double>(i) - (n - 1) / 2)) : 1.0;
     for (const BandPoint& p : se.points) {
-      data += num(p.x) + " " + num(p.y) + " " + num(p.lo) + " " + num(p.hi) + "\n";
+      data += num(p.x * dodge) + " " + num(p.y) + " " + num(p.lo) + " " + num(p.hi) + "\n";
       band = band && std::isfinite(p.lo) && std::isfinite(p.hi);
     }
     job.data.push_back({file, data});
     const std::string lc = std::string("lc rgb '") + colour(i) + "'";
-    if (band) {
+    // A band needs two node counts to be an area; at one node count it is an error bar.
+    if (band && se.points.size() > 1) {
       plot += (plot.empty() ? "" : ", ") + std::string("'") + file +
               "' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder " + lc + " notitle";
+    } else if (band) {
+      plot += (plot.empty() ? "" : ", ") + std::string("'") + file + "' using 1:2:3:4 with yerrorbars lw 2 " +
+              lc + " notitle";
     }
     plot += (plot.empty() ? "" : ", ") + std::string("'") + file + "' using 1:2 with linespoints lw 2 pt 7 " +
             lc + " title " + gnuplot_quote(se.name);
@@ -191,9 +239,15 @@ GnuplotJob breakdown_job(const BreakdownFigure& f, FigureFormat format) {
   std::string s = preamble(format, job.output);
   s += "set title " + gnuplot_quote(f.title) + "\n";
   s += "set ylabel 'seconds per iteration'\nset style data histograms\nset style histogram rowstacked\n";
-  s += "set style fill solid 0.85 border rgb '#333333'\nset boxwidth 0.7\nset xtics rotate by -30 font "
+  // Labels rotated to end under their bar (right-aligned): none runs off the right edge; the bottom margin
+  // grows with the longest label.
+  std::size_t longest = 0;
+  for (const std::string& b : f.bars) longest = std::max(longest, b.size());
+  s += "set style fill solid 0.85 border rgb '#333333'\nset boxwidth 0.7\nset xtics rotate by 60 right font "
        "',10'\n";
-  s += "set yrange [0:*]\nset bmargin 9\n";
+  // A 10-point character rotated by 60 degrees takes about 0.3 of a 13-point line height.
+  s += "set yrange [0:*]\nset bmargin " + std::to_string(std::max<std::size_t>(6, longest * 3 / 10 + 3)) +
+       "\nset lmargin 12\n";
   std::string data = "# label";
   for (const std::string& c : f.components) data += "\t" + c;
   data += "\n";
@@ -220,11 +274,23 @@ GnuplotJob scatter_job(const ScatterFigure& f, FigureFormat format) {
   job.output = format == FigureFormat::svg ? "figure.svg" : "figure.png";
   double hi = 0;
   for (std::size_t i = 0; i < f.measured.size(); ++i) hi = std::max({hi, f.measured[i], f.predicted[i]});
-  hi *= 1.1;
+  double lo = hi;
+  for (std::size_t i = 0; i < f.measured.size(); ++i) lo = std::min({lo, f.measured[i], f.predicted[i]});
   std::string s = preamble(format, job.output);
   s += "set title " + gnuplot_quote(f.title) + "\n";
-  s += "set xlabel 'measured iteration time (s)'\nset ylabel 'predicted iteration time (s)'\n";
-  s += "set xrange [0:" + num(hi) + "]\nset yrange [0:" + num(hi) + "]\nset size ratio -1\nset samples 200\n";
+  if (wants_log_axis(lo, hi)) {
+    // Runs from a few seconds to a minute: on linear axes the short ones pile up in a corner.
+    s += "set xlabel 'measured iteration time (s, log scale)'\nset ylabel 'predicted iteration time (s, log "
+         "scale)'\nset logscale xy\n";
+    s += "set xrange [" + num(lo / 1.3) + ":" + num(hi * 1.3) + "]\nset yrange [" + num(lo / 1.3) + ":" +
+         num(hi * 1.3) + "]\nset xtics " + log_tics(lo / 1.3, hi * 1.3) + "\nset ytics " +
+         log_tics(lo / 1.3, hi * 1.3) + "\nset size ratio -1\nset samples 200\n";
+  } else {
+    hi *= 1.1;
+    s += "set xlabel 'measured iteration time (s)'\nset ylabel 'predicted iteration time (s)'\n";
+    s += "set xrange [0:" + num(hi) + "]\nset yrange [0:" + num(hi) +
+         "]\nset size ratio -1\nset samples 200\n";
+  }
   std::string data = "# measured_s predicted_s\n";
   for (std::size_t i = 0; i < f.measured.size(); ++i)
     data += num(f.measured[i]) + " " + num(f.predicted[i]) + "\n";
@@ -249,6 +315,37 @@ GnuplotJob pareto_job(const ParetoFigure& f, FigureFormat format) {
   s += "set xlabel 'time to train (days)'\nset ylabel " + gnuplot_quote(f.cost_label) + "\n";
   s += "set format y '%.1s%c'\n";  // 1.9M rather than 1.9e+06
   s += "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n";
+  double dlo = std::numeric_limits<double>::infinity();
+  double dhi = 0;
+  for (double d : f.days) {
+    dlo = std::min(dlo, d);
+    dhi = std::max(dhi, d);
+  }
+  if (wants_log_axis(dlo, dhi)) {
+    const double xlo = dlo / 1.15;
+    const double xhi = std::max(dhi, f.deadline_days) * 1.15;
+    s += "set logscale x\nset xlabel 'time to train (days, log scale)'\nset xrange [" + num(xlo) + ":" +
+         num(xhi) + "]\nset xtics " + log_tics(xlo, xhi) + "\n";
+  }
+  // Every front point named (nodes, layout, dispatcher), the recommendation in its colour.
+  for (std::size_t i = 0; i < f.front_days.size(); ++i) {
+    if (f.has_recommended && f.front_days[i] == f.recommended_days && f.front_cost[i] == f.recommended_cost)
+      continue;
+    s += "set label " + gnuplot_quote(f.front_labels[i]) + " at " + num(f.front_days[i]) + ", " +
+         num(f.front_cost[i]) + " left offset 1,-0.6 font ',9' tc rgb '#0072B2'\n";
+  }
+  if (f.has_recommended) {
+    s += "set label " + gnuplot_quote("recommended: " + f.recommended_label) + " at " +
+         num(f.recommended_days) + ", " + num(f.recommended_cost) +
+         " left offset 1.2,0.8 font ',10' tc rgb "
+         "'#D55E00'\n";
+  }
+  if (f.deadline_days > 0) {
+    s += "set arrow from " + num(f.deadline_days) + ", graph 0 to " + num(f.deadline_days) +
+         ", graph 1 nohead lw 2 dt 2 lc rgb '#CC79A7'\n";
+    s += "set label " + gnuplot_quote("deadline " + format_fixed(f.deadline_days, 0) + " days") + " at " +
+         num(f.deadline_days) + ", graph 0.97 right offset -0.5,0 font ',10' tc rgb '#CC79A7'\n";
+  }
   std::string all = "# days cost\n";
   for (std::size_t i = 0; i < f.days.size(); ++i) all += num(f.days[i]) + " " + num(f.cost[i]) + "\n";
   std::string front = "# days cost\n";

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/version.hpp"
@@ -97,6 +98,19 @@ std::vector<std::string> table_columns(const ReportInput& in) {
                 "fits",
                 "error"};
       break;
+    case ReportKind::predict:
+      wanted = {"scenario",
+                "predicted_iter_s",
+                "iteration_lo_s",
+                "iteration_hi_s",
+                "predicted_tokens_s",
+                "predicted_tflops_gpu",
+                "memory_gib",
+                "hbm_gib",
+                "fits",
+                "compute_source",
+                "collective_source"};
+      break;
   }
   std::vector<std::string> out;
   for (const std::string& w : wanted) {
@@ -138,7 +152,10 @@ std::string profile_of(const std::vector<ReportInput>& inputs, const ReportOptio
   for (const ReportInput& in : inputs) {
     if (!in.profile.empty()) profiles.insert(in.profile);
   }
-  if (profiles.empty()) return "not recorded in the inputs";
+  if (profiles.empty()) {
+    return "not recorded in the inputs (CSV outputs carry no context: write them with --format json, or "
+           "name the profile with --profile-label)";
+  }
   std::string out;
   for (const std::string& p : profiles) out += (out.empty() ? "" : "; ") + p;
   return out;
@@ -152,7 +169,7 @@ std::vector<std::pair<std::string, std::string>> context_rows(const std::vector<
 }
 
 std::string input_origin(const ReportInput& in) {
-  if (in.moetwin_version.empty()) return "";
+  if (in.moetwin_version.empty()) return "not recorded (CSV; --format json records version and profile)";
   return "moetwin " + in.moetwin_version + (in.git_revision.empty() ? "" : " (" + in.git_revision + ")");
 }
 
@@ -347,6 +364,14 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
       }
       break;
     }
+    case ReportKind::predict: {
+      for (std::size_t r = 0; r < n; ++r) {
+        out.push_back(in.cell(r, {"scenario"}) + ": " + in.cell(r, {"predicted_iter_s"}) +
+                      " s per iteration, " + in.cell(r, {"predicted_tokens_s"}) + " tokens/s, " +
+                      in.cell(r, {"predicted_tflops_gpu"}) + " model TFLOP/s per GPU.");
+      }
+      break;
+    }
   }
   return out;
 }
@@ -359,8 +384,9 @@ std::vector<ReportFigureSpec> report_figures(const std::vector<ReportInput>& inp
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::vector<NodesFigure> figs = nodes_figures(inputs[i]);
     for (std::size_t k = 0; k < figs.size(); ++k) {
-      std::string caption = "Iteration time vs nodes per dispatcher, " + figs[k].title +
-                            " (fastest layout of each node count; shaded: uncertainty band).";
+      std::string caption =
+          "Iteration time vs nodes per dispatcher, " + figs[k].title +
+          " (fastest layout of each node count; shaded, or bars at a single node count: uncertainty band).";
       for (const Crossover& c : figs[k].crossovers) {
         caption += " Crossover near " + format_fixed(c.x, 1) + " nodes: " + c.faster_after + " overtakes " +
                    c.faster_before + ".";
@@ -372,10 +398,17 @@ std::vector<ReportFigureSpec> report_figures(const std::vector<ReportInput>& inp
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const BreakdownFigure f = breakdown_figure(inputs[i]);
     if (f.bars.empty()) continue;
-    add("breakdown-" + std::to_string(i + 1),
-        "Time breakdown per iteration (" + std::string(to_string(inputs[i].kind)) +
-            ": maxima over ranks, so the stack can exceed the iteration time).",
-        breakdown_job(f, FigureFormat::svg), breakdown_job(f, FigureFormat::png));
+    std::string caption = "Time breakdown per iteration (" + std::string(to_string(inputs[i].kind)) +
+                          ": maxima over ranks, so the stack can exceed the iteration time).";
+    if (f.usable_rows > f.bars.size()) {
+      caption.append(" The first ")
+          .append(std::to_string(f.bars.size()))
+          .append(" of ")
+          .append(std::to_string(f.usable_rows))
+          .append(" rows; the table below lists them all.");
+    }
+    add("breakdown-" + std::to_string(i + 1), caption, breakdown_job(f, FigureFormat::svg),
+        breakdown_job(f, FigureFormat::png));
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ScatterFigure f = scatter_figure(inputs[i]);
@@ -390,7 +423,8 @@ std::vector<ReportFigureSpec> report_figures(const std::vector<ReportInput>& inp
     if (f.days.empty()) continue;
     add("pareto-" + std::to_string(i + 1),
         "Plan: time to train vs " + f.cost_label +
-            "; the line is the Pareto front, the square the recommendation.",
+            "; the line is the Pareto front (each point named), the square the recommendation" +
+            (f.deadline_days > 0 ? ", the dashed line the deadline." : "; no deadline was given."),
         pareto_job(f, FigureFormat::svg), pareto_job(f, FigureFormat::png));
   }
   return out;
@@ -404,8 +438,10 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
        "body { font-family: 'DejaVu Sans', Arial, sans-serif; max-width: 1100px; margin: 2em auto; color: "
        "#222; }\n"
        "h1, h2, h3 { font-weight: 600; }\n"
-       "table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }\n"
-       "th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }\n"
+       "table { border-collapse: collapse; font-size: 0.75em; margin: 0.5em 0 1.5em; }\n"
+       "th, td { border: 1px solid #ccc; padding: 2px 4px; text-align: right; }\n"
+       "th { overflow-wrap: anywhere; min-width: 3em; }\n"
+       ".wide { max-width: 100%; overflow-x: auto; }\n"
        "th { background: #f0f0f0; }\n"
        "td.text { text-align: left; }\n"
        "figure { margin: 1em 0 2em; }\n"
@@ -434,7 +470,9 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
   h += "</section>\n<section id=\"tables\">\n<h2>Tables</h2>\n";
   for (const ReportInput& in : inputs) {
     const std::vector<std::string> cols = table_columns(in);
-    h += "<h3>" + html_escape(std::string(to_string(in.kind)) + ": " + in.path) + "</h3>\n<table>\n<tr>";
+    // Tables wider than the page scroll inside their own box; column names may break anywhere.
+    h += "<h3>" + html_escape(std::string(to_string(in.kind)) + ": " + in.path) +
+         "</h3>\n<div class=\"wide\">\n<table>\n<tr>";
     for (const std::string& c : cols) h += "<th>" + html_escape(c) + "</th>";
     h += "</tr>\n";
     for (std::size_t r = 0; r < in.rows.size() && r < kMaxTableRows; ++r) {
@@ -446,7 +484,7 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
       }
       h += "</tr>\n";
     }
-    h += "</table>\n";
+    h += "</table>\n</div>\n";
     if (in.rows.size() > kMaxTableRows) {
       h += "<p>First " + std::to_string(kMaxTableRows) + " of " + std::to_string(in.rows.size()) +
            " rows; the input file has them all.</p>\n";
@@ -469,7 +507,16 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
 
 void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportOptions& options,
                            const std::string& dir) {
-  std::filesystem::create_directories(dir);
+  // The folder itself is created (it is the output, as --out's file is), its parent must exist: a typo in a
+  // path is reported as --out reports it, not turned into a new tree.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    if (fs::exists(dir, ec)) throw InputError({dir, 0}, "is a file, expected a folder for report.md");
+    check_output_path(dir);  // its parent folder exists
+    fs::create_directory(dir, ec);
+    if (ec) throw InputError({dir, 0}, concat({"cannot create the folder: ", ec.message()}));
+  }
   auto md_escape = [](const std::string& s) {
     std::string out;
     for (char c : s) {

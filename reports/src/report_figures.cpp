@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <utility>
+
+#include "moetwin/common/concat.hpp"
 
 namespace moetwin {
 namespace {
@@ -24,23 +27,35 @@ bool row_is_winner(const ReportInput& in, std::size_t r) {
   return w == in.cell(r, {"dispatcher"});
 }
 
+}  // namespace
+
+bool wants_log_axis(double lo, double hi) {
+  return lo > 0 && std::isfinite(lo) && std::isfinite(hi) && hi > 3 * lo;
+}
+
 std::string row_label(const ReportInput& in, std::size_t r) {
   std::string s;
-  auto add = [&](const std::string& prefix, const std::vector<std::string>& cols) {
+  auto add = [&](const char* prefix, const std::vector<std::string>& cols) {
     const std::string& v = in.cell(r, cols);
-    if (!v.empty()) s += (s.empty() ? "" : " ") + prefix + v;
+    if (!v.empty()) {
+      if (!s.empty()) s += ' ';
+      s.append(prefix).append(v);
+    }
   };
   if (in.kind == ReportKind::validate) add("", {"campaign"});
+  if (in.kind == ReportKind::predict) add("", {"scenario"});
   add("n", {"nodes"});
   add("tp", {"tp"});
   add("pp", {"pp"});
+  const std::string& vpp = in.cell(r, {"vpp"});
+  if (!vpp.empty() && vpp != "1") s.append(s.empty() ? "" : " ").append("vpp").append(vpp);  // vpp1: plain
   add("ep", {"ep"});
   add("mb", {"mb", "micro_batch"});
+  const std::string& ov = in.cell(r, {"overlap", "overlap_moe_a2a"});
+  if (ov == "true" || ov == "on" || ov == "1") s += s.empty() ? "ov" : " ov";
   add("", {"dispatcher"});
-  return s.empty() ? "row " + std::to_string(r + 1) : s;
+  return s.empty() ? concat({"row ", std::to_string(r + 1)}) : s;
 }
-
-}  // namespace
 
 std::vector<Crossover> find_crossovers(const std::vector<Series>& series) {
   std::vector<Crossover> out;
@@ -125,7 +140,8 @@ BreakdownFigure breakdown_figure(const ReportInput& in, std::size_t max_bars) {
     }
   }
   if (present.empty()) return f;
-  for (std::size_t r = 0; r < in.rows.size() && f.bars.size() < max_bars; ++r) {
+  std::vector<std::size_t> rows;  // the rows drawn
+  for (std::size_t r = 0; r < in.rows.size(); ++r) {
     if (in.kind == ReportKind::sweep && in.cell(r, {"status"}) != "ok") continue;
     if (in.kind == ReportKind::recommend && !row_is_winner(in, r)) continue;
     std::vector<double> v;
@@ -136,8 +152,24 @@ BreakdownFigure breakdown_figure(const ReportInput& in, std::size_t max_bars) {
       v.push_back(std::isfinite(x) ? x : 0);
     }
     if (!ok) continue;
+    ++f.usable_rows;
+    if (f.bars.size() >= max_bars) continue;
+    rows.push_back(r);
     f.bars.push_back(row_label(in, r));
     f.values.push_back(std::move(v));
+  }
+  // Labels that still tie (columns the label leaves out differ) get their row number.
+  std::map<std::string, int> count;
+  for (const std::string& b : f.bars) ++count[b];
+  for (std::size_t i = 0; i < f.bars.size(); ++i) {
+    if (count[f.bars[i]] > 1) f.bars[i].append(" #").append(std::to_string(rows[i] + 1));
+  }
+  if (f.usable_rows > f.bars.size()) {
+    f.title.append(": first ")
+        .append(std::to_string(f.bars.size()))
+        .append(" of ")
+        .append(std::to_string(f.usable_rows))
+        .append(in.kind == ReportKind::plan ? " options (ranked)" : " rows");
   }
   return f;
 }
@@ -173,25 +205,30 @@ ParetoFigure pareto_figure(const ReportInput& in) {
   for (std::size_t r = 0; r < in.rows.size(); ++r)
     priced = priced && std::isfinite(in.number(r, {"cost_usd"}));
   f.cost_label = priced ? "cost (USD)" : "node-hours";
-  std::vector<std::pair<double, double>> front;
+  std::vector<std::pair<std::pair<double, double>, std::string>> front;
   for (std::size_t r = 0; r < in.rows.size(); ++r) {
     const double d = in.number(r, {"days"});
     const double c = in.number(r, {priced ? "cost_usd" : "node_hours"});
     if (!std::isfinite(d) || !std::isfinite(c)) continue;
     f.days.push_back(d);
     f.cost.push_back(c);
-    if (is_true(in.cell(r, {"pareto"}))) front.push_back({d, c});
+    if (is_true(in.cell(r, {"pareto"}))) front.push_back({{d, c}, row_label(in, r)});
     if (is_true(in.cell(r, {"recommended"}))) {
       f.has_recommended = true;
       f.recommended_days = d;
       f.recommended_cost = c;
+      f.recommended_label = row_label(in, r);
     }
   }
   std::sort(front.begin(), front.end());
-  for (const auto& [d, c] : front) {
-    f.front_days.push_back(d);
-    f.front_cost.push_back(c);
+  for (const auto& [point, label] : front) {
+    f.front_days.push_back(point.first);
+    f.front_cost.push_back(point.second);
+    f.front_labels.push_back(label);
   }
+  double deadline = in.deadline_days.empty() ? 0 : std::strtod(in.deadline_days.c_str(), nullptr);
+  if (in.deadline_days.empty() && !in.rows.empty()) deadline = in.number(0, {"deadline_days"});
+  if (std::isfinite(deadline) && deadline > 0) f.deadline_days = deadline;
   return f;
 }
 

@@ -1,5 +1,6 @@
 #include "moetwin/reports/report_input.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -89,6 +90,9 @@ ReportInput parse_json(const std::string& text, const std::string& path) {
   if (in.profile.empty() && doc.contains("plan") && doc.at("plan").is_array() && !doc.at("plan").empty()) {
     in.profile = context_string(doc.at("plan").front(), "profile");
   }
+  if (doc.contains("plan") && doc.at("plan").is_array() && !doc.at("plan").empty()) {
+    in.deadline_days = context_string(doc.at("plan").front(), "deadline_days");
+  }
   return in;
 }
 
@@ -119,6 +123,8 @@ const char* to_string(ReportKind kind) {
       return "validate";
     case ReportKind::recommend:
       return "recommend";
+    case ReportKind::predict:
+      return "predict";
   }
   return "?";
 }
@@ -153,10 +159,12 @@ ReportKind detect_report_kind(const std::vector<std::string>& c, const std::stri
   if (has_all(c, {"error_pct", "predicted_iter_s"})) return ReportKind::validate;
   if (has_all(c, {"point", "status"}) && (has_all(c, {"iteration_s"}) || has_all(c, {"predicted_iter_s"})))
     return ReportKind::sweep;
+  if (has_all(c, {"scenario", "predicted_iter_s"})) return ReportKind::predict;
   throw InputError(
       {path, 0}, "columns", std::to_string(c.size()) + " columns",
       "the output of plan (days, node_hours, pareto), recommend (winner, margin_pct, lo_s, hi_s), "
-      "validate (error_pct, predicted_iter_s) or sweep (point, status, iteration_s)");
+      "validate or predict --runs (error_pct or iter_err_pct, predicted_iter_s), sweep (point, "
+      "status, iteration_s) or predict (scenario, predicted_iter_s)");
 }
 
 ReportInput parse_report_input(const std::string& text, const std::string& path) {
@@ -169,12 +177,22 @@ ReportInput parse_report_input(const std::string& text, const std::string& path)
     in.columns = t.header;
     for (const CsvRow& r : t.rows) in.rows.push_back(r.fields);
   }
+  // `predict --runs` is validate's table with its error column named iter_err_pct.
+  const bool has_error_pct = std::find(in.columns.begin(), in.columns.end(), "error_pct") != in.columns.end();
+  for (std::string& c : in.columns) {
+    if (c == "iter_err_pct" && !has_error_pct) c = "error_pct";
+  }
   in.kind = detect_report_kind(in.columns, path);
   in.sha256 = sha256_hex(text);
   return in;
 }
 
 ReportInput load_report_input(const std::string& path) {
+  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) {
+    throw InputError({path, 0}, "input", "an HDF5 file",
+                     "a CSV or JSON output (a sweep writes PREFIX.csv beside PREFIX.h5 with the same rows: "
+                     "pass that)");
+  }
   return parse_report_input(read_text_file(path), path);
 }
 

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
+
+#include "moetwin/reports/gnuplot.hpp"
 
 namespace moetwin {
 namespace {
@@ -98,6 +102,82 @@ TEST(ReportFigures, ParetoFromPlan) {
   const ParetoFigure g = pareto_figure(load_report_input(fixture("plan.json")));
   EXPECT_EQ(g.cost_label, "node-hours");
   EXPECT_EQ(g.cost, (std::vector<double>{15360.0, 13440.0}));
+}
+
+// 51 plan options, 12 drawn: the title says so; vpp 1 and vpp 2 rows of one layout get distinct labels.
+TEST(ReportFigures, BreakdownStatesOmittedRowsAndLabelsAreUnique) {
+  std::string csv = "rank,nodes,tp,pp,vpp,ep,mb,overlap,dispatcher,days,node_hours,pareto,compute_s_max\n";
+  for (int r = 1; r <= 51; ++r) {
+    csv += std::to_string(r) + ",32,8,4," + (r % 2 ? "1" : "2") + ",32,4," + (r % 2 ? "false" : "true") +
+           ",deepep-uccl,10,100,false,1.5\n";
+  }
+  const BreakdownFigure f = breakdown_figure(parse_report_input(csv, "plan.csv"));
+  EXPECT_EQ(f.usable_rows, 51u);
+  ASSERT_EQ(f.bars.size(), 12u);
+  EXPECT_EQ(f.title, "Where the time goes (plan, max over ranks): first 12 of 51 options (ranked)");
+  EXPECT_EQ(f.bars[0], "n32 tp8 pp4 ep32 mb4 deepep-uccl #1");
+  EXPECT_EQ(f.bars[1], "n32 tp8 pp4 vpp2 ep32 mb4 ov deepep-uccl #2");
+  std::set<std::string> unique(f.bars.begin(), f.bars.end());
+  EXPECT_EQ(unique.size(), f.bars.size());
+  // All drawn: no note in the title.
+  EXPECT_EQ(breakdown_figure(parse_report_input(csv, "plan.csv"), 60).title,
+            "Where the time goes (plan, max over ranks)");
+}
+
+TEST(ReportFigures, LogAxisWhenValuesSpanMoreThanThreeFold) {
+  EXPECT_TRUE(wants_log_axis(3.5, 67));
+  EXPECT_FALSE(wants_log_axis(2.0, 6.0));
+  EXPECT_FALSE(wants_log_axis(0, 10));
+  const ScatterFigure f = scatter_figure(load_report_input(fixture("validate.csv")));
+  const std::string script = scatter_job(f, FigureFormat::svg).script;
+  double lo = 1e300, hi = 0;
+  for (double v : f.measured) lo = std::min(lo, v), hi = std::max(hi, v);
+  for (double v : f.predicted) lo = std::min(lo, v), hi = std::max(hi, v);
+  EXPECT_EQ(script.find("set logscale xy") != std::string::npos, wants_log_axis(lo, hi)) << script;
+}
+
+// Pareto points carry their option's label, the recommendation says so, the deadline is a line.
+TEST(ReportFigures, ParetoLabelsAndDeadline) {
+  ParetoFigure f = pareto_figure(load_report_input(fixture("plan.csv")));
+  ASSERT_EQ(f.front_labels.size(), 3u);
+  EXPECT_FALSE(f.front_labels[0].empty());
+  EXPECT_FALSE(f.recommended_label.empty());
+  EXPECT_EQ(f.deadline_days, 0);  // a CSV plan records no deadline
+  f.deadline_days = 30;
+  const std::string script = pareto_job(f, FigureFormat::svg).script;
+  EXPECT_NE(script.find("set label " + gnuplot_quote(f.front_labels[0])), std::string::npos) << script;
+  EXPECT_NE(script.find("set label " + gnuplot_quote("recommended: " + f.recommended_label)),
+            std::string::npos);
+  EXPECT_NE(script.find("set arrow from 30, graph 0 to 30, graph 1"), std::string::npos) << script;
+  EXPECT_NE(script.find("'deadline 30 days'"), std::string::npos);
+}
+
+// One node count: the band cannot be an area, so it is drawn as error bars.
+TEST(ReportFigures, OneNodeCountDrawsTheBandAsErrorBars) {
+  NodesFigure f;
+  f.title = "m on i";
+  f.series.push_back({"a", {{32, 3.0, 2.7, 3.6}}});
+  f.series.push_back({"b", {{16, 3.1, 2.8, 3.7}, {32, 2.0, 1.8, 2.4}}});
+  const std::string script = nodes_job(f, FigureFormat::svg).script;
+  EXPECT_NE(script.find("'series0.dat' using 1:2:3:4 with yerrorbars"), std::string::npos) << script;
+  EXPECT_NE(script.find("'series1.dat' using 1:3:4 with filledcurves"), std::string::npos) << script;
+  EXPECT_EQ(script.find("set logscale y"), std::string::npos);  // 1.8 .. 3.7: linear
+}
+
+// Every series at the same single node count: each drawn beside the node count, not on top of the others.
+TEST(ReportFigures, OneNodeCountForAllSeriesSpreadsTheErrorBars) {
+  NodesFigure f;
+  f.title = "m on i";
+  f.series.push_back({"a", {{32, 3.0, 2.7, 3.6}}});
+  f.series.push_back({"b", {{32, 3.1, 2.8, 3.7}}});
+  const GnuplotJob job = nodes_job(f, FigureFormat::svg);
+  EXPECT_NE(job.script.find("set xtics (32)"), std::string::npos) << job.script;
+  ASSERT_EQ(job.data.size(), 2u);
+  const double a = std::stod(job.data[0].content.substr(job.data[0].content.find('\n') + 1));
+  const double b = std::stod(job.data[1].content.substr(job.data[1].content.find('\n') + 1));
+  EXPECT_LT(a, 32);
+  EXPECT_GT(b, 32);
+  EXPECT_NEAR(b / a, std::exp2(0.08), 1e-12);
 }
 
 }  // namespace

@@ -35,10 +35,11 @@ TEST(ReportInput, UnknownColumnsNameTheSignatures) {
     parse_report_input("a,b\n1,2\n", "t.csv");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "t.csv: columns: 2 columns: the output of plan (days, node_hours, pareto), recommend (winner, "
-              "margin_pct, lo_s, hi_s), validate (error_pct, predicted_iter_s) or sweep (point, status, "
-              "iteration_s)");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "t.csv: columns: 2 columns: the output of plan (days, node_hours, pareto), recommend (winner, "
+        "margin_pct, lo_s, hi_s), validate or predict --runs (error_pct or iter_err_pct, "
+        "predicted_iter_s), sweep (point, status, iteration_s) or predict (scenario, predicted_iter_s)");
   }
 }
 
@@ -70,6 +71,31 @@ TEST(ReportInput, JsonRowsAndContext) {
 TEST(ReportInput, MalformedJson) {
   EXPECT_THROW(parse_report_input("{\"rows\": [", "bad.json"), InputError);
   EXPECT_THROW(parse_report_input("{\"context\": {}}", "empty.json"), InputError);
+}
+
+// `predict` output is accepted: one scenario as its own kind, --runs as validate (iter_err_pct is its error).
+TEST(ReportInput, AcceptsPredictOutput) {
+  const ReportInput one = parse_report_input(
+      "scenario,predicted_iter_s,predicted_tokens_s,predicted_tflops_gpu,compute_s_max\nt,5.9,177809.5,180.6,"
+      "0.9\n",
+      "pred.csv");
+  EXPECT_EQ(one.kind, ReportKind::predict);
+  const ReportInput runs =
+      parse_report_input("campaign,iter_s,predicted_iter_s,iter_err_pct\nc,10,11,10.00\n", "runs.csv");
+  EXPECT_EQ(runs.kind, ReportKind::validate);
+  EXPECT_DOUBLE_EQ(runs.number(0, {"error_pct"}), 10.0);
+}
+
+// A sweep's HDF5 file is refused with the file to pass instead, not read as a garbled CSV.
+TEST(ReportInput, RefusesHdf5Clearly) {
+  try {
+    load_report_input("out/sweep.h5");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "out/sweep.h5: input: an HDF5 file: a CSV or JSON output (a sweep writes PREFIX.csv beside "
+              "PREFIX.h5 with the same rows: pass that)");
+  }
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ std::string date_line(const std::string& generated_utc);
 
 // Runs gnuplot for every figure (SVG). Throws like run_gnuplot.
 std::string render_html_report(const std::vector<ReportInput>& inputs, const ReportOptions& options);
-// Writes DIR/report.md and DIR/<figure id>.png (gnuplot pngcairo); creates DIR.
+// Writes DIR/report.md and DIR/<figure id>.png (gnuplot pngcairo); creates DIR, not its parent: a missing
+// parent folder is an InputError, as for --out.
 void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportOptions& options,
                            const std::string& dir);
 

@@ -38,8 +38,9 @@ struct NodesFigure {
 
 // Stacked time breakdown, one bar per row.
 struct BreakdownFigure {
-  std::string title;
-  std::vector<std::string> bars;            // bar labels
+  std::string title;                        // says "first N of M rows" when rows were left out
+  std::size_t usable_rows = 0;              // rows that could be drawn; bars.size() of them are
+  std::vector<std::string> bars;            // bar labels, unique (row_label, then "#row" on a tie)
   std::vector<std::string> components;      // stack order, bottom first
   std::vector<std::vector<double>> values;  // [bar][component], seconds
 };
@@ -57,12 +58,23 @@ struct ScatterFigure {
 // Plan: every option's (days, cost), the Pareto front and the recommended option.
 struct ParetoFigure {
   std::string title;
-  std::string cost_label;  // "cost (USD)" or "node-hours" when the plan had no price
+  std::vector<std::string> front_labels;  // the front's options (nodes, layout, dispatcher), fastest first
+  std::string recommended_label;
+  double deadline_days = 0;  // > 0: drawn as a vertical line
+  std::string cost_label;    // "cost (USD)" or "node-hours" when the plan had no price
   std::vector<double> days, cost;
   std::vector<double> front_days, front_cost;  // fastest first
   double recommended_days = 0, recommended_cost = 0;
   bool has_recommended = false;
 };
+
+// Whether values spanning [lo, hi] are drawn on a log axis: all positive and hi > 3 lo (a linear axis
+// would squeeze the small values into a sliver).
+bool wants_log_axis(double lo, double hi);
+
+// A short label of a row: campaign (validate), n<nodes> tp pp vpp ep mb, "ov" with MoE A2A overlap, the
+// dispatcher. Used for bars and points.
+std::string row_label(const ReportInput& in, std::size_t row);
 
 // Crossovers of every pair of series (name order), by ascending x then names.
 std::vector<Crossover> find_crossovers(const std::vector<Series>& series);
@@ -71,12 +83,13 @@ std::vector<Crossover> find_crossovers(const std::vector<Series>& series);
 // rows whose status is not "ok" are skipped). One figure per (model, instance); empty when not applicable.
 std::vector<NodesFigure> nodes_figures(const ReportInput& in);
 // Components present among compute_s_max, exposed_{tp,ep,pp,dp}_s_max, host_wait_s_max, bubble_s_max;
-// bars for the first `max_bars` usable rows (plan: ranked order; recommend: winners only). Empty
-// when the input has none of the columns.
+// bars for the first `max_bars` usable rows (plan: ranked order; recommend: winners only); the title says
+// how many were left out. Empty when the input has none of the columns.
 BreakdownFigure breakdown_figure(const ReportInput& in, std::size_t max_bars = 12);
 // validate: measured iter_s vs predicted_iter_s. Empty (no points) otherwise.
 ScatterFigure scatter_figure(const ReportInput& in);
-// plan: days vs cost_usd (node_hours when cost_usd is empty). Empty (no points) otherwise.
+// plan: days vs cost_usd (node_hours when cost_usd is empty), the front's and the recommendation's labels,
+// the deadline (ReportInput::deadline_days). Empty (no points) otherwise.
 ParetoFigure pareto_figure(const ReportInput& in);
 
 }  // namespace moetwin

@@ -9,7 +9,7 @@
 
 namespace moetwin {
 
-enum class ReportKind { plan, sweep, validate, recommend };
+enum class ReportKind { plan, sweep, validate, recommend, predict };
 const char* to_string(ReportKind kind);
 
 struct ReportInput {
@@ -20,6 +20,8 @@ struct ReportInput {
   std::vector<std::vector<std::string>> rows;  // one cell per column ("" when absent)
   // From a JSON input's "context" block (or the plan summary), "" when not recorded.
   std::string moetwin_version, git_revision, profile, command;
+  // plan: the deadline in days from a JSON input's plan summary or a deadline_days column, "" when none.
+  std::string deadline_days;
 
   // Index of the first of `names` present; npos when none is.
   std::size_t find(const std::vector<std::string>& names) const;
@@ -33,13 +35,16 @@ struct ReportInput {
 
 // Kind from the columns, first rule that matches:
 //   plan: days, node_hours, pareto;   recommend: winner, margin_pct, lo_s, hi_s;
-//   validate: error_pct, predicted_iter_s;   sweep: point, status, and iteration_s or predicted_iter_s.
+//   validate: error_pct, predicted_iter_s;   sweep: point, status, and iteration_s or predicted_iter_s;
+//   predict: scenario, predicted_iter_s (`predict SCENARIO`; `predict --runs` output reads as validate:
+//   its iter_err_pct column is validate's error_pct).
 // Throws InputError at `path` naming the four signatures when none matches.
 ReportKind detect_report_kind(const std::vector<std::string>& columns, const std::string& path);
 
 // Reads a CSV (comment lines '#') or a JSON document ({"context": {...}, "<table>": [{...}, ...]}; the
 // rows are the first of "options", "rows", "points", "runs" present, else the first array of objects).
-// Throws InputError for an unreadable, malformed or unrecognised file.
+// Throws InputError for an unreadable, malformed or unrecognised file, and for an HDF5 file (.h5: a sweep's
+// PREFIX.h5; the report reads the PREFIX.csv written beside it).
 ReportInput load_report_input(const std::string& path);
 // The same from text already read (tests); `path` names it in messages and decides CSV vs JSON (".json").
 ReportInput parse_report_input(const std::string& text, const std::string& path);

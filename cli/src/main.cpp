@@ -44,6 +44,30 @@ void emit_output(const std::string& content, const std::string& out_path) {
   write_file_atomically(out_path, content);
 }
 
+// Output paths are checked while parsing, before any work: a missing folder after a ten-minute fit would
+// lose the fit. `suffix` is what the command appends (sweep's --out is a prefix for PREFIX.csv, ...).
+void check_output_options(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({})) {
+    const std::string suffix = sub->get_name() == "sweep" ? ".csv" : "";
+    for (const char* name : {"--out", "--write-profile", "--trace"}) {
+      CLI::Option* o = sub->get_option_no_throw(name);
+      if (o == nullptr) continue;
+      o->check(CLI::Validator(
+          [suffix](std::string& path) {
+            if (path.empty() || path == "-") return std::string();
+            try {
+              check_output_path(path + suffix);
+            } catch (const InputError& e) {
+              return std::string(e.what());
+            }
+            return std::string();
+          },
+          "PATH", "output path"));
+    }
+    check_output_options(*sub);
+  }
+}
+
 }  // namespace moetwin::cli
 
 int main(int argc, char** argv) {
@@ -66,6 +90,8 @@ int main(int argc, char** argv) {
   cli::add_sweep_command(app, global);
   cli::add_validate_command(app, global);
   cli::add_recommend_command(app, global);
+
+  cli::check_output_options(app);
 
   try {
     app.parse(argc, argv);

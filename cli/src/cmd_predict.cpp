@@ -11,12 +11,15 @@
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/dispatcher_moe_cost.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/sim/memory_model.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace.hpp"
 #include "moetwin/sweep/progress.hpp"
+#include "band_columns.hpp"
 #include "prediction_columns.hpp"
 
 namespace moetwin::cli {
@@ -51,17 +54,19 @@ std::string warning_lines(const std::vector<std::string>& warnings) {
 
 std::string render_json_with_warnings(const OutputContext& context,
                                       const std::vector<std::pair<std::string, const ResultTable*>>& tables,
-                                      const std::vector<std::string>& warnings) {
+                                      const std::vector<std::string>& warnings,
+                                      const Novelty* novelty = nullptr) {
   nlohmann::ordered_json j;
   j["context"] = context_json(context);
   for (const auto& [name, table] : tables) j[name] = rows_json(*table);
+  if (novelty != nullptr) j["novelty"] = novelty_json(*novelty);
   j["warnings"] = warnings;
   return j.dump(2) + "\n";
 }
 
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
-  const bool outside = outside_fit_family(s, profile);
-  const UncertaintyBand band = band_for(profile, p.iteration_s, outside);
+  const Novelty novelty = novelty_of(s, profile);
+  const UncertaintyBand band = band_for(profile, p.iteration_s, novelty);
   std::vector<std::pair<std::string, std::string>> kv = {
       {"scenario", s.name},
       {"model / instance", s.model.name + " on " + std::to_string(s.nodes) + " x " + s.instance.name},
@@ -83,8 +88,9 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"collectives", p.collective_source},
       {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
                         format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" +
-                        (outside ? std::string(", widened: outside the fit's coverage") : std::string()) +
-                        ")"},
+                        ", 80%: " + band_source(profile, novelty) + ")"},
+      {"novelty", novelty.covered() ? std::string("covered (every dimension has live runs in the fit)")
+                                    : novelty.level() + ": " + novelty.summary()},
       {"tokens/s", format_fixed(p.tokens_per_s, 0)},
       {"model TFLOP/s/GPU", format_fixed(p.model_tflops_per_gpu, 1)},
       {"critical rank", std::to_string(p.critical_rank) + " (" + rank_name(s.parallel, p.critical_rank) +
@@ -106,6 +112,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string moe_cost = "dispatcher";
     std::string profile;
     std::string calibration;
+    bool require_fit = false;
   };
   auto opts = std::make_shared<Options>();
   add_row_input_options(cmd, *opts);
@@ -120,6 +127,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
                   "pipeline) | stages+tp (and the critical rank's TP peers) | all | N (N ranks, one per "
                   "stage in turn) | LIST (e.g. 0,64,128-131)");
   add_profile_option(cmd, opts->profile);
+  cmd->add_flag("--require-fit", opts->require_fit,
+                "Exit 2 when the layout does not fit in HBM (default: predict it and warn)");
   cmd->add_option("--calibration", opts->calibration,
                   "Folder of per-GPU calibration profiles (default " + default_calibration_dir() +
                       "), `none` turns the per-GPU lookup off (catalog efficiencies; a scenario's own "
@@ -155,6 +164,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       ResultTable result;
       result.columns = table.header;
       for (const std::string& c : predict_columns()) result.columns.push_back(c);
+      for (const std::string& c : band_columns()) result.columns.push_back(c);
       result.columns.push_back("iter_err_pct");
       result.columns.push_back("compute_source");
       result.columns.push_back("collective_source");
@@ -172,11 +182,13 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       for (const LiveRun& run : table.runs) {
         Prediction p = predict(run.scenario, options_for(run.scenario));
         if (bar) bar->advance();
-        for (std::string& w : coverage_warnings(run.scenario, profile)) p.warnings.push_back(std::move(w));
+        const Novelty novelty = novelty_of(run.scenario, profile);
+        for (std::string& w : novelty.warnings()) p.warnings.push_back(std::move(w));
         for (const std::string& w : p.warnings) run_warnings.push_back(run.scenario.name + ": " + w);
         std::vector<Cell> row;
         for (const std::string& f : run.row.fields) row.emplace_back(f);
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
+        for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty)) row.push_back(std::move(c));
         row.push_back(Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2));
         row.emplace_back(p.compute_source);
         row.emplace_back(p.collective_source);
@@ -214,15 +226,26 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       if (!opts->trace.empty()) (void)select_trace_ranks(opts->trace_ranks, s.parallel, 0);
       PredictOptions po = options_for(s);
       po.trace = !opts->trace.empty();
+      // A layout that does not fit in HBM would not run however fast it is predicted: warned (first) or,
+      // with --require-fit, refused.
+      const std::string fit = hbm_fit_warning(
+          s, estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {opts->scenario, 0})));
+      if (!fit.empty() && opts->require_fit) {
+        throw InputError({opts->scenario, 0}, "the layout " + fit + " (--require-fit)");
+      }
       Prediction p = predict(s, po);
-      for (std::string& w : coverage_warnings(s, profile)) p.warnings.push_back(std::move(w));
+      if (!fit.empty()) p.warnings.insert(p.warnings.begin(), fit);
+      const Novelty novelty = novelty_of(s, profile);
+      for (std::string& w : novelty.warnings()) p.warnings.push_back(std::move(w));
       ResultTable row;
       row.columns = {"scenario"};
       for (const std::string& c : predict_columns()) row.columns.push_back(c);
+      for (const std::string& c : band_columns()) row.columns.push_back(c);
       row.columns.push_back("compute_source");
       row.columns.push_back("collective_source");
       std::vector<Cell> cells{s.name};
       for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
+      for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty)) cells.push_back(std::move(c));
       cells.emplace_back(p.compute_source);
       cells.emplace_back(p.collective_source);
       row.add_row(std::move(cells));
@@ -231,7 +254,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         std::cerr << warning_lines(p.warnings);
       } else if (opts->format == "json") {
         const ResultTable breakdown = breakdown_table(p);
-        content = render_json_with_warnings(context, {{"rows", &row}, {"breakdown", &breakdown}}, p.warnings);
+        content = render_json_with_warnings(context, {{"rows", &row}, {"breakdown", &breakdown}}, p.warnings,
+                                           &novelty);
       } else {
         content = render_prediction_text(s, p, profile);
       }

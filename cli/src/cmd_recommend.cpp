@@ -268,9 +268,9 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
         if (pt.status == "ok") {
           const Prediction& p = preds[pt.row].detail;
           row.push_back(Cell::fixed(p.iteration_s, 6));
-          const bool outside = outside_fit_family(base, profile);
-          row.push_back(Cell::fixed(band_for(profile, pt.fastest_s, outside).lo_s, 6));
-          row.push_back(Cell::fixed(band_for(profile, pt.slowest_s, outside).hi_s, 6));
+          const Novelty novelty = novelty_of(base, profile);
+          row.push_back(Cell::fixed(band_for(profile, pt.fastest_s, novelty).lo_s, 6));
+          row.push_back(Cell::fixed(band_for(profile, pt.slowest_s, novelty).hi_s, 6));
           row.push_back(a2a_terms_label(profile, pt.dispatcher));
           row.push_back(winner);
           row.push_back(Cell::fixed(margin * 100, 2));

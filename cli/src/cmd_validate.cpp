@@ -24,6 +24,7 @@
 #include "moetwin/validate/default_parameters.hpp"
 #include "moetwin/validate/fit.hpp"
 #include "moetwin/validate/row_predictions.hpp"
+#include "band_columns.hpp"
 #include "prediction_columns.hpp"
 
 namespace moetwin::cli {
@@ -61,24 +62,6 @@ std::string today_utc() {
 ResidualSummary residuals(const std::vector<double>& errors) {
   const ErrorStats s = error_stats(errors);
   return {s.rows, s.median_abs, s.p90_abs, s.signed_p10, s.signed_p90};
-}
-
-// Out-of-sample errors of the rows whose campaign brought a GPU, instance, stack or precision that no other
-// campaign of `runs` has: each was predicted by a fold that had never seen that value.
-std::vector<double> novel_row_errors(const std::vector<LiveRun>& runs, const std::vector<double>& predicted) {
-  std::map<std::string, FitCoverage> others;  // campaign -> what the other campaigns' rows cover
-  for (const LiveRun& r : runs) others.try_emplace(r.campaign);
-  for (auto& [campaign, coverage] : others) {
-    for (const LiveRun& r : runs) {
-      if (r.campaign != campaign) coverage.add(r.scenario);
-    }
-  }
-  std::vector<double> out;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (outside_family(runs[i].scenario, others.at(runs[i].campaign)) && predicted[i] > 0)
-      out.push_back(predicted[i] / runs[i].iter_s - 1);
-  }
-  return out;
 }
 
 // Errors of the predicted time ratios of every pair of dispatchers measured on one cell of `cells`
@@ -308,6 +291,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       profile.git_revision = kGitRevision;
       profile.path = o->write_profile.empty() ? "(not written)" : o->write_profile;
       profile.in_sample = residuals(errors_of(runs, fit.predicted_s).all);
+      profile.in_sample_margin = margin_residuals(rank_cells(runs, fit.predicted_s), runs, fit.predicted_s);
       profile.cross_validated = {};
       profile.cv_scheme = "none";
       const bool huber = o->huber > 0;
@@ -323,7 +307,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         replays += cv.replays;
         oos = cv.predicted_s;
         profile.cross_validated = residuals(errors_of(runs, oos).all);
-        profile.cross_validated_novel = residuals(novel_row_errors(runs, oos));
+        profile.novelty_bands = novelty_bands(runs, oos, held_out_novelty(runs));
         profile.cross_validated_margin = margin_residuals(rank_cells(runs, oos), runs, oos);
         profile.cv_scheme = o->cv;
       }
@@ -348,6 +332,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     if (has_cv) {
       for (const char* c : {"in_sample_iter_s", "in_sample_error_pct"}) rows.columns.push_back(c);
     }
+    // The 80% interval: out of sample (the band held out with the row's campaign) with --cv, else the
+    // profile's band at the row's novelty against the profile's coverage.
+    const std::vector<RowInterval> in_intervals = in_sample_intervals(runs, in_sample, profile);
+    const std::vector<RowInterval> oos_intervals =
+        has_cv ? out_of_sample_intervals(runs, oos, profile) : std::vector<RowInterval>{};
+    const std::vector<RowInterval>& intervals = has_cv ? oos_intervals : in_intervals;
+    for (const std::string& c : band_columns()) rows.columns.push_back(c);
     rows.columns.push_back("status");
     for (const std::string& c : predict_columns()) {
       if (c != "predicted_iter_s" && c != "predicted_tflops_gpu") rows.columns.push_back(c);
@@ -364,6 +355,14 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       if (has_cv) {
         row.push_back(Cell::fixed(in_sample[i], 6));
         row.push_back(in_sample[i] > 0 ? pct(in_sample[i] / runs[i].iter_s - 1) : Cell(""));
+      }
+      if (intervals[i].level.empty()) {
+        for (int k = 0; k < 4; ++k) row.emplace_back("");
+      } else {
+        row.push_back(Cell::fixed(intervals[i].lo_s, 6));
+        row.push_back(Cell::fixed(intervals[i].hi_s, 6));
+        row.emplace_back(intervals[i].level);
+        row.emplace_back(intervals[i].novelty);
       }
       row.push_back(p.ok ? Cell("ok") : Cell("error: " + p.error));
       const std::vector<Cell> detail = predict_cells(p.detail);
@@ -435,6 +434,12 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       add_margins("in_sample", in_margin);
     }
 
+    // How often the 80% intervals hold the measured time, per novelty level.
+    std::vector<std::pair<std::string, std::vector<IntervalCoverage>>> coverage_scopes = {
+        {"in_sample", interval_coverage(in_intervals)}};
+    if (has_cv) coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
+    const ResultTable interval_table = interval_coverage_table(coverage_scopes);
+
     ResultTable params;
     params.columns = {"parameter", "value", "unit", "lo", "hi", "fitted", "meaning"};
     std::vector<std::string> shown;
@@ -459,7 +464,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                                       {"summary", &summary},
                                       {"cells", &ranking},
                                       {"margins", &margins},
-                                      {"parameters", &params}});
+                                      {"parameters", &params},
+                                      {"intervals", &interval_table}});
     } else {
       const ErrorStats all = error_stats(head.all);
       std::vector<std::pair<std::string, std::string>> kv = {
@@ -492,6 +498,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                format_fixed(in_margin.p90_abs * 100, 1) + "%";
         }
         kv.push_back({"margin error", m});
+      }
+      for (const auto& [scope, coverage] : coverage_scopes) {
+        kv.push_back({scope == "in_sample" ? "80% interval, in sample" : "80% interval, out of sample",
+                      interval_coverage_line(coverage)});
       }
       for (const auto& l : fit_lines) kv.push_back(l);
       ResultTable brief;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "moetwin/catalog/strict_toml.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -448,20 +449,49 @@ FittedProfile load_fitted_profile(const std::string& path) {
   if (!cv) throw InputError({path, 0}, "cross_validated", "", "a [cross_validated] table");
   p.in_sample = read_residuals(std::move(*in_sample));
   p.cross_validated = read_residuals(std::move(*cv));
-  if (std::optional<StrictTable> novel = root.table("cross_validated_novel")) {
-    p.cross_validated_novel = read_residuals(std::move(*novel));
+  // [cross_validated_novel] (profiles written before [novelty_bands]): the held-out rows of campaigns new in
+  // GPU, instance, stack or precision; read as those four dimensions' band.
+  if (std::optional<StrictTable> legacy = root.table("cross_validated_novel")) {
+    const ResidualSummary r = read_residuals(std::move(*legacy));
+    if (r.rows > 0) {
+      for (const char* d : {"gpu", "instance", "stack", "precision"}) {
+        p.novelty_bands[d] = {r.rows, -std::min(r.p90_abs, 0.95), r.p90_abs,
+                              concat({"measured: p90 |error| of ", std::to_string(r.rows),
+                                      " held-out rows new in GPU, instance, stack or precision "
+                                      "([cross_validated_novel] of an older profile)"})};
+      }
+    }
   }
-  if (std::optional<StrictTable> margin = root.table("cross_validated_margin")) {
-    p.cross_validated_margin.pairs = margin->int32("pairs", 0, 1000000);
-    p.cross_validated_margin.median_abs = margin->number("median_abs_error", 0, 100);
-    p.cross_validated_margin.p90_abs = margin->number("p90_abs_error", 0, 100);
-    if (p.cross_validated_margin.median_abs > p.cross_validated_margin.p90_abs) {
+  // [novelty_bands.<dimension>]: one table per banded novelty dimension.
+  const toml::table* raw_bands = root_table["novelty_bands"].as_table();
+  if (std::optional<StrictTable> bands = root.table("novelty_bands"); bands && raw_bands != nullptr) {
+    for (const NoveltyDimension d : banded_novelty_dimensions()) {
+      std::optional<StrictTable> t = bands->table(to_string(d));
+      if (!t) continue;
+      NoveltyBand b;
+      b.rows = t->int32("rows", 0, 1000000);
+      b.error_lo = t->number("error_lo", -0.95, 0);
+      b.error_hi = t->number("error_hi", 0, 100);
+      b.source = t->string("source");
+      t->finish();
+      p.novelty_bands[to_string(d)] = std::move(b);
+    }
+    bands->finish();
+  }
+  const auto read_margin = [&root](const char* table, MarginResidualSummary& m) {
+    std::optional<StrictTable> margin = root.table(table);
+    if (!margin) return;
+    m.pairs = margin->int32("pairs", 0, 1000000);
+    m.median_abs = margin->number("median_abs_error", 0, 100);
+    m.p90_abs = margin->number("p90_abs_error", 0, 100);
+    if (m.median_abs > m.p90_abs) {
       throw InputError(margin->where("median_abs_error"), margin->name("median_abs_error"),
-                       format_exact(p.cross_validated_margin.median_abs),
-                       "<= p90_abs_error (" + format_exact(p.cross_validated_margin.p90_abs) + ")");
+                       format_exact(m.median_abs), "<= p90_abs_error (" + format_exact(m.p90_abs) + ")");
     }
     margin->finish();
-  }
+  };
+  read_margin("cross_validated_margin", p.cross_validated_margin);
+  read_margin("in_sample_margin", p.in_sample_margin);
   if (std::optional<StrictTable> cov = root.table("coverage")) {
     const auto list = [&](const char* key) {
       return cov->has(key) ? cov->strings(key) : std::vector<std::string>{};
@@ -471,6 +501,15 @@ FittedProfile load_fitted_profile(const std::string& path) {
     p.coverage.stacks = list("stacks");
     p.coverage.dispatchers = list("dispatchers");
     p.coverage.precisions = list("precisions");
+    p.coverage.models = list("models");
+    p.coverage.pp_regimes = list("pp_regimes");
+    p.coverage.tps = list("tps");
+    p.coverage.ep_spans = list("ep_spans");
+    if (cov->has("nodes_min") || cov->has("nodes_max")) {
+      const int lo = cov->int32("nodes_min", 1, 1000000);
+      const int hi = cov->int32("nodes_max", lo, 1000000);
+      p.coverage.nodes = lo == hi ? std::vector<int>{lo} : std::vector<int>{lo, hi};
+    }
     cov->finish();
   }
   root.finish();
@@ -478,10 +517,6 @@ FittedProfile load_fitted_profile(const std::string& path) {
 }
 
 namespace {
-
-bool covers(const std::vector<std::string>& values, const std::string& value) {
-  return values.empty() || std::find(values.begin(), values.end(), value) != values.end();
-}
 
 std::string toml_array(const std::vector<std::string>& values) {
   std::string out = "[";
@@ -491,43 +526,13 @@ std::string toml_array(const std::vector<std::string>& values) {
 
 }  // namespace
 
+Novelty novelty_of(const Scenario& s, const FittedProfile& profile) {
+  if (!profile.fitted) return {};
+  return novelty_of(s, profile.coverage);
+}
+
 std::vector<std::string> coverage_warnings(const Scenario& s, const FittedProfile& profile) {
-  std::vector<std::string> out;
-  if (!profile.fitted) return out;
-  const FitCoverage& c = profile.coverage;
-  if (!covers(c.gpus, s.gpu.name)) out.push_back("GPU " + s.gpu.name + ": no live runs in the fit");
-  if (!covers(c.instances, s.instance.name))
-    out.push_back("instance " + s.instance.name + ": no live runs in the fit (host time scaled by its CPU)");
-  if (!covers(c.stacks, s.stack.spec.name)) {
-    out.push_back(
-        "stack " + s.stack.spec.name +
-        ": no live runs in the fit; terms fitted per stack take the calibrated mechanism's defaults");
-  }
-  if (!covers(c.dispatchers, s.dispatcher.name))
-    out.push_back("dispatcher " + s.dispatcher.name + ": no live runs in the fit");
-  if (!covers(c.precisions, to_string(s.training.precision)))
-    out.push_back(std::string("precision ") + to_string(s.training.precision) + ": no live runs in the fit");
-  return out;
-}
-
-void FitCoverage::add(const Scenario& s) {
-  const auto insert = [](std::vector<std::string>& v, const std::string& x) {
-    if (std::find(v.begin(), v.end(), x) == v.end()) v.insert(std::upper_bound(v.begin(), v.end(), x), x);
-  };
-  insert(gpus, s.gpu.name);
-  insert(instances, s.instance.name);
-  insert(stacks, s.stack.spec.name);
-  insert(dispatchers, s.dispatcher.name);
-  insert(precisions, to_string(s.training.precision));
-}
-
-bool outside_family(const Scenario& s, const FitCoverage& c) {
-  return !covers(c.gpus, s.gpu.name) || !covers(c.instances, s.instance.name) ||
-         !covers(c.stacks, s.stack.spec.name) || !covers(c.precisions, to_string(s.training.precision));
-}
-
-bool outside_fit_family(const Scenario& s, const FittedProfile& profile) {
-  return profile.fitted && outside_family(s, profile.coverage);
+  return novelty_of(s, profile).warnings();
 }
 
 std::string default_fitted_profile_path() {
@@ -590,28 +595,42 @@ std::string fitted_profile_toml(const FittedProfile& p) {
                      p.in_sample);
   s += residual_toml("cross_validated", "out of sample: each row predicted by the fit without its group",
                      p.cross_validated);
-  if (p.cross_validated_novel.rows > 0) {
-    s +=
-        residual_toml("cross_validated_novel",
-                      "out of sample, the rows whose campaign brought a GPU, instance, stack or precision no "
-                      "other campaign had: the band outside the fit's coverage",
-                      p.cross_validated_novel);
+  if (!p.novelty_bands.empty()) {
+    s += "\n# Bands for predictions new to the fit in one dimension (80% of signed relative errors, "
+         "predicted - "
+         "measured\n# over measured): measured on held-out campaigns that were new in it, or a stated "
+         "prior.\n";
+    for (const auto& [dimension, b] : p.novelty_bands) {
+      s += "[novelty_bands." + dimension + "]\nrows = " + std::to_string(b.rows) +
+           "\nerror_lo = " + format_exact(b.error_lo) + "\nerror_hi = " + format_exact(b.error_hi) +
+           "\nsource = " + quoted_string(b.source) + "\n";
+    }
   }
   if (!p.coverage.empty()) {
     s += "\n[coverage]  # what the fitted rows covered: a prediction outside it says so\ngpus = " +
          toml_array(p.coverage.gpus) + "\ninstances = " + toml_array(p.coverage.instances) +
          "\nstacks = " + toml_array(p.coverage.stacks) +
          "\ndispatchers = " + toml_array(p.coverage.dispatchers) +
-         "\nprecisions = " + toml_array(p.coverage.precisions) + "\n";
+         "\nprecisions = " + toml_array(p.coverage.precisions) +
+         "\nmodels = " + toml_array(p.coverage.models) +
+         "\npp_regimes = " + toml_array(p.coverage.pp_regimes) + "\ntps = " + toml_array(p.coverage.tps) +
+         "\nep_spans = " + toml_array(p.coverage.ep_spans) + "\n";
+    if (!p.coverage.nodes.empty()) {
+      s += "nodes_min = " + std::to_string(p.coverage.nodes.front()) +
+           "\nnodes_max = " + std::to_string(p.coverage.nodes.back()) + "\n";
+    }
   }
-  if (p.cross_validated_margin.pairs > 0) {
-    s += "\n[cross_validated_margin]  # out of sample: exp(|ln predicted - ln measured time ratio|) - 1 of "
-         "every "
-         "pair of dispatchers measured on one cell\npairs = " +
-         std::to_string(p.cross_validated_margin.pairs) +
-         "\nmedian_abs_error = " + format_exact(p.cross_validated_margin.median_abs) +
-         "\np90_abs_error = " + format_exact(p.cross_validated_margin.p90_abs) + "\n";
-  }
+  const auto margin_toml = [&s](const char* table, const char* scope, const MarginResidualSummary& m) {
+    if (m.pairs == 0) return;
+    s +=
+        concat({"\n[", table, "]  # ", scope,
+                ": exp(|ln predicted - ln measured time ratio|) - 1 of every pair of dispatchers measured on "
+                "one cell\npairs = ",
+                std::to_string(m.pairs), "\nmedian_abs_error = ", format_exact(m.median_abs),
+                "\np90_abs_error = ", format_exact(m.p90_abs), "\n"});
+  };
+  margin_toml("cross_validated_margin", "out of sample", p.cross_validated_margin);
+  margin_toml("in_sample_margin", "in sample", p.in_sample_margin);
   return s;
 }
 
@@ -622,26 +641,69 @@ PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile
   return o;
 }
 
-UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
-  double p10 = -0.5;
-  double p90 = 0.5;
-  if (profile.fitted && profile.cross_validated.rows > 0) {
-    p10 = profile.cross_validated.signed_p10;
-    p90 = profile.cross_validated.signed_p90;
-  }
-  // measured = predicted / (1 + error): the largest error gives the smallest measured time.
-  return {predicted_s / (1 + p90), predicted_s / (1 + std::max(p10, -0.95))};
+namespace {
+
+// The signed error quantiles of a prediction at `novelty`, and the band's source.
+struct ErrorRange {
+  double lo = -0.5;
+  double hi = 0.5;
+};
+constexpr double kPriorError = 0.5;  // the unfitted twin's errors: the band where nothing was measured
+
+ErrorRange in_family_errors(const FittedProfile& profile) {
+  if (profile.fitted && profile.cross_validated.rows > 0)
+    return {profile.cross_validated.signed_p10, profile.cross_validated.signed_p90};
+  return {-kPriorError, kPriorError};
 }
 
-UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, bool outside_coverage) {
-  if (!outside_coverage || !profile.fitted) return band_for(profile, predicted_s);
-  double p10 = -0.5;
-  double p90 = 0.5;
-  if (profile.cross_validated_novel.rows > 0) {
-    p10 = std::min(profile.cross_validated.signed_p10, profile.cross_validated_novel.signed_p10);
-    p90 = std::max(profile.cross_validated.signed_p90, profile.cross_validated_novel.signed_p90);
+ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
+  ErrorRange r = in_family_errors(profile);
+  if (!profile.fitted) return r;
+  for (const NovelValue& v : novelty.novel) {
+    if (v.dimension == NoveltyDimension::dispatcher) continue;
+    const auto it = profile.novelty_bands.find(to_string(v.dimension));
+    const double lo = it == profile.novelty_bands.end() ? -kPriorError : it->second.error_lo;
+    const double hi = it == profile.novelty_bands.end() ? kPriorError : it->second.error_hi;
+    r.lo = std::min(r.lo, lo);
+    r.hi = std::max(r.hi, hi);
   }
-  return {predicted_s / (1 + p90), predicted_s / (1 + std::max(p10, -0.95))};
+  return r;
+}
+
+UncertaintyBand band_of(double predicted_s, const ErrorRange& e) {
+  // measured = predicted / (1 + error): the largest error gives the smallest measured time.
+  return {predicted_s / (1 + e.hi), predicted_s / (1 + std::max(e.lo, -0.95))};
+}
+
+}  // namespace
+
+UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
+  return band_of(predicted_s, in_family_errors(profile));
+}
+
+UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, const Novelty& novelty) {
+  return band_of(predicted_s, novelty_errors(profile, novelty));
+}
+
+std::string band_source(const FittedProfile& profile, const Novelty& novelty) {
+  if (!profile.fitted) return "unfitted profile: +-50%, the size of the unfitted twin's errors";
+  std::string s = profile.cross_validated.rows > 0
+                      ? concat({"cross-validated (", profile.cv_scheme, ", ",
+                                std::to_string(profile.cross_validated.rows), " rows)"})
+                      : std::string("no cross-validation in the profile: +-50%");
+  std::string widened;
+  for (const NovelValue& v : novelty.novel) {
+    if (v.dimension == NoveltyDimension::dispatcher) continue;
+    const auto it = profile.novelty_bands.find(to_string(v.dimension));
+    widened += widened.empty() ? "" : "; ";
+    widened += concat({to_string(v.dimension), " ", v.value, ": "});
+    if (it == profile.novelty_bands.end())
+      widened += "+-50% (no band in the profile: the unfitted twin's errors)";
+    else
+      widened += concat({format_fixed(it->second.error_lo * 100, 0), "%..+",
+                         format_fixed(it->second.error_hi * 100, 0), "%, ", it->second.source});
+  }
+  return widened.empty() ? s : concat({s, ", widened for ", widened});
 }
 
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s) {
@@ -656,8 +718,8 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
       t.slowest_s = std::max(t.slowest_s, s);
     }
   }
-  const bool outside = outside_fit_family(scenario, profile);
-  t.band = {band_for(profile, t.fastest_s, outside).lo_s, band_for(profile, t.slowest_s, outside).hi_s};
+  const Novelty novelty = novelty_of(scenario, profile);
+  t.band = {band_for(profile, t.fastest_s, novelty).lo_s, band_for(profile, t.slowest_s, novelty).hi_s};
   return t;
 }
 
@@ -667,8 +729,23 @@ double margin_uncertainty(const FittedProfile& profile) {
 }
 
 bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s) {
+  return margin_exceeds_uncertainty(profile, winner_s, runner_up_s, Novelty{});
+}
+
+double margin_uncertainty(const FittedProfile& profile, const Novelty& novelty) {
   const double u = margin_uncertainty(profile);
-  if (u < 0) return band_for(profile, winner_s).hi_s < band_for(profile, runner_up_s).lo_s;
+  if (u < 0) return u;
+  const ErrorRange in = in_family_errors(profile);
+  const ErrorRange at = novelty_errors(profile, novelty);
+  const double width_in = std::log((1 + in.hi) / (1 + std::max(in.lo, -0.95)));
+  const double width_at = std::log((1 + at.hi) / (1 + std::max(at.lo, -0.95)));
+  return width_in > 0 ? u * std::max(1.0, width_at / width_in) : u;
+}
+
+bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s,
+                                const Novelty& novelty) {
+  const double u = margin_uncertainty(profile, novelty);
+  if (u < 0) return band_for(profile, winner_s, novelty).hi_s < band_for(profile, runner_up_s, novelty).lo_s;
   return runner_up_s / winner_s - 1 > u;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -357,14 +358,14 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
             std::string::npos);
   EXPECT_EQ(w[3], "precision fp8-hybrid: no live runs in the fit");
   EXPECT_TRUE(coverage_warnings(s, FittedProfile{}).empty());  // unfitted: nothing to compare with
-  EXPECT_TRUE(outside_fit_family(s, p));
+  EXPECT_EQ(novelty_of(s, p).level(), "platform");
   FittedProfile dispatcher_only = p;  // a dispatcher without runs is a2a_term_spread's, not the family band's
   dispatcher_only.coverage.gpus.push_back("H200-SXM");
   dispatcher_only.coverage.instances.push_back("p5en.48xlarge");
   dispatcher_only.coverage.stacks.push_back("megatron-lm-core_r0.17.0-nccl2.28.9");
   dispatcher_only.coverage.precisions.push_back("fp8-hybrid");
   dispatcher_only.coverage.dispatchers = {"deepep-uccl"};
-  EXPECT_FALSE(outside_fit_family(s, dispatcher_only));
+  EXPECT_EQ(novelty_of(s, dispatcher_only).level(), "covered");
   EXPECT_EQ(coverage_warnings(s, dispatcher_only).size(), 1u);
 }
 
@@ -374,26 +375,42 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
 namespace moetwin {
 namespace {
 
-// Outside the fit's coverage the band takes the held-out new campaigns' quantiles where they are wider,
-// and a stated +-50% when the fit never held out a new campaign; inside it is band_for's.
+// Outside the fit's coverage the band takes each novel dimension's band where it is wider, and a stated
+// +-50% for a dimension the profile has no band for; inside it is band_for's.
 TEST(FittedProfile, BandOutsideCoverageIsWider) {
   FittedProfile p = sample();  // in-family signed quantiles -0.2 / +0.1
   const UncertaintyBand in = band_for(p, 10);
-  EXPECT_EQ(band_for(p, 10, false).lo_s, in.lo_s);
-  const UncertaintyBand prior = band_for(p, 10, true);
+  EXPECT_EQ(band_for(p, 10, Novelty{}).lo_s, in.lo_s);
+  Novelty gpu;
+  gpu.novel.push_back({NoveltyDimension::gpu, "B200", "GPU B200: no live runs in the fit"});
+  const UncertaintyBand prior = band_for(p, 10, gpu);
   EXPECT_DOUBLE_EQ(prior.lo_s, 10 / 1.5);
   EXPECT_DOUBLE_EQ(prior.hi_s, 10 / 0.5);
-  p.cross_validated_novel = {7, 0.21, 0.23, -0.23, -0.11};  // the p5en fold: the twin too fast
-  const UncertaintyBand novel = band_for(p, 10, true);
-  EXPECT_DOUBLE_EQ(novel.lo_s, 10 / 1.1);   // the in-family +0.1 stays the fast end
-  EXPECT_DOUBLE_EQ(novel.hi_s, 10 / 0.77);  // -0.23 widens the slow end
+  p.novelty_bands["gpu"] = {7, -0.23, 0.23, "measured: 7 held-out rows"};
+  const UncertaintyBand novel = band_for(p, 10, gpu);
+  EXPECT_DOUBLE_EQ(novel.lo_s, 10 / 1.23);
+  EXPECT_DOUBLE_EQ(novel.hi_s, 10 / 0.77);
+  EXPECT_NE(band_source(p, gpu).find("widened for gpu B200: -23%..+23%, measured"), std::string::npos);
+  // A dispatcher without runs is not banded here; two dimensions take the wider of their bands per side.
+  Novelty two = gpu;
+  two.novel.push_back({NoveltyDimension::scale, "64 nodes", "64 nodes: no live runs in the fit"});
+  p.novelty_bands["scale"] = {0, -0.3, 0.1, "prior"};
+  const UncertaintyBand both = band_for(p, 10, two);
+  EXPECT_DOUBLE_EQ(both.lo_s, 10 / 1.23);
+  EXPECT_DOUBLE_EQ(both.hi_s, 10 / 0.7);
+  // The margin uncertainty grows with the band's log width.
+  p.cross_validated_margin = {10, 0.05, 0.1};
+  const double ratio = std::log(1.23 / 0.7) / std::log(1.1 / 0.8);
+  EXPECT_NEAR(margin_uncertainty(p, two), 0.1 * ratio, 1e-12);
+  EXPECT_DOUBLE_EQ(margin_uncertainty(p, Novelty{}), 0.1);
   const FittedProfile q = load_fitted_profile(write_temp("novel.toml", fitted_profile_toml(p)));
-  EXPECT_EQ(q.cross_validated_novel.rows, 7);
-  EXPECT_EQ(q.cross_validated_novel.signed_p10, -0.23);
-  // Older profiles without the table load with rows = 0.
-  EXPECT_EQ(
-      load_fitted_profile(write_temp("plain.toml", fitted_profile_toml(sample()))).cross_validated_novel.rows,
-      0);
+  ASSERT_EQ(q.novelty_bands.size(), 2u);
+  EXPECT_EQ(q.novelty_bands.at("gpu").rows, 7);
+  EXPECT_EQ(q.novelty_bands.at("scale").error_lo, -0.3);
+  EXPECT_EQ(q.novelty_bands.at("scale").source, "prior");
+  // Profiles without the tables load with none.
+  EXPECT_TRUE(
+      load_fitted_profile(write_temp("plain.toml", fitted_profile_toml(sample()))).novelty_bands.empty());
 }
 
 }  // namespace

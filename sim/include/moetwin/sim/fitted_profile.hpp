@@ -5,11 +5,13 @@
 // told otherwise (--profile FILE, --profile none for the unfitted defaults).
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/novelty.hpp"
 #include "moetwin/sim/prediction.hpp"
 
 namespace moetwin {
@@ -68,14 +70,22 @@ struct MarginResidualSummary {
   double p90_abs = 0;
 };
 
-// What the rows a profile was fitted on covered ([coverage], written by validate --fit; optional on load):
-// sorted distinct values per dimension. Empty: not recorded.
-struct FitCoverage {
-  std::vector<std::string> gpus, instances, stacks, dispatchers, precisions;
-  bool empty() const { return gpus.empty() && stacks.empty() && dispatchers.empty(); }
-  // Adds `scenario`'s value of each dimension (kept sorted and distinct).
-  void add(const Scenario& scenario);
+// A band for predictions new to the fit in one dimension ([novelty_bands.<dimension>], written by
+// validate --fit with --cv): signed relative errors (predicted - measured) / measured between which 80% of
+// such predictions are expected to fall. Measured: from the out-of-sample errors of the rows whose held-out
+// campaign was new in that dimension to the remaining campaigns, made symmetric (+-their p90 |error|: one
+// campaign's sign says nothing about the next platform's). Prior (rows = 0): for a dimension no held-out
+// campaign was new in, the widest measured novelty band, or +-50% (the unfitted twin's errors) when none was
+// measured. `source` says which.
+struct NoveltyBand {
+  int rows = 0;
+  double error_lo = 0;  // <= 0
+  double error_hi = 0;  // >= 0
+  std::string source;
 };
+// Below this many held-out rows a dimension's errors make no band of their own (an 80% interval from fewer
+// than 5 rows is one row wide on each side); it takes the prior.
+inline constexpr int kMinNoveltyBandRows = 5;
 
 struct FittedProfile {
   int schema_version = 1;
@@ -88,29 +98,27 @@ struct FittedProfile {
   std::vector<std::string> fitted_keys;  // which free parameters the fit moved
   ResidualSummary in_sample;
   ResidualSummary cross_validated;  // leave-one-campaign-out; the uncertainty band comes from it
-  // The out-of-sample errors of the rows whose campaign brought a GPU, instance, stack or precision no other
-  // campaign had ([cross_validated_novel], optional): what a prediction outside the fit's coverage can
-  // expect. rows = 0: the fit's campaigns never left each other's coverage.
-  ResidualSummary cross_validated_novel;
+  // Per banded novelty dimension (to_string(NoveltyDimension) -> band; optional, written with --cv): what a
+  // prediction new to the fit in that dimension can expect. Empty: the +-50% prior for every dimension.
+  std::map<std::string, NoveltyBand> novelty_bands;
   // Out-of-sample margin errors ([cross_validated_margin], optional): what a recommendation's margin
   // must exceed.
   MarginResidualSummary cross_validated_margin;
+  // In-sample margin errors ([in_sample_margin], optional): what remains of a margin's error once every
+  // dispatcher's terms are fitted to its own rows, the part a short measurement of the two cannot remove
+  // (settling experiments, planning/settling_experiment.hpp).
+  MarginResidualSummary in_sample_margin;
   std::string cv_scheme;  // e.g. "leave-one-campaign-out"
   // The fit's objective: "squared log ratio" or "huber <knee>" (validate --huber); optional in the file.
   std::string fit_objective = "squared log ratio";
   FitCoverage coverage;
 };
 
-// Where `scenario` lies outside the rows `profile` was fitted on, one line per dimension, e.g. "GPU B200:
-// no live runs in the fit" or "stack megatron-lm-...: no live runs in the fit; its stack-scoped terms are
-// the calibrated mechanism's defaults". Empty for a covered scenario, an unfitted profile or a profile
-// without coverage.
+// Where `scenario` lies outside the rows `profile` was fitted on (novelty.hpp); covered for an unfitted
+// profile or one without [coverage] (nothing to compare with).
+Novelty novelty_of(const Scenario& scenario, const FittedProfile& profile);
+// Its warning lines, e.g. "GPU B200: no live runs in the fit".
 std::vector<std::string> coverage_warnings(const Scenario& scenario, const FittedProfile& profile);
-// Whether `scenario` runs on a GPU, instance, stack or precision the fit had no rows of: the dimensions
-// its cross_validated_novel band measures. (A dispatcher without runs is covered by a2a_term_spread.)
-bool outside_fit_family(const Scenario& scenario, const FittedProfile& profile);
-// The same against a coverage (an empty dimension covers everything).
-bool outside_family(const Scenario& scenario, const FitCoverage& coverage);
 
 // Reads a profile written by `validate --fit` (strict: unknown keys, wrong types and out-of-bound
 // parameters are InputErrors naming file, line and key).
@@ -135,21 +143,30 @@ struct UncertaintyBand {
   double hi_s = 0;
 };
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s);
-// The same for a prediction outside the fit's family (outside_fit_family): the in-family
-// quantiles widened to those of cross_validated_novel, or to a stated +-50% (the size of the unfitted
-// twin's errors) when the fit has no held-out campaign that was new to it. Never narrower than band_for.
-UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, bool outside_coverage);
+// The same at a prediction's novelty: the in-family quantiles widened, dimension by dimension, to each
+// novel dimension's NoveltyBand (a dimension the profile has no band for takes +-50%). Never narrower than
+// band_for. The dispatcher dimension is not banded here (a2a_term_spread).
+UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, const Novelty& novelty);
+// Where that band comes from, for outputs: "cross-validated, 51 rows" or "widened for gpu B200 (measured on
+// 7 held-out rows), scale 64 nodes (prior: ...)".
+std::string band_source(const FittedProfile& profile, const Novelty& novelty);
 
 // The margin by which a predicted winner must beat the runner-up to count as real: the p90 of the
 // cross-validated margin errors (0.2: the winner must be predicted > 20% faster); -1 when the profile has
 // none.
 double margin_uncertainty(const FittedProfile& profile);
+// At a prediction's novelty: the in-family margin error scaled by how much wider the novelty band is than
+// the in-family band (log widths): the assumption that a margin's error grows with the end-to-end error,
+// since the data hold too few dispatcher pairs on novel campaigns for a margin band of its own. -1 as above.
+double margin_uncertainty(const FittedProfile& profile, const Novelty& novelty);
 // Whether a predicted winner beats the runner-up beyond the uncertainty: runner_up_s / winner_s - 1 >
 // margin_uncertainty(profile). Without margin residuals, conservatively, when the two end-to-end bands do
 // not overlap (band_for; they share most of their error, so this overstates the uncertainty). Pass the
 // winner's slowest and the runner-up's fastest prediction where a dispatcher's terms are uncertain
 // (generic_a2a_sources).
 bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s);
+bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s,
+                                const Novelty& novelty);
 
 // Whether the fit had runs of `dispatcher`, which then has its own A2A terms (SimProfile::a2a_by_dispatcher);
 // false for an unfitted profile.

@@ -243,8 +243,40 @@ std::vector<const Experiment*> CalibrationDb::of_kind(const std::string& kind) c
   return out;
 }
 
+namespace {
+
+// HDF5 strings (values and attribute names) end at the first NUL byte: a string holding one would come
+// back cut, so it is refused before anything is written (found by tests/fuzz/calibration_db_fuzz.cpp).
+void require_no_nul(const std::string& s, const std::string& path, const std::string& what) {
+  if (s.find('\0') != std::string::npos)
+    throw InputError({path, 0}, what, "a string with a NUL byte",
+                     "text without NUL (HDF5 strings end at NUL)");
+}
+
+void require_no_nul(const CalibrationDb& db, const std::string& path) {
+  const Provenance& p = db.provenance;
+  for (const std::string* s :
+       {&p.gpu_name, &p.driver_version, &p.cuda_version, &p.cublas_version, &p.nccl_version,
+        &p.libfabric_version, &p.provider, &p.host, &p.time_utc, &p.git_revision, &p.tool})
+    require_no_nul(*s, path, "provenance");
+  for (const auto& [name, e] : db.experiments) {
+    const std::string where = "experiment " + name;
+    require_no_nul(name, path, where);
+    require_no_nul(e.kind, path, where + " kind");
+    require_no_nul(e.unit, path, where + " unit");
+    for (const auto& [key, value] : e.params) require_no_nul(key, path, where + " param");
+    for (const auto& [key, value] : e.labels) {
+      require_no_nul(key, path, where + " label");
+      require_no_nul(value, path, where + " label " + key);
+    }
+  }
+}
+
+}  // namespace
+
 void write_calibration_db(const CalibrationDb& db, const std::string& path) {
   namespace fs = std::filesystem;
+  require_no_nul(db, path);
   H5::Exception::dontPrint();
   // The pid keeps two writers of one path from sharing a temporary file.
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());

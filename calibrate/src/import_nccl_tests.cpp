@@ -2,18 +2,22 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
+#include "launcher_prefix.hpp"
 #include "moetwin/calibrate/importers.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 
 namespace moetwin {
 
 namespace {
 
-std::vector<std::string> split_ws(const std::string& line) {
-  std::istringstream in(line);
+std::vector<std::string> split_ws(std::string_view line) {
+  std::istringstream in{std::string(line)};
   std::vector<std::string> out;
   std::string token;
   while (in >> token) out.push_back(token);
@@ -24,32 +28,48 @@ std::optional<double> parse_number(const std::string& s) {
   double value = 0;
   const char* end = s.data() + s.size();
   const auto [ptr, ec] = std::from_chars(s.data(), end, value);
-  if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
+  if (s.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 
-// Collectives nccl-tests ships, longest first so "all_reduce" is not taken for "reduce".
-const std::vector<std::string>& known_ops() {
-  static const std::vector<std::string> ops = {"reduce_scatter", "all_reduce", "all_gather", "alltoall",
-                                               "sendrecv",       "broadcast",  "hypercube",  "gather",
-                                               "scatter",        "reduce"};
-  return ops;
+// The collectives nccl-tests ships, by binary name without "_perf".
+bool known_op(const std::string& op) {
+  static const std::set<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+                                            "broadcast",  "reduce",     "gather",         "scatter",
+                                            "sendrecv",   "hypercube"};
+  return ops.count(op) > 0;
 }
 
-std::string op_from_text(const std::string& text) {
-  for (const std::string& op : known_ops()) {
-    if (text.find(op) != std::string::npos) return op;
+// The op named by a "<dir>/<op>_perf" token of `text` (a launch command, "Running: ...", or
+// "# Collective test starting: all_reduce_perf"), or "".
+std::string op_from_binary(std::string_view text) {
+  for (const std::string& token : split_ws(text)) {
+    const std::string name = std::filesystem::path(token).filename().string();
+    constexpr std::string_view suffix = "_perf";
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string op = name.substr(0, name.size() - suffix.size());
+    if (known_op(op)) return op;
   }
   return {};
+}
+
+// "2024-05-01" and "12:00:01" (what -S 1 prints in its timestamp column).
+bool is_date(const std::string& t) {
+  return t.size() == 10 && t[4] == '-' && t[7] == '-';
+}
+bool is_clock(const std::string& t) {
+  return t.size() >= 8 && t[2] == ':' && t[5] == ':';
 }
 
 // Column positions of one data row, found by header name.
 struct Columns {
   std::size_t total = 0;
-  std::optional<std::size_t> redop, root;
+  std::optional<std::size_t> redop, root, timestamp;
   std::size_t size = 0, count = 0, type = 0;
   std::size_t time[2] = {0, 0}, algbw[2] = {0, 0}, busbw[2] = {0, 0};
-  std::optional<std::size_t> wrong[2];
+  std::optional<std::size_t> wrong[2], error[2];
+  bool cpu_time = false;  // -C 1: the time columns are host CPU time
 };
 
 std::optional<Columns> parse_header(const std::vector<std::string>& tokens) {
@@ -69,19 +89,40 @@ std::optional<Columns> parse_header(const std::vector<std::string>& tokens) {
       c.redop = i;
     else if (t == "root")
       c.root = i;
-    else if (t == "time") {
+    else if (t == "timestamp")
+      c.timestamp = i;
+    else if (t == "time" || t == "cputime") {
       if (++placement > 1) return std::nullopt;
       c.time[placement] = i;
+      c.cpu_time = t == "cputime";
     } else if (placement >= 0 && t == "algbw")
       c.algbw[placement] = i;
     else if (placement >= 0 && t == "busbw")
       c.busbw[placement] = i;
-    else if (placement >= 0 && (t == "#wrong" || t == "error"))
+    else if (placement >= 0 && t == "#wrong")
       c.wrong[placement] = i;
+    else if (placement >= 0 && t == "error")
+      c.error[placement] = i;
   }
-  if (placement != 1) return std::nullopt;
+  if (placement != 1 || c.type == 0) return std::nullopt;
   return c;
 }
+
+struct Row {
+  int line;
+  std::vector<std::string> fields;
+};
+
+struct Test {
+  Columns columns;
+  int header_line = 0;
+  std::string op;
+  int op_line = 0;
+  int ranks = 0;
+  std::vector<Row> rows;
+  std::optional<double> avg_busbw;
+  int avg_line = 0;
+};
 
 }  // namespace
 
@@ -95,117 +136,224 @@ std::string name_safe_stem(const std::string& path) {
   return stem.empty() ? std::string("log") : stem;
 }
 
-std::vector<Experiment> import_nccl_tests(const std::string& text, const std::string& path,
-                                          const std::string& op_arg) {
-  std::string op = op_arg;
-  if (op.empty()) op = op_from_text(std::filesystem::path(path).filename().string());
+ImportResult import_nccl_tests(const std::string& text, const std::string& path,
+                               const NcclTestsOptions& options) {
   const std::string stem = name_safe_stem(path);
+  ImportResult result;
+  std::vector<Test> tests;
+  // What the lines before a column header say about the test it starts.
+  std::string pending_op;
+  int pending_op_line = 0;
+  int pending_ranks = 0;
+  bool in_table = false;  // after a header, until the test's closing lines
   std::istringstream in(text);
-  std::string line;
+  std::string raw;
   int line_no = 0;
-  int ranks = 0;
-  std::optional<Columns> columns;
-  std::optional<double> avg_busbw;
-  int avg_line = 0;
-  struct Row {
-    int line;
-    std::vector<std::string> fields;
-  };
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
+  const bool ends_with_newline = !text.empty() && text.back() == '\n';
+  while (std::getline(in, raw)) {
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const bool complete = ends_with_newline || in.peek() != std::char_traits<char>::eof();
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    const std::string_view line = strip_launcher_prefix(raw);
     const std::size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
+    if (first == std::string_view::npos) continue;
     if (line[first] == '#') {
-      const std::string body = line.substr(first + 1);
+      const std::string_view body = line.substr(first + 1);
       const std::vector<std::string> tokens = split_ws(body);
       if (tokens.empty()) continue;
       if (const auto header = parse_header(tokens)) {
-        if (columns) throw InputError({path, line_no}, "a second column header: expected one test per file");
-        columns = header;
+        Test t;
+        t.columns = *header;
+        t.header_line = line_no;
+        t.op = pending_op;
+        t.op_line = pending_op_line;
+        t.ranks = pending_ranks;
+        tests.push_back(std::move(t));
+        pending_op.clear();
+        pending_ranks = 0;
+        in_table = true;
       } else if (tokens[0] == "Rank" && tokens.size() > 1) {
-        ++ranks;
-      } else if (op.empty() && body.find("Collective test starting") != std::string::npos) {
-        op = op_from_text(body);
-      } else if (body.find("Avg bus bandwidth") != std::string::npos) {
+        if (in_table) in_table = false;  // the preamble of the next test
+        ++pending_ranks;
+      } else if (body.find("Collective test starting") != std::string_view::npos) {
+        in_table = false;
+        pending_op = op_from_binary(body);
+        pending_op_line = line_no;
+      } else if (in_table && body.find("Avg bus bandwidth") != std::string_view::npos) {
         const std::size_t colon = body.find(':');
         const std::vector<std::string> after =
-            colon == std::string::npos ? std::vector<std::string>{} : split_ws(body.substr(colon + 1));
+            colon == std::string_view::npos ? std::vector<std::string>{} : split_ws(body.substr(colon + 1));
         const std::string value = after.empty() ? std::string() : after[0];
-        avg_busbw = parse_number(value);
-        if (!avg_busbw) throw InputError({path, line_no}, "Avg bus bandwidth", value, "a number (GB/s)");
-        avg_line = line_no;
+        const auto avg = parse_number(value);
+        if (!avg || !complete)
+          throw InputError({path, line_no}, "Avg bus bandwidth", value, "a number (GB/s)");
+        tests.back().avg_busbw = avg;
+        tests.back().avg_line = line_no;
+        in_table = false;  // the table is over: numbers after it are not rows
+      } else if (in_table && body.find("Out of bounds values") != std::string_view::npos &&
+                 body.find("OK") == std::string_view::npos) {
+        result.warnings.push_back(
+            concat({path, ":", std::to_string(line_no), ": nccl-tests reports out-of-bounds values: ",
+                    std::string(body.substr(body.find_first_not_of(' ')))}));
+      } else if (body.find("Collective test concluded") != std::string_view::npos) {
+        in_table = false;
+      }
+      continue;
+    }
+    // A launch command naming the binary ("Running: ... ./build/broadcast_perf -b 8", "mpirun ...
+    // /nccl-tests/build/all_reduce_perf ...") names the op of the test that follows it.
+    if (const std::string op = op_from_binary(line); !op.empty()) {
+      if (pending_op.empty()) {
+        pending_op = op;
+        pending_op_line = line_no;
       }
       continue;
     }
     std::vector<std::string> fields = split_ws(line);
     // NCCL_DEBUG and launcher lines interleave with the table: a data row starts with a byte count.
     if (!parse_number(fields[0])) continue;
-    if (!columns) throw InputError({path, line_no}, "data row before the column header line");
-    if (fields.size() != columns->total) {
-      throw InputError({path, line_no}, "row", line.substr(first),
-                       std::to_string(columns->total) + " columns as in the header (truncated input?)");
-    }
-    rows.push_back({line_no, std::move(fields)});
-  }
-  if (!columns) throw InputError({path, line_no}, "no nccl-tests column header (# size count type ...)");
-  if (rows.empty())
-    throw InputError({path, line_no}, "no data rows after the column header (truncated input?)");
-  if (op.empty()) {
-    throw InputError({path, 0}, "op", "", "a collective name in the file name or --op (all_reduce, ...)");
-  }
-
-  std::vector<Experiment> out;
-  const char* placements[2] = {"out_of_place", "in_place"};
-  for (const Row& row : rows) {
-    const auto number = [&](std::size_t index, const char* key) {
-      const auto value = parse_number(row.fields[index]);
-      if (!value) throw InputError({path, row.line}, key, row.fields[index], "a number");
-      return *value;
-    };
-    const double size = number(columns->size, "size");
-    const double count = number(columns->count, "count");
-    for (int p = 0; p < 2; ++p) {
-      Experiment e;
-      e.kind = "nccl_tests";
-      e.unit = "s";
-      e.name = "nccl_tests." + op + "." + stem + "." + row.fields[columns->size] + "." + placements[p];
-      e.labels["op"] = op;
-      e.labels["type"] = row.fields[columns->type];
-      if (columns->redop) e.labels["redop"] = row.fields[*columns->redop];
-      e.labels["placement"] = placements[p];
-      e.labels["source"] = path;
-      e.params["size_bytes"] = size;
-      e.params["count"] = count;
-      if (columns->root) e.params["root"] = number(*columns->root, "root");
-      e.params["algbw_Bps"] = number(columns->algbw[p], "algbw") * 1e9;  // nccl-tests prints GB/s (1e9)
-      e.params["busbw_Bps"] = number(columns->busbw[p], "busbw") * 1e9;
-      if (columns->wrong[p]) {
-        const std::string& w = row.fields[*columns->wrong[p]];
-        if (const auto value = parse_number(w))
-          e.params["wrong"] = *value;
-        else
-          e.labels["wrong"] = w;
+    if (tests.empty()) throw InputError({path, line_no}, "data row before the column header line");
+    if (!in_table) continue;  // between tests: launcher and banner text that starts with a number
+    Test& test = tests.back();
+    if (test.columns.timestamp) {
+      // -S 1 prints the timestamp as "YYYY-MM-DD HH:MM:SS": two tokens for one column.
+      for (std::size_t i = 0; i + 1 < fields.size(); ++i) {
+        if (is_date(fields[i]) && is_clock(fields[i + 1])) {
+          fields[i] += " " + fields[i + 1];
+          fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+          break;
+        }
       }
-      if (ranks > 0) e.params["ranks"] = ranks;
-      e.params["line"] = row.line;
-      e.samples = {number(columns->time[p], "time") * 1e-6};  // nccl-tests prints microseconds
-      out.push_back(std::move(e));
+    }
+    if (fields.size() != test.columns.total) {
+      throw InputError({path, line_no}, "row", std::string(line.substr(first)),
+                       concat({std::to_string(test.columns.total), " columns as in the header at line ",
+                               std::to_string(test.header_line), " (truncated or interleaved output?)"}));
+    }
+    if (!complete) {
+      throw InputError({path, line_no}, "row", std::string(line.substr(first)),
+                       "a complete line: the file ends inside this row, so its last value may be cut");
+    }
+    test.rows.push_back({line_no, std::move(fields)});
+  }
+  if (tests.empty()) throw InputError({path, line_no}, "no nccl-tests column header (# size count type ...)");
+
+  const bool several = tests.size() > 1;
+  const char* placements[2] = {"out_of_place", "in_place"};
+  for (std::size_t k = 0; k < tests.size(); ++k) {
+    Test& test = tests[k];
+    const Columns& columns = test.columns;
+    if (test.rows.empty()) {
+      throw InputError({path, test.header_line},
+                       "no data rows after the column header (truncated input, or the run failed?)");
+    }
+    std::string op = test.op;
+    if (!options.op.empty()) {
+      if (!op.empty() && op != options.op) {
+        throw InputError({path, test.op_line}, "op", op,
+                         concat({options.op, " as given by --op (the log names another collective)"}));
+      }
+      op = options.op;
+    }
+    if (op.empty()) {
+      throw InputError({path, test.header_line}, "op", "not in the log",
+                       "pass --op (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, ...): no '# "
+                       "Collective test starting' line, 'Running:' line or *_perf command before this table");
+    }
+    const std::string prefix = concat(
+        {"nccl_tests.", op, ".", stem, several ? concat({".t", std::to_string(k + 1)}) : std::string()});
+    std::set<std::string> types, redops;
+    for (const Row& row : test.rows) {
+      types.insert(row.fields[columns.type]);
+      if (columns.redop) redops.insert(row.fields[*columns.redop]);
+    }
+    std::map<std::string, std::size_t> index;  // experiment name -> position in result (repeats)
+    for (const Row& row : test.rows) {
+      const auto number = [&](std::size_t i, const char* key) {
+        const auto value = parse_number(row.fields[i]);
+        if (!value) throw InputError({path, row.line}, key, row.fields[i], "a number");
+        return *value;
+      };
+      const double size = number(columns.size, "size");
+      const double count = number(columns.count, "count");
+      for (int p = 0; p < 2; ++p) {
+        if (row.fields[columns.time[p]] == "N/A") continue;
+        const double time_us = number(columns.time[p], "time");
+        std::string name = concat({prefix, ".", row.fields[columns.size]});
+        if (types.size() > 1) name += concat({".", row.fields[columns.type]});
+        if (redops.size() > 1) name += concat({".", row.fields[*columns.redop]});
+        name += concat({".", placements[p]});
+        double wrong = 0;
+        if (columns.wrong[p]) {
+          if (const auto w = parse_number(row.fields[*columns.wrong[p]])) wrong = *w;
+        }
+        if (const auto it = index.find(name); it != index.end()) {
+          Experiment& e = result.experiments[it->second];
+          e.samples.push_back(time_us * 1e-6);
+          e.params["repeats"] = static_cast<double>(e.samples.size());
+          if (wrong > 0 && e.kind == "nccl_tests" && !options.keep_wrong) e.kind = "nccl_tests_wrong";
+          continue;
+        }
+        Experiment e;
+        e.kind = wrong > 0 && !options.keep_wrong ? "nccl_tests_wrong" : "nccl_tests";
+        e.unit = "s";
+        e.name = name;
+        e.labels["op"] = op;
+        e.labels["type"] = row.fields[columns.type];
+        if (columns.redop) e.labels["redop"] = row.fields[*columns.redop];
+        e.labels["placement"] = placements[p];
+        e.labels["timer"] = columns.cpu_time ? "cpu" : "gpu";
+        e.labels["source"] = path;
+        if (columns.timestamp) e.labels["timestamp"] = row.fields[*columns.timestamp];
+        e.params["size_bytes"] = size;
+        e.params["count"] = count;
+        if (columns.root) e.params["root"] = number(*columns.root, "root");
+        e.params["algbw_Bps"] = number(columns.algbw[p], "algbw") * 1e9;  // nccl-tests prints GB/s (1e9)
+        e.params["busbw_Bps"] = number(columns.busbw[p], "busbw") * 1e9;
+        if (columns.wrong[p]) {
+          const std::string& w = row.fields[*columns.wrong[p]];
+          if (parse_number(w))
+            e.params["wrong"] = wrong;
+          else
+            e.labels["wrong"] = w;
+        }
+        if (columns.error[p]) {
+          const std::string& w = row.fields[*columns.error[p]];
+          if (const auto value = parse_number(w)) e.params["max_error"] = *value;
+        }
+        if (test.ranks > 0) e.params["ranks"] = test.ranks;
+        e.params["repeats"] = 1;
+        e.params["line"] = row.line;
+        e.samples = {time_us * 1e-6};  // nccl-tests prints microseconds
+        index.emplace(e.name, result.experiments.size());
+        result.experiments.push_back(std::move(e));
+      }
+      for (int p = 0; p < 2; ++p) {
+        if (!columns.wrong[p]) continue;
+        const auto w = parse_number(row.fields[*columns.wrong[p]]);
+        if (w && *w > 0) {
+          result.warnings.push_back(concat(
+              {path, ":", std::to_string(row.line), ": ", row.fields[*columns.wrong[p]],
+               " wrong elements (#wrong) ", placements[p], " at ", row.fields[columns.size], " bytes: ",
+               options.keep_wrong
+                   ? "imported as data (--keep-wrong)"
+                   : "kept as kind nccl_tests_wrong, out of fits (--keep-wrong imports it as data)"}));
+        }
+      }
+    }
+    if (test.avg_busbw) {
+      Experiment e;
+      e.kind = "nccl_tests_avg";
+      e.unit = "B/s";
+      e.name = concat({prefix, ".avg_busbw"});
+      e.labels = {{"op", op}, {"source", path}};
+      e.params["line"] = test.avg_line;
+      if (test.ranks > 0) e.params["ranks"] = test.ranks;
+      e.samples = {*test.avg_busbw * 1e9};
+      result.experiments.push_back(std::move(e));
     }
   }
-  if (avg_busbw) {
-    Experiment e;
-    e.kind = "nccl_tests_avg";
-    e.unit = "B/s";
-    e.name = "nccl_tests." + op + "." + stem + ".avg_busbw";
-    e.labels = {{"op", op}, {"source", path}};
-    e.params["line"] = avg_line;
-    if (ranks > 0) e.params["ranks"] = ranks;
-    e.samples = {*avg_busbw * 1e9};
-    out.push_back(std::move(e));
-  }
-  return out;
+  return result;
 }
 
 }  // namespace moetwin

@@ -89,6 +89,29 @@ TEST(CalibrationDb, RoundTripKeepsEverything) {
   std::filesystem::remove(path);
 }
 
+// Found by tests/fuzz/calibration_db_fuzz.cpp: HDF5 strings end at NUL, so a string holding one came back
+// cut. The writer refuses it and leaves no file behind.
+TEST(CalibrationDb, StringWithNulIsRefusedNotCut) {
+  const std::string path = temp_path("moetwin-db-nul.h5");
+  CalibrationDb db = sample_db();
+  db.provenance.gpu_name = std::string("H200\0x", 6);
+  try {
+    write_calibration_db(db, path);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path +
+                  ": provenance: a string with a NUL byte: text without NUL (HDF5 strings "
+                  "end at NUL)");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  db = sample_db();
+  Experiment e = db.experiments.at("launch.empty");
+  e.labels["note"] = std::string("a\0b", 3);
+  db.put(e);
+  EXPECT_THROW(write_calibration_db(db, path), InputError);
+}
+
 TEST(CalibrationDb, PutReplacesAndRejectsSlash) {
   CalibrationDb db = sample_db();
   Experiment e = db.experiments.at("launch.empty");

@@ -1,15 +1,23 @@
-// Megatron log ingestion: turns Megatron-LM / Megatron-Bridge training logs into live-run rows (the CSV
-// schema of shared/data/live-runs.csv), so users validate the twin against their own runs.
+// Megatron log ingestion: turns Megatron-LM, Megatron-Bridge and NeMo 2.0 training logs into live-run rows
+// (the CSV schema of shared/data/live-runs.csv), so users validate the twin against their own runs.
 //
-// Recognised iteration lines (anywhere in a line; timestamps and rank prefixes are ignored):
+// Recognised iteration lines (anywhere in a line; timestamps and launcher/rank prefixes are ignored):
 //   Megatron-LM:     "iteration   10/  100 | ... | elapsed time per iteration (ms): 12538.2 |
 //                     throughput per GPU (TFLOP/s/GPU): 85.1 | ..."
-//   Megatron-Bridge: "Step Time : 12.54s GPU utilization: 85.1MODEL_TFLOP/s/GPU"
-// Logged arguments (Megatron prints "  name ........ value" between "arguments" banners) give the layout:
-// tensor/pipeline/virtual/expert/expert-tensor/context parallel sizes, data_parallel_size or world_size,
-// micro/global batch, seq_length, num_layers, recompute_granularity, overlap_moe_expert_parallel_comm,
-// moe_token_dispatcher_type (+ moe_flex_dispatcher_backend). What the log cannot tell (model catalog name,
-// instance type, campaign) comes from LogImportOptions, which also override logged values.
+//   Megatron-Bridge: "Step Time : 12.54s GPU utilization: 85.1MODEL_TFLOP/s/GPU" (or "...TFLOP/s/GPU")
+//   NeMo 2.0:        "Training epoch 0, iteration 97/99 | ... | train_step_timing in s: 12.22 | ..."
+// Each iteration is counted once: a numbered iteration printed again (several ranks, a second logger) is
+// kept at its first line, and when a log has numbered lines its "Step Time" lines (Bridge prints both)
+// only lend their TFLOP/s to the numbered iteration before them. A value cut by the end of its line or of
+// the file is an error naming the line, never a shorter number.
+//
+// The layout comes from the log where it prints one: Megatron-LM's argument dump ("  name ..... value"),
+// Megatron-Bridge's config ("name: value" lines: YAML in 0.2, "name: value (Mcore default: ...)" now).
+// Keys read: tensor/pipeline/virtual/expert/expert-tensor/context parallel sizes, data_parallel_size or
+// world_size, micro/global batch, seq_length, num_layers, recompute_granularity,
+// overlap_moe_expert_parallel_comm, moe_token_dispatcher_type. What the log does not print comes from
+// LogImportOptions (a scenario or flags); what it prints is checked against them (a mismatch is an error
+// naming both values).
 #pragma once
 
 #include <optional>
@@ -18,42 +26,66 @@
 
 namespace moetwin {
 
-struct LogImportOptions {
-  int skip_first = 3;         // warm-up iterations dropped from the statistics (first ones compile/allocate)
-  double stall_factor = 1.5;  // an iteration above stall_factor x median is reported as a stall
-  // Values the log may not carry (or that override it). Empty / 0 = take from the log.
-  std::string model;       // catalog model name
-  std::string instance;    // catalog instance name
-  std::string campaign;    // default: the log file's stem
-  std::string dispatcher;  // nccl-alltoall | deepep-uccl | deepep-nvshmem | deepep-v2-gin
-  int nodes = 0;
-  int gpus_per_node = 8;  // to derive nodes from world size
+// Layout and training values the user supplies (from a scenario file or flags). Unset = not supplied.
+struct GivenLayout {
+  std::string source = "the options";  // names the supplier in mismatch errors, e.g. "scenario a.toml"
+  std::optional<int> tp, pp, vpp, ep, etp, cp, dp, mb, gbs, seq, layers;
+  std::optional<std::string> recompute;  // none | selective | full
+  std::optional<bool> overlap;           // overlap_moe_expert_parallel_comm
 };
+
+struct LogImportOptions {
+  // Warm-up iterations dropped from the statistics (each iteration counted once, whatever prints it).
+  // -1 = automatic: the leading iterations slower than kWarmupFactor x the median of the log's second half,
+  // at most half of them, and none when the log has fewer than kMinIterationsForWarmup iterations.
+  int skip_first = -1;
+  double stall_factor = 1.5;  // a steady iteration above stall_factor x median is reported as a stall
+  std::string model;          // catalog model name (logs do not carry it)
+  std::string instance;       // catalog instance name
+  std::string campaign;       // default: the log file's stem
+  std::string dispatcher;     // nccl-alltoall | deepep-uccl | deepep-nvshmem | deepep-v2-gin
+  int nodes = 0;              // 0 = world size / gpus_per_node
+  int gpus_per_node = 8;      // to derive nodes from world size
+  GivenLayout given;
+};
+
+inline constexpr double kWarmupFactor = 1.05;
+inline constexpr int kMinIterationsForWarmup = 4;
 
 struct IterationSample {
   int line = 0;           // 1-based line in the log
-  int iteration = 0;      // Megatron's iteration number, or the ordinal for Bridge step lines
+  int iteration = 0;      // the log's iteration number, or the ordinal for Bridge step lines
   double iter_s = 0;      // seconds
-  double tflops_gpu = 0;  // logged model TFLOP/s/GPU (0 when not logged)
+  double tflops_gpu = 0;  // logged TFLOP/s/GPU (0 when not logged)
 };
 
 struct ImportedRun {
   std::string source;                    // log path
-  std::vector<IterationSample> samples;  // every iteration line, in order
-  std::vector<IterationSample> stalls;   // steady-state samples above stall_factor x median
-  int steady_count = 0;                  // samples after dropping skip_first
-  double mean_iter_s = 0, median_iter_s = 0;
-  double mean_tflops_gpu = 0, median_tflops_gpu = 0;
-  // The live-run CSV columns, in schema order, ready to write.
+  std::vector<IterationSample> samples;  // every iteration, counted once, in log order
+  std::vector<IterationSample> stalls;   // steady samples above stall_factor x median
+  int warmup_dropped = 0;                // leading samples dropped as warm-up
+  bool warmup_auto = true;               // dropped by the automatic rule (false: --skip-first)
+  int steady_count = 0;                  // samples after the warm-up
+  // Statistics of the steady samples (seconds); p10/p90 interpolate linearly between order statistics.
+  double median_iter_s = 0, mean_iter_s = 0, p10_iter_s = 0, p90_iter_s = 0;
+  double median_tflops_gpu = 0, mean_tflops_gpu = 0;  // 0 when the log prints no TFLOP/s
+  std::vector<std::string> notes;                     // what a user should know about the import
+  // The live-run CSV columns, in schema order, ready to write (iter_s and tflops_gpu are the medians).
   std::vector<std::string> header;
   std::vector<std::string> row;
 };
 
 // Parses one log's text. `path` names the log in messages. Throws InputError (path:line: what) for a
-// garbled or truncated iteration line, a contradictory argument, no iteration lines, fewer steady-state
-// iterations than one, or a layout field that neither the log nor the options provide.
+// garbled or truncated iteration line, a contradictory argument, a logged value that differs from the
+// given one, no iteration lines, no steady iteration left, or a layout field that neither the log nor the
+// options provide.
 ImportedRun import_megatron_log(const std::string& text, const std::string& path,
                                 const LogImportOptions& options);
+
+// The iterations and their statistics only (no layout needed): what import_megatron_log reports before
+// it builds the row. `header` and `row` stay empty.
+ImportedRun read_megatron_log_timing(const std::string& text, const std::string& path,
+                                     const LogImportOptions& options);
 
 // The live-run CSV header written by the importer (the columns of shared/data/live-runs.csv).
 const std::vector<std::string>& live_run_columns();

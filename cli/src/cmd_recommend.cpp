@@ -6,6 +6,8 @@
 // with each measured relative's A2A terms (generic_a2a_sources): its band and its margins cover them all.
 // Wiring only.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <memory>
 
 #include "commands.hpp"
@@ -28,7 +30,9 @@ struct RecommendOptions {
   std::vector<int> nodes;
   std::vector<int> mbs;
   std::vector<std::string> dispatchers;
-  std::vector<int> pp;  // empty: the scenario's; one value: every node count; else one per node count
+  // {"auto"} (default): per node count the valid pipeline size nearest the scenario's (pp_auto); one
+  // number: every node count; else one per node count.
+  std::vector<std::string> pp = {"auto"};
   int gbs = 0;
   std::string profile;
   int threads = 2;
@@ -48,6 +52,21 @@ struct Point {
   double slowest_s = 0;
   bool beyond = false;  // behind its point's winner beyond the uncertainty (margin_exceeds_uncertainty)
 };
+
+// Powers of two `pp auto` tries (the sizes `plan` searches), nearest the scenario's first (log distance,
+// the smaller on ties: less bubble), at most half the layers (no stage of a single layer).
+std::vector<int> auto_pp_order(int scenario_pp, int layers) {
+  std::vector<int> out;
+  for (int pp = 1; pp <= 64 && pp <= std::max(1, layers / 2); pp *= 2) out.push_back(pp);
+  const auto distance = [scenario_pp](int pp) {
+    return std::abs(std::log2(static_cast<double>(pp) / static_cast<double>(scenario_pp)));
+  };
+  std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
+    if (distance(a) != distance(b)) return distance(a) < distance(b);
+    return a < b;
+  });
+  return out;
+}
 
 std::string point_label(const Point& p) {
   return "nodes " + std::to_string(p.nodes) + " (pp " + std::to_string(p.pp) + "), mb " +
@@ -73,10 +92,10 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                   "Dispatchers to compare (default: every catalog dispatcher)")
       ->delimiter(',');
   cmd->add_option("--pp", o->pp,
-                  "Pipeline stages: one value for every node count, or one per --nodes entry (e.g. --nodes "
-                  "8,16,32 --pp 2,4,8); default the scenario's")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 512));
+                  "Pipeline stages: auto (default: per node count the valid power of two nearest the "
+                  "scenario's pp, said in the output), one value for every node count, or one per --nodes "
+                  "entry (e.g. --nodes 8,16,32 --pp 2,4,8)")
+      ->delimiter(',');
   cmd->add_option("--gbs", o->gbs, "Global batch (default: the scenario's)")->check(CLI::Range(1, 1 << 24));
   add_profile_option(cmd, o->profile);
   cmd->add_option("--threads", o->threads, "Predictions in parallel (results identical for any count)")
@@ -93,10 +112,18 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       throw InputError({"", 0}, "--pp", std::to_string(o->pp.size()) + " values",
                        "one value, or one per --nodes entry (" + std::to_string(o->nodes.size()) + ")");
     }
-    auto pp_at = [&](std::size_t node_index) {
-      if (o->pp.empty()) return base.parallel.pp;
-      return o->pp.size() == 1 ? o->pp[0] : o->pp[node_index];
-    };
+    const bool pp_auto = o->pp.size() == 1 && o->pp[0] == "auto";
+    std::vector<int> pp_values;
+    if (!pp_auto) {
+      for (const std::string& v : o->pp) {
+        char* end = nullptr;
+        const long pp = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || pp < 1 || pp > 512) {
+          throw InputError({"", 0}, "--pp", v, "auto, or pipeline sizes in [1, 512]");
+        }
+        pp_values.push_back(static_cast<int>(pp));
+      }
+    }
     std::vector<std::string> dispatchers = o->dispatchers;
     if (dispatchers.empty()) {
       for (const auto& [name, spec] : catalog.dispatchers()) dispatchers.push_back(name);
@@ -106,6 +133,99 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
         throw InputError({"", 0}, "--dispatchers", d, "a catalog dispatcher");
     }
 
+    // The scenario of one (nodes, pp, mb, dispatcher) point and its status: "ok", "invalid: <reason>" or
+    // "does not fit: <hbm_fit_warning>".
+    auto make_point = [&](int n, int pp, int mb, const std::string& d, Scenario& s) {
+      s = base;
+      s.nodes = n;
+      s.training.micro_batch = mb;
+      s.parallel.pp = pp;
+      if (o->gbs > 0) s.training.global_batch = o->gbs;
+      s.dispatcher = catalog.dispatchers().at(d);
+      s.name = base.name + ".n" + std::to_string(n) + ".mb" + std::to_string(mb) + "." + d;
+      const int per_replica = s.parallel.tp * s.parallel.cp * s.parallel.pp;
+      try {
+        if (s.gpus() % per_replica != 0) {
+          throw InputError({base.source, 0}, "nodes", std::to_string(n),
+                           std::to_string(s.gpus()) +
+                               " GPUs divisible by tp x cp x pp = " + std::to_string(s.parallel.tp) + " x " +
+                               std::to_string(s.parallel.cp) + " x " + std::to_string(pp));
+        }
+        s.parallel.dp = s.gpus() / per_replica;
+        validate_scenario(s, {base.source, 0});
+        const MemoryEstimate mem =
+            estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {base.source, 0}));
+        if (!mem.fits) return hbm_fit_warning(s, mem);
+      } catch (const InputError& e) {
+        return std::string("invalid: ") + e.what();
+      }
+      return std::string("ok");
+    };
+    // Pipeline size per node count, and for `auto` why it was chosen.
+    std::vector<int> pp_of(o->nodes.size(), base.parallel.pp);
+    std::vector<std::string> pp_notes;
+    for (std::size_t ni = 0; ni < o->nodes.size(); ++ni) {
+      const int n = o->nodes[ni];
+      if (!pp_auto) {
+        pp_of[ni] = pp_values.empty()       ? base.parallel.pp
+                    : pp_values.size() == 1 ? pp_values[0]
+                                            : pp_values[ni];
+        continue;
+      }
+      // The nearest pp where every micro-batch has a dispatcher that is valid and fits; else the nearest
+      // where one micro-batch has; else the scenario's (its points say why not).
+      int every = 0, some = 0;
+      std::string first_reason;  // why the scenario's own pp does not do
+      std::string tried;         // "pp 1: <reason>; pp 2: ..." when none does
+      // Micro-batches at `pp` with a dispatcher that is valid and fits; `reason` gets the first failure.
+      auto fitting_mbs = [&](int pp, std::string& reason) {
+        int count = 0;
+        for (int mb : mbs) {
+          for (const std::string& d : dispatchers) {
+            Scenario s;
+            const std::string status = make_point(n, pp, mb, d, s);
+            if (status == "ok") {
+              ++count;
+              break;
+            }
+            if (reason.empty()) reason = status;
+          }
+        }
+        return count;
+      };
+      for (int pp : auto_pp_order(base.parallel.pp, base.model.layers)) {
+        std::string reason;
+        const int count = fitting_mbs(pp, reason);
+        if (pp == base.parallel.pp) first_reason = reason;
+        if (count == static_cast<int>(mbs.size()) && every == 0) every = pp;
+        if (count > 0 && some == 0) some = pp;
+        if (count == 0) tried += "\n    pp " + std::to_string(pp) + ": " + reason;
+      }
+      const int chosen = every > 0 ? every : some;
+      if (chosen == 0) {
+        // Other pipeline sizes (not powers of two) that would do, for the user to pass with --pp.
+        std::string others;
+        for (int pp = 3; pp <= std::max(1, base.model.layers / 2); ++pp) {
+          if ((pp & (pp - 1)) == 0 ||
+              (n * base.instance.gpus) % (base.parallel.tp * base.parallel.cp * pp) != 0)
+            continue;
+          std::string ignored;
+          if (fitting_mbs(pp, ignored) > 0) others += (others.empty() ? "" : ", ") + std::to_string(pp);
+        }
+        pp_notes.push_back(
+            std::to_string(n) + " nodes: no power-of-two pp gives a valid layout that fits" +
+            (others.empty() ? std::string(" (nor any other pp)") : " (pp " + others + " would: pass --pp)") +
+            "; the scenario's pp " + std::to_string(base.parallel.pp) + " shown" + tried);
+        continue;
+      }
+      pp_of[ni] = chosen;
+      pp_notes.push_back(std::to_string(n) + " nodes: pp " + std::to_string(chosen) +
+                         (chosen == base.parallel.pp
+                              ? std::string(" (the scenario's)")
+                              : " (the scenario's pp " + std::to_string(base.parallel.pp) +
+                                    " does not do: " + first_reason + ")"));
+    }
+
     // Every (mb, nodes, dispatcher) point; the valid ones become rows to predict.
     std::vector<Point> points;
     std::vector<LiveRun> rows;
@@ -113,31 +233,9 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       for (std::size_t ni = 0; ni < o->nodes.size(); ++ni) {
         const int n = o->nodes[ni];
         for (const std::string& d : dispatchers) {
-          Point pt{n, pp_at(ni), mb, d, "ok", 0};
-          Scenario s = base;
-          s.nodes = n;
-          s.training.micro_batch = mb;
-          s.parallel.pp = pp_at(ni);
-          if (o->gbs > 0) s.training.global_batch = o->gbs;
-          s.dispatcher = catalog.dispatchers().at(d);
-          s.name = base.name + ".n" + std::to_string(n) + ".mb" + std::to_string(mb) + "." + d;
-          const int per_replica = s.parallel.tp * s.parallel.cp * s.parallel.pp;
-          try {
-            if (s.gpus() % per_replica != 0) {
-              throw InputError({base.source, 0}, "nodes", std::to_string(n),
-                               "GPUs divisible by tp x cp x pp = " + std::to_string(per_replica));
-            }
-            s.parallel.dp = s.gpus() / per_replica;
-            validate_scenario(s, {base.source, 0});
-            const MemoryEstimate mem =
-                estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {base.source, 0}));
-            if (!mem.fits) {
-              pt.status = "does not fit: " + format_fixed(mem.worst().total() / kGiB, 1) + " GiB > " +
-                          format_fixed(mem.hbm_bytes / kGiB, 1) + " GiB HBM";
-            }
-          } catch (const InputError& e) {
-            pt.status = std::string("invalid: ") + e.what();
-          }
+          Point pt{n, pp_of[ni], mb, d, "ok", 0};
+          Scenario s;
+          pt.status = make_point(n, pp_of[ni], mb, d, s);
           if (pt.status == "ok") {
             pt.row = rows.size();
             LiveRun r;
@@ -319,8 +417,11 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       ResultTable cross;
       cross.columns = {"crossover"};
       for (const std::string& c : crossovers) cross.add_row({c});
+      ResultTable pp_table;
+      pp_table.columns = {"pp_auto"};
+      for (const std::string& n : pp_notes) pp_table.add_row({n});
       content = render_json(OutputContext{"recommend", catalog_dir, {o->scenario}},
-                            {{"rows", &table}, {"crossovers", &cross}});
+                            {{"rows", &table}, {"crossovers", &cross}, {"pp_auto", &pp_table}});
     } else {
       ResultTable brief;
       brief.columns = {"nodes",
@@ -334,19 +435,38 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                        "a2a_terms",
                        "behind_winner_pct",
                        "behind_beyond_uncertainty"};
+      // A status other than "ok" is a footnote number in the table, its full text below it (a reason
+      // is never cut).
+      std::vector<std::string> reasons;
       for (const auto& r : table.rows) {
         std::vector<Cell> b;
         for (const std::string& c : brief.columns) {
           Cell cell = r[table.column(c)];
-          if (c == "status" && cell.text.size() > 60) cell.text = cell.text.substr(0, 57) + "...";
+          if (c == "status" && cell.text != "ok") {
+            auto it = std::find(reasons.begin(), reasons.end(), cell.text);
+            if (it == reasons.end()) it = reasons.insert(reasons.end(), cell.text);
+            const std::string kind = cell.text.rfind("invalid", 0) == 0 ? "invalid" : "does not fit";
+            cell.text = kind + " [" + std::to_string(it - reasons.begin() + 1) + "]";
+          }
           b.push_back(cell);
         }
         brief.add_row(std::move(b));
       }
+      std::string footnotes;
+      for (std::size_t k = 0; k < reasons.size(); ++k) {
+        footnotes += "  [" + std::to_string(k + 1) + "] " + reasons[k] + "\n";
+      }
       content = render_key_values({{"scenario", o->scenario},
                                    {"model / instance", base.model.name + " on " + base.instance.name},
                                    {"profile", profile_label(profile)}}) +
-                "\n" + render_text(brief) + "\nuncertainty:\n  " +
+                "\n" + render_text(brief) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
+                (pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") +
+                [&pp_notes] {
+                  std::string t;
+                  for (const std::string& n : pp_notes) t += "  " + n + "\n";
+                  return t;
+                }() +
+                "\nuncertainty:\n  " +
                 (uncertainty >= 0
                      ? "a margin counts when it exceeds " + format_fixed(uncertainty * 100, 1) +
                            "%, the p90 error of the profile's cross-validated margins (" +
@@ -363,6 +483,20 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       for (const std::string& c : crossovers) content += "  " + c + "\n";
     }
     emit_output(content, o->out);
+    // Nothing to recommend anywhere: exit 2 with every distinct reason (the output above has the table).
+    bool any_ok = false;
+    std::vector<std::string> why;
+    for (const Point& pt : points) {
+      if (pt.status == "ok") any_ok = true;
+      if (pt.status != "ok" && std::find(why.begin(), why.end(), pt.status) == why.end())
+        why.push_back(pt.status);
+    }
+    if (!any_ok) {
+      std::string message = "no dispatcher is valid at any point (nodes x pp x mb):";
+      for (const std::string& w : why) message += "\n  " + w;
+      for (const std::string& n : pp_notes) message += "\n  pp auto: " + n;
+      throw InputError({o->scenario, 0}, message);
+    }
   });
 }
 

@@ -36,7 +36,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/sim/model_accounting.hpp"
 
@@ -311,6 +313,14 @@ MemoryEstimate estimate_memory(const Scenario& sc, const PipelineLayout& layout)
   }
   est.fits = est.worst().total() <= est.hbm_bytes;
   return est;
+}
+
+std::string hbm_fit_warning(const Scenario& scenario, const MemoryEstimate& memory) {
+  if (memory.fits) return "";
+  return concat({"does not fit in HBM: ", format_fixed(memory.worst().total() / kGiB, 1),
+                 " GiB needed per GPU on stage ", std::to_string(memory.worst_stage), " (the most loaded), ",
+                 format_fixed(memory.hbm_bytes / kGiB, 1), " GiB available (", scenario.gpu.name,
+                 "); `moetwin inspect` gives the breakdown"});
 }
 
 }  // namespace moetwin

@@ -198,5 +198,22 @@ TEST(MemoryModel, KimiK2OnThirtyTwoP5DoesNotFit) {
   EXPECT_TRUE(estimate_memory(b300, make_pipeline_layout(b300.model, b300.parallel, {"t", 0})).fits);
 }
 
+// The HBM verdict as a warning: silent when the layout fits, GiB needed and available when it does not.
+TEST(MemoryModel, HbmFitWarningNamesNeededAndAvailable) {
+  Scenario s;
+  s.gpu.name = "H100-SXM";
+  MemoryEstimate m;
+  m.stages.resize(2);
+  m.stages[1].weights = 79.9 * kGiB;
+  m.worst_stage = 1;
+  m.hbm_bytes = 74.5 * kGiB;
+  m.fits = false;
+  EXPECT_EQ(hbm_fit_warning(s, m),
+            "does not fit in HBM: 79.9 GiB needed per GPU on stage 1 (the most loaded), 74.5 GiB available "
+            "(H100-SXM); `moetwin inspect` gives the breakdown");
+  m.fits = true;
+  EXPECT_EQ(hbm_fit_warning(s, m), "");
+}
+
 }  // namespace
 }  // namespace moetwin

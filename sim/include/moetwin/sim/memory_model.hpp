@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "moetwin/scenario/pipeline_layout.hpp"
@@ -77,5 +78,11 @@ struct MemoryEstimate {
 };
 
 MemoryEstimate estimate_memory(const Scenario& scenario, const PipelineLayout& layout);
+
+// The HBM verdict of an estimate as one line for warnings: "" when it fits, else
+// "does not fit in HBM: 79.9 GiB needed per GPU on stage 1 (the most loaded), 74.5 GiB available
+// (H100-SXM); `moetwin inspect` gives the breakdown". What predict, recommend and sweep say about a
+// layout that would not run (out of memory) however fast it is predicted.
+std::string hbm_fit_warning(const Scenario& scenario, const MemoryEstimate& memory);
 
 }  // namespace moetwin

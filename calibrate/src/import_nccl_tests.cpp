@@ -124,15 +124,20 @@ struct Test {
   int avg_line = 0;
 };
 
-}  // namespace
-
-std::string name_safe_stem(const std::string& path) {
-  std::string stem = std::filesystem::path(path).stem().string();
-  for (char& ch : stem) {
+// Letters, digits, '-' and '_' kept, others -> '_': a piece of an experiment name (never '/').
+std::string name_safe(std::string text) {
+  for (char& ch : text) {
     const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
                     ch == '-' || ch == '_';
     if (!ok) ch = '_';
   }
+  return text;
+}
+
+}  // namespace
+
+std::string name_safe_stem(const std::string& path) {
+  const std::string stem = name_safe(std::filesystem::path(path).stem().string());
   return stem.empty() ? std::string("log") : stem;
 }
 
@@ -249,6 +254,10 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
     }
     std::string op = test.op;
     if (!options.op.empty()) {
+      if (name_safe(options.op) != options.op) {
+        throw InputError({"--op", 0}, "op", options.op,
+                         "a collective name of letters, digits and '_' (all_reduce, ...)");
+      }
       if (!op.empty() && op != options.op) {
         throw InputError({path, test.op_line}, "op", op,
                          concat({options.op, " as given by --op (the log names another collective)"}));
@@ -280,8 +289,8 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
         if (row.fields[columns.time[p]] == "N/A") continue;
         const double time_us = number(columns.time[p], "time");
         std::string name = concat({prefix, ".", row.fields[columns.size]});
-        if (types.size() > 1) name += concat({".", row.fields[columns.type]});
-        if (redops.size() > 1) name += concat({".", row.fields[*columns.redop]});
+        if (types.size() > 1) name += concat({".", name_safe(row.fields[columns.type])});
+        if (redops.size() > 1) name += concat({".", name_safe(row.fields[*columns.redop])});
         name += concat({".", placements[p]});
         double wrong = 0;
         if (columns.wrong[p]) {

@@ -287,6 +287,22 @@ TEST(NcclTestsImport, CpuTimeTimestampRepeatsWrongAndCutValues) {
             std::string::npos);
 }
 
+// Found by tests/fuzz/nccl_tests_fuzz.cpp: a garbled type column ("non(GB/se") went into the experiment name,
+// which the database refuses for its '/'. Name pieces from the log are made name-safe; --op must be one.
+TEST(NcclTestsImport, TypeAndRedopInNamesAreNameSafe) {
+  const std::string text =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+      "  1024  256  float  sum  -1  10.0  0.1  0.1  0  10.0  0.1  0.1  0\n"
+      "  1024  256  f/16  sum  -1  10.0  0.1  0.1  0  10.0  0.1  0.1  0\n";
+  const ImportResult r = import_nccl_tests(text, "ar.log", {});
+  ASSERT_EQ(r.experiments.size(), 4u);
+  EXPECT_EQ(r.experiments[2].name, "nccl_tests.all_reduce.ar.1024.f_16.out_of_place");
+  EXPECT_EQ(r.experiments[2].labels.at("type"), "f/16");
+  EXPECT_EQ(error_of([&] { import_nccl_tests(text, "ar.log", {"all/reduce"}); }),
+            "--op: op: all/reduce: a collective name of letters, digits and '_' (all_reduce, ...)");
+}
+
 TEST(DeepEpRealLogs, InternodeNotifyPlusTransmitSince2025_09) {
   const std::string path = real("deepep_internode_2025-09fmt_notify+transmit_b200_gke.log");
   const ImportResult r = import_deepep(read_text_file(path), path);

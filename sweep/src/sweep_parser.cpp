@@ -268,7 +268,7 @@ class GridReader {
 
   const toml::table& grid_;
   std::string path_;
-  const Catalog& catalog_;
+  [[maybe_unused]] const Catalog& catalog_;  // unread today: clang -Wunused-private-field
   const Scenario& base_;
 };
 

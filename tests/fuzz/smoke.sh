@@ -1,34 +1,73 @@
 #!/usr/bin/env bash
-# Bounded libFuzzer runs of the scenario parser (seeded with the shipped scenarios) and of the Megatron log
-# importer (seeded with the test logs and the inputs earlier runs found crashing, tests/fuzz/regressions/).
+# Bounded libFuzzer runs of every parser of user input, each seeded with the real inputs the repository
+# ships (scenarios, sweeps, profiles, live-run CSVs, test and real-world logs) and with the inputs earlier
+# runs found crashing (tests/fuzz/regressions/<target>/).
 # The seed is fixed (MOETWIN_FUZZ_SEED, default 1) so a CI failure replays: the same seed mutates the same
-# inputs in the same order, and only how far it gets depends on the machine's speed.
-# Usage: bash tests/fuzz/smoke.sh BUILD_DIR   (BUILD_DIR configured with -DMOETWIN_FUZZ=ON and clang, target
-# moetwin_fuzz_targets built). Exits non-zero when the fuzzer finds a crash, leak, UB or a non-InputError
-# exception; the input that caused it is left in BUILD_DIR/fuzz-artifacts/.
+# inputs in the same order, and only how far it gets depends on the machine's speed. Each target runs
+# MOETWIN_FUZZ_SECONDS (default 35) seconds: nine targets stay within about six minutes. Long runs:
+# MOETWIN_FUZZ_RUNS (executions per target, default 5000000) and MOETWIN_FUZZ_MAX_LEN (input size cap).
+# Usage: bash tests/fuzz/smoke.sh BUILD_DIR [TARGET...]   (BUILD_DIR configured with -DMOETWIN_FUZZ=ON and
+# clang, target moetwin_fuzz_targets built; default: every target). Exits non-zero when the fuzzer finds a
+# crash, leak, UB or a non-InputError exception; the input that caused it is left in BUILD_DIR/fuzz-artifacts/.
 set -euo pipefail
-build=${1:?usage: smoke.sh BUILD_DIR}
+build=${1:?usage: smoke.sh BUILD_DIR [TARGET...]}
+shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
-for target in scenario_fuzz megatron_log_fuzz; do
+all="scenario_fuzz megatron_log_fuzz live_runs_fuzz sweep_fuzz fitted_profile_fuzz calibration_profile_fuzz
+calibration_db_fuzz nccl_tests_fuzz deepep_fuzz"
+targets=${*:-$all}
+for target in $targets; do
   bin="$build/tests/fuzz/$target"
   [ -x "$bin" ] || { echo "smoke.sh: $bin not built (cmake --build $build --target moetwin_fuzz_targets)" >&2; exit 2; }
 done
 
-corpus=$(mktemp -d)
-logs=$(mktemp -d)
-trap 'rm -rf "$corpus" "$logs"' EXIT
-# Seed corpora: every shipped scenario; every test log and every saved regression input.
-find "$root/scenarios" -name '*.toml' -not -path '*/tests/*' -exec cp {} "$corpus"/ \;
-cp "$root"/validate/tests/data/*.log "$root"/tests/fuzz/regressions/megatron_log/* "$logs"/
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 mkdir -p "$build/fuzz-artifacts"
 
+# Seed files of one target (copied: libFuzzer writes new inputs into its first corpus directory).
+seeds() {
+  case "$1" in
+    scenario_fuzz) find "$root/scenarios" -name '*.toml' -not -path '*/tests/*' -not -path '*/sweeps/*' ;;
+    megatron_log_fuzz) ls "$root"/validate/tests/data/*.log "$root"/validate/tests/data/real-logs/*.log ;;
+    live_runs_fuzz) ls "$root"/validate/data/*.csv "$root"/validate/tests/data/*.csv "$root"/scenarios/tests/data/live-runs.csv ;;
+    sweep_fuzz) ls "$root"/scenarios/sweeps/*.toml "$root"/sweep/tests/data/*.toml ;;
+    fitted_profile_fuzz) ls "$root"/calibrate/profiles/fitted/*.toml ;;
+    calibration_profile_fuzz) ls "$root"/calibrate/profiles/*.toml ;;
+    calibration_db_fuzz) ;;  # the bytes describe a database (see the target); no file seeds
+    nccl_tests_fuzz) ls "$root"/calibrate/tests/data/*_perf_*.txt "$root"/calibrate/tests/data/real-logs/nccl_*.log ;;
+    deepep_fuzz) ls "$root"/calibrate/tests/data/deepep_*.txt "$root"/calibrate/tests/data/real-logs/deepep_*.log \
+                    "$root"/calibrate/tests/data/real-logs/ucclep_*.log ;;
+  esac
+  local regressions="$root/tests/fuzz/regressions/${1%_fuzz}"
+  [ -d "$regressions" ] && find "$regressions" -type f
+  return 0
+}
+
 cd "$build"
-MOETWIN_CATALOG="$root/catalog/data" "$build/tests/fuzz/scenario_fuzz" "$corpus" \
-  -dict="$root/tests/fuzz/toml.dict" -seed="${MOETWIN_FUZZ_SEED:-1}" \
-  -max_total_time="${MOETWIN_FUZZ_SECONDS:-60}" -runs=5000000 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$build/fuzz-artifacts/" -print_final_stats=1
-"$build/tests/fuzz/megatron_log_fuzz" "$logs" -seed="${MOETWIN_FUZZ_SEED:-1}" \
-  -max_total_time="${MOETWIN_FUZZ_LOG_SECONDS:-30}" -runs=5000000 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$build/fuzz-artifacts/" -print_final_stats=1
+for target in $targets; do
+  corpus="$work/$target"
+  mkdir -p "$corpus"
+  seeds "$target" | while read -r f; do cp "$f" "$corpus/"; done
+  dict=()
+  [ -n "${MOETWIN_FUZZ_MAX_LEN:-}" ] && dict+=(-max_len="$MOETWIN_FUZZ_MAX_LEN")
+  case "$target" in
+    scenario_fuzz | sweep_fuzz | fitted_profile_fuzz | calibration_profile_fuzz) dict+=(-dict="$root/tests/fuzz/toml.dict") ;;
+  esac
+  echo "== $target ($(ls "$corpus" | wc -l) seeds)"
+  log="$work/$target.log"
+  set +e
+  MOETWIN_CATALOG="$root/catalog/data" "$build/tests/fuzz/$target" "$corpus" "${dict[@]}" \
+    -seed="${MOETWIN_FUZZ_SEED:-1}" -max_total_time="${MOETWIN_FUZZ_SECONDS:-35}" -runs="${MOETWIN_FUZZ_RUNS:-5000000}" \
+    -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz-artifacts/$target-" -print_final_stats=1 >"$log" 2>&1
+  rc=$?
+  set -e
+  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::new_units_added)" "$log" || true
+  if [ "$rc" -ne 0 ]; then
+    tail -n 60 "$log" >&2
+    echo "smoke.sh: $target failed (artifact in $build/fuzz-artifacts/)" >&2
+    exit 1
+  fi
+done
 echo "smoke.sh: no crash"

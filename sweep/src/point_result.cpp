@@ -52,10 +52,17 @@ std::vector<SweepColumn> make_columns() {
       {"routing_seed", T::integer, 0, "", "root seed of the routing streams"},
       {"calibration_profile", T::text, 0, "", "the scenario's [calibration] profile (\"\" = default)"},
       {"iteration_s", T::real, 6, "s", "predicted iteration time"},
-      {"iteration_lo_s", T::real, 6, "s",
-       "uncertainty band, low end (\"\" when the profile gives none; for a dispatcher without live runs it "
-       "spans its predictions with each measured relative's A2A terms)"},
-      {"iteration_hi_s", T::real, 6, "s", "uncertainty band, high end (\"\" when the profile gives none)"},
+      {"predicted_lo_s", T::real, 6, "s",
+       "80% interval of the measured iteration time, low end (\"\" when the profile gives none; widened at "
+       "the "
+       "point's novelty; for a dispatcher without live runs it spans its predictions with each measured "
+       "relative's A2A terms)"},
+      {"predicted_hi_s", T::real, 6, "s", "80% interval, high end (\"\" when the profile gives none)"},
+      {"novelty_level", T::text, 0, "",
+       "covered | configuration (new model, layout regime or scale) | platform (new GPU, instance, stack or "
+       "precision): which band the interval is"},
+      {"novelty", T::text, 0, "",
+       "dimension=value;... the fitted profile has no live runs of (\"\": covered)"},
       {"a2a_terms", T::text, 0, "",
        "whose A2A terms the prediction used: fitted (the dispatcher's own, from its live runs) | generic "
        "(no live runs: the median of the measured DeepEP transports' terms) | defaults (unfitted profile)"},
@@ -189,9 +196,12 @@ PointRow evaluate_point(const SweepSpec& spec, std::size_t id, const SweepPredic
     put_prediction(p, row.cells);
     double lo = 0, hi = 0;
     if (predictor.band(point.scenario, p.iteration_s, lo, hi)) {
-      row.cells[sweep_column("iteration_lo_s")] = format_exact(lo);
-      row.cells[sweep_column("iteration_hi_s")] = format_exact(hi);
+      row.cells[sweep_column("predicted_lo_s")] = format_exact(lo);
+      row.cells[sweep_column("predicted_hi_s")] = format_exact(hi);
     }
+    const Novelty novelty = predictor.novelty(point.scenario);
+    row.cells[sweep_column("novelty_level")] = novelty.level();
+    row.cells[sweep_column("novelty")] = novelty.summary();
     row.cells[sweep_column("a2a_terms")] = predictor.a2a_terms(point.scenario);
   } catch (const InputError& e) {
     const std::string text = e.what();

@@ -24,6 +24,7 @@ class ProfilePredictor final : public SweepPredictor {
   std::string a2a_terms(const Scenario& scenario) const override {
     return a2a_terms_label(profile_, scenario.dispatcher.name);
   }
+  Novelty novelty(const Scenario& scenario) const override { return novelty_of(scenario, profile_); }
 
  private:
   FittedProfile profile_;

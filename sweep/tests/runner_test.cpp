@@ -104,8 +104,8 @@ TEST(SweepRunner, ValidPointRow) {
   // tokens/s = global batch 16 x 1024 tokens / iteration.
   EXPECT_DOUBLE_EQ(real(r, "tokens_s"), 16.0 * 1024.0 / iteration);
   // Unfitted defaults: the band is measured = predicted / (1 + e), e in [-0.5, +0.5].
-  EXPECT_DOUBLE_EQ(real(r, "iteration_lo_s"), iteration / 1.5);
-  EXPECT_DOUBLE_EQ(real(r, "iteration_hi_s"), iteration / 0.5);
+  EXPECT_DOUBLE_EQ(real(r, "predicted_lo_s"), iteration / 1.5);
+  EXPECT_DOUBLE_EQ(real(r, "predicted_hi_s"), iteration / 0.5);
   EXPECT_DOUBLE_EQ(real(r, "hbm_gib"), 80.0 * 1e9 / (1024.0 * 1024.0 * 1024.0));  // H100 80 GB
   EXPECT_GT(real(r, "memory_gib"), 0);
   EXPECT_EQ(cell(r, "fits"), real(r, "memory_gib") <= real(r, "hbm_gib") ? "true" : "false");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/novelty.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
 
@@ -51,6 +52,9 @@ class SweepPredictor {
   // (its dispatcher's own, learned on its live runs), "generic" (a dispatcher without runs: the median of
   // its measured relatives') or "defaults" (an unfitted profile).
   virtual std::string a2a_terms(const Scenario& scenario) const = 0;
+  // Where `scenario` lies outside the profile's live runs (novelty_of, sim/fitted_profile.hpp); covered
+  // by default (a predictor without a fitted profile has nothing to compare with).
+  virtual Novelty novelty(const Scenario& /*scenario*/) const { return {}; }
 };
 
 // Builds, validates, predicts and renders point `id`. Never throws for a bad point: it becomes an

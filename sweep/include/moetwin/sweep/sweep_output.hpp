@@ -27,8 +27,9 @@ struct SweepProvenance {
 };
 
 // Version of the sweep's result layout (its columns), written to the HDF5 file as schema_version and
-// provenance/output_schema_version. 1: the columns up to iteration_hi_s; 2: adds a2a_terms.
-inline constexpr int kSweepOutputSchemaVersion = 2;
+// provenance/output_schema_version. 1: the columns up to iteration_hi_s; 2: adds a2a_terms; 3: the band
+// renamed predicted_lo_s / predicted_hi_s (as in every other output) and novelty_level / novelty added.
+inline constexpr int kSweepOutputSchemaVersion = 3;
 
 // CSV text: header row of sweep_columns() names, then one row per point. Reals are printed with their
 // column's digits (format_fixed), everything else as held; "" stays empty.

@@ -13,8 +13,8 @@ namespace moetwin {
 namespace {
 
 const std::vector<std::string> kPredicted = {"predicted_iter_s", "iteration_s"};
-const std::vector<std::string> kLo = {"lo_s", "iteration_lo_s"};
-const std::vector<std::string> kHi = {"hi_s", "iteration_hi_s"};
+const std::vector<std::string> kLo = {"predicted_lo_s", "lo_s", "iteration_lo_s"};
+const std::vector<std::string> kHi = {"predicted_hi_s", "hi_s", "iteration_hi_s"};
 
 bool is_true(const std::string& s) {
   return s == "true" || s == "1" || s == "yes";

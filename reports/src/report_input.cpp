@@ -155,16 +155,18 @@ double ReportInput::number(std::size_t row, const std::vector<std::string>& name
 
 ReportKind detect_report_kind(const std::vector<std::string>& c, const std::string& path) {
   if (has_all(c, {"days", "node_hours", "pareto"})) return ReportKind::plan;
-  if (has_all(c, {"winner", "margin_pct", "lo_s", "hi_s"})) return ReportKind::recommend;
+  if (has_all(c, {"winner", "margin_pct", "predicted_lo_s", "predicted_hi_s"}) ||
+      has_all(c, {"winner", "margin_pct", "lo_s", "hi_s"}))
+    return ReportKind::recommend;
   if (has_all(c, {"error_pct", "predicted_iter_s"})) return ReportKind::validate;
   if (has_all(c, {"point", "status"}) && (has_all(c, {"iteration_s"}) || has_all(c, {"predicted_iter_s"})))
     return ReportKind::sweep;
   if (has_all(c, {"scenario", "predicted_iter_s"})) return ReportKind::predict;
-  throw InputError(
-      {path, 0}, "columns", std::to_string(c.size()) + " columns",
-      "the output of plan (days, node_hours, pareto), recommend (winner, margin_pct, lo_s, hi_s), "
-      "validate or predict --runs (error_pct or iter_err_pct, predicted_iter_s), sweep (point, "
-      "status, iteration_s) or predict (scenario, predicted_iter_s)");
+  throw InputError({path, 0}, "columns", std::to_string(c.size()) + " columns",
+                   "the output of plan (days, node_hours, pareto), recommend (winner, margin_pct, "
+                   "predicted_lo_s, predicted_hi_s), "
+                   "validate or predict --runs (error_pct or iter_err_pct, predicted_iter_s), sweep (point, "
+                   "status, iteration_s) or predict (scenario, predicted_iter_s)");
 }
 
 ReportInput parse_report_input(const std::string& text, const std::string& path) {

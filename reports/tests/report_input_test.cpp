@@ -38,7 +38,7 @@ TEST(ReportInput, UnknownColumnsNameTheSignatures) {
     EXPECT_EQ(
         std::string(e.what()),
         "t.csv: columns: 2 columns: the output of plan (days, node_hours, pareto), recommend (winner, "
-        "margin_pct, lo_s, hi_s), validate or predict --runs (error_pct or iter_err_pct, "
+        "margin_pct, predicted_lo_s, predicted_hi_s), validate or predict --runs (error_pct or iter_err_pct, "
         "predicted_iter_s), sweep (point, status, iteration_s) or predict (scenario, predicted_iter_s)");
   }
 }

@@ -352,17 +352,23 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
       std::map<std::string, int> status;
       double best = 0;
       std::size_t best_row = 0;
+      int over_hbm = 0;
       for (std::size_t r = 0; r < n; ++r) {
         const std::string& s = in.cell(r, {"status"});
         ++status[s];
         const double t = in.number(r, {"iteration_s", "predicted_iter_s"});
-        if (s == "ok" && std::isfinite(t) && (best == 0 || t < best)) {
+        if (!in.fits(r)) ++over_hbm;
+        if (s == "ok" && in.fits(r) && std::isfinite(t) && (best == 0 || t < best)) {
           best = t;
           best_row = r;
         }
       }
       std::string line = std::to_string(n) + " points:";
       for (const auto& [s, count] : status) line += " " + s + " " + std::to_string(count) + ";";
+      if (over_hbm > 0) {
+        line += " " + std::to_string(over_hbm) +
+                " do not fit in HBM (fits = false: left out of the fastest and the figures);";
+      }
       out.push_back(line);
       if (best > 0) {
         out.push_back("Fastest point: " + in.cell(best_row, {"point"}) + " (" + in.cell(best_row, {"model"}) +

@@ -98,6 +98,7 @@ std::vector<NodesFigure> nodes_figures(const ReportInput& in) {
   std::map<std::string, std::map<std::string, std::map<double, BandPoint>>> groups;
   for (std::size_t r = 0; r < in.rows.size(); ++r) {
     if (in.kind == ReportKind::sweep && in.cell(r, {"status"}) != "ok") continue;
+    if (!in.fits(r)) continue;  // over HBM: never the fastest of its node count
     const double nodes = in.number(r, {"nodes"});
     const double y = in.number(r, kPredicted);
     const std::string& d = in.cell(r, {"dispatcher"});

@@ -63,6 +63,23 @@ TEST(ReportFigures, SweepSkipsInvalidPointsAndTakesTheFastest) {
   EXPECT_NEAR(figs[0].crossovers[0].x, std::exp2(3.0 + 1.0 / 1.5), 1e-9);
 }
 
+TEST(ReportFigures, SweepPointOverHbmIsNeverTheFastest) {
+  // At 8 nodes the nccl point at 2.0 s is fastest but needs more memory than the GPU has.
+  const std::string csv =
+      "point,status,error,model,instance,nodes,dispatcher,iteration_s,fits\n"
+      "0,ok,,m,i,8,nccl-alltoall,2.0,false\n"
+      "1,ok,,m,i,8,nccl-alltoall,5.0,true\n"
+      "2,ok,,m,i,16,nccl-alltoall,3.0,true\n";
+  const ReportInput in = parse_report_input(csv, "over-hbm.csv");
+  EXPECT_FALSE(in.fits(0));
+  EXPECT_TRUE(in.fits(1));
+  const auto figs = nodes_figures(in);
+  ASSERT_EQ(figs.size(), 1u);
+  ASSERT_EQ(figs[0].series.size(), 1u);
+  ASSERT_EQ(figs[0].series[0].points.size(), 2u);
+  EXPECT_DOUBLE_EQ(figs[0].series[0].points[0].y, 5.0);
+}
+
 TEST(ReportFigures, BreakdownOfRecommendWinners) {
   const BreakdownFigure f = breakdown_figure(load_report_input(fixture("recommend.csv")));
   EXPECT_EQ(f.components, (std::vector<std::string>{"compute", "exposed TP", "exposed EP", "exposed PP",

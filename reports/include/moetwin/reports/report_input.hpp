@@ -30,6 +30,9 @@ struct ReportInput {
   const std::string& cell(std::size_t row, const std::vector<std::string>& names) const;
   // The same, parsed as a number; NaN when absent, empty or not a number.
   double number(std::size_t row, const std::vector<std::string>& names) const;
+  // False when the row's "fits" column says false (a sweep point over the GPU's HBM): such a point would
+  // not run, so it is never drawn or named as the fastest. True without the column.
+  bool fits(std::size_t row) const { return cell(row, {"fits"}) != "false"; }
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 };
 

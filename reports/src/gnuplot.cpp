@@ -37,12 +37,15 @@ std::string num(double v) {
 }
 
 // Fixed size and font: the same input draws the same bytes on every machine with this gnuplot.
-std::string preamble(FigureFormat format, const std::string& output) {
+// `extra_height` (SVG pixels; the PNG is 1.5x) makes room below the plot for long rotated labels.
+std::string preamble(FigureFormat format, const std::string& output, int extra_height = 0) {
   std::string s;
   if (format == FigureFormat::svg) {
-    s = "set terminal svg size 900,520 fixed font 'DejaVu Sans,13' background '#ffffff'\n";
+    s = "set terminal svg size 900," + std::to_string(520 + extra_height) +
+        " fixed font 'DejaVu Sans,13' background '#ffffff'\n";
   } else {
-    s = "set terminal pngcairo size 1350,780 font 'DejaVu Sans,13' background '#ffffff'\n";
+    s = "set terminal pngcairo size 1350," + std::to_string(780 + extra_height * 3 / 2) +
+        " font 'DejaVu Sans,13' background '#ffffff'\n";
   }
   return s + "set output '" + output + "'\nset encoding utf8\nset termoption noenhanced\n" +
          "set grid lc rgb '#dddddd'\nset border lc rgb '#444444'\n" +
@@ -236,13 +239,15 @@ GnuplotJob nodes_job(const NodesFigure& f, FigureFormat format) {
 GnuplotJob breakdown_job(const BreakdownFigure& f, FigureFormat format) {
   GnuplotJob job;
   job.output = format == FigureFormat::svg ? "figure.svg" : "figure.png";
-  std::string s = preamble(format, job.output);
-  s += "set title " + gnuplot_quote(f.title) + "\n";
-  s += "set ylabel 'seconds per iteration'\nset style data histograms\nset style histogram rowstacked\n";
   // Labels rotated to end under their bar (right-aligned): none runs off the right edge; the bottom margin
-  // grows with the longest label.
+  // grows with the longest label, and the figure with it beyond 30 characters (about 6 px per character at
+  // 10 points, sin 60), so the bars keep their height.
   std::size_t longest = 0;
   for (const std::string& b : f.bars) longest = std::max(longest, b.size());
+  const int extra = longest > 30 ? static_cast<int>(longest - 30) * 6 : 0;
+  std::string s = preamble(format, job.output, extra);
+  s += "set title " + gnuplot_quote(f.title) + "\n";
+  s += "set ylabel 'seconds per iteration'\nset style data histograms\nset style histogram rowstacked\n";
   s += "set style fill solid 0.85 border rgb '#333333'\nset boxwidth 0.7\nset xtics rotate by 60 right font "
        "',10'\n";
   // A 10-point character rotated by 60 degrees takes about 0.3 of a 13-point line height.

@@ -14,6 +14,7 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/planning/settling_experiment.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
@@ -300,19 +301,25 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                      "dispatcher",
                      "status",
                      "predicted_iter_s",
-                     "lo_s",
-                     "hi_s",
+                     "predicted_lo_s",
+                     "predicted_hi_s",
+                     "novelty_level",
+                     "novelty",
                      "a2a_terms",
                      "winner",
                      "margin_pct",
                      "margin_uncertainty_pct",
                      "margin_exceeds_uncertainty",
                      "behind_winner_pct",
-                     "behind_beyond_uncertainty"};
+                     "behind_beyond_uncertainty",
+                     "settle_with",
+                     "settle_node_hours",
+                     "settle_margin_after_pct"};
     for (const std::string& c : predict_columns()) {
       if (c != "predicted_iter_s") table.columns.push_back(c);
     }
-    const double uncertainty = margin_uncertainty(profile);  // -1: none in the profile (band rule)
+    const double uncertainty = margin_uncertainty(profile);  // in family; -1: none in the profile (band rule)
+    std::vector<std::string> ties;                           // each tie with the run that settles it
     std::vector<std::string> lines;                          // winners and crossovers for the text summary
     std::map<std::pair<int, int>, std::string> winner_at;    // (mb, nodes) -> winner
     for (std::size_t g = 0; g < points.size(); g += dispatchers.size()) {
@@ -327,6 +334,11 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       std::string winner;
       double margin = 0;
       bool exceeds = false;
+      // The group's novelty (its dispatchers share everything else) and the margin uncertainty there.
+      const Novelty group_novelty =
+          ok.empty() ? Novelty{} : novelty_of(rows[points[ok[0]].row].scenario, profile);
+      const double group_uncertainty = margin_uncertainty(profile, group_novelty);
+      SettlingExperiment settle;
       if (!ok.empty()) {
         const double t0 = preds[points[ok[0]].row].iteration_s;
         winner = points[ok[0]].dispatcher;
@@ -337,7 +349,8 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
         std::string tied, behind;
         for (std::size_t r = 1; r < ok.size(); ++r) {
           Point& pt = points[ok[r]];
-          pt.beyond = margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, pt.fastest_s);
+          pt.beyond =
+              margin_exceeds_uncertainty(profile, points[ok[0]].slowest_s, pt.fastest_s, group_novelty);
           const std::string entry =
               pt.dispatcher + " +" + format_fixed((preds[pt.row].iteration_s / t0 - 1) * 100, 1) + "%";
           std::string& list = pt.beyond ? behind : tied;
@@ -346,6 +359,18 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
         if (ok.size() > 1) {
           margin = preds[points[ok[1]].row].iteration_s / t0 - 1;
           exceeds = points[ok[1]].beyond;
+          if (!exceeds) {
+            // A tie: the run that settles the winner against the runner-up, measuring every tied one.
+            std::vector<std::string> others;
+            for (std::size_t r = 2; r < ok.size(); ++r) {
+              if (!points[ok[r]].beyond) others.push_back(points[ok[r]].dispatcher);
+            }
+            settle = settling_experiment(rows[points[ok[0]].row].scenario, rows[points[ok[1]].row].scenario,
+                                         profile, others);
+            ties.push_back(point_label(points[g]) + ": " + winner + " vs " + points[ok[1]].dispatcher + " +" +
+                           format_fixed(margin * 100, 1) +
+                           "%: " + describe(settle, rows[points[ok[0]].row].scenario));
+          }
         }
         lines.push_back(point_label(points[g]) + ": " + winner + " " + format_fixed(t0, 3) + " s" +
                         (ok.size() > 1 ? "; within the uncertainty: " + (tied.empty() ? "none" : tied) +
@@ -366,16 +391,24 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
         if (pt.status == "ok") {
           const Prediction& p = preds[pt.row].detail;
           row.push_back(Cell::fixed(p.iteration_s, 6));
-          const Novelty novelty = novelty_of(base, profile);
+          const Novelty novelty = novelty_of(rows[pt.row].scenario, profile);
           row.push_back(Cell::fixed(band_for(profile, pt.fastest_s, novelty).lo_s, 6));
           row.push_back(Cell::fixed(band_for(profile, pt.slowest_s, novelty).hi_s, 6));
+          row.emplace_back(novelty.level());
+          row.emplace_back(novelty.summary());
           row.push_back(a2a_terms_label(profile, pt.dispatcher));
           row.push_back(winner);
           row.push_back(Cell::fixed(margin * 100, 2));
-          row.push_back(uncertainty >= 0 ? Cell::fixed(uncertainty * 100, 2) : Cell(""));
+          row.push_back(group_uncertainty >= 0 ? Cell::fixed(group_uncertainty * 100, 2) : Cell(""));
           row.push_back(Cell::boolean(exceeds));
           row.push_back(Cell::fixed((p.iteration_s / preds[points[ok[0]].row].iteration_s - 1) * 100, 2));
           row.push_back(Cell::boolean(pt.beyond));
+          const bool settles_this =
+              settle.found && std::find(settle.dispatchers.begin(), settle.dispatchers.end(),
+                                        pt.dispatcher) != settle.dispatchers.end();
+          row.emplace_back(settles_this ? describe(settle, rows[pt.row].scenario) : std::string());
+          row.push_back(settles_this ? Cell::fixed(settle.node_hours, 2) : Cell(""));
+          row.push_back(settles_this ? Cell::fixed(settle.margin_after * 100, 2) : Cell(""));
           const std::vector<Cell> cells = predict_cells(p);
           for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
         } else {
@@ -420,8 +453,12 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       ResultTable pp_table;
       pp_table.columns = {"pp_auto"};
       for (const std::string& n : pp_notes) pp_table.add_row({n});
-      content = render_json(OutputContext{"recommend", catalog_dir, {o->scenario}},
-                            {{"rows", &table}, {"crossovers", &cross}, {"pp_auto", &pp_table}});
+      ResultTable tie_table;
+      tie_table.columns = {"tie"};
+      for (const std::string& t : ties) tie_table.add_row({t});
+      content = render_json(
+          OutputContext{"recommend", catalog_dir, {o->scenario}},
+          {{"rows", &table}, {"crossovers", &cross}, {"pp_auto", &pp_table}, {"ties", &tie_table}});
     } else {
       ResultTable brief;
       brief.columns = {"nodes",
@@ -430,8 +467,9 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                        "dispatcher",
                        "status",
                        "predicted_iter_s",
-                       "lo_s",
-                       "hi_s",
+                       "predicted_lo_s",
+                       "predicted_hi_s",
+                       "novelty_level",
                        "a2a_terms",
                        "behind_winner_pct",
                        "behind_beyond_uncertainty"};
@@ -471,13 +509,22 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                      ? "a margin counts when it exceeds " + format_fixed(uncertainty * 100, 1) +
                            "%, the p90 error of the profile's cross-validated margins (" +
                            std::to_string(profile.cross_validated_margin.pairs) +
-                           " pairs of dispatchers measured on one layout)"
+                           " pairs of dispatchers measured on one layout), widened where a point is new to "
+                           "the fit (margin_uncertainty_pct: in proportion to its wider band)"
                      : std::string("a margin counts when the two bands do not overlap (the profile has no "
                                    "cross-validated margin errors)")) +
                 "\n";
       for (const std::string& n : generic_notes) content += "  " + n + "\n";
       content += "winners:\n";
       for (const std::string& l : lines) content += "  " + l + "\n";
+      content +=
+          "ties, and the cheapest run that settles each (value of information: the margin's band after "
+          "refitting the two dispatchers' A2A terms on the run's measured margin; iteration noise " +
+          format_fixed(kIterationCv * 100, 1) +
+          "%, job-to-job variation unmeasured, so the narrowed band is a lower bound; job start-up " +
+          format_fixed(SettlingOptions{}.job_startup_s / 60, 0) + " min each, an assumption):\n";
+      if (ties.empty()) content += "  none\n";
+      for (const std::string& t : ties) content += "  " + t + "\n";
       content += "crossovers:\n";
       if (crossovers.empty()) content += "  none\n";
       for (const std::string& c : crossovers) content += "  " + c + "\n";

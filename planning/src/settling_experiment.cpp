@@ -115,13 +115,8 @@ std::vector<PairTimes> pair_times(const std::vector<std::pair<Scenario, Scenario
   return out;
 }
 
-// `s` at `nodes` with the same layout and global batch (dp follows), if that is a valid scenario that fits.
-bool at_nodes(Scenario& s, int nodes) {
-  const int per_replica = s.parallel.tp * s.parallel.cp * s.parallel.pp;
-  const int gpus = nodes * s.instance.gpus;
-  if (gpus % per_replica != 0) return false;
-  s.nodes = nodes;
-  s.parallel.dp = gpus / per_replica;
+// Whether `s` is a valid scenario that fits in HBM.
+bool runnable(const Scenario& s) {
   try {
     validate_scenario(s, {s.source, 0});
     const MemoryEstimate mem = estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {s.source, 0}));
@@ -129,6 +124,30 @@ bool at_nodes(Scenario& s, int nodes) {
   } catch (const InputError&) {
     return false;
   }
+}
+
+// `s` at `nodes`: the same layout and global batch with dp shrunk; where that is not valid (EP needs the
+// data-parallel ranks), a truncated-model proxy: the same tp, ep and dp with fewer pipeline stages, each
+// holding as many layers as at the target (layers x pp' / pp). False when neither runs.
+bool at_nodes(Scenario& s, int nodes) {
+  const Scenario target = s;
+  const int gpus = nodes * s.instance.gpus;
+  const int per_replica = s.parallel.tp * s.parallel.cp * s.parallel.pp;
+  s.nodes = nodes;
+  if (gpus % per_replica == 0) {
+    s.parallel.dp = gpus / per_replica;
+    if (runnable(s)) return true;
+  }
+  s = target;
+  const int replicas = target.parallel.tp * target.parallel.cp * target.parallel.dp;
+  if (gpus % replicas != 0 || gpus / replicas < 1) return false;
+  s.nodes = nodes;
+  s.parallel.pp = gpus / replicas;
+  if (s.parallel.pp >= target.parallel.pp) return false;
+  s.parallel.vpp = 1;
+  s.model.layers = std::max(1, static_cast<int>(std::lround(static_cast<double>(target.model.layers) *
+                                                            s.parallel.pp / target.parallel.pp)));
+  return runnable(s);
 }
 
 double p90_margin(double sd) {
@@ -194,6 +213,7 @@ SettlingExperiment settling_experiment(const Scenario& a, const Scenario& b, con
     c.nodes = pairs[k].first.nodes;
     c.pp = pairs[k].first.parallel.pp;
     c.dp = pairs[k].first.parallel.dp;
+    c.layers = pairs[k].first.model.layers == a.model.layers ? 0 : pairs[k].first.model.layers;
     c.iterations = iterations;
     // Other tied dispatchers are charged at the slower of the pair's times.
     const double slow = std::max(t.a, t.b);
@@ -226,6 +246,10 @@ std::string describe(const SettlingExperiment& e, const Scenario& target) {
     who += i == 0 ? "" : (i + 1 == e.dispatchers.size() ? " and " : ", ");
     who += e.dispatchers[i];
   }
+  const std::string layers =
+      e.layers > 0
+          ? concat({", ", std::to_string(e.layers), " of ", std::to_string(target.model.layers), " layers"})
+          : std::string();
   std::string s = concat({"measure tp",
                           std::to_string(target.parallel.tp),
                           " pp",
@@ -236,6 +260,7 @@ std::string describe(const SettlingExperiment& e, const Scenario& target) {
                           std::to_string(e.nodes),
                           " nodes (dp ",
                           std::to_string(e.dp),
+                          layers,
                           "), ",
                           std::to_string(e.iterations),
                           " iterations each of ",

@@ -70,6 +70,7 @@ struct SettlingExperiment {
   int nodes = 0;
   int pp = 0;
   int dp = 0;
+  int layers = 0;      // > 0: a truncated-model proxy with this many layers (fewer pipeline stages)
   int iterations = 0;  // per dispatcher, warm-up included
   std::vector<std::string> dispatchers;
   double node_hours = 0;        // nodes x dispatchers x (iterations x predicted time + job start-up)
@@ -81,9 +82,12 @@ struct SettlingExperiment {
 };
 
 // For dispatchers `a` (the predicted winner) and `b` at the target scenario (`a` and `b` differ only in
-// their dispatcher): the run among the target's node count and its halvings (same layout, dp shrunk, same
-// global batch) that settles the tie at the fewest node-hours, or the one that narrows it most when none
-// settles. `others`: further tied dispatchers measured in the same run (their cost is counted).
+// their dispatcher): the run among the target's node count and its halvings that settles the tie at the
+// fewest node-hours, or the one that narrows it most when none settles. At a halving the layout keeps tp,
+// ep and the global batch with dp shrunk; where EP then lacks ranks, a truncated-model proxy keeps dp and
+// drops pipeline stages with their layers (the common short experiment: a few layers per stage as at the
+// target, on fewer nodes). `others`: further tied dispatchers measured in the same run (their cost is
+// counted).
 SettlingExperiment settling_experiment(const Scenario& a, const Scenario& b, const FittedProfile& profile,
                                        const std::vector<std::string>& others = {},
                                        const SettlingOptions& options = {});

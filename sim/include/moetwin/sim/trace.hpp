@@ -4,9 +4,9 @@
 // integer ns (3 decimals), events in (rank, stream, start, op) order: the same prediction always writes
 // the same bytes. Zero-length spans (ops that took no time) are left out.
 //
-// Size: an event is about 100 bytes; DeepSeek-V3 on 256 ranks (scenarios/default.toml) has 1.5 M of them,
-// so a trace of every rank is ~150 MB of JSON (~10 MB gzipped). The default records one rank per pipeline
-// stage (1/32 of that on 256 ranks), which shows the pipeline schedule, bubbles and exposed communication.
+// Size: an event is about 118 bytes; DeepSeek-V3 on 256 ranks (scenarios/default.toml) has 1.5 M of them,
+// so a trace of every rank is 176 MB of JSON (14 MB gzipped). The default records one rank per pipeline
+// stage (5.5 MB there), which shows the pipeline schedule, bubbles and exposed communication.
 #pragma once
 
 #include <string>

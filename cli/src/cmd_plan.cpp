@@ -48,7 +48,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "The search predicts every neighbour of a layout within this fraction of the fastest "
                   "(default 0.05)");
   cmd->add_option("--max-layouts", r.max_layouts_per_node_count,
-                  "Most layouts predicted per node count (default 64; a plan that reaches it says so)");
+                  "Most layouts predicted per node count (default 160; a plan that reaches it says so)");
   cmd->add_option("--threads", r.threads, "Predictions in parallel (default: the cores, at most 16)");
   cmd->add_option("--profile", opts->profile, "Fitted profile (default: the shipped one; 'none' = unfitted)");
   cmd->add_flag("--explain", opts->explain, "List every rejected candidate with the reason");

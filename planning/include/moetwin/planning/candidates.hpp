@@ -29,11 +29,14 @@ struct PlanRequest {
   // The search then predicts every neighbour (one of tp, pp, ep, mb one step away) of any layout within
   // this fraction of the node count's fastest, until none is left: options within it are not dropped.
   double explore_window = 0.05;
-  int max_layouts_per_node_count = 64;  // bounds the run time; a plan that reaches it says so
-  int threads = 0;                      // predictions in parallel; 0 = the machine's cores (at most 16)
+  int max_layouts_per_node_count = 160;  // bounds the run time; a plan that reaches it says so
+  int threads = 0;                       // predictions in parallel; 0 = the machine's cores (at most 16)
   // The dispatcher whose buffers the memory pre-check (and the recompute choice) assumes; every other
   // dispatcher is checked again before its prediction.
   std::string fit_dispatcher = "nccl-alltoall";
+  // The software stack every option runs (its NCCL chunking, padding, stack-scoped terms); make_plan
+  // fills an empty one with the catalog's default, as a scenario without a [stack] table gets.
+  StackChoice stack;
 };
 
 // The token range `plan` accepts: a million (one small iteration) to a quadrillion (70x DeepSeek-V3's

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
@@ -100,13 +101,24 @@ void write_provenance(H5::H5File& file, const Provenance& p) {
   put_string(group, "tool", p.tool);
 }
 
-Provenance read_provenance(const H5::H5File& file) {
+// Counts are read back through a double (read_attributes): exact up to 2^53, and a larger value (a crafted
+// file) would overflow the cast to int64 (found by tests/fuzz/calibration_db_fuzz.cpp).
+constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+
+std::int64_t count_or_zero(const AttributeSet& set, const std::string& key, const std::string& path) {
+  const double v = number_or_zero(set, key);
+  if (!(v >= 0 && v <= kMaxCount && v == std::floor(v)))
+    throw InputError({path, 0}, "provenance " + key, std::to_string(v), "a count in [0, 2^53]");
+  return static_cast<std::int64_t>(v);
+}
+
+Provenance read_provenance(const H5::H5File& file, const std::string& path) {
   const H5::Group group = file.openGroup("/provenance");
   const AttributeSet a = read_attributes(group);
   Provenance p;
   p.gpu_name = string_or_empty(a, "gpu_name");
-  p.gpu_count = static_cast<std::int64_t>(number_or_zero(a, "gpu_count"));
-  p.sm_count = static_cast<std::int64_t>(number_or_zero(a, "sm_count"));
+  p.gpu_count = count_or_zero(a, "gpu_count", path);
+  p.sm_count = count_or_zero(a, "sm_count", path);
   p.sm_clock_hz = number_or_zero(a, "sm_clock_hz");
   p.mem_clock_hz = number_or_zero(a, "mem_clock_hz");
   p.driver_version = string_or_empty(a, "driver_version");
@@ -253,8 +265,14 @@ void require_no_nul(const std::string& s, const std::string& path, const std::st
                      "text without NUL (HDF5 strings end at NUL)");
 }
 
-void require_no_nul(const CalibrationDb& db, const std::string& path) {
+void require_storable(const CalibrationDb& db, const std::string& path) {
   const Provenance& p = db.provenance;
+  for (const auto& [key, count] :
+       {std::pair<const char*, std::int64_t>{"gpu_count", p.gpu_count}, {"sm_count", p.sm_count}}) {
+    if (count < 0 || count > (std::int64_t{1} << 53))
+      throw InputError({path, 0}, std::string("provenance ") + key, std::to_string(count),
+                       "a count in [0, 2^53]");
+  }
   for (const std::string* s :
        {&p.gpu_name, &p.driver_version, &p.cuda_version, &p.cublas_version, &p.nccl_version,
         &p.libfabric_version, &p.provider, &p.host, &p.time_utc, &p.git_revision, &p.tool})
@@ -276,7 +294,7 @@ void require_no_nul(const CalibrationDb& db, const std::string& path) {
 
 void write_calibration_db(const CalibrationDb& db, const std::string& path) {
   namespace fs = std::filesystem;
-  require_no_nul(db, path);
+  require_storable(db, path);
   H5::Exception::dontPrint();
   // The pid keeps two writers of one path from sharing a temporary file.
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -319,7 +337,7 @@ CalibrationDb read_calibration_db(const std::string& path) {
       throw InputError({path, 0}, "schema_version", std::to_string(static_cast<long long>(version)),
                        std::to_string(kCalibrationDbSchemaVersion));
     }
-    db.provenance = read_provenance(file);
+    db.provenance = read_provenance(file, path);
     const H5::Group experiments = file.openGroup("/experiments");
     const hsize_t n = experiments.getNumObjs();
     for (hsize_t i = 0; i < n; ++i) {

@@ -216,7 +216,8 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
     }
     std::vector<std::string> fields = split_ws(line);
     // NCCL_DEBUG and launcher lines interleave with the table: a data row starts with a byte count.
-    if (!parse_number(fields[0])) continue;
+    // (A line of other whitespace, "\v" or "\f", has no fields: found by the nccl_tests fuzz target.)
+    if (fields.empty() || !parse_number(fields[0])) continue;
     if (tests.empty()) throw InputError({path, line_no}, "data row before the column header line");
     if (!in_table) continue;  // between tests: launcher and banner text that starts with a number
     Test& test = tests.back();

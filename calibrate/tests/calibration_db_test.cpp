@@ -112,6 +112,23 @@ TEST(CalibrationDb, StringWithNulIsRefusedNotCut) {
   EXPECT_THROW(write_calibration_db(db, path), InputError);
 }
 
+// Found by tests/fuzz/calibration_db_fuzz.cpp: counts come back through a double, so one above 2^53 came back
+// rounded (and a larger one would overflow the cast back). The writer refuses them.
+TEST(CalibrationDb, ProvenanceCountsBeyondTwoToThe53AreRefused) {
+  const std::string path = temp_path("moetwin-db-count.h5");
+  CalibrationDb db = sample_db();
+  db.provenance.gpu_count = (std::int64_t{1} << 53) + 1;
+  try {
+    write_calibration_db(db, path);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": provenance gpu_count: 9007199254740993: a count in [0, 2^53]");
+  }
+  db.provenance.gpu_count = -1;
+  EXPECT_THROW(write_calibration_db(db, path), InputError);
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 TEST(CalibrationDb, PutReplacesAndRejectsSlash) {
   CalibrationDb db = sample_db();
   Experiment e = db.experiments.at("launch.empty");

@@ -303,6 +303,16 @@ TEST(NcclTestsImport, TypeAndRedopInNamesAreNameSafe) {
             "--op: op: all/reduce: a collective name of letters, digits and '_' (all_reduce, ...)");
 }
 
+// Found by tests/fuzz/nccl_tests_fuzz.cpp: a line of vertical tabs has no fields (read past an empty row).
+TEST(NcclTestsImport, LineOfOtherWhitespaceIsSkipped) {
+  const std::string text =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+      "\v\f\n"
+      "  1024  256  float  sum  -1  10.0  0.1  0.1  0  10.0  0.1  0.1  0\n";
+  EXPECT_EQ(import_nccl_tests(text, "ar.log", {}).experiments.size(), 2u);
+}
+
 TEST(DeepEpRealLogs, InternodeNotifyPlusTransmitSince2025_09) {
   const std::string path = real("deepep_internode_2025-09fmt_notify+transmit_b200_gke.log");
   const ImportResult r = import_deepep(read_text_file(path), path);

@@ -278,6 +278,7 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
       if (columns.redop) redops.insert(row.fields[*columns.redop]);
     }
     std::map<std::string, std::size_t> index;  // experiment name -> position in result (repeats)
+    const std::size_t first_of_test = result.experiments.size();
     for (const Row& row : test.rows) {
       const auto number = [&](std::size_t i, const char* key) {
         const auto value = parse_number(row.fields[i]);
@@ -350,6 +351,12 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
                    : "kept as kind nccl_tests_wrong, out of fits (--keep-wrong imports it as data)"}));
         }
       }
+    }
+    // Every time "N/A": nothing measured (found by the nccl_tests fuzz target, which imported nothing
+    // silently).
+    if (result.experiments.size() == first_of_test) {
+      throw InputError({path, test.header_line},
+                       "no row with a time after the column header (every time is N/A)");
     }
     if (test.avg_busbw) {
       Experiment e;

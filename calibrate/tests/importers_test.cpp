@@ -311,6 +311,13 @@ TEST(NcclTestsImport, LineOfOtherWhitespaceIsSkipped) {
       "\v\f\n"
       "  1024  256  float  sum  -1  10.0  0.1  0.1  0  10.0  0.1  0.1  0\n";
   EXPECT_EQ(import_nccl_tests(text, "ar.log", {}).experiments.size(), 2u);
+  // Found by the same target: a table whose every time is N/A imported nothing without a word.
+  const std::string na =
+      "# Collective test starting: all_reduce_perf\n"
+      "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+      "  1024  256  float  sum  -1  N/A  0.1  0.1  0  N/A  0.1  0.1  0\n";
+  EXPECT_EQ(error_of([&] { import_nccl_tests(na, "ar.log", {}); }),
+            "ar.log:2: no row with a time after the column header (every time is N/A)");
 }
 
 TEST(DeepEpRealLogs, InternodeNotifyPlusTransmitSince2025_09) {

@@ -90,6 +90,8 @@ Scenario scenario_for(const Candidate& candidate, const ModelSpec& model, const 
   s.training.recompute = candidate.recompute;
   s.training.overlap_moe_a2a = candidate.overlap_moe_a2a;
   s.dispatcher = dispatcher;
+  s.stack = request.stack;
+  s.training.moe_pad_to_capacity = request.stack.spec.alltoall_pad_to_capacity;
   s.routing.kind = RoutingKind::balanced;
   s.routing.seed = 1;
   return s;

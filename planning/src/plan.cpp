@@ -15,6 +15,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/pareto.hpp"
+#include "moetwin/planning/settling_experiment.hpp"
 #include "moetwin/sim/prediction.hpp"
 
 namespace moetwin {
@@ -238,9 +239,13 @@ struct Job {
 
 }  // namespace
 
-Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedProfile& profile,
+Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedProfile& profile,
                const std::function<void(const std::string&)>& progress) {
-  check_plan_request(catalog, request);
+  check_plan_request(catalog, asked);
+  PlanRequest request = asked;
+  if (request.stack.spec.name.empty()) {
+    request.stack = make_stack_choice(catalog.default_stack(), {}, catalog.instance(request.instance), true);
+  }
   const ModelSpec& model = catalog.model(request.model);
   const InstanceSpec& instance = catalog.instance(request.instance);
   const GpuSpec& gpu = catalog.gpu(instance.gpu);
@@ -478,10 +483,14 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
     o.cost_usd = plan.price_usd_per_hour > 0 ? o.node_hours * plan.price_usd_per_hour : -1;
     o.meets_deadline = deadline_s <= 0 || o.days * kSecondsPerDay <= deadline_s;
     o.meets_deadline_pessimistic = deadline_s <= 0 || o.days_hi * kSecondsPerDay <= deadline_s;
+    const Novelty novelty = novelty_of(
+        scenario_for(o.candidate, model, instance, gpu, catalog.dispatcher(b.dispatcher), request), profile);
+    o.novelty_level = novelty.level();
+    o.novelty = novelty.summary();
     if (o.outcomes.size() >= 2) {
       o.margin_pct = (o.outcomes[1].iteration_s / b.iteration_s - 1.0) * 100.0;
       o.margin_exceeds_uncertainty =
-          margin_exceeds_uncertainty(profile, b.slowest_s, o.outcomes[1].fastest_s);
+          margin_exceeds_uncertainty(profile, b.slowest_s, o.outcomes[1].fastest_s, novelty);
     }
   }
   std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {
@@ -516,6 +525,18 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& request, const FittedP
   } else {
     plan.recommended_meets_deadline = true;
     plan.recommended = plan.fastest;
+  }
+  // The options a user is pointed at, when their dispatcher margin is a tie: the run that settles it.
+  for (const int chosen : {plan.fastest, plan.cheapest, plan.recommended}) {
+    PlanOption& o = plan.options[static_cast<std::size_t>(chosen)];
+    if (o.outcomes.size() < 2 || o.margin_exceeds_uncertainty || !o.settle_with.empty()) continue;
+    const Scenario a = scenario_for(o.candidate, model, instance, gpu,
+                                    catalog.dispatcher(o.outcomes[0].dispatcher), request);
+    const Scenario b = scenario_for(o.candidate, model, instance, gpu,
+                                    catalog.dispatcher(o.outcomes[1].dispatcher), request);
+    const SettlingExperiment e = settling_experiment(a, b, profile);
+    o.settle_with = describe(e, a);
+    o.settle_node_hours = e.node_hours;
   }
   return plan;
 }

@@ -106,6 +106,8 @@ std::string option_line(const Plan& plan, int index) {
                  o.cost_usd >= 0 ? ", " + money(o.cost_usd) : "",
                  "\n    dispatcher: ",
                  margin_text(o),
+                 o.novelty.empty() ? std::string() : concat({"\n    new to the fit: ", o.novelty}),
+                 o.settle_with.empty() ? std::string() : concat({"\n    tie: ", o.settle_with}),
                  "\n"});
 }
 
@@ -137,8 +139,10 @@ ResultTable plan_options_table(const Plan& plan) {
                "margin_exceeds_uncertainty",
                "dispatchers_compared",
                "predicted_iter_s",
-               "lo_s",
-               "hi_s",
+               "predicted_lo_s",
+               "predicted_hi_s",
+               "novelty_level",
+               "novelty",
                "predicted_tokens_s",
                "predicted_tflops_gpu",
                "days",
@@ -160,7 +164,9 @@ ResultTable plan_options_table(const Plan& plan) {
                "exposed_pp_s_max",
                "exposed_dp_s_max",
                "bubble_s_max",
-               "host_wait_s_max"};
+               "host_wait_s_max",
+               "settle_with",
+               "settle_node_hours"};
   for (std::size_t i = 0; i < plan.options.size(); ++i) {
     const PlanOption& o = plan.options[i];
     const Candidate& c = o.candidate;
@@ -189,6 +195,8 @@ ResultTable plan_options_table(const Plan& plan) {
                Cell::fixed(b.iteration_s, 6),
                Cell::fixed(b.band.lo_s, 6),
                Cell::fixed(b.band.hi_s, 6),
+               o.novelty_level,
+               o.novelty,
                Cell::fixed(b.tokens_per_s, 1),
                Cell::fixed(b.tflops_per_gpu, 2),
                Cell::fixed(o.days, 3),
@@ -210,7 +218,9 @@ ResultTable plan_options_table(const Plan& plan) {
                Cell::fixed(b.exposed_pp_s, 6),
                Cell::fixed(b.exposed_dp_s, 6),
                Cell::fixed(b.bubble_s, 6),
-               Cell::fixed(b.host_wait_s, 6)});
+               Cell::fixed(b.host_wait_s, 6),
+               o.settle_with,
+               o.settle_with.empty() ? Cell("") : Cell::fixed(o.settle_node_hours, 2)});
   }
   return t;
 }

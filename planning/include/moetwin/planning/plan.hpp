@@ -64,6 +64,13 @@ struct PlanOption {
   bool meets_deadline_pessimistic = true;     // slow end of the band within the deadline
   double margin_pct = 0;                      // runner-up over winner iteration time - 1, percent
   bool margin_exceeds_uncertainty = false;    // sim/fitted_profile.hpp margin_exceeds_uncertainty()
+  // Where the option lies outside the profile's live runs (Novelty::level() and summary()); the band and
+  // the margin rule are taken at it.
+  std::string novelty_level = "covered", novelty;
+  // For the fastest, cheapest and recommended option when its dispatcher margin is a tie: the cheapest run
+  // that settles it (planning/settling_experiment.hpp describe(); "" otherwise) and its node-hours.
+  std::string settle_with;
+  double settle_node_hours = 0;
   bool pareto = false;
   const DispatcherOutcome& best() const { return outcomes.front(); }
 };

@@ -25,12 +25,16 @@ const std::string kFallback =
     "deepep-v2-gin: p5.48xlarge has no EFA-GDA (GPU-initiated RDMA); modelled in proxy fallback mode (one "
     "proxy thread)";
 
-// What the shipped fit (B300 and p5en rows, nccl-alltoall and the DeepEP transports over UCCL-EP and
-// NVSHMEM) has no live runs of in the p5 scenario.
+// What the shipped fit (B300 and p5en rows of four models on 4-32 nodes, nccl-alltoall and the DeepEP
+// transports over UCCL-EP and NVSHMEM) has no live runs of in the p5 scenario, in dimension order.
+const std::string kModelNotInFit =
+    "model qwen3-30b-a3b: no live runs in the fit (gqa attention, hidden 2048, 128 experts)";
+const std::string kScaleNotInFit = "2 nodes: no live runs in the fit at this scale (fitted 4-32 nodes)";
+const std::string kGinNotInFit = "dispatcher deepep-v2-gin: no live runs in the fit";
 const std::vector<std::string> kNotInFit = {
     "GPU H100-SXM: no live runs in the fit",
-    "instance p5.48xlarge: no live runs in the fit (host time scaled by its CPU)",
-    "dispatcher deepep-v2-gin: no live runs in the fit"};
+    "instance p5.48xlarge: no live runs in the fit (host time scaled by its CPU)", kModelNotInFit,
+    kScaleNotInFit, kGinNotInFit};
 
 // Exit code of `moetwin --catalog ... predict ARGS`, stdout to `out`, stderr to `err`.
 int predict(const std::string& args, const fs::path& out, const fs::path& err) {
@@ -87,6 +91,21 @@ TEST(PredictWarnings, GinOnP5WarnsInTextJsonAndCsv) {
   EXPECT_EQ(json.at("warnings"), expected);
   EXPECT_EQ(json.at("rows").size(), 1u);
   EXPECT_EQ(read_text_file(err.string()), "");
+  // A new GPU: the novelty names it, and the 80% interval is wider than the in-family one of a covered
+  // scenario (the shipped default).
+  EXPECT_EQ(json.at("novelty").at("level"), "platform");
+  EXPECT_EQ(json.at("novelty").at("dimensions").at("gpu"), "H100-SXM");
+  EXPECT_EQ(json.at("novelty").at("dimensions").at("dispatcher"), "deepep-v2-gin");
+  const auto& row = json.at("rows").at(0);
+  const double p5_ratio = row.at("predicted_hi_s").get<double>() / row.at("predicted_lo_s").get<double>();
+  ASSERT_EQ(predict(kSource + "/scenarios/default.toml --format json", out, err), 0)
+      << read_text_file(err.string());
+  const auto covered = nlohmann::json::parse(read_text_file(out.string()));
+  EXPECT_EQ(covered.at("novelty").at("level"), "covered");
+  const auto& covered_row = covered.at("rows").at(0);
+  const double covered_ratio =
+      covered_row.at("predicted_hi_s").get<double>() / covered_row.at("predicted_lo_s").get<double>();
+  EXPECT_GT(p5_ratio, covered_ratio * 1.05);
 
   // CSV: stdout stays one clean table, the warning goes to stderr.
   ASSERT_EQ(predict(p5 + " --format csv", out, err), 0) << read_text_file(err.string());
@@ -105,15 +124,16 @@ TEST(PredictWarnings, GinOnP5enHasNone) {
   fs::create_directories(dir);
   const std::string p5en = write_scenario(dir, "p5en.48xlarge").string();  // EFA-GDA: GPU-initiated
   const fs::path out = dir / "out.txt", err = dir / "err.txt";
-  // No model warning; only that the shipped fit has no deepep-v2-gin runs (H200 and p5en it has).
-  const std::string not_in_fit = "dispatcher deepep-v2-gin: no live runs in the fit";
+  // No model warning; only what the shipped fit has no runs of: the model, the scale and deepep-v2-gin
+  // (H200 and p5en it has).
   ASSERT_EQ(predict(p5en, out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 1);
+  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 3);
   ASSERT_EQ(predict(p5en + " --format json", out, err), 0) << read_text_file(err.string());
   EXPECT_EQ(nlohmann::json::parse(read_text_file(out.string())).at("warnings"),
-            nlohmann::json::array({not_in_fit}));
+            nlohmann::json::array({kModelNotInFit, kScaleNotInFit, kGinNotInFit}));
   ASSERT_EQ(predict(p5en + " --format csv", out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(read_text_file(err.string()), "warning: " + not_in_fit + "\n");
+  EXPECT_EQ(read_text_file(err.string()), "warning: " + kModelNotInFit + "\nwarning: " + kScaleNotInFit +
+                                              "\nwarning: " + kGinNotInFit + "\n");
   // Without a fitted profile there is no fit to be outside of.
   ASSERT_EQ(predict(p5en + " --profile none --format csv", out, err), 0) << read_text_file(err.string());
   EXPECT_EQ(read_text_file(err.string()), "");

@@ -44,9 +44,17 @@ std::map<std::string, NoveltyBand> novelty_bands(const std::vector<LiveRun>& run
                                                  const std::vector<double>& predicted,
                                                  const std::vector<Novelty>& novelty) {
   std::map<std::string, NoveltyBand> bands;
-  std::string widest;  // the measured dimension with the widest band: the prior of the unmeasured ones
+  // Per level ("platform", "configuration"): the measured dimension with the widest band, the prior of
+  // that level's unmeasured dimensions. A level with nothing measured takes the unfitted twin's +-50%:
+  // held out by campaign, a new platform borrowing a new model's band covered 3 of 7 rows.
+  std::map<std::string, std::string> widest;
   std::vector<std::string> unmeasured;
   std::map<std::string, int> unmeasured_rows;
+  const auto level_of = [](NoveltyDimension d) {
+    Novelty n;
+    n.novel.push_back({d, "", ""});
+    return n.level();
+  };
   for (const NoveltyDimension d : banded_novelty_dimensions()) {
     std::vector<double> abs_errors;
     std::set<std::string> campaigns;
@@ -68,19 +76,24 @@ std::map<std::string, NoveltyBand> novelty_bands(const std::vector<LiveRun>& run
     NoveltyBand b{n, -std::min(p90, 0.95), p90,
                   concat({"measured: p90 |error| of ", std::to_string(n), " held-out rows new in ", key, " (",
                           join(campaigns), ")"})};
-    if (widest.empty() || b.error_hi > bands.at(widest).error_hi) widest = key;
+    std::string& w = widest[level_of(d)];
+    if (w.empty() || b.error_hi > bands.at(w).error_hi) w = key;
     bands[key] = std::move(b);
   }
-  for (const std::string& key : unmeasured) {
+  for (const NoveltyDimension d : banded_novelty_dimensions()) {
+    const std::string key = to_string(d);
+    if (std::find(unmeasured.begin(), unmeasured.end(), key) == unmeasured.end()) continue;
+    const std::string level = level_of(d);
     const std::string why = concat({"prior: ", std::to_string(unmeasured_rows[key]), " held-out rows new in ",
                                     key, " (fewer than ", std::to_string(kMinNoveltyBandRows), "); "});
-    if (widest.empty()) {
+    const auto w = widest.find(level);
+    if (w == widest.end()) {
       bands[key] = {0, -kUnmeasuredPrior, kUnmeasuredPrior,
-                    concat({why, "+-50%, the unfitted twin's errors (no kind of novelty measured)"})};
+                    concat({why, "+-50%, the unfitted twin's errors (no ", level, " novelty measured)"})};
     } else {
-      const NoveltyBand& w = bands.at(widest);
-      bands[key] = {0, w.error_lo, w.error_hi,
-                    concat({why, "the widest measured novelty band (", widest, ") stands in"})};
+      const NoveltyBand& b = bands.at(w->second);
+      bands[key] = {0, b.error_lo, b.error_hi,
+                    concat({why, "the widest measured ", level, " band (", w->second, ") stands in"})};
     }
   }
   return bands;

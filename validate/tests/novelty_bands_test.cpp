@@ -67,7 +67,7 @@ TEST(NoveltyBands, HeldOutNoveltyAndMeasuredOrPriorBands) {
   EXPECT_EQ(bands.size(), banded_novelty_dimensions().size());
 }
 
-TEST(NoveltyBands, PriorIsTheWidestMeasuredBand) {
+TEST(NoveltyBands, PriorIsTheWidestMeasuredBandOfTheSameLevel) {
   Rows r = sample_rows();
   r.runs.resize(16);  // four p5en rows: too few for platform bands of their own
   r.predicted.resize(16);
@@ -75,10 +75,15 @@ TEST(NoveltyBands, PriorIsTheWidestMeasuredBand) {
   // Model: 4 DeepSeek-V3 + 4 p5en rows, p90 |error| of {.05,.05,.1,.1,.2,.22,.24,.26} = 0.246.
   EXPECT_EQ(bands.at("model").rows, 8);
   EXPECT_NEAR(bands.at("model").error_hi, 0.246, 1e-9);
+  // Scale (4 p5en rows below the others' 16-32 nodes) is a configuration novelty: the model band stands in.
+  EXPECT_EQ(bands.at("scale").rows, 0);
+  EXPECT_NEAR(bands.at("scale").error_lo, -0.246, 1e-9);
+  EXPECT_NE(bands.at("scale").source.find("the widest measured configuration band (model) stands in"),
+            std::string::npos);
+  // No platform novelty measured: the unfitted twin's +-50%, not a configuration band.
   EXPECT_EQ(bands.at("gpu").rows, 0);
-  EXPECT_NEAR(bands.at("gpu").error_lo, -0.246, 1e-9);
+  EXPECT_EQ(bands.at("gpu").error_lo, -0.5);
   EXPECT_NE(bands.at("gpu").source.find("prior: 4 held-out rows new in gpu"), std::string::npos);
-  EXPECT_NE(bands.at("gpu").source.find("(model) stands in"), std::string::npos);
 }
 
 TEST(NoveltyBands, NothingMeasuredGivesTheUnfittedPrior) {

@@ -8,8 +8,10 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
+#include "band_columns.hpp"
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/concat.hpp"
@@ -24,7 +26,6 @@
 #include "moetwin/validate/default_parameters.hpp"
 #include "moetwin/validate/fit.hpp"
 #include "moetwin/validate/row_predictions.hpp"
-#include "band_columns.hpp"
 #include "prediction_columns.hpp"
 
 namespace moetwin::cli {
@@ -150,6 +151,15 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     }
     const std::vector<LiveRun>& runs = table.runs;
     if (runs.empty()) throw InputError({runs_label(o->runs), 0}, "rows", "0", "at least one live-run row");
+    if (o->cv == "leave-one-campaign-out") {
+      std::set<std::string> campaigns;
+      for (const LiveRun& r : runs) campaigns.insert(r.campaign);
+      if (campaigns.size() < 2) {
+        throw InputError({runs_label(o->runs), 0}, "--cv", o->cv,
+                         "rows of at least two campaigns (leaving the only one out leaves nothing to fit): " +
+                             std::to_string(campaigns.size()) + " campaign");
+      }
+    }
     FittedProfile profile = resolve_fitted_profile(o->profile);
 
     std::vector<double> measured;
@@ -437,7 +447,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     // How often the 80% intervals hold the measured time, per novelty level.
     std::vector<std::pair<std::string, std::vector<IntervalCoverage>>> coverage_scopes = {
         {"in_sample", interval_coverage(in_intervals)}};
-    if (has_cv) coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
+    if (has_cv)
+      coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
     const ResultTable interval_table = interval_coverage_table(coverage_scopes);
 
     ResultTable params;

@@ -55,9 +55,12 @@ set +e
 "$bin" validate --runs "$runs" --huber 0.2 2>"$dir/e4.log"; s4=$?
 "$bin" validate --runs "$runs" --fit --params warp_speed 2>"$dir/e2.log"; s2=$?
 "$bin" predict --runs "$runs" --profile "$dir/none.toml" 2>"$dir/e3.log"; s3=$?
+grep -v "^#" "$runs" | head -2 >"$dir/one-campaign.csv"
+"$bin" validate --runs "$dir/one-campaign.csv" --fit --cv leave-one-campaign-out 2>"$dir/e5.log"; s5=$?
 set -e
 [ "$s1" -eq 2 ] && grep -q -- "--cv" "$dir/e1.log" || fail "--cv without --fit: status $s1"
 [ "$s2" -eq 2 ] && grep -q "warp_speed" "$dir/e2.log" || fail "unknown parameter: status $s2"
 [ "$s3" -eq 2 ] && grep -q -- "--profile" "$dir/e3.log" || fail "missing profile: status $s3"
 [ "$s4" -eq 2 ] && grep -q -- "--huber" "$dir/e4.log" || fail "--huber without --fit: status $s4"
+[ "$s5" -eq 2 ] && grep -q "at least two campaigns" "$dir/e5.log" || fail "--cv on one campaign: status $s5"
 echo "validate_cli: ok"

@@ -201,7 +201,7 @@ ImportResult import_deepep(const std::string& text, const std::string& path) {
   const auto make = [&](const Tuning& t, const std::string& phase, const std::string& dtype, bool best) {
     Experiment e;
     e.kind = "deepep";
-    e.unit = "s";
+    e.unit = std::string("s");  // not = "s": GCC 12 -O3 -Wrestrict false positive
     const std::string nvl = t.nvl_chunk ? format_int(*t.nvl_chunk) : "default";
     const std::string rdma = t.rdma_chunk ? format_int(*t.rdma_chunk) : "default";
     e.name = concat({"deepep.", stem, ".", phase, ".", dtype, ".sms", format_int(t.sms), ".nvl", nvl,
@@ -226,7 +226,7 @@ ImportResult import_deepep(const std::string& text, const std::string& path) {
                                std::map<std::string, double> params) {
     Experiment e;
     e.kind = "deepep";
-    e.unit = "s";
+    e.unit = std::string("s");
     e.name = concat({"deepep.", stem, ".low_latency.r", rank, ".", what});
     e.params = config;
     for (const auto& [k, v] : params) e.params[k] = v;
@@ -263,7 +263,7 @@ ImportResult import_deepep(const std::string& text, const std::string& path) {
       if (l.size() < 3 || l.compare(l.size() - 3, 3, " ms") != 0) r.fail("'Kernel performance: X ms'");
       Experiment e;
       e.kind = "deepep";
-      e.unit = "s";
+      e.unit = std::string("s");
       e.name = concat({"deepep.", stem, ".layout"});
       e.params = config;
       e.params["line"] = line_no;

@@ -307,7 +307,7 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
         }
         Experiment e;
         e.kind = wrong > 0 && !options.keep_wrong ? "nccl_tests_wrong" : "nccl_tests";
-        e.unit = "s";
+        e.unit = std::string("s");  // not = "s": GCC 12 -O3 -Wrestrict false positive
         e.name = name;
         e.labels["op"] = op;
         e.labels["type"] = row.fields[columns.type];
@@ -361,7 +361,7 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
     if (test.avg_busbw) {
       Experiment e;
       e.kind = "nccl_tests_avg";
-      e.unit = "B/s";
+      e.unit = std::string("B/s");
       e.name = concat({prefix, ".avg_busbw"});
       e.labels = {{"op", op}, {"source", path}};
       e.params["line"] = test.avg_line;

@@ -367,7 +367,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         row.push_back(in_sample[i] > 0 ? pct(in_sample[i] / runs[i].iter_s - 1) : Cell(""));
       }
       if (intervals[i].level.empty()) {
-        for (int k = 0; k < 4; ++k) row.emplace_back("");
+        for (std::size_t k = 0; k < band_columns().size(); ++k) row.emplace_back("");
       } else {
         row.push_back(Cell::fixed(intervals[i].lo_s, 6));
         row.push_back(Cell::fixed(intervals[i].hi_s, 6));

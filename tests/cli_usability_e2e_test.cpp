@@ -1,4 +1,4 @@
-// End-to-end (issue 29): what a user sees at the edges of the CLI. Traces record one rank per pipeline
+// End-to-end: what a user sees at the edges of the CLI. Traces record one rank per pipeline
 // stage by default (--trace-ranks picks others, .gz compresses); output paths in missing folders and
 // directories passed as files are named as such before any work; a misspelt scenario key is reported at
 // its own line with the key it was meant to be; progress bars stay off when stderr is no terminal.

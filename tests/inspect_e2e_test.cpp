@@ -1,4 +1,4 @@
-// End-to-end acceptance of `moetwin inspect` (issue 2, deliverable 7) on the shipped live runs:
+// End-to-end checks of `moetwin inspect` on the shipped live runs:
 //  - model FLOPs per iteration within 2 % of the logged figure (tflops_gpu x iter_s x gpus x 1e12) of the
 //    NCCL row of the same cell (campaign, mb, overlap), or of the row itself when the cell has no NCCL row
 //    (DeepEP rows log TFLOP/s that disagree with their own iteration time by up to 6 %);

@@ -1,4 +1,4 @@
-// End-to-end (issue 29 items 1-4): `predict` warns when a layout does not fit in HBM and `--require-fit`
+// End-to-end: `predict` warns when a layout does not fit in HBM and `--require-fit`
 // refuses it; `recommend` picks a valid pp per node count (`--pp auto`, the default), gives its reasons in
 // full and exits 2 when no point has a valid dispatcher; `plan` refuses out-of-range input and searches the
 // node counts asked for; `catalog` lists what exists in text, JSON and CSV.

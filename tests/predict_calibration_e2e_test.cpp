@@ -1,8 +1,7 @@
 // End-to-end: `moetwin predict` (and `moetwin net`) say where their compute and NVLink collective times
-// come from (issues 7, 9). An H200 scenario uses
-// the shipped calibration profile (calibrate/profiles/h200-measured.toml), a B300 one falls back to
-// catalog efficiencies, `--calibration none` turns the lookup off, and a malformed profile is exit code 2
-// with a message naming file and key.
+// come from. An H200 scenario uses the shipped calibration profile (calibrate/profiles/h200-measured.toml),
+// a B300 one falls back to catalog efficiencies, `--calibration none` turns the lookup off, and a
+// malformed profile is exit code 2 with a message naming file and key.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

@@ -18,7 +18,7 @@ namespace {
 
 using nettest::TestCluster;
 
-constexpr double kTolerance = 0.03;  // relative, on flow durations (issue 3 acceptance)
+constexpr double kTolerance = 0.03;  // relative, on flow durations: how closely every model must agree
 
 class NetworkModelSuite : public ::testing::TestWithParam<std::string> {
  protected:

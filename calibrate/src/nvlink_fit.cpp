@@ -38,49 +38,13 @@ EfficiencyBands bands_of(const std::vector<std::pair<double, double>>& message_f
   return b;
 }
 
-EfficiencyCurve curve_of(const EfficiencyBands& b) {
-  std::vector<EfficiencyCurve::Band> bands;
-  for (std::size_t i = 0; i < b.min_bytes.size(); ++i) bands.push_back({b.min_bytes[i], b.factor[i]});
-  return EfficiencyCurve(std::move(bands), InputLocation{"calibration profile [nvlink]", 0});
-}
-
 }  // namespace
-
-CollectiveKind nvlink_op_kind(const std::string& op, const std::string& source) {
-  if (op == "all_reduce") return CollectiveKind::all_reduce;
-  if (op == "reduce_scatter") return CollectiveKind::reduce_scatter;
-  if (op == "all_gather") return CollectiveKind::all_gather;
-  if (op == "all_to_all") return CollectiveKind::all_to_all;
-  if (op == "send_recv") return CollectiveKind::send_recv;
-  throw InputError({source, 0}, "op", op,
-                   "expected all_reduce, reduce_scatter, all_gather, all_to_all or send_recv");
-}
 
 double NvlinkPointResult::relative_error() const {
   return std::abs(predicted_s - point.measured_s) / point.measured_s;
 }
 double NvlinkPointResult::loo_relative_error() const {
   return std::abs(loo_predicted_s - point.measured_s) / point.measured_s;
-}
-
-CollectiveParams nvlink_collective_params(const NvlinkCollectiveFit& fit, CollectiveParams base) {
-  base.nvlink_call_latency_s = fit.call_latency_s;
-  base.nvlink_step_latency_s = fit.step_latency_s;
-  base.nvlink_efficiency_by_kind.clear();
-  base.nvlink_efficiency_by_ranks.clear();
-  for (const auto& [op, bands] : fit.curves)
-    base.nvlink_efficiency_by_kind.emplace(nvlink_op_kind(op, "[nvlink]"), curve_of(bands));
-  for (const auto& [op, by_ranks] : fit.buffer_curves) {
-    std::map<int, EfficiencyCurve>& curves = base.nvlink_efficiency_by_ranks[nvlink_op_kind(op, "[nvlink]")];
-    for (const auto& [n, bands] : by_ranks) curves.emplace(n, curve_of(bands));
-  }
-  return base;
-}
-
-CollectiveParams efa_collective_params(const EfaFabricFit& fit, CollectiveParams base) {
-  base.efa_step_latency_s = fit.step_latency_s;
-  base.efa_efficiency = curve_of(fit.efficiency);
-  return base;
 }
 
 EfaFabricFit fit_efa_fabric(const std::vector<FabricPoint>& points, const InstanceSpec& instance,
@@ -106,7 +70,7 @@ EfaFabricFit fit_efa_fabric(const std::vector<FabricPoint>& points, const Instan
     f.efficiency.min_bytes.push_back(f.efficiency.min_bytes.empty() ? 0.0 : bytes);
     f.efficiency.factor.push_back(std::clamp(bytes / (seconds * instance.nic_bandwidth), 1e-6, 1.0));
   }
-  const EfficiencyCurve curve = curve_of(f.efficiency);
+  const EfficiencyCurve curve = efficiency_curve_of(f.efficiency);
   std::vector<double> errors;
   for (const auto& [bytes, seconds] : latency) {
     const double predicted = f.step_latency_s + bytes / (instance.nic_bandwidth * curve.factor(bytes));

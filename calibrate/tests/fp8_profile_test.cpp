@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "moetwin/calibrate/fitter.hpp"
-#include "moetwin/calibrate/profile.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
 #include "sample_calibration_profile.hpp"
 
 namespace moetwin {

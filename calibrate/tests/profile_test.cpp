@@ -1,5 +1,3 @@
-#include "moetwin/calibrate/profile.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
 #include "sample_calibration_profile.hpp"
 
 namespace moetwin {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "moetwin/calibrate/profile.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
 
 namespace moetwin {
 

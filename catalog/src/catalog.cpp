@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "moetwin/catalog/strict_toml.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
 
@@ -160,6 +161,25 @@ DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t) {
   d.max_ranks_normal = t.int32("max_ranks_normal", 0, 1 << 20);
   d.max_ranks_low_latency = t.int32("max_ranks_low_latency", 0, 1 << 20);
   d.source = t.string("source");
+  for (StrictTable& term : t.tables("terms")) {
+    ModelParam m;
+    m.name = term.string("name");
+    m.unit = term.choice("unit", {"s", "fraction", "tokens", "count", "bytes"});
+    m.min = term.number("min", -1e30, 1e30);
+    m.max = term.number("max", m.min, 1e30);
+    m.value = term.number("value", m.min, m.max);
+    m.fitted = term.boolean("fitted");
+    m.source = term.string("source");
+    if (m.source.empty())
+      throw InputError(term.where("source"), term.name("source"), "\"\"", "where the value comes from");
+    for (const ModelParam& other : d.terms) {
+      if (other.name == m.name)
+        throw InputError(term.where("name"), term.name("name"), concat({"\"", m.name, "\""}),
+                         concat({"a term name not used before in [[", name, ".terms]]"}));
+    }
+    term.finish();
+    d.terms.push_back(std::move(m));
+  }
   return d;
 }
 
@@ -216,6 +236,11 @@ NcclKnobs read_nccl_knobs(StrictTable& t) {
 std::string Catalog::default_dir() {
   if (const char* env = std::getenv("MOETWIN_CATALOG"); env && *env) return env;
   return MOETWIN_DEFAULT_CATALOG_DIR;
+}
+
+const Catalog& Catalog::shared_default() {
+  static const Catalog catalog = load(default_dir());
+  return catalog;
 }
 
 Catalog Catalog::load(const std::string& dir) {

@@ -254,6 +254,20 @@ std::optional<StrictTable> StrictTable::table(const std::string& key) {
   return StrictTable(*t, path_, prefix_ + key + ".");
 }
 
+std::vector<StrictTable> StrictTable::tables(const std::string& key) {
+  std::vector<StrictTable> out;
+  if (!has(key)) return out;
+  const toml::node& n = require(key);
+  const auto* a = n.as_array();
+  if (!a) fail(key, describe_toml_value(n), "an array of tables ([[" + prefix_ + key + "]])");
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const auto* t = (*a)[i].as_table();
+    if (!t) fail(key, describe_toml_value((*a)[i]), "an array of tables ([[" + prefix_ + key + "]])");
+    out.emplace_back(*t, path_, concat({prefix_, key, "[", std::to_string(i), "]."}));
+  }
+  return out;
+}
+
 void StrictTable::finish() const {
   for (auto&& [k, v] : *table_) {
     const std::string key(k.str());

@@ -5,12 +5,12 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/result_table.hpp"
-#include "moetwin/sim/model_accounting.hpp"
 
 namespace moetwin::cli {
 

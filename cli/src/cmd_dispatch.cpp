@@ -10,8 +10,8 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
-#include "moetwin/sim/dispatcher_model.hpp"
-#include "moetwin/sim/kernel_bench.hpp"
+#include "moetwin/models/dispatcher_model.hpp"
+#include "moetwin/validate/kernel_bench.hpp"
 
 namespace moetwin::cli {
 namespace {

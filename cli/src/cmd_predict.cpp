@@ -3,23 +3,24 @@
 #include <iostream>
 #include <memory>
 
+#include "band_columns.hpp"
 #include "commands.hpp"
+#include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/gzip.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/engine/trace.hpp"
+#include "moetwin/models/dispatcher_moe_cost.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/dispatcher_moe_cost.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
-#include "moetwin/sim/memory_model.hpp"
 #include "moetwin/sim/prediction.hpp"
-#include "moetwin/sim/trace.hpp"
+#include "moetwin/sim/trace_ranks.hpp"
 #include "moetwin/sweep/progress.hpp"
-#include "band_columns.hpp"
 #include "prediction_columns.hpp"
 
 namespace moetwin::cli {
@@ -188,7 +189,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         std::vector<Cell> row;
         for (const std::string& f : run.row.fields) row.emplace_back(f);
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
-        for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty)) row.push_back(std::move(c));
+        for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
+          row.push_back(std::move(c));
         row.push_back(Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2));
         row.emplace_back(p.compute_source);
         row.emplace_back(p.collective_source);
@@ -245,7 +247,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       row.columns.push_back("collective_source");
       std::vector<Cell> cells{s.name};
       for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
-      for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty)) cells.push_back(std::move(c));
+      for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
+        cells.push_back(std::move(c));
       cells.emplace_back(p.compute_source);
       cells.emplace_back(p.collective_source);
       row.add_row(std::move(cells));
@@ -255,7 +258,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       } else if (opts->format == "json") {
         const ResultTable breakdown = breakdown_table(p);
         content = render_json_with_warnings(context, {{"rows", &row}, {"breakdown", &breakdown}}, p.warnings,
-                                           &novelty);
+                                            &novelty);
       } else {
         content = render_prediction_text(s, p, profile);
       }

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -18,7 +19,6 @@
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/memory_model.hpp"
 #include "moetwin/validate/row_predictions.hpp"
 #include "prediction_columns.hpp"
 

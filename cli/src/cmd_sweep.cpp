@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
-#include "moetwin/sim/calibrated_compute.hpp"
+#include "moetwin/models/calibrated_compute.hpp"
 #include "moetwin/sweep/mpi_runner.hpp"
 #include "moetwin/sweep/profile_predictor.hpp"
 #include "moetwin/sweep/runner.hpp"

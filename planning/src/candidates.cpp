@@ -1,11 +1,11 @@
 #include "moetwin/planning/candidates.hpp"
 
+#include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/memory_model.hpp"
 
 namespace moetwin {
 

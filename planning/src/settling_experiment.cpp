@@ -5,14 +5,14 @@
 #include <thread>
 #include <utility>
 
+#include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/models/rng.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/memory_model.hpp"
 #include "moetwin/sim/prediction.hpp"
-#include "moetwin/sim/rng.hpp"
 
 namespace moetwin {
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/engine/engine.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/engine.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/prediction.hpp"
 

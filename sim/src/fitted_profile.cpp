@@ -16,8 +16,8 @@
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/quoted_string.hpp"
 #include "moetwin/common/statistics.hpp"
-#include "moetwin/sim/dispatcher_model.hpp"
-#include "moetwin/sim/dispatcher_moe_cost.hpp"
+#include "moetwin/models/dispatcher_model.hpp"
+#include "moetwin/models/dispatcher_moe_cost.hpp"
 
 #ifndef MOETWIN_DEFAULT_PROFILE
 #define MOETWIN_DEFAULT_PROFILE "calibrate/profiles/fitted/live-fit.toml"
@@ -102,7 +102,7 @@ const std::vector<FreeParameter>& parameter_table() {
 FreeParameter model_parameter(const std::string& dispatcher, const std::string& name,
                               const std::string& meaning, double fit_start) {
   // A named ParamSet: a range-for over a temporary's all() would read a destroyed vector.
-  const ParamSet params = default_dispatcher_params(dispatcher);
+  const ParamSet params = default_dispatcher_params(Catalog::shared_default().dispatcher(dispatcher));
   for (const ModelParam& m : params.all()) {
     if (m.name == name) return {m.name, m.unit, m.min, m.max, meaning, fit_start};
   }
@@ -233,7 +233,8 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
     const auto it = p.model_params.find(key);
     if (it != p.model_params.end()) return it->second;
     const std::string dispatcher = key.substr(0, key.rfind('.'));
-    return default_dispatcher_params(dispatcher).get(key.substr(key.rfind('.') + 1));
+    return default_dispatcher_params(Catalog::shared_default().dispatcher(dispatcher))
+        .get(key.substr(key.rfind('.') + 1));
   }
   if (const auto split = split_dispatcher_key(key)) {
     const SimProfile::A2aFit a2a = p.a2a_for(split->first);
@@ -313,14 +314,22 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
 
 namespace {
 
-// The dispatchers whose fitted terms make the generic ones: the DeepEP family's when any was fitted, else
-// every fitted dispatcher's (set_generic_a2a_from_dispatchers says why).
+// True for a catalog dispatcher of DeepEP's node-dedup kernel design (whatever its transport); false for
+// others and for names the catalog lacks (a profile fitted with another catalog).
+bool node_dedup_dispatcher(const std::string& name) {
+  const auto& all = Catalog::shared_default().dispatchers();
+  const auto it = all.find(name);
+  return it != all.end() && dedups_by_node(it->second);
+}
+
+// The dispatchers whose fitted terms make the generic ones: the node-dedup (DeepEP) family's when any was
+// fitted, else every fitted dispatcher's (set_generic_a2a_from_dispatchers says why).
 std::vector<std::string> generic_a2a_source_names(const SimProfile& p) {
   const bool any_deepep = std::any_of(p.a2a_by_dispatcher.begin(), p.a2a_by_dispatcher.end(),
-                                      [](const auto& entry) { return is_deepep_family(entry.first); });
+                                      [](const auto& entry) { return node_dedup_dispatcher(entry.first); });
   std::vector<std::string> names;
   for (const auto& entry : p.a2a_by_dispatcher) {
-    if (!any_deepep || is_deepep_family(entry.first)) names.push_back(entry.first);
+    if (!any_deepep || node_dedup_dispatcher(entry.first)) names.push_back(entry.first);
   }
   return names;
 }

@@ -5,6 +5,10 @@
 
 namespace moetwin {
 
+std::vector<std::string> pipeline_stream_names() {
+  return {"compute", "ep-comm", "pp-send-fwd", "pp-recv-fwd", "pp-send-bwd", "pp-recv-bwd", "dp-comm"};
+}
+
 namespace {
 
 OpSpec make_p2p(StageEmitter& e, bool forward, const PipeTransfer& t, std::uint8_t stream,

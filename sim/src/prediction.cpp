@@ -4,9 +4,9 @@
 #include <optional>
 #include <vector>
 
-#include "moetwin/sim/calibrated_collectives.hpp"
-#include "moetwin/sim/calibrated_compute.hpp"
-#include "moetwin/sim/model_accounting.hpp"
+#include "moetwin/accounting/model_accounting.hpp"
+#include "moetwin/models/calibrated_collectives.hpp"
+#include "moetwin/models/calibrated_compute.hpp"
 
 namespace moetwin {
 

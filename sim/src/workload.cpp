@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
-#include "moetwin/sim/model_accounting.hpp"
+#include "moetwin/models/topology_comm.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
-#include "moetwin/sim/topology_comm.hpp"
 #include "moetwin/topology/placement.hpp"
 
 namespace moetwin {
@@ -1012,6 +1012,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   Workload& w = out.workload;
   w.sms = out.compute.sms;
   w.init_ranks(g.world);
+  w.stream_names = pipeline_stream_names();
   const int S = g.stage_size;
   std::int64_t var_total = 0;
   std::vector<MoeRankCost> scratch;

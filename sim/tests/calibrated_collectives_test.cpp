@@ -1,6 +1,6 @@
 // Calibrated NVLink collectives: a profile's [nvlink] reaches the prediction's collective model (times
 // hand-computed from the profile's numbers), GPUs without one keep the defaults, and reports say which.
-#include "moetwin/sim/calibrated_collectives.hpp"
+#include "moetwin/models/calibrated_collectives.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,12 +8,12 @@
 #include <fstream>
 #include <string>
 
-#include "moetwin/calibrate/profile.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/csv.hpp"
+#include "moetwin/models/topology_comm.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
-#include "moetwin/sim/topology_comm.hpp"
 
 namespace moetwin {
 namespace {

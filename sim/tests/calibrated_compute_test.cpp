@@ -1,6 +1,6 @@
 // Calibrated compute: the GEMM-curve kernel model (hand-computed times), the per-GPU profile lookup
 // with its catalog fallback and errors, and predictions that say which source they used.
-#include "moetwin/sim/calibrated_compute.hpp"
+#include "moetwin/models/calibrated_compute.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "moetwin/calibrate/profile.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
 // The sample profile calibrate's profile tests use too.

@@ -1,4 +1,4 @@
-#include "moetwin/sim/dispatcher_moe_cost.hpp"
+#include "moetwin/models/dispatcher_moe_cost.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/models/comm_cost.hpp"
+#include "moetwin/models/compute_model.hpp"
+#include "moetwin/models/dispatcher_params.hpp"
+#include "moetwin/models/topology_comm.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/comm_cost.hpp"
-#include "moetwin/sim/compute_model.hpp"
-#include "moetwin/sim/dispatcher_params.hpp"
 #include "moetwin/sim/prediction.hpp"
-#include "moetwin/sim/topology_comm.hpp"
 
 namespace moetwin {
 namespace {
@@ -170,10 +170,11 @@ TEST(DispatcherMoeCost, CarriesTheModelsHandshakeLatency) {
     const DispatcherMoeCost m(s);
     std::vector<MoeRankCost> out;
     m.layer_costs(0, 0, 0, group16(), out);
-    const double rounds = default_dispatcher_params(d).get("latency_rounds");
+    const double rounds = default_dispatcher_params(catalog().dispatcher(d)).get("latency_rounds");
     const TimeNs latency = to_ns(rounds * s.instance.base_latency_s);
     ASSERT_GT(latency, 0) << d;
-    const double calls = d == "nccl-alltoall" ? 1 + default_dispatcher_params(d).get("probs_calls") : 1;
+    const double calls =
+        d == "nccl-alltoall" ? 1 + default_dispatcher_params(catalog().dispatcher(d)).get("probs_calls") : 1;
     for (const MoeRankCost& c : out) {
       EXPECT_EQ(c.dispatch_latency_ns, to_ns(calls * rounds * s.instance.base_latency_s)) << d;
       EXPECT_EQ(c.combine_latency_ns, latency) << d;

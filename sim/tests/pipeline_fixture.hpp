@@ -2,7 +2,7 @@
 // fixed length, with fixed-cost P2P transfers. The golden tests build their hand-worked cases with it.
 #pragma once
 
-#include "moetwin/sim/engine.hpp"
+#include "moetwin/engine/engine.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 
 namespace moetwin::testing_support {

@@ -1,4 +1,4 @@
-#include "moetwin/sim/symmetry.hpp"
+#include "moetwin/engine/symmetry.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/engine/engine.hpp"
+#include "moetwin/models/dispatcher_moe_cost.hpp"
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/dispatcher_moe_cost.hpp"
-#include "moetwin/sim/engine.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/workload.hpp"
 #include "pipeline_fixture.hpp"

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/models/compute_model.hpp"
+#include "moetwin/models/dispatcher_moe_cost.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/compute_model.hpp"
-#include "moetwin/sim/dispatcher_moe_cost.hpp"
 #include "moetwin/sim/workload.hpp"
 
 namespace moetwin {

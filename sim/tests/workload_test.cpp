@@ -12,10 +12,11 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
+#include "moetwin/engine/trace.hpp"
+#include "moetwin/models/comm_cost.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/comm_cost.hpp"
 #include "moetwin/sim/prediction.hpp"
-#include "moetwin/sim/trace.hpp"
+#include "moetwin/sim/trace_ranks.hpp"
 
 namespace moetwin {
 namespace {

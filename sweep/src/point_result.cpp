@@ -5,10 +5,10 @@
 #include <exception>
 #include <stdexcept>
 
+#include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
-#include "moetwin/sim/memory_model.hpp"
 #include "moetwin/sweep/grid.hpp"
 
 namespace moetwin {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "moetwin/calibrate/profile.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "moetwin/sim/dispatcher_model.hpp"
-#include "moetwin/sim/dispatcher_params.hpp"
+#include "moetwin/models/dispatcher_model.hpp"
+#include "moetwin/models/dispatcher_params.hpp"
 #include "moetwin/validate/accuracy.hpp"
 
 namespace moetwin {
@@ -34,19 +34,21 @@ std::vector<std::string> default_fit_parameters(const std::vector<LiveRun>& runs
   if (shares.collectives >= kMinIdentifiableShare) keys.push_back("collective_time_scale");
   std::vector<std::string> seen;
   for (const LiveRun& r : runs) {
-    const std::string& d = r.scenario.dispatcher.name;
+    const DispatcherSpec& spec = r.scenario.dispatcher;
+    const std::string& d = spec.name;
     if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
     seen.push_back(d);
     keys.push_back(d + ".a2a_time_scale");
     keys.push_back(d + ".a2a_latency_s");
-    if (is_deepep_family(d)) {
+    if (dedups_by_node(spec)) {
       keys.push_back(d + ".a2a_node_latency_s");
       keys.push_back(d + ".a2a_remote_token_s");
     }
     // NCCL's per-chunk cost is charged for the chunks a run's P2P chunk adds over the calibration chunk:
     // identifiable only from rows at another chunk size.
-    if (d == "nccl-alltoall") {
-      const double calibration_chunk = default_dispatcher_params(d).get("calibration_chunk_bytes");
+    const ParamSet terms = default_dispatcher_params(spec);
+    if (terms.has("net_chunk_s") && terms.has("calibration_chunk_bytes")) {
+      const double calibration_chunk = terms.get("calibration_chunk_bytes");
       const bool other_chunk = std::any_of(runs.begin(), runs.end(), [&](const LiveRun& run) {
         return run.scenario.dispatcher.name == d &&
                run.scenario.stack.p2p_net_chunk_bytes != calibration_chunk;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "moetwin/catalog/catalog.hpp"
+
 namespace moetwin {
 namespace {
 
@@ -23,7 +25,7 @@ RowPrediction row(double iteration_s, double compute_s, double tp_s, double pp_s
 
 LiveRun run(const std::string& dispatcher, const std::string& stack = "nemo-26.04.01") {
   LiveRun r;
-  r.scenario.dispatcher.name = dispatcher;
+  r.scenario.dispatcher = Catalog::shared_default().dispatcher(dispatcher);
   r.scenario.stack.spec.name = stack;
   return r;
 }

@@ -9,7 +9,7 @@
 
 #include "moetwin/calibrate/calibration_db.hpp"
 #include "moetwin/calibrate/nvlink_fit.hpp"
-#include "moetwin/calibrate/profile.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
 
 namespace moetwin {
 

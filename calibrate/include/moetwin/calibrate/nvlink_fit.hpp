@@ -31,8 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "moetwin/calibrate/profile.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
+#include "moetwin/profile/collective_params.hpp"
 #include "moetwin/topology/collectives.hpp"
 
 namespace moetwin {
@@ -113,13 +114,5 @@ struct FabricPoint {
 // Throws InputError naming `source` for no streamed or no ping-pong point, or non-positive values.
 EfaFabricFit fit_efa_fabric(const std::vector<FabricPoint>& points, const InstanceSpec& instance,
                             const std::string& buffer, const std::string& source);
-
-// The collective of a profile op name; InputError located at `source` for others.
-CollectiveKind nvlink_op_kind(const std::string& op, const std::string& source);
-
-// The simulator's collective parameters with the fitted NVLink terms in place of `base`'s.
-CollectiveParams nvlink_collective_params(const NvlinkCollectiveFit& fit, CollectiveParams base = {});
-// ... with the fitted EFA terms in place of `base`'s.
-CollectiveParams efa_collective_params(const EfaFabricFit& fit, CollectiveParams base = {});
 
 }  // namespace moetwin

@@ -96,6 +96,18 @@ enum class DispatcherTransport {
 };
 
 // Mechanism facts of one token dispatcher (no fitted numbers here; those live in profiles).
+// One named, bounded parameter of a cost model: unit, bounds a fitter respects, and where the value comes
+// from. A dispatcher's terms are its record's [[<name>.terms]] in dispatchers.toml.
+struct ModelParam {
+  std::string name;  // e.g. "rdma_efficiency"
+  std::string unit;  // "s", "fraction", "tokens", "count", "bytes"
+  double value = 0;
+  double min = 0;  // bounds the fitter respects
+  double max = 0;
+  bool fitted = false;  // calibrated on kernel benchmarks (see `source` for which)
+  std::string source;   // publication, documentation, or the calibration run that set it
+};
+
 struct DispatcherSpec {
   std::string name;           // nccl-alltoall, deepep-uccl, deepep-nvshmem, deepep-v2-gin
   std::string description;    // one line
@@ -111,6 +123,7 @@ struct DispatcherSpec {
   DispatcherTransport fallback_transport = DispatcherTransport::nccl;
   bool needs_gpu_initiated_rdma = false;
   std::string source;
+  std::vector<ModelParam> terms;  // its cost model's parameters, in file order
 };
 
 // NCCL environment settings that change a mechanism (0 / "" = NCCL's default or the plugin's).
@@ -162,6 +175,9 @@ class Catalog {
   static Catalog load(const std::string& dir);
   // The catalog directory: $MOETWIN_CATALOG if set, else the source tree's catalog/data.
   static std::string default_dir();
+  // The catalog of default_dir(), loaded once per process (thread-safe): for code that resolves a
+  // catalog name it was handed as data (a fitted profile's per-dispatcher keys). Throws as load().
+  static const Catalog& shared_default();
 
   const GpuSpec& gpu(const std::string& name) const;
   const InstanceSpec& instance(const std::string& name) const;

@@ -57,6 +57,9 @@ class StrictTable {
 
   // A nested table; absent -> nullopt. Marks the key as read.
   std::optional<StrictTable> table(const std::string& key);
+  // An array of tables ([[key]] entries), in file order; absent -> empty. Marks the key as read; the
+  // caller reads and finish()es each entry.
+  std::vector<StrictTable> tables(const std::string& key);
 
   // Throws for the first key (in file order of keys, alphabetical within toml::table) not read, suggesting
   // the closest key asked for (closest_name.hpp). A missing required key next to an unread key that is

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/accounting/memory_model.hpp"
+#include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario.hpp"
-#include "moetwin/sim/memory_model.hpp"
-#include "moetwin/sim/model_accounting.hpp"
 
 namespace moetwin {
 

@@ -46,10 +46,10 @@ void set_free_parameter(SimProfile& profile, const std::string& key, double valu
 // Python frames (PyTorch profiler traces of Megatron MoE layers: ~half the forward dispatch cost).
 inline constexpr double kBackwardLaunchRatio = 0.5;
 // The generic A2A terms for dispatchers without runs: per term, the median of the fitted DeepEP-family
-// dispatchers' values (is_deepep_family), or of every fitted dispatcher's when none is of that family.
-// Why the family: the catalog dispatcher a fit on public runs lacks is DeepEP-family (deepep-v2-gin), and a
-// median across families would pick, term by term, nccl-alltoall's 0 (its kernel model carries its per-peer
-// costs) or the smaller DeepEP value: a set of terms no measured dispatcher has.
+// dispatchers' values (catalog records with node_dedup), or of every fitted dispatcher's when none is of that
+// family. Why the family: the catalog dispatcher a fit on public runs lacks is DeepEP-family (deepep-v2-gin),
+// and a median across families would pick, term by term, nccl-alltoall's 0 (its kernel model carries its
+// per-peer costs) or the smaller DeepEP value: a set of terms no measured dispatcher has.
 void set_generic_a2a_from_dispatchers(SimProfile& profile);
 
 // Relative error (predicted - measured) / measured quantiles of the cross-validated residuals.

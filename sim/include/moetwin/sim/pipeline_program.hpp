@@ -9,7 +9,10 @@
 // has its own stream so that a send never queues behind a receive.
 #pragma once
 
-#include "moetwin/sim/program.hpp"
+#include <string>
+#include <vector>
+
+#include "moetwin/engine/program.hpp"
 #include "moetwin/sim/schedule.hpp"
 
 namespace moetwin {
@@ -25,6 +28,8 @@ enum Stream : std::uint8_t {
   kStreamDpComm = 6,  // distributed-optimizer reduce-scatter / all-gather
   kStreams = 7,
 };
+// Their names, by stream id (the trace's thread names): "compute", "ep-comm", "pp-send-fwd", ...
+std::vector<std::string> pipeline_stream_names();
 
 struct StepContext {
   int microbatch = 0;

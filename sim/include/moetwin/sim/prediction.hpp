@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/engine/engine.hpp"
+#include "moetwin/models/calibrated_compute.hpp"
 #include "moetwin/scenario/scenario.hpp"
-#include "moetwin/sim/calibrated_compute.hpp"
-#include "moetwin/sim/engine.hpp"
 #include "moetwin/sim/workload.hpp"
 
 namespace moetwin {

@@ -28,11 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/engine/program.hpp"
+#include "moetwin/models/comm_cost.hpp"
+#include "moetwin/models/compute_model.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario.hpp"
-#include "moetwin/sim/comm_cost.hpp"
-#include "moetwin/sim/compute_model.hpp"
-#include "moetwin/sim/program.hpp"
 
 namespace moetwin {
 

@@ -9,16 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/common/time.hpp"
+
 namespace moetwin {
 
 // Time in the simulator: integer nanoseconds.
-using TimeNs = std::int64_t;
-
 // One shared resource: a direction of an NVLink port, a NIC rail direction, a node uplink, ...
 struct NetLink {
-  std::string name;        // e.g. "n3.gpu5.nvl.tx", "n3.nic9.tx"; unique
-  double bandwidth = 0;    // bytes/s, > 0
-  double latency = 0;      // seconds, >= 0 (propagation + per-hop fixed cost)
+  std::string name;      // e.g. "n3.gpu5.nvl.tx", "n3.nic9.tx"; unique
+  double bandwidth = 0;  // bytes/s, > 0
+  double latency = 0;    // seconds, >= 0 (propagation + per-hop fixed cost)
 };
 
 // The links of a cluster, built by the topology (Cluster::platform()) then sealed: immutable while
@@ -51,8 +51,8 @@ struct FlowResult {
 
 // Per-link accounting of one run, for "which NICs saturate" questions.
 struct LinkUsage {
-  double bytes = 0;      // bytes carried
-  TimeNs busy = 0;       // ns during which at least one flow crossed the link
+  double bytes = 0;  // bytes carried
+  TimeNs busy = 0;   // ns during which at least one flow crossed the link
 };
 
 struct NetworkRun {

@@ -1,0 +1,612 @@
+#include "moetwin/engine/engine.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "moetwin/engine/symmetry.hpp"
+
+namespace moetwin {
+
+TimeNs RankStats::exposed_total() const {
+  TimeNs t = 0;
+  for (TimeNs e : exposed) t += e;
+  return t;
+}
+
+TimeNs RankStats::accounted() const {
+  return compute + exposed_total() + host_wait + bubble + idle;
+}
+
+namespace {
+
+constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
+constexpr TimeNs kPast = std::numeric_limits<TimeNs>::min();
+
+enum EventType : std::uint32_t { kComputeFinish = 0, kChannelFinish = 1, kWake = 2 };
+enum StreamState : std::uint8_t { kIdle = 0, kRunning = 1, kRendezvous = 2 };
+// Categories of a rank's time line; 0..3 are the comm classes.
+enum Category : std::uint8_t { kCatCompute = 4, kCatHostWait = 5, kCatBubble = 6, kCatIdle = 7 };
+
+// Streams of a program the engine tracks in one 64-bit mask per rank.
+constexpr int kMaxStreams = 64;
+// A dependency packs (stream, position in stream + 1) into 32 bits; 0 = none.
+constexpr int kDepPosBits = 24;
+constexpr std::uint32_t kDepPosMask = (1u << kDepPosBits) - 1;
+
+// One op compiled for the engine: everything starting and finishing it needs, in 32 bytes, stored in
+// stream order so that a stream's head advances through contiguous memory. (The engine is bound by
+// cache misses: the Program's separate index arrays cost a miss each per event on large workloads.)
+struct EngineOp {
+  TimeNs issue_prefix = 0;        // Program::issue_prefix of the op
+  TimeNs dur = 0;                 // >= 0: duration; < 0: the rank's var slot -dur - 1
+  std::int32_t index = 0;         // program index
+  std::uint32_t dep[2] = {0, 0};  // (stream << kDepPosBits) | (position in stream + 1), 0 = none
+  std::uint16_t sms = 0;
+  std::uint8_t comm = 0;     // 1: communication op
+  std::uint8_t channel = 0;  // ChannelKind; comm class in the high nibble
+};
+static_assert(sizeof(EngineOp) == 32, "EngineOp is meant to be half a cache line");
+
+// A host sync point of a program (an op with HostSync != none), in program order; a sentinel with
+// index = program size ends the list.
+struct SyncPoint {
+  std::int32_t index = 0;
+  std::int32_t stream = 0;  // the op's stream and position (HostSync::op waits for it)
+  std::int32_t pos = 0;
+  bool device = false;  // HostSync::device: wait for every op issued so far
+  TimeNs issue_prefix = 0;
+  std::int64_t drain = 0;  // device: offset into EngineProgram::drain (per stream, ops with index <= k)
+};
+
+struct EngineProgram {
+  const Program* prog = nullptr;
+  std::int32_t size = 0;
+  std::uint64_t stream_mask = 0;           // streams that hold ops
+  std::vector<std::int32_t> stream_begin;  // stream -> first record in ops
+  std::vector<std::int32_t> stream_count;  // stream -> ops
+  std::vector<EngineOp> ops;               // by stream, in issue order
+  std::vector<SyncPoint> syncs;            // + sentinel
+  std::vector<std::int32_t> drain;         // device syncs: per stream, ops of the stream issued up to it
+};
+
+EngineProgram compile(const Program& p) {
+  EngineProgram e;
+  e.prog = &p;
+  e.size = p.size();
+  const int streams = p.streams();
+  if (streams > kMaxStreams) throw std::logic_error("engine: more than 64 streams in a program");
+  e.stream_begin.assign(static_cast<std::size_t>(streams), 0);
+  e.stream_count.assign(static_cast<std::size_t>(streams), 0);
+  std::int32_t off = 0;
+  for (int s = 0; s < streams; ++s) {
+    const auto n = static_cast<std::int32_t>(p.stream_ops()[static_cast<std::size_t>(s)].size());
+    if (static_cast<std::uint32_t>(n) >= kDepPosMask) throw std::logic_error("engine: stream too long");
+    e.stream_begin[static_cast<std::size_t>(s)] = off;
+    e.stream_count[static_cast<std::size_t>(s)] = n;
+    if (n > 0) e.stream_mask |= std::uint64_t{1} << s;
+    off += n;
+  }
+  e.ops.resize(static_cast<std::size_t>(off));
+  const auto& ops = p.ops();
+  const auto& pos = p.pos_in_stream();
+  std::vector<std::int32_t> issued(static_cast<std::size_t>(streams), 0);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const OpSpec& o = ops[i];
+    EngineOp r;
+    r.issue_prefix = p.issue_prefix()[i];
+    r.dur = o.var_slot >= 0 ? -static_cast<TimeNs>(o.var_slot) - 1 : o.duration;
+    r.index = static_cast<std::int32_t>(i);
+    for (int k = 0; k < 2; ++k) {
+      const int d = o.deps[k];
+      if (d == kNoOp) continue;
+      const auto du = static_cast<std::size_t>(d);
+      r.dep[k] = (static_cast<std::uint32_t>(ops[du].stream) << kDepPosBits) |
+                 (static_cast<std::uint32_t>(pos[du]) + 1u);
+    }
+    r.sms = o.sms;
+    r.comm = o.kind == OpKind::comm ? 1 : 0;
+    r.channel = static_cast<std::uint8_t>(static_cast<unsigned>(o.channel) |
+                                          (static_cast<unsigned>(o.comm_class) << 4));
+    e.ops[static_cast<std::size_t>(e.stream_begin[o.stream] + pos[i])] = r;
+    ++issued[o.stream];
+    if (o.sync != HostSync::none) {
+      SyncPoint sp;
+      sp.index = r.index;
+      sp.stream = o.stream;
+      sp.pos = pos[i];
+      sp.device = o.sync == HostSync::device;
+      sp.issue_prefix = r.issue_prefix;
+      if (sp.device) {
+        sp.drain = static_cast<std::int64_t>(e.drain.size());
+        e.drain.insert(e.drain.end(), issued.begin(), issued.end());
+      }
+      e.syncs.push_back(sp);
+    }
+  }
+  SyncPoint end;
+  end.index = e.size;
+  e.syncs.push_back(end);
+  return e;
+}
+
+struct StreamRt {
+  std::int32_t pos = 0;         // position of the head op in the stream
+  std::int32_t head_index = 0;  // program index of the head op: skips loading it while not issued
+  std::uint8_t state = kIdle;
+  std::uint8_t cls = 0;  // comm class of the running comm op (for the time-line category)
+  TimeNs start = 0;
+};
+
+struct RankRt {
+  const EngineProgram* prog = nullptr;
+  const TimeNs* var = nullptr;  // this rank's var slot s is var[s * var_stride]
+  std::int64_t var_stride = 0;
+  StreamRt* streams = nullptr;
+  std::int32_t channels[kChannelKinds] = {};
+  std::uint64_t live = 0;  // streams with ops left
+  // Host: ops in [seg_start, seg_end] are issued at seg_base + issue_prefix; seg_end is the next sync
+  // op (syncs[sync]) or the program size.
+  TimeNs seg_base = 0;
+  std::int32_t seg_start = 0;
+  std::int32_t seg_end = 0;
+  std::int32_t sync = 0;
+  // Running compute op (stream 0).
+  std::int32_t compute_op = -1;
+  std::int64_t work_left = 0;  // SM-ns
+  TimeNs last_update = 0;
+  std::int32_t rate = 0;  // SMs
+  std::uint32_t version = 0;
+  std::int32_t stolen = 0;  // SMs held by running comm kernels
+  TimeNs pending_wake = kNever;
+  std::uint8_t cat = kCatBubble;
+  TimeNs last_change = 0;
+};
+
+struct ChannelRt {
+  std::int32_t arrived = 0;
+  std::int64_t offset = 0;  // into pending members
+  TimeNs dur_max = 0;
+};
+
+struct Member {
+  std::int32_t rank = 0;
+  std::int32_t stream = 0;  // the member's op is the head of this stream
+};
+
+// The ranks one run replays: all of the workload's, or one representative per symmetry class with the
+// reduced channels (symmetry.hpp).
+struct Replay {
+  std::vector<std::int32_t> ranks;                          // replayed rank -> workload rank
+  const std::int32_t* channels = nullptr;                   // replayed rank * kChannelKinds + kind -> channel
+  const std::vector<std::int32_t>* channel_size = nullptr;  // channel -> members
+};
+
+class Engine {
+ public:
+  Engine(const Workload& w, const Replay& rp, const EngineOptions& o)
+      : w_(w), opt_(o), ids_(rp.ranks), channel_size_(*rp.channel_size) {
+    const int n = static_cast<int>(rp.ranks.size());
+    max_streams_ = 1;
+    for (const Program& p : w.programs) max_streams_ = std::max(max_streams_, p.streams());
+    // Compile only the programs this replay runs.
+    std::vector<std::int32_t> compiled(w.programs.size(), -1);
+    std::vector<std::int32_t> lane(
+        static_cast<std::size_t>(n));  // replayed rank -> index among its program's
+    std::vector<std::int64_t> lanes;   // compiled program -> its ranks
+    for (std::size_t r = 0; r < ids_.size(); ++r) {
+      const auto p = static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(ids_[r])]);
+      if (compiled[p] < 0) {
+        compiled[p] = static_cast<std::int32_t>(programs_.size());
+        programs_.push_back(compile(w.programs[p]));
+        lanes.push_back(0);
+      }
+      lane[r] = static_cast<std::int32_t>(lanes[static_cast<std::size_t>(compiled[p])]++);
+    }
+    transpose_var_durations(w, compiled, lane, lanes);
+    ranks_.resize(static_cast<std::size_t>(n));
+    streams_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(max_streams_));
+    stats_.resize(static_cast<std::size_t>(n));
+    channels_.resize(channel_size_.size());
+    std::int64_t off = 0;
+    for (std::size_t c = 0; c < channels_.size(); ++c) {
+      channels_[c].offset = off;
+      off += channel_size_[c];
+    }
+    members_.resize(static_cast<std::size_t>(off));
+    for (int r = 0; r < n; ++r) {
+      RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+      const auto id = static_cast<std::size_t>(ids_[static_cast<std::size_t>(r)]);
+      const auto p = static_cast<std::size_t>(w.rank_program[id]);
+      rt.prog = &programs_[static_cast<std::size_t>(compiled[p])];
+      const auto cp = static_cast<std::size_t>(compiled[p]);
+      rt.var = var_[cp].data() + lane[static_cast<std::size_t>(r)];
+      rt.var_stride = lanes[cp];
+      std::copy_n(rp.channels + static_cast<std::size_t>(r) * kChannelKinds, kChannelKinds, rt.channels);
+      rt.streams = streams_.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(max_streams_);
+      rt.live = rt.prog->stream_mask;
+      for (std::uint64_t m = rt.live; m != 0; m &= m - 1) {
+        const int s = __builtin_ctzll(m);
+        rt.streams[s].head_index = head(rt, s).index;
+      }
+      rt.seg_end = rt.prog->syncs.front().index;
+    }
+    queue_.reserve(static_cast<std::size_t>(n) * 4 + 16);
+  }
+
+  // Per program, var durations slot-major: slot s of the program's k-th replayed rank at
+  // [s * ranks + k]. Ranks of a stage move through their slots nearly in lockstep (collectives couple
+  // them), so the durations read at any moment share a few cache lines and pages; the workload's
+  // rank-major layout cost a cache and TLB miss per read on thousands of ranks.
+  void transpose_var_durations(const Workload& w, const std::vector<std::int32_t>& compiled,
+                               const std::vector<std::int32_t>& lane,
+                               const std::vector<std::int64_t>& lanes) {
+    var_.resize(programs_.size());
+    for (std::size_t cp = 0; cp < programs_.size(); ++cp) {
+      var_[cp].assign(static_cast<std::size_t>(programs_[cp].prog->var_slots() * lanes[cp]), 0);
+    }
+    // Copied in tiles of 64 ranks x 64 slots: a plain strided copy writes a new page per value.
+    constexpr std::int64_t kTile = 64;
+    std::vector<std::vector<const TimeNs*>> src(programs_.size());  // per program, per lane
+    for (std::size_t cp = 0; cp < programs_.size(); ++cp) src[cp].resize(static_cast<std::size_t>(lanes[cp]));
+    for (std::size_t r = 0; r < ids_.size(); ++r) {
+      const auto id = static_cast<std::size_t>(ids_[r]);
+      const auto cp = static_cast<std::size_t>(compiled[static_cast<std::size_t>(w.rank_program[id])]);
+      src[cp][static_cast<std::size_t>(lane[r])] = w.var_durations.data() + w.var_offset[id];
+    }
+    for (std::size_t cp = 0; cp < programs_.size(); ++cp) {
+      const std::int64_t slots = programs_[cp].prog->var_slots();
+      const std::int64_t n = lanes[cp];
+      TimeNs* dst = var_[cp].data();
+      for (std::int64_t l0 = 0; l0 < n; l0 += kTile) {
+        for (std::int64_t s0 = 0; s0 < slots; s0 += kTile) {
+          for (std::int64_t l = l0; l < std::min(n, l0 + kTile); ++l) {
+            const TimeNs* from = src[cp][static_cast<std::size_t>(l)];
+            for (std::int64_t s = s0; s < std::min(slots, s0 + kTile); ++s) dst[s * n + l] = from[s];
+          }
+        }
+      }
+    }
+  }
+
+  // Starts loading the state the next event will touch while this one is handled: on thousands of ranks
+  // every event's rank state is a cache miss, and the handlers are long enough to hide it.
+  void prefetch_for(const SimEvent& ev) const {
+    auto lines = [](const void* p, std::size_t bytes) {
+      const char* c = static_cast<const char*>(p);
+      for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
+    };
+    if (ev.type == kChannelFinish) {
+      const ChannelRt& c = channels_[ev.a];
+      lines(&c, sizeof(ChannelRt));
+      return;
+    }
+    const RankRt& rt = ranks_[ev.a];
+    lines(&rt, sizeof(RankRt));
+    lines(rt.streams, sizeof(StreamRt) * static_cast<std::size_t>(max_streams_));
+    lines(&stats_[ev.a], sizeof(RankStats));
+  }
+
+  EngineResult run() {
+    const int n = static_cast<int>(ranks_.size());
+    for (int r = 0; r < n; ++r) advance(r, 0);
+    std::uint64_t events = 0;
+    TimeNs now = 0;
+    while (!queue_.empty()) {
+      const SimEvent ev = queue_.pop();
+      if (!queue_.empty()) prefetch_for(queue_.top());
+      ++events;
+      now = ev.time;
+      switch (ev.type) {
+        case kComputeFinish:
+          on_compute_finish(static_cast<int>(ev.a), static_cast<int>(ev.b), ev.c, now);
+          break;
+        case kChannelFinish:
+          on_channel_finish(static_cast<int>(ev.a), now);
+          break;
+        case kWake:
+          on_wake(static_cast<int>(ev.a), now);
+          break;
+        default:
+          throw std::logic_error("engine: bad event type");
+      }
+    }
+    EngineResult result;
+    result.events = events;
+    TimeNs end = 0;
+    for (int r = 0; r < n; ++r) {
+      check_finished(r);
+      end = std::max(end, stats_[static_cast<std::size_t>(r)].finish);
+    }
+    for (int r = 0; r < n; ++r) {
+      touch(r, end);  // closes the last interval (idle tail)
+    }
+    result.iteration = end;
+    result.ranks = std::move(stats_);
+    result.trace = std::move(trace_);
+    return result;
+  }
+
+ private:
+  static const EngineOp& head(const RankRt& rt, int s) {
+    return rt.prog->ops[static_cast<std::size_t>(rt.prog->stream_begin[static_cast<std::size_t>(s)] +
+                                                 rt.streams[s].pos)];
+  }
+
+  static bool done(const RankRt& rt, std::uint32_t dep) {
+    return rt.streams[dep >> kDepPosBits].pos >= static_cast<std::int32_t>(dep & kDepPosMask);
+  }
+
+  static TimeNs issue_time(const RankRt& rt, const EngineOp& op) {
+    if (op.index < rt.seg_start) return kPast;
+    if (op.index > rt.seg_end) return kNever;
+    return rt.seg_base + op.issue_prefix;
+  }
+
+  // Releases the host when the sync op it waits on is satisfied.
+  static void check_host(RankRt& rt, TimeNs now) {
+    const EngineProgram& p = *rt.prog;
+    if (rt.seg_end >= p.size) return;
+    const SyncPoint& sp = p.syncs[static_cast<std::size_t>(rt.sync)];
+    if (sp.device) {
+      const std::int32_t* drain = p.drain.data() + sp.drain;
+      for (std::uint64_t m = rt.live; m != 0; m &= m - 1) {
+        const int s = __builtin_ctzll(m);
+        if (rt.streams[s].pos < drain[s]) return;
+      }
+    } else if (rt.streams[sp.stream].pos <= sp.pos) {
+      return;
+    }
+    const TimeNs t = std::max(now, rt.seg_base + sp.issue_prefix);
+    rt.seg_base = t - sp.issue_prefix;
+    rt.seg_start = sp.index + 1;
+    ++rt.sync;
+    rt.seg_end = p.syncs[static_cast<std::size_t>(rt.sync)].index;
+  }
+
+  void schedule_wake(int r, TimeNs t) {
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    if (t >= rt.pending_wake) return;
+    rt.pending_wake = t;
+    queue_.push(t, kWake, static_cast<std::uint32_t>(r), 0, 0);
+  }
+
+  void push_compute_finish(int r, const RankRt& rt, TimeNs now) {
+    const std::int64_t dt = (rt.work_left + rt.rate - 1) / rt.rate;
+    queue_.push(now + dt, kComputeFinish, static_cast<std::uint32_t>(r),
+                static_cast<std::uint32_t>(rt.compute_op), rt.version);
+  }
+
+  void change_steal(int r, std::int32_t delta, TimeNs now) {
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    rt.stolen += delta;
+    if (rt.compute_op < 0) return;
+    const TimeNs elapsed = std::max<TimeNs>(0, now - rt.last_update);
+    rt.work_left = std::max<std::int64_t>(0, rt.work_left - elapsed * rt.rate);
+    rt.last_update = now;
+    rt.rate = std::max<std::int32_t>(1, w_.sms - rt.stolen);
+    ++rt.version;
+    push_compute_finish(r, rt, now);
+  }
+
+  void try_start(int r, RankRt& rt, int s, TimeNs now) {
+    StreamRt& st = rt.streams[s];
+    if (st.state != kIdle || st.head_index > rt.seg_end) return;  // busy, or not issued yet
+    const EngineOp& op = head(rt, s);
+    const TimeNs t = issue_time(rt, op);
+    if (t == kNever) return;
+    if (t > now) {
+      schedule_wake(r, t);
+      return;
+    }
+    if ((op.dep[0] != 0 && !done(rt, op.dep[0])) || (op.dep[1] != 0 && !done(rt, op.dep[1]))) return;
+    TimeNs dur = op.dur;
+    if (dur < 0) {
+      dur = rt.var[(-dur - 1) * rt.var_stride];
+    }
+    if (!op.comm) {
+      st.state = kRunning;
+      st.start = now;
+      rt.compute_op = op.index;
+      rt.work_left = dur * static_cast<std::int64_t>(w_.sms);
+      rt.last_update = now;
+      rt.rate = std::max<std::int32_t>(1, w_.sms - rt.stolen);
+      ++rt.version;
+      push_compute_finish(r, rt, now);
+      return;
+    }
+    const std::int32_t ch = rt.channels[op.channel & 0x0f];
+    ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
+    st.state = kRendezvous;
+    members_[static_cast<std::size_t>(c.offset + c.arrived)] = Member{r, s};
+    ++c.arrived;
+    c.dur_max = std::max(c.dur_max, dur);
+    if (c.arrived == channel_size_[static_cast<std::size_t>(ch)]) start_channel(ch, now);
+  }
+
+  void start_channel(std::int32_t ch, TimeNs now) {
+    ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
+    for (std::int32_t m = 0; m < c.arrived; ++m) {
+      const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
+      RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
+      const EngineOp& op = head(rt, mem.stream);
+      StreamRt& st = rt.streams[mem.stream];
+      st.state = kRunning;
+      st.start = now;
+      st.cls = static_cast<std::uint8_t>(op.channel >> 4);
+      if (op.sms > 0) change_steal(mem.rank, op.sms, now);
+      if (mem.rank != current_rank_) touch(mem.rank, now);
+    }
+    queue_.push(now + c.dur_max, kChannelFinish, static_cast<std::uint32_t>(ch), 0, 0);
+  }
+
+  void finish_op(int r, RankRt& rt, int s, TimeNs now) {
+    StreamRt& st = rt.streams[s];
+    RankStats& stats = stats_[static_cast<std::size_t>(r)];
+    const EngineOp& op = head(rt, s);
+    if (opt_.trace) {
+      trace_.push_back(TraceSpan{ids_[static_cast<std::size_t>(r)], op.index, st.start, now,
+                                 static_cast<std::uint8_t>(s)});
+    }
+    if (op.comm) stats.comm_total[op.channel >> 4] += now - st.start;
+    ++stats.ops_run;
+    stats.finish = std::max(stats.finish, now);
+    st.state = kIdle;
+    ++st.pos;
+    if (st.pos >= rt.prog->stream_count[static_cast<std::size_t>(s)]) {
+      rt.live &= ~(std::uint64_t{1} << s);
+    } else {
+      st.head_index = (&op)[1].index;  // the stream's next op is the next record
+    }
+  }
+
+  void on_compute_finish(int r, int i, std::uint32_t version, TimeNs now) {
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    if (rt.compute_op != i || rt.version != version) return;  // superseded by a rate change
+    rt.compute_op = -1;
+    finish_op(r, rt, 0, now);  // compute ops run on stream 0 (Program::seal)
+    advance(r, now);
+  }
+
+  void on_channel_finish(std::int32_t ch, TimeNs now) {
+    ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
+    const std::int32_t count = c.arrived;
+    for (std::int32_t m = 0; m < count; ++m) {
+      const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
+      RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
+      const std::uint16_t sms = head(rt, mem.stream).sms;
+      if (sms > 0) change_steal(mem.rank, -static_cast<std::int32_t>(sms), now);
+      finish_op(mem.rank, rt, mem.stream, now);
+    }
+    c.arrived = 0;
+    c.dur_max = 0;
+    // Members are advanced after the channel is reset: a member's next op may be on this channel.
+    for (std::int32_t m = 0; m < count; ++m) {
+      advance(members_[static_cast<std::size_t>(c.offset + m)].rank, now);
+    }
+  }
+
+  void on_wake(int r, TimeNs now) {
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    if (rt.pending_wake == now) rt.pending_wake = kNever;
+    advance(r, now);
+  }
+
+  void advance(int r, TimeNs now) {
+    current_rank_ = r;
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    check_host(rt, now);
+    // Ascending stream order, as a plain loop over every stream would visit them.
+    for (std::uint64_t m = rt.live; m != 0; m &= m - 1) try_start(r, rt, __builtin_ctzll(m), now);
+    current_rank_ = -1;
+    touch(r, now);
+  }
+
+  std::uint8_t category(const RankRt& rt, TimeNs now) const {
+    if (rt.compute_op >= 0) return kCatCompute;
+    if (rt.live == 0) return kCatIdle;
+    for (std::uint64_t m = rt.live; m != 0; m &= m - 1) {
+      const StreamRt& st = rt.streams[__builtin_ctzll(m)];
+      if (st.state == kRunning) return st.cls;
+    }
+    if ((rt.live & 1u) != 0 && rt.streams[0].state == kIdle) {
+      const TimeNs t = issue_time(rt, head(rt, 0));
+      // Host blocked on a sync (e.g. a P2P waiting for its peer) is waiting for data: a bubble.
+      if (t != kNever && t > now) return kCatHostWait;
+    }
+    return kCatBubble;
+  }
+
+  void touch(int r, TimeNs now) {
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    RankStats& s = stats_[static_cast<std::size_t>(r)];
+    const TimeNs dt = now - rt.last_change;
+    switch (rt.cat) {
+      case kCatCompute:
+        s.compute += dt;
+        break;
+      case kCatHostWait:
+        s.host_wait += dt;
+        break;
+      case kCatBubble:
+        s.bubble += dt;
+        break;
+      case kCatIdle:
+        s.idle += dt;
+        break;
+      default:
+        s.exposed[rt.cat] += dt;
+        break;
+    }
+    rt.last_change = now;
+    rt.cat = category(rt, now);
+  }
+
+  void check_finished(int r) {
+    const RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    if (rt.live == 0) return;
+    const int s = __builtin_ctzll(rt.live);
+    const Program& p = *rt.prog->prog;
+    const int i = head(rt, s).index;
+    const OpSpec& op = p.ops()[static_cast<std::size_t>(i)];
+    throw std::logic_error("engine: deadlock: rank " + std::to_string(ids_[static_cast<std::size_t>(r)]) +
+                           " stream " + std::to_string(s) + " stuck at op " + std::to_string(i) + " (" +
+                           (static_cast<std::size_t>(op.label) < p.labels().size()
+                                ? p.labels()[static_cast<std::size_t>(op.label)]
+                                : std::string("unlabelled")) +
+                           ", microbatch " + std::to_string(op.microbatch) + ", chunk " +
+                           std::to_string(op.chunk) + ")" +
+                           (rt.streams[s].state == kRendezvous ? " waiting for its channel peers" : ""));
+  }
+
+  const Workload& w_;
+  EngineOptions opt_;
+  const std::vector<std::int32_t>& ids_;
+  const std::vector<std::int32_t>& channel_size_;
+  int max_streams_ = 1;
+  int current_rank_ = -1;
+  std::vector<EngineProgram> programs_;
+  std::vector<std::vector<TimeNs>> var_;  // per compiled program, slot-major
+  std::vector<RankRt> ranks_;
+  std::vector<StreamRt> streams_;
+  std::vector<RankStats> stats_;
+  std::vector<ChannelRt> channels_;
+  std::vector<Member> members_;
+  std::vector<TraceSpan> trace_;
+  EventQueue queue_;
+};
+
+}  // namespace
+
+EngineResult run_engine(const Workload& workload, const EngineOptions& options) {
+  workload.validate();
+  const int n = workload.ranks();
+  if (!options.full_replay && !options.trace && n > 1) {
+    const RankSymmetry sym = find_rank_symmetry(workload);
+    if (sym.classes() < n) {
+      Replay rp{sym.representative, sym.class_channels.data(), &sym.channel_size};
+      Engine engine(workload, rp, options);
+      EngineResult reduced = engine.run();
+      EngineResult out;
+      out.iteration = reduced.iteration;
+      out.events = reduced.events;
+      out.replayed_ranks = sym.classes();
+      out.ranks.reserve(static_cast<std::size_t>(n));
+      for (std::int32_t cls : sym.class_of) out.ranks.push_back(reduced.ranks[static_cast<std::size_t>(cls)]);
+      return out;
+    }
+  }
+  Replay rp;
+  rp.ranks.resize(static_cast<std::size_t>(n));
+  std::iota(rp.ranks.begin(), rp.ranks.end(), 0);
+  rp.channels = workload.rank_channels.data();
+  rp.channel_size = &workload.channel_size;
+  Engine engine(workload, rp, options);
+  EngineResult out = engine.run();
+  out.replayed_ranks = n;
+  return out;
+}
+
+}  // namespace moetwin

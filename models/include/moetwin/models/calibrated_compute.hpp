@@ -1,0 +1,51 @@
+// The compute profile a prediction uses: the catalog GPU's roofline, with the GEMM curves of its
+// calibration profile (calibrate/profiles/*.toml, `moetwin-calibrate fit`) when one was measured for
+// that GPU. GPUs without measurements fall back to catalog efficiencies, and the profile's `source`
+// says which: "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)" or
+// "catalog efficiencies (no calibration profile for B300)".
+//
+// Only calibrate/profiles/*.toml are read, never subfolders: calibrate/profiles/fitted/ holds the
+// end-to-end fitted profile (fitted_profile.hpp), a different format.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "moetwin/models/compute_model.hpp"
+#include "moetwin/scenario/scenario.hpp"
+
+namespace moetwin {
+
+struct CalibrationProfile;  // moetwin/profile/calibration_profile.hpp (library moetwin::profile)
+
+// $MOETWIN_CALIBRATION_DIR if set, else calibrate/profiles of the source tree.
+std::string default_calibration_dir();
+
+// `base` (normally ComputeProfile::from_gpu) with the profile's GEMM curves attached. Throws
+// InputError naming `path` when the profile's curves cannot serve the simulator (no peak, no curve).
+ComputeProfile apply_calibration(ComputeProfile base, const CalibrationProfile& profile,
+                                 const std::string& path);
+
+// The calibration profile `scenario` uses (rules below), parsed and cached; null when none applies,
+// with the reason in why_not ("no calibration profile for B300", "calibration lookup off", ...).
+struct ScenarioCalibration {
+  std::shared_ptr<const CalibrationProfile> profile;
+  std::string path;
+  std::string shown_path;  // `path` relative to the source tree when inside it, for reports
+  std::string why_not;
+};
+ScenarioCalibration calibration_for(const Scenario& scenario, const std::string& dir);
+
+// The compute profile for `scenario`: its [calibration] profile decides.
+//   ""           -> the profile in `dir` whose gpu is the scenario's GPU, else catalog efficiencies;
+//   "none"       -> catalog efficiencies;
+//   "NAME"       -> `dir`/NAME.toml (no '/' and no ".toml" in NAME);
+//   a path       -> that file.
+// A named profile must exist and be for the scenario's GPU. `dir` empty: lookup off (catalog).
+// Malformed profile files are InputErrors naming file, line and key. Parsed files are cached per
+// (path, size, mtime), safe across threads.
+ComputeProfile compute_profile_for(const Scenario& scenario, const std::string& dir);
+// The same from a lookup already made (a prediction looks up once for compute and collectives).
+ComputeProfile compute_profile_from(const Scenario& scenario, const ScenarioCalibration& calibration);
+
+}  // namespace moetwin

@@ -1,0 +1,119 @@
+// Kernel times from a roofline: time = max(flops / (peak x efficiency), bytes / (HBM bandwidth x
+// memory efficiency)), with an efficiency per op class. Without calibration data the efficiencies
+// are the catalog's GpuSpec::efficiency (estimates with their reasoning in catalog/data/gpus.toml); a
+// calibration profile (calibrate/profiles/, fitted by `moetwin-calibrate fit`) replaces them through
+// the plain struct ComputeCalibration below, never through code (filled by calibrated_compute.hpp).
+//
+// Calibrated GEMM-class kernels (gemm, grouped_gemm, attention) need the GEMM's shape, so they go
+// through the kernel_seconds overload taking GemmDims:
+//   t = max(floor_s, floor_s - hidden_floor_s + work),
+//   work = max(flops / (peak x efficiency(min_dim)), bytes / (copy bandwidth x memory_efficiency))
+// (the memory term only where the profile has one, schema 2; hidden_floor_s from schema 3, else 0:
+// floor + work). The formula is calibrate's calibrated_gemm_seconds. The overload without dims,
+// elementwise kernels and GPUs without a profile keep the catalog roofline.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/time.hpp"
+
+namespace moetwin {
+
+enum class OpClass { gemm, grouped_gemm, attention, elementwise };
+inline constexpr int kOpClasses = 4;
+const char* to_string(OpClass cls);
+
+// Efficiency (fraction of ComputeCalibration::peak_flops) as a function of a GEMM's smallest
+// dimension: linear in log2(min_dim) between points, constant beyond the ends (calibrate's
+// log2_interpolate, the one implementation; the time formula is calibrate's calibrated_gemm_seconds).
+struct GemmEfficiencyCurve {
+  std::vector<double> min_dim;     // ascending, elements
+  std::vector<double> efficiency;  // one per min_dim, in (0, 1]
+  double floor_s = 0;              // fixed cost per call, s
+  double memory_efficiency = 0;    // of ComputeCalibration::copy_bandwidth; 0 = no memory term
+  double hidden_floor_s = 0;       // part of floor_s overlapping a longer call's work, s; 0 = additive
+  bool empty() const { return min_dim.empty(); }
+  double at(double value) const;
+};
+
+// One GPU's measured GEMM curves, from a calibration profile.
+struct ComputeCalibration {
+  std::string path;           // the profile file
+  std::string gpu;            // catalog GPU name it was measured for
+  double peak_flops = 0;      // the peak the efficiencies are fractions of, FLOP/s
+  double copy_bandwidth = 0;  // device-to-device copy, bytes read + written per s
+  // By OpClass (elementwise stays empty). small_k: GEMMs whose k is strictly the smallest dimension
+  // (weight gradients over few tokens); empty -> the class curve.
+  GemmEfficiencyCurve curve[kOpClasses];
+  GemmEfficiencyCurve small_k[kOpClasses];
+};
+
+// One GEMM of an op (per GEMM of a batched/grouped call): C[m x n] = A[m x k] B[k x n], elements.
+struct GemmDims {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+};
+
+struct ComputeProfile {
+  std::string gpu;           // GpuSpec::name
+  double peak_flops = 0;     // dense BF16, FLOP/s
+  double hbm_bandwidth = 0;  // bytes/s
+  // Achievable fraction of peak per OpClass (elementwise: of HBM bandwidth). Memory-bound parts of
+  // compute ops use the elementwise efficiency.
+  double efficiency[kOpClasses] = {0.75, 0.6, 0.5, 0.8};
+  // Smallest time of any kernel on the GPU, s: launch latency + tail of a tiny grid (~2-4 us on
+  // Hopper/Blackwell for back-to-back kernels, nsys traces of small elementwise kernels).
+  double min_kernel_s = 2e-6;
+  int sms = 132;
+  // Measured GEMM curves; nullopt: catalog efficiencies for every kernel.
+  std::optional<ComputeCalibration> calibration;
+  // Dense FP8 (E4M3) peak, FLOP/s (catalog GpuSpec::fp8_flops; 0 = the GPU has no FP8 tensor cores).
+  double fp8_peak_flops = 0;
+  // Measured FP8 GEMM curves (cuBLASLt E4M3 with per-tensor scales, `moetwin-calibrate gemm --precision
+  // fp8`), in the same form as `calibration` with peak_flops the FP8 peak; nullopt: FP8 GEMMs use the
+  // catalog roofline at fp8_peak_flops x the class efficiency.
+  std::optional<ComputeCalibration> fp8_calibration;
+  // What the GEMM times come from, for reports: "catalog efficiencies (...)" or "calibrated (path, gpu)".
+  std::string source = "catalog efficiencies";
+
+  // From the catalog GPU: its bf16 peak, HBM bandwidth, SMs and efficiency table ("gemm",
+  // "grouped_gemm", "attention", "elementwise"; missing keys keep the defaults above).
+  static ComputeProfile from_gpu(const GpuSpec& gpu);
+};
+
+// Seconds of one kernel (or a short fused sequence counted as one) of class `cls`: the catalog
+// roofline, whether or not the profile is calibrated.
+double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes);
+// The same with the GEMM's shape: with a calibration that has a curve for `cls`, the calibrated
+// model (floor + max(compute, memory), the curve at min(m, n, k); "small_k" curve when k < m and
+// k < n); otherwise (no calibration, no curve for the class, elementwise, or a dimension <= 0) exactly
+// the overload above. `flops` and `bytes` are the whole op's (all GEMMs of
+// a grouped call, operands + results in bytes).
+// Bytes per element of Transformer Engine's FP8 cast-transpose of a bf16 tensor: read 2, write the FP8
+// tensor (1) and its transpose (1) (transformer_engine/common/transpose/cast_transpose.cu).
+inline constexpr double kFp8CastBytesPerElement = 4.0;
+
+// An FP8 GEMM-class kernel (Transformer Engine fprop/dgrad/wgrad in E4M3/E5M2): the measured FP8 curves
+// when the profile has them (same formula as the calibrated BF16 overload), else the roofline at the FP8
+// peak with the class's catalog efficiency. Throws std::logic_error when the GPU has no FP8 peak (callers
+// reject such scenarios as input errors first).
+double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
+                          const GemmDims& dims);
+double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
+                      const GemmDims& dims);
+// The highest fraction of peak any kernel class is allowed after a fitted time scale: the best bf16
+// GEMM measured on H200 with cuBLASLt reaches 832 of 989 TFLOP/s (84 %) and a device-to-device copy
+// 4.25 of 4.8 TB/s (89 %) (calibrate/README.md, H200 reference numbers). Above it a prediction would
+// claim a rate no kernel has shown.
+inline constexpr double kMaxKernelEfficiency = 0.9;
+// Applies the live fit's compute_time_scale (sim/fitted_profile.hpp): every catalog efficiency divided
+// by `scale`, at most kMaxKernelEfficiency. Measured calibration curves keep their times: the scale was
+// fitted against catalog efficiencies (the live runs' GPUs have no calibration profile) and says
+// nothing about kernels timed on the GPU itself. `scale` must be > 0.
+void scale_catalog_kernel_time(ComputeProfile& profile, double scale);
+
+}  // namespace moetwin

@@ -1,0 +1,140 @@
+// Token-dispatcher models (ARCHITECTURE.md "Dispatchers"): the cost of one A2A call — dispatch or combine
+// of one MoE layer and microbatch — for nccl-alltoall, deepep-uccl, deepep-nvshmem and deepep-v2-gin.
+// A registry (STYLE.md #7) gives one model per dispatcher with a name, a one-line description and a
+// reference. Every term of a cost is named (A2aCost::terms) with units, and every constant is a catalog
+// fact or a ParamSet entry (dispatcher_params.hpp) with bounds and a source.
+//
+// Engine seam: for each A2A the engine issues (forward dispatch, forward combine, and in backward the
+// gradient of combine — dispatch-shaped — and of dispatch — combine-shaped; again under full recompute):
+//   const A2aTraffic t = model.traffic(routing, token_bytes(hidden, fp8));   // per (layer, microbatch)
+//   const A2aCost c = model.cost(t, A2aDirection::dispatch, hardware);
+// c.rank_ns[r] is rank r's own communication time (the collective ends for everyone at c.duration_ns, the
+// slowest rank), c.kernel_ns a separate HBM-bound permute/unpermute kernel on the compute stream (0 when
+// fused into the dispatch kernel), c.sms the SMs the call occupies while it runs (compute overlapping it
+// gets the remaining SMs). Bytes per link class are in c.nvlink_bytes / c.network_bytes.
+//
+// Network seam: leg times come from an A2aNetwork. The default is the closed form over the GPU's rails
+// (per rank: max(bytes out, bytes in) / (rail bandwidth x efficiency), same for NVLink); a flow-level
+// network model (topology/network_model.hpp) can implement A2aNetwork later without touching the models.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/time.hpp"
+#include "moetwin/models/dispatcher_params.hpp"
+#include "moetwin/models/traffic_matrix.hpp"
+
+namespace moetwin {
+
+enum class A2aDirection { dispatch, combine };
+const char* to_string(A2aDirection direction);
+
+// The hardware an A2A runs on.
+struct DispatchHardware {
+  InstanceSpec instance;
+  GpuSpec gpu;
+  int nodes = 1;
+  // NCCL's P2P network chunk the run uses (the stack's, StackChoice::p2p_net_chunk_bytes), bytes. The
+  // nccl-alltoall model is calibrated at nccl-tests' chunk (its `calibration_chunk_bytes`); a run at another
+  // chunk pays its per-chunk cost for every chunk more (or saves it for every chunk fewer).
+  double p2p_net_chunk_bytes = 512.0 * 1024.0;
+  // A dispatch inside Megatron training: the alltoall dispatcher follows the tokens' all-to-all with the
+  // routing probabilities' (probs_calls); the standalone benchmarks (`dispatch --bench`) have no such call.
+  bool megatron_dispatch = false;
+
+  // EFA bandwidth with affinity to one GPU, per direction, bytes/s (nics_per_gpu x nic bandwidth).
+  double rail_bandwidth() const;
+  static DispatchHardware from_catalog(const Catalog& catalog, const std::string& instance, int nodes);
+};
+
+struct LegTimes {
+  double network_s = 0;  // seconds on the GPU's EFA rails
+  double nvlink_s = 0;   // seconds on its NVLink ports
+};
+
+// Network seam for A2A legs.
+class A2aNetwork {
+ public:
+  virtual ~A2aNetwork() = default;
+  virtual std::string name() const = 0;
+  // One entry per rank. Efficiencies are fractions of the raw link bandwidth the transport achieves.
+  virtual std::vector<LegTimes> leg_times(const A2aTraffic& traffic, const DispatchHardware& hw,
+                                          double network_efficiency, double nvlink_efficiency) const = 0;
+};
+// Closed form over per-GPU rails (no cross-rank contention beyond each GPU's own ports).
+std::shared_ptr<const A2aNetwork> make_rail_closed_form_network();
+
+struct A2aTerm {
+  std::string name;  // e.g. "network", "proxy_messages"
+  double seconds = 0;
+  std::string what;  // one line: what it is
+};
+
+struct A2aCost {
+  std::vector<TimeNs> rank_ns;  // per rank: its own communication time, ns
+  TimeNs duration_ns = 0;       // slowest rank: when the collective call completes, ns
+  TimeNs kernel_ns = 0;         // separate permute (dispatch) / unpermute (combine) kernel, ns; 0 if fused
+  int sms = 0;                  // SMs occupied while the call runs
+  double nvlink_bytes = 0;      // bytes over NVLink, all ranks
+  double network_bytes = 0;     // bytes over EFA, all ranks
+  int gating_rank = 0;          // rank that sets duration_ns
+  // The handshake latency inside every rank's time (the model's "latency" term, the same for all ranks),
+  // s: the part that does not grow with bytes or messages.
+  double latency_s = 0;
+  std::vector<A2aTerm> terms;  // the gating rank's terms (they combine as the model documents)
+  std::vector<std::string> warnings;
+};
+
+class DispatcherModel {
+ public:
+  virtual ~DispatcherModel() = default;
+  const std::string& name() const { return spec_.name; }
+  const std::string& description() const { return spec_.description; }
+  virtual std::string reference() const = 0;
+  const DispatcherSpec& spec() const { return spec_; }
+  const ParamSet& params() const { return params_; }
+  void set_params(ParamSet params) { params_ = std::move(params); }
+
+  // Dispatch-direction traffic of a routing plan under this dispatcher's semantics (per copy or node-dedup).
+  virtual A2aTraffic traffic(const LayerRouting& routing, double bytes_per_token) const = 0;
+  // Cost of one call. `traffic` is dispatch-direction; combine sends the same tokens back.
+  virtual A2aCost cost(const A2aTraffic& traffic, A2aDirection direction,
+                       const DispatchHardware& hw) const = 0;
+  // Validity limits: throws InputError for a scale the dispatcher cannot run, returns warnings otherwise.
+  virtual std::vector<std::string> check(const DispatchHardware& hw, int ranks) const = 0;
+
+ protected:
+  DispatcherModel(DispatcherSpec spec, ParamSet params, std::shared_ptr<const A2aNetwork> network);
+  const A2aNetwork& network() const { return *network_; }
+
+ private:
+  DispatcherSpec spec_;
+  ParamSet params_;
+  std::shared_ptr<const A2aNetwork> network_;
+};
+
+// The cost models a dispatcher record can choose, by its fields (not its name):
+//   node_dedup = false, transport nccl -> per_copy_nccl: Megatron's alltoall dispatcher, NCCL grouped
+//     send/recv of one copy per (token, expert) (NcclAlltoallModel);
+//   node_dedup = true, transport cpu-proxy | host-proxy | gpu-initiated -> node_dedup_rdma: DeepEP's
+//     kernels, one copy per destination node over RDMA then NVLink fan-out, the transport deciding who
+//     posts the writes and at what cost (DeepEpModel).
+// Other combinations throw InputError naming the record's transport.
+enum class DispatcherModelKind { per_copy_nccl, node_dedup_rdma };
+DispatcherModelKind dispatcher_model_kind(const DispatcherSpec& spec);
+// The terms the chosen model reads; a record must define each ([[<name>.terms]]).
+std::vector<std::string> required_dispatcher_terms(const DispatcherSpec& spec);
+// The model for a catalog dispatcher record. `network` defaults to the rail closed form. Throws InputError
+// for a combination of fields no model covers or a term the model needs that the record lacks.
+std::unique_ptr<DispatcherModel> make_dispatcher_model(const DispatcherSpec& spec,
+                                                       std::shared_ptr<const A2aNetwork> network = nullptr);
+// True for dispatchers that send one copy per destination node (the DeepEP kernel design, over any
+// transport); false for per-copy all-to-all.
+bool dedups_by_node(const DispatcherSpec& spec);
+
+}  // namespace moetwin

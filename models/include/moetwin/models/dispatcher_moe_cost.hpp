@@ -1,0 +1,63 @@
+// MoeCostModel from the routing plans and token-dispatcher models (issue 5 wiring): per (MoE layer,
+// microbatch, EP group) the routing plan (routing_plan.hpp) of the scenario's [routing] gives every EP
+// rank's received token copies (grouped-GEMM rows) and the A2A traffic; the scenario's dispatcher model
+// (dispatcher_model.hpp) turns that traffic into per-rank dispatch / combine times, the separate
+// permute / unpermute kernels (NCCL all-to-all only; DeepEP fuses them) and the SMs the A2A kernels hold.
+//
+// Conventions (consistent with BalancedMoeCost in comm_cost.hpp):
+//  - each EP rank routes mb x seq / (tp x cp) tokens per microbatch (sequence parallel; with etp = 1 the
+//    EP rank is a TP rank holding its sequence shard); tokens = received copies x etp;
+//  - payload is bf16 in both directions (token_bytes(hidden, fp8 = false)): the live runs are bf16 runs
+//    and no DeepEP FP8 dispatch was enabled there;
+//  - EP rank k of a group lives on node k / ranks_per_node, ranks_per_node = ep / (nodes the EP group
+//    spans, from topology's Placement): EP32 over 4 nodes gives 8 per node;
+//  - distinct EP groups (other data-parallel replicas of the expert side) route different data: group g
+//    uses the plan of (layer, g x microbatches + microbatch), so expert popularity (per layer) is shared
+//    and the per-microbatch samples differ. Plans are deterministic in Scenario.routing.seed.
+// The planner caches per-layer statistics, so an instance is not thread-safe (the workload builder calls
+// it from one thread).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moetwin/models/comm_cost.hpp"
+#include "moetwin/models/dispatcher_model.hpp"
+#include "moetwin/models/routing_plan.hpp"
+#include "moetwin/scenario/scenario.hpp"
+
+namespace moetwin {
+
+// The RoutingSpec of a scenario's MoE layers (kind, exponent, seed, experts, top_k, EP size, ranks per
+// node from the placement, tokens per rank, router groups, histogram file). Throws InputError for a
+// spec the planner rejects.
+RoutingSpec routing_spec_for(const Scenario& scenario);
+
+class DispatcherMoeCost : public MoeCostModel {
+ public:
+  // Throws InputError when the dispatcher cannot run at the scenario's EP size (DispatcherModel::check).
+  explicit DispatcherMoeCost(const Scenario& scenario);
+  // With fitted values of the dispatcher model's own parameters, keyed "<dispatcher>.<parameter>"
+  // (SimProfile::model_params); keys of other dispatchers are ignored.
+  DispatcherMoeCost(const Scenario& scenario, const std::map<std::string, double>& model_params);
+  std::string name() const override { return "routing+" + model_->name(); }
+  void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
+                   std::vector<MoeRankCost>& out) const override;
+  // Warnings of the dispatcher's validity check (e.g. low-latency kernel caps, proxy fallback).
+  std::vector<std::string> warnings() const override { return warnings_; }
+
+ private:
+  RoutingPlanner planner_;
+  std::unique_ptr<DispatcherModel> model_;
+  DispatchHardware hw_;
+  double bytes_per_token_ = 0;           // combine (and bf16 dispatch) payload per token copy
+  double dispatch_bytes_per_token_ = 0;  // dispatch payload: FP8 + scales with DeepEP's FP8 dispatch
+  int etp_ = 1;
+  int microbatches_ = 1;
+  int gpus_per_node_ = 8;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace moetwin

@@ -1,0 +1,53 @@
+// Calibrated NVLink collectives (calibrated_collectives.hpp).
+#include "moetwin/models/calibrated_collectives.hpp"
+
+#include "moetwin/models/calibrated_compute.hpp"
+#include "moetwin/models/topology_comm.hpp"
+#include "moetwin/profile/calibration_profile.hpp"
+#include "moetwin/profile/collective_params.hpp"
+
+namespace moetwin {
+
+CollectiveParams collective_params_for(const Scenario& scenario, const std::string& dir,
+                                       std::string& source) {
+  return collective_params_from(scenario, calibration_for(scenario, dir), source);
+}
+
+CollectiveParams collective_params_from(const Scenario& scenario, const ScenarioCalibration& c,
+                                        std::string& source) {
+  CollectiveParams params;
+  if (!c.profile || !c.profile->nvlink) {
+    source = "NVLink defaults (" + (c.profile ? c.shown_path + " has no [nvlink]" : c.why_not) + ")";
+  } else {
+    const NvlinkCollectiveFit& fit = *c.profile->nvlink;
+    std::string ranks;
+    // Not "," + std::to_string(n): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
+    for (const int n : fit.ranks) ranks.append(ranks.empty() ? "" : ",").append(std::to_string(n));
+    source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs)";
+    params = nvlink_collective_params(fit, params);
+  }
+  // EFA terms belong to the instance they were measured on (NIC generation and line rate).
+  if (c.profile && c.profile->efa) {
+    const EfaFabricFit& efa = *c.profile->efa;
+    if (efa.instance == scenario.instance.name) {
+      source += "; calibrated EFA (" + c.shown_path + ", libfabric " + efa.buffer + " buffers)";
+      params = efa_collective_params(efa, params);
+    } else {
+      source += "; EFA defaults (the profile's EFA was measured on " + efa.instance + ")";
+    }
+  }
+  return params;
+}
+
+CollectiveCalibration collectives_from(const Scenario& scenario, const ScenarioCalibration& calibration) {
+  CollectiveCalibration out;
+  const CollectiveParams params = collective_params_from(scenario, calibration, out.source);
+  out.comm = std::make_shared<TopologyComm>(scenario, params);
+  return out;
+}
+
+CollectiveCalibration collectives_for(const Scenario& scenario, const std::string& dir) {
+  return collectives_from(scenario, calibration_for(scenario, dir));
+}
+
+}  // namespace moetwin

@@ -1,0 +1,112 @@
+#include "moetwin/models/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "moetwin/profile/calibration_profile.hpp"
+
+namespace moetwin {
+
+const char* to_string(OpClass cls) {
+  switch (cls) {
+    case OpClass::gemm:
+      return "gemm";
+    case OpClass::grouped_gemm:
+      return "grouped_gemm";
+    case OpClass::attention:
+      return "attention";
+    case OpClass::elementwise:
+      return "elementwise";
+  }
+  return "?";
+}
+
+ComputeProfile ComputeProfile::from_gpu(const GpuSpec& gpu) {
+  ComputeProfile p;
+  p.gpu = gpu.name;
+  p.peak_flops = gpu.bf16_flops;
+  p.fp8_peak_flops = gpu.fp8_flops;
+  p.hbm_bandwidth = gpu.hbm_bandwidth;
+  p.sms = gpu.sms > 0 ? gpu.sms : p.sms;
+  const char* keys[kOpClasses] = {"gemm", "grouped_gemm", "attention", "elementwise"};
+  for (int i = 0; i < kOpClasses; ++i) {
+    const auto it = gpu.efficiency.find(keys[i]);
+    if (it != gpu.efficiency.end()) p.efficiency[i] = it->second;
+  }
+  return p;
+}
+
+namespace {
+
+// The roofline at `peak_flops` with the profile's class efficiency and HBM bandwidth.
+double roofline_seconds(const ComputeProfile& profile, double peak_flops, OpClass cls, double flops,
+                        double bytes) {
+  if (peak_flops <= 0 || profile.hbm_bandwidth <= 0) {
+    throw std::logic_error("kernel_seconds: profile without peak rates");
+  }
+  const double eff = profile.efficiency[static_cast<int>(cls)];
+  const double mem_eff = profile.efficiency[static_cast<int>(OpClass::elementwise)];
+  double t = 0;
+  if (cls == OpClass::elementwise) {
+    t = bytes / (profile.hbm_bandwidth * eff);
+  } else {
+    t = std::max(flops / (peak_flops * eff), bytes / (profile.hbm_bandwidth * mem_eff));
+  }
+  return std::max(t, profile.min_kernel_s);
+}
+
+// A measured curve set's time for a shaped GEMM-class kernel; nullopt when `cal` has no curve for it.
+std::optional<double> curve_seconds(const std::optional<ComputeCalibration>& cal, OpClass cls, double flops,
+                                    double bytes, const GemmDims& dims) {
+  const int c = static_cast<int>(cls);
+  // No shape (e.g. an expert GEMM of a rank that received no tokens): nothing to look up a curve by.
+  const bool shaped = dims.m > 0 && dims.n > 0 && dims.k > 0;
+  if (!cal || cls == OpClass::elementwise || cal->curve[c].empty() || !shaped) return std::nullopt;
+  if (!(cal->peak_flops > 0)) throw std::logic_error("kernel_seconds: calibration without a peak");
+  const bool small_k = dims.k < dims.m && dims.k < dims.n;
+  const GemmEfficiencyCurve& curve = small_k && !cal->small_k[c].empty() ? cal->small_k[c] : cal->curve[c];
+  return calibrated_gemm_seconds({.floor_s = curve.floor_s,
+                                  .hidden_floor_s = curve.hidden_floor_s,
+                                  .efficiency = curve.at(std::min({dims.m, dims.n, dims.k})),
+                                  .memory_efficiency = curve.memory_efficiency,
+                                  .peak_flops = cal->peak_flops,
+                                  .copy_bandwidth = cal->copy_bandwidth,
+                                  .flops = flops,
+                                  .bytes = bytes});
+}
+
+}  // namespace
+
+double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes) {
+  return roofline_seconds(profile, profile.peak_flops, cls, flops, bytes);
+}
+
+double GemmEfficiencyCurve::at(double value) const {
+  if (min_dim.empty()) throw std::logic_error("GemmEfficiencyCurve::at: empty curve");
+  return log2_interpolate(min_dim, efficiency, value);
+}
+
+double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
+                      const GemmDims& dims) {
+  if (const auto t = curve_seconds(profile.calibration, cls, flops, bytes, dims)) return *t;
+  return kernel_seconds(profile, cls, flops, bytes);
+}
+
+double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
+                          const GemmDims& dims) {
+  if (!(profile.fp8_peak_flops > 0)) throw std::logic_error("fp8_kernel_seconds: GPU without an FP8 peak");
+  if (const auto t = curve_seconds(profile.fp8_calibration, cls, flops, bytes, dims)) return *t;
+  // Roofline at the FP8 peak with the class's catalog efficiency: the calibrated BF16 curve is not carried
+  // over (FP8 kernels reach a different fraction of a different peak).
+  return roofline_seconds(profile, profile.fp8_peak_flops, cls, flops, bytes);
+}
+
+void scale_catalog_kernel_time(ComputeProfile& profile, double scale) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw std::logic_error("scale_catalog_kernel_time: scale must be > 0");
+  for (double& e : profile.efficiency) e = std::min(e / scale, kMaxKernelEfficiency);
+}
+
+}  // namespace moetwin

@@ -1,0 +1,311 @@
+// The four token-dispatcher models and their registry. See dispatcher_model.hpp for the seam; each model's
+// cost formula is documented on its class.
+#include "moetwin/models/dispatcher_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "moetwin/common/concat.hpp"
+#include "moetwin/common/input_error.hpp"
+
+namespace moetwin {
+namespace {
+
+class RailClosedForm final : public A2aNetwork {
+ public:
+  std::string name() const override { return "rail-closed-form"; }
+  std::vector<LegTimes> leg_times(const A2aTraffic& traffic, const DispatchHardware& hw,
+                                  double network_efficiency, double nvlink_efficiency) const override {
+    const double rail = hw.rail_bandwidth() * network_efficiency;
+    const double nvl = hw.gpu.nvlink_bandwidth * nvlink_efficiency;
+    if (!(rail > 0) || !(nvl > 0)) throw std::logic_error("A2A network: zero bandwidth");
+    std::vector<LegTimes> out(traffic.legs.size());
+    for (std::size_t r = 0; r < traffic.legs.size(); ++r) {
+      const RankLegs& l = traffic.legs[r];
+      out[r].network_s = std::max(l.network_out, l.network_in) / rail;
+      out[r].nvlink_s = std::max(l.nvlink_out, l.nvlink_in) / nvl;
+    }
+    return out;
+  }
+};
+
+// Fills the byte totals and picks the gating rank.
+void finish(A2aCost& c, const A2aTraffic& t, const std::vector<double>& rank_s) {
+  c.rank_ns.resize(rank_s.size());
+  for (std::size_t r = 0; r < rank_s.size(); ++r) {
+    c.rank_ns[r] = to_ns(rank_s[r]);
+    if (c.rank_ns[r] > c.duration_ns) {
+      c.duration_ns = c.rank_ns[r];
+      c.gating_rank = static_cast<int>(r);
+    }
+  }
+  c.nvlink_bytes = t.total_nvlink_bytes();
+  c.network_bytes = t.total_network_bytes();
+}
+
+// nccl-alltoall. Per rank r (seconds):
+//   t_r = latency_rounds x base_latency                      (handshake rounds, aws-ofi-nccl tuner hint)
+//       + per_remote_peer_s x remote peers of r             (per send/recv pair to another node)
+//       + max(network_s, nvlink_s)                           (one copy per (token, expert), legs overlap)
+//       + net_chunk_s x (chunks at the run's P2P chunk - chunks at the calibration chunk)
+//                                                            (per-chunk proxy work, serial per GPU)
+// and on dispatch, probs_calls more calls of probs_bytes_per_copy per copy (Megatron's fp32 probabilities
+// A2A): each latency + per-peer + its bytes over the legs + one chunk per remote peer.
+// Chunks: per remote peer ceil(bytes to it / chunk), over the rank's network peers (per_copy_traffic's
+// network bytes spread evenly over them; balanced routing makes them equal).
+// Plus a separate permute (dispatch) / unpermute (combine) kernel: HBM bytes (read the tokens, write the
+// copies, or the reverse) / (HBM bandwidth x catalog elementwise efficiency).
+class NcclAlltoallModel final : public DispatcherModel {
+ public:
+  NcclAlltoallModel(DispatcherSpec spec, std::shared_ptr<const A2aNetwork> net)
+      : DispatcherModel(std::move(spec), default_dispatcher_params(spec), std::move(net)) {}
+  std::string reference() const override {
+    return "Megatron-Core MoEAlltoAllTokenDispatcher; NCCL all-to-all (grouped p2p) over aws-ofi-nccl";
+  }
+  A2aTraffic traffic(const LayerRouting& routing, double bytes_per_token) const override {
+    return per_copy_traffic(routing, bytes_per_token);
+  }
+  std::vector<std::string> check(const DispatchHardware&, int ranks) const override {
+    if (ranks <= 0) throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks), "> 0");
+    return {};
+  }
+  A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
+    const ParamSet& p = params();
+    const std::vector<LegTimes> legs =
+        network().leg_times(t, hw, p.get("network_efficiency"), p.get("nvlink_efficiency"));
+    const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
+    const double chunk_s = p.get("net_chunk_s");
+    const double cal_chunk = p.get("calibration_chunk_bytes");
+    const bool dispatch = direction == A2aDirection::dispatch;
+    const double probs_calls = dispatch && hw.megatron_dispatch ? p.get("probs_calls") : 0.0;
+    const double probs_share = t.bytes_per_token > 0 ? p.get("probs_bytes_per_copy") / t.bytes_per_token : 0;
+    std::vector<double> rank_s(legs.size());
+    std::vector<double> chunk_term(legs.size());
+    std::vector<double> probs_term(legs.size());
+    for (std::size_t r = 0; r < legs.size(); ++r) {
+      const RankLegs& l = t.legs[r];
+      const double peers = static_cast<double>(l.network_peers_out);
+      const double per_peer = peers > 0 ? std::max(l.network_out, l.network_in) / peers : 0.0;
+      const auto chunks = [&](double chunk) { return peers * std::ceil(per_peer / chunk); };
+      // Fewer chunks than at calibration never beat the wire: the term is floored at 0 (the calibrated call).
+      chunk_term[r] =
+          chunk_s > 0 ? std::max(0.0, chunk_s * (chunks(hw.p2p_net_chunk_bytes) - chunks(cal_chunk))) : 0.0;
+      const double transfer = std::max(legs[r].network_s, legs[r].nvlink_s);
+      probs_term[r] = probs_calls * (latency + p.get("per_remote_peer_s") * peers + transfer * probs_share +
+                                     (chunk_s > 0 && peers > 0 ? chunk_s * peers : 0.0));
+      rank_s[r] = latency + p.get("per_remote_peer_s") * peers + (transfer + chunk_term[r]) + probs_term[r];
+    }
+    A2aCost c;
+    finish(c, t, rank_s);
+    c.latency_s = latency * (1.0 + probs_calls);
+    c.sms = static_cast<int>(p.get("sms"));
+    const auto g = static_cast<std::size_t>(c.gating_rank);
+    const RankLegs& gl = t.legs[g];
+    const double copies = static_cast<double>(dispatch ? gl.copies_out : gl.copies_in);
+    const auto eff = hw.gpu.efficiency.find("elementwise");
+    const double hbm = hw.gpu.hbm_bandwidth * (eff != hw.gpu.efficiency.end() ? eff->second : 1.0);
+    const double permute_s = (static_cast<double>(gl.tokens) + copies) * t.bytes_per_token / hbm;
+    c.kernel_ns = to_ns(permute_s);
+    c.terms = {
+        {"latency", latency, "latency_rounds x instance base latency (handshake rounds)"},
+        {"per_peer", p.get("per_remote_peer_s") * gl.network_peers_out, "per remote send/recv pair"},
+        {"network", legs[g].network_s, "per-copy bytes over the GPU's EFA rails / (rail bw x efficiency)"},
+        {"nvlink", legs[g].nvlink_s, "per-copy bytes to same-node GPUs / (NVLink bw x efficiency)"},
+        {"net_chunks", chunk_term[g],
+         "net_chunk_s x (network chunks at the run's P2P chunk - at the calibration chunk)"},
+        {"probs_a2a", probs_term[g], "Megatron's fp32 probabilities all-to-all (dispatch only)"},
+        {dispatch ? "permute" : "unpermute", permute_s,
+         "separate kernel: (tokens + copies) x token bytes / (HBM bw x elementwise efficiency)"},
+    };
+    return c;
+  }
+};
+
+// DeepEP normal (high-throughput) kernels over one of three transports. Per rank r (seconds):
+//   t_r = latency_rounds x base_latency                           (notify/layout exchange + completion)
+//       + max(network_s, nvlink_s, proxy_s)                       (pipelined legs of one fused kernel)
+//   network_s: node-deduplicated RDMA bytes / (rail bw x rdma_efficiency, or combine_efficiency,
+//              x efa_gen2_efficiency on EFA generation <= 2 NICs: see dispatcher_params.cpp)
+//   nvlink_s:  rank-deduplicated forwarding bytes / (NVLink bw x nvlink_efficiency)
+//   proxy_s:   RDMA writes (one per chunk_tokens tokens per remote node)
+//              x (per_message_s + base_latency / inflight_writes) / posting threads
+// Permute is fused (kernel_ns = 0); SMs from the catalog.
+class DeepEpModel final : public DispatcherModel {
+ public:
+  DeepEpModel(DispatcherSpec spec, std::shared_ptr<const A2aNetwork> net)
+      : DispatcherModel(spec, default_dispatcher_params(spec), std::move(net)) {}
+  std::string reference() const override {
+    switch (spec().transport) {
+      case DispatcherTransport::cpu_proxy:
+        return "UCCL-EP (uccl-project/uccl ep/): DeepEP API, GPU->CPU proxy FIFOs posting GPUDirect RDMA "
+               "writes";
+      case DispatcherTransport::host_proxy:
+        return "deepseek-ai/DeepEP v1 internode normal kernels over NVSHMEM libfabric host proxy";
+      case DispatcherTransport::gpu_initiated:
+        return "DeepEP v2 ElasticBuffer over NCCL GIN (EFA-GDA, aws-ofi-nccl doc/gin-getting-started.md)";
+      case DispatcherTransport::nccl:
+        break;
+    }
+    return "DeepEP";
+  }
+  A2aTraffic traffic(const LayerRouting& routing, double bytes_per_token) const override {
+    return node_dedup_traffic(routing, bytes_per_token);
+  }
+  std::vector<std::string> check(const DispatchHardware& hw, int ranks) const override {
+    const DispatcherSpec& s = spec();
+    if (ranks <= 0) throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks), "> 0");
+    if (s.max_ranks_normal > 0 && ranks > s.max_ranks_normal)
+      throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks),
+                       "at most " + std::to_string(s.max_ranks_normal) + " ranks: " + s.name +
+                           " normal kernels cap there (DeepEP v1: 20 RDMA peers x 8 GPUs)");
+    std::vector<std::string> w;
+    if (s.max_ranks_low_latency > 0 && ranks > s.max_ranks_low_latency)
+      w.push_back(s.name + ": low-latency kernels cap at " + std::to_string(s.max_ranks_low_latency) +
+                  " ranks on EFA; only the normal kernels (modelled here) run at " + std::to_string(ranks));
+    if (s.needs_gpu_initiated_rdma && !hw.instance.gpu_initiated_rdma)
+      w.push_back(s.name + ": " + hw.instance.name +
+                  " has no EFA-GDA (GPU-initiated RDMA); modelled in proxy fallback mode (one proxy thread)");
+    return w;
+  }
+  A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
+    const ParamSet& p = params();
+    const DispatcherSpec& s = spec();
+    const bool combine = direction == A2aDirection::combine;
+    const double gen_factor =
+        hw.instance.efa_gen > 0 && hw.instance.efa_gen <= 2 ? p.get("efa_gen2_efficiency") : 1.0;
+    const double eff = p.get(combine ? "combine_efficiency" : "rdma_efficiency") * gen_factor;
+    const std::vector<LegTimes> legs = network().leg_times(t, hw, eff, p.get("nvlink_efficiency"));
+    const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
+    // Who posts the RDMA writes, and at what cost per write.
+    double per_message = p.get("per_message_s");
+    double threads = 1;
+    switch (s.transport) {
+      case DispatcherTransport::cpu_proxy:
+        threads = std::max(1, s.proxy_threads_per_gpu);
+        break;
+      case DispatcherTransport::host_proxy:
+        threads = 1;  // NVSHMEM libfabric: one host proxy thread per PE
+        break;
+      case DispatcherTransport::gpu_initiated:
+        if (!hw.instance.gpu_initiated_rdma) per_message = p.get("fallback_per_message_s");
+        break;
+      case DispatcherTransport::nccl:
+        throw std::logic_error("DeepEpModel with an nccl transport");
+    }
+    const double chunk = p.get("chunk_tokens");
+    // A poster keeps at most inflight_writes RDMA writes outstanding; each completes after about one
+    // network round trip (the instance base latency): a Little's-law rate limit per posting thread.
+    const double window_wait = hw.instance.base_latency_s / p.get("inflight_writes");
+    std::vector<double> rank_s(legs.size());
+    std::vector<double> proxy(legs.size());
+    for (std::size_t r = 0; r < legs.size(); ++r) {
+      const RankLegs& l = t.legs[r];
+      // Combine sends back what dispatch received.
+      const double tokens = static_cast<double>(combine ? l.network_tokens_in : l.network_tokens_out);
+      const double peers = static_cast<double>(combine ? l.network_peers_in : l.network_peers_out);
+      const double messages = tokens > 0 ? std::ceil(tokens / chunk) + peers : 0.0;
+      proxy[r] = messages * (per_message + window_wait) / threads;
+      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, proxy[r]});
+    }
+    A2aCost c;
+    finish(c, t, rank_s);
+    c.latency_s = latency;
+    c.sms = s.sms;
+    c.warnings = check(hw, t.ranks);
+    const auto g = static_cast<std::size_t>(c.gating_rank);
+    c.terms = {
+        {"latency", latency, "latency_rounds x instance base latency (notify + completion handshakes)"},
+        {"network", legs[g].network_s,
+         "node-deduplicated RDMA bytes / (rail bw x efficiency, x efa_gen2_efficiency on EFA gen <= 2)"},
+        {"nvlink", legs[g].nvlink_s, "NVLink fan-out bytes / (NVLink bw x efficiency)"},
+        {"proxy_messages", proxy[g],
+         "RDMA writes x (per-message cost + round trip / in-flight window) / threads"},
+    };
+    return c;
+  }
+};
+
+}  // namespace
+
+const char* to_string(A2aDirection direction) {
+  return direction == A2aDirection::dispatch ? "dispatch" : "combine";
+}
+
+double DispatchHardware::rail_bandwidth() const {
+  return static_cast<double>(instance.nics_per_gpu) * instance.nic_bandwidth;
+}
+
+DispatchHardware DispatchHardware::from_catalog(const Catalog& catalog, const std::string& instance,
+                                                int nodes) {
+  DispatchHardware hw;
+  hw.instance = catalog.instance(instance);
+  hw.gpu = catalog.gpu(hw.instance.gpu);
+  if (nodes <= 0) throw InputError({"dispatch", 0}, "nodes", std::to_string(nodes), "> 0");
+  hw.nodes = nodes;
+  return hw;
+}
+
+std::shared_ptr<const A2aNetwork> make_rail_closed_form_network() {
+  return std::make_shared<RailClosedForm>();
+}
+
+DispatcherModel::DispatcherModel(DispatcherSpec spec, ParamSet params,
+                                 std::shared_ptr<const A2aNetwork> network)
+    : spec_(std::move(spec)), params_(std::move(params)), network_(std::move(network)) {
+  if (!network_) network_ = make_rail_closed_form_network();
+}
+
+DispatcherModelKind dispatcher_model_kind(const DispatcherSpec& spec) {
+  if (spec.node_dedup) {
+    if (spec.transport == DispatcherTransport::nccl) {
+      throw InputError(
+          {"dispatchers.toml", 0}, concat({"[", spec.name, "].transport"}), "\"nccl\"",
+          "cpu-proxy, host-proxy or gpu-initiated for a node_dedup dispatcher (NCCL's all-to-all "
+          "sends one copy per token and expert: node_dedup = false)");
+    }
+    return DispatcherModelKind::node_dedup_rdma;
+  }
+  if (spec.transport != DispatcherTransport::nccl) {
+    throw InputError({"dispatchers.toml", 0}, concat({"[", spec.name, "].transport"}),
+                     concat({"\"", to_string(spec.transport), "\""}),
+                     "nccl for a dispatcher without node_dedup (the per-copy all-to-all model is NCCL's)");
+  }
+  return DispatcherModelKind::per_copy_nccl;
+}
+
+std::vector<std::string> required_dispatcher_terms(const DispatcherSpec& spec) {
+  if (dispatcher_model_kind(spec) == DispatcherModelKind::per_copy_nccl) {
+    return {"latency_rounds", "per_remote_peer_s",       "network_efficiency", "nvlink_efficiency",   "sms",
+            "net_chunk_s",    "calibration_chunk_bytes", "probs_calls",        "probs_bytes_per_copy"};
+  }
+  std::vector<std::string> terms = {"latency_rounds",    "rdma_efficiency",    "combine_efficiency",
+                                    "per_message_s",     "inflight_writes",    "chunk_tokens",
+                                    "nvlink_efficiency", "efa_gen2_efficiency"};
+  if (spec.transport == DispatcherTransport::gpu_initiated) terms.push_back("fallback_per_message_s");
+  return terms;
+}
+
+bool dedups_by_node(const DispatcherSpec& spec) {
+  return spec.node_dedup;
+}
+
+std::unique_ptr<DispatcherModel> make_dispatcher_model(const DispatcherSpec& spec,
+                                                       std::shared_ptr<const A2aNetwork> network) {
+  const DispatcherModelKind kind = dispatcher_model_kind(spec);
+  const ParamSet params = default_dispatcher_params(spec);
+  for (const std::string& term : required_dispatcher_terms(spec)) {
+    if (!params.has(term)) {
+      throw InputError(
+          {"dispatchers.toml", 0}, concat({"[[", spec.name, ".terms]]"}), term,
+          concat({"a term named ", term, " (the ",
+                  kind == DispatcherModelKind::per_copy_nccl ? "per-copy NCCL" : "node-dedup RDMA",
+                  " model reads it; see the other records for its unit and source)"}));
+    }
+  }
+  if (kind == DispatcherModelKind::per_copy_nccl)
+    return std::make_unique<NcclAlltoallModel>(spec, std::move(network));
+  return std::make_unique<DeepEpModel>(spec, std::move(network));
+}
+
+}  // namespace moetwin

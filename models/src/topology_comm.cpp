@@ -1,0 +1,36 @@
+#include "moetwin/models/topology_comm.hpp"
+
+namespace moetwin {
+
+TopologyComm::TopologyComm(const Scenario& s, CollectiveParams params)
+    : cluster_(s.instance, s.gpu, s.nodes), params_(std::move(params)) {
+  cluster_.seal();
+}
+
+double TopologyComm::seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+  if (ranks.size() < 2 || bytes <= 0) return 0;
+  CollectiveRequest r;
+  switch (op) {
+    case CollectiveOp::all_gather:
+      r.kind = CollectiveKind::all_gather;
+      break;
+    case CollectiveOp::reduce_scatter:
+      r.kind = CollectiveKind::reduce_scatter;
+      break;
+    case CollectiveOp::all_reduce:
+      r.kind = CollectiveKind::all_reduce;
+      break;
+    case CollectiveOp::all_to_all:
+      r.kind = CollectiveKind::all_to_all;
+      break;
+    case CollectiveOp::send_recv:
+      r.kind = CollectiveKind::send_recv;
+      break;
+  }
+  r.algorithm = default_algorithm(r.kind);
+  r.bytes = bytes;
+  r.ranks = ranks;
+  return estimate_collective(cluster_, r, params_).time_s;
+}
+
+}  // namespace moetwin

@@ -1,0 +1,131 @@
+// Dispatcher models: registry, hand-computed costs with round-number parameters, validity limits.
+#include "moetwin/models/dispatcher_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "moetwin/common/input_error.hpp"
+#include "tiny_routing.hpp"
+
+namespace moetwin {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(Catalog::default_dir());
+  return c;
+}
+
+using test::tiny_plan;
+
+TEST(DispatcherModel, EveryCatalogRecordMakesAModel) {
+  for (const auto& [name, spec] : catalog().dispatchers()) {
+    const auto m = make_dispatcher_model(spec);
+    EXPECT_EQ(m->name(), name);
+    EXPECT_FALSE(m->description().empty());
+    EXPECT_FALSE(m->reference().empty());
+    for (const auto& p : m->params().all()) {
+      EXPECT_GE(p.value, p.min) << name << "." << p.name;
+      EXPECT_LE(p.value, p.max) << name << "." << p.name;
+      EXPECT_FALSE(p.source.empty()) << name << "." << p.name;
+    }
+  }
+  DispatcherSpec unknown;
+  unknown.name = "carrier-pigeon";
+  EXPECT_THROW(make_dispatcher_model(unknown), InputError);
+}
+
+TEST(DispatcherModel, NcclAlltoallHandComputed) {
+  auto m = make_dispatcher_model(catalog().dispatcher("nccl-alltoall"));
+  ParamSet p = m->params();
+  p.set("latency_rounds", 2);
+  p.set("per_remote_peer_s", 1e-6);
+  p.set("network_efficiency", 0.5);
+  p.set("nvlink_efficiency", 0.8);
+  m->set_params(p);
+  const DispatchHardware hw = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
+  EXPECT_DOUBLE_EQ(hw.rail_bandwidth(), 50e9);  // 4 x 100 Gb/s
+  // 16 ranks, 16 MB per rank: 8 MB to the other node over 25 GB/s (320 us), 7 MB over NVLink at
+  // 360 GB/s (19.4 us), 2 x 75 us base latency, 8 remote peers x 1 us: 478 us.
+  const A2aCost c = m->cost(uniform_alltoall_traffic(16, 8, 16e6), A2aDirection::dispatch, hw);
+  EXPECT_EQ(c.duration_ns, 478000);
+  EXPECT_EQ(c.rank_ns.size(), 16u);
+  EXPECT_DOUBLE_EQ(c.network_bytes, 16 * 8e6);
+  EXPECT_THROW(p.set("network_efficiency", 1.5), InputError);
+}
+
+TEST(DispatcherModel, NcclPermuteKernelIsHbmBound) {
+  const auto m = make_dispatcher_model(catalog().dispatcher("nccl-alltoall"));
+  const DispatchHardware hw = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
+  const A2aCost c = m->cost(per_copy_traffic(tiny_plan(), 1e6), A2aDirection::dispatch, hw);
+  // Gating rank 0 permutes 1 token into 3 copies: 4 MB / (3.35 TB/s x 0.8) = 1.4925 us.
+  EXPECT_EQ(c.gating_rank, 0);
+  EXPECT_EQ(c.kernel_ns, 1493);
+}
+
+TEST(DispatcherModel, DeepEpTermsHandComputed) {
+  auto m = make_dispatcher_model(catalog().dispatcher("deepep-nvshmem"));
+  ParamSet p = m->params();
+  p.set("latency_rounds", 1);
+  p.set("rdma_efficiency", 1.0);
+  p.set("combine_efficiency", 1.0);
+  p.set("per_message_s", 0.0);
+  p.set("inflight_writes", 3.75);  // 75 us round trip / 3.75 writes in flight = 20 us per write
+  m->set_params(p);
+  const DispatchHardware hw = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
+  const A2aTraffic t = m->traffic(tiny_plan(), 1e6);
+  // Rank 0: 75 us + max(1 MB / 50 GB/s = 20 us, 2 writes (1 chunk + 1 peer) x 20 us / 1 thread = 40 us).
+  const A2aCost d = m->cost(t, A2aDirection::dispatch, hw);
+  EXPECT_EQ(d.duration_ns, 115000);
+  EXPECT_EQ(d.gating_rank, 0);
+  EXPECT_EQ(d.sms, 24);
+  EXPECT_EQ(d.kernel_ns, 0);
+  // Combine: rank 2 sends the token back and pays the proxy cost.
+  const A2aCost c = m->cost(t, A2aDirection::combine, hw);
+  EXPECT_EQ(c.duration_ns, 115000);
+  EXPECT_EQ(c.gating_rank, 2);
+  // UCCL spreads the writes over 4 proxy threads: 10 us < 20 us of wire time.
+  auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
+  ParamSet up = u->params();
+  up.set("latency_rounds", 1);
+  up.set("rdma_efficiency", 1.0);
+  up.set("per_message_s", 0.0);
+  up.set("inflight_writes", 3.75);
+  up.set("efa_gen2_efficiency", 1.0);
+  u->set_params(up);
+  EXPECT_EQ(u->cost(t, A2aDirection::dispatch, hw).duration_ns, 95000);
+  // p5 has EFA gen 2: at efa_gen2_efficiency 0.5 the wire time doubles, 75 + max(40, 10) = 115 us.
+  up.set("efa_gen2_efficiency", 0.5);
+  u->set_params(up);
+  EXPECT_EQ(u->cost(t, A2aDirection::dispatch, hw).duration_ns, 115000);
+  // B300 (EFA gen 4) ignores it: 35 us + max(1 MB / 100 GB/s = 10 us, 2 writes x 35 us / 3.75 / 4
+  // threads = 4.667 us) = 45 us.
+  const DispatchHardware b300 = DispatchHardware::from_catalog(catalog(), "p6-b300.48xlarge", 2);
+  EXPECT_EQ(u->cost(t, A2aDirection::dispatch, b300).duration_ns, 45000);
+  // Combine uses combine_efficiency x the same factor: 1 MB / (50 GB/s x 0.5 x 0.5) = 80 us on p5.
+  up.set("combine_efficiency", 0.5);
+  u->set_params(up);
+  EXPECT_EQ(u->cost(t, A2aDirection::combine, hw).duration_ns, 155000);
+}
+
+TEST(DispatcherModel, ValidityLimits) {
+  const auto nvshmem = make_dispatcher_model(catalog().dispatcher("deepep-nvshmem"));
+  const DispatchHardware b300 = DispatchHardware::from_catalog(catalog(), "p6-b300.48xlarge", 21);
+  EXPECT_THROW(nvshmem->check(b300, 168), InputError);  // DeepEP v1 normal caps at 160 ranks
+  EXPECT_EQ(nvshmem->check(b300, 128).size(), 1u);      // low-latency cap (64) warning only
+  EXPECT_TRUE(nvshmem->check(b300, 64).empty());
+  const auto uccl = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
+  EXPECT_EQ(uccl->check(b300, 256).size(), 1u);
+  const auto gin = make_dispatcher_model(catalog().dispatcher("deepep-v2-gin"));
+  const DispatchHardware p5 = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 4);
+  EXPECT_EQ(gin->check(p5, 32).size(), 1u);  // no EFA-GDA on p5: proxy fallback
+  EXPECT_TRUE(gin->check(b300, 32).empty());
+  // The fallback costs more per write than GPU-initiated posting.
+  const A2aTraffic t = gin->traffic(tiny_plan(), 1e3);
+  EXPECT_GT(gin->cost(t, A2aDirection::dispatch, p5).terms[3].seconds,
+            gin->cost(t, A2aDirection::dispatch, b300).terms[3].seconds);
+}
+
+}  // namespace
+}  // namespace moetwin

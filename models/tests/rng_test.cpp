@@ -1,0 +1,129 @@
+// Own PRNG and distributions: published reference vectors and golden values, so any change to the
+// generators or distributions (which would change every seeded prediction) is caught.
+#include "moetwin/models/rng.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace moetwin {
+namespace {
+
+TEST(Rng, SplitMix64MatchesReferenceVector) {
+  // Vigna's splitmix64.c seeded with 1234567.
+  std::uint64_t state = 1234567;
+  EXPECT_EQ(splitmix64_next(state), 6457827717110365317ULL);
+  EXPECT_EQ(splitmix64_next(state), 3203168211198807973ULL);
+  EXPECT_EQ(splitmix64_next(state), 9817491932198370423ULL);
+  EXPECT_EQ(splitmix64_next(state), 4593380528125082431ULL);
+  EXPECT_EQ(splitmix64_next(state), 16408922859458223821ULL);
+}
+
+TEST(Rng, Xoshiro256StarStarMatchesReferenceVector) {
+  // xoshiro256starstar.c with state {1, 2, 3, 4}.
+  Rng rng = Rng::from_state({1, 2, 3, 4});
+  EXPECT_EQ(rng.next(), 11520ULL);
+  EXPECT_EQ(rng.next(), 0ULL);
+  EXPECT_EQ(rng.next(), 1509978240ULL);
+  EXPECT_EQ(rng.next(), 1215971899390074240ULL);
+  EXPECT_EQ(rng.next(), 1216172134540287360ULL);
+  EXPECT_THROW(Rng::from_state({0, 0, 0, 0}), std::invalid_argument);
+}
+
+TEST(Rng, GoldenValuesOfSeedingAndDistributions) {
+  Rng r(42);
+  EXPECT_EQ(r.next(), 1546998764402558742ULL);
+  EXPECT_EQ(r.next(), 6990951692964543102ULL);
+  Rng u(7);
+  EXPECT_DOUBLE_EQ(u.uniform(), 0.7005764821796896);
+  EXPECT_DOUBLE_EQ(u.uniform(), 0.27875122947378428);
+  Rng b(7);
+  EXPECT_EQ(b.below(10), 4u);
+  EXPECT_EQ(b.below(10), 4u);
+  EXPECT_EQ(b.below(10), 8u);
+  Rng bn(9);
+  EXPECT_EQ(bn.binomial(100, 0.1), 3);  // exact inversion branch
+  EXPECT_EQ(bn.binomial(100, 0.1), 8);
+  EXPECT_EQ(bn.binomial(100000, 0.3), 29992);  // normal-approximation branch
+  EXPECT_EQ(bn.binomial(50, 0.9), 42);         // flipped tail
+  Rng m(11);
+  const auto counts = sample_multinomial(m, 1000, {1, 1, 2});
+  EXPECT_EQ(counts, (std::vector<std::int64_t>{258, 252, 490}));
+  Rng n(3);
+  EXPECT_NEAR(n.normal(), -0.97210685145616649, 1e-12);
+  EXPECT_NEAR(n.normal(), -1.1838481789289437, 1e-12);
+}
+
+TEST(Rng, StreamsDependOnSeedAndOrderedIds) {
+  EXPECT_EQ(derive_stream(1, {1, 2}), 12125678553709898705ULL);
+  EXPECT_EQ(derive_stream(1, {2, 1}), 2408645381451771559ULL);
+  EXPECT_EQ(derive_stream(2, {1, 2}), 186205227182824722ULL);
+  EXPECT_NE(derive_stream(1, {1}), derive_stream(1, {1, 0}));
+}
+
+TEST(Rng, BelowStaysInRangeAndUniformIsHalfOpen) {
+  Rng r(123);
+  for (int i = 0; i < 10000; ++i) {
+    EXPECT_LT(r.below(3), 3u);
+    const double x = r.uniform();
+    EXPECT_GE(x, 0.0);
+    EXPECT_LT(x, 1.0);
+  }
+  EXPECT_THROW(r.below(0), std::invalid_argument);
+}
+
+TEST(Rng, BinomialMeanMatches) {
+  Rng r(5);
+  double sum = 0;
+  constexpr int kDraws = 20000;
+  for (int i = 0; i < kDraws; ++i) sum += static_cast<double>(r.binomial(200, 0.05));  // mean 10, sd 3.08
+  EXPECT_NEAR(sum / kDraws, 10.0, 0.1);  // 4.6 standard errors (3.08 / sqrt(20000) = 0.022)
+  EXPECT_EQ(r.binomial(0, 0.5), 0);
+  EXPECT_EQ(r.binomial(7, 1.0), 7);
+  EXPECT_THROW(r.binomial(5, 1.5), std::invalid_argument);
+}
+
+TEST(AliasTable, FrequenciesFollowWeights) {
+  const AliasTable t({1, 2, 3, 4});
+  EXPECT_DOUBLE_EQ(t.probability(3), 0.4);
+  Rng r(5);
+  int c[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 100000; ++i) ++c[t.sample(r)];
+  // Golden counts for seed 5 (expected 10000, 20000, 30000, 40000).
+  EXPECT_EQ(c[0], 9989);
+  EXPECT_EQ(c[1], 19791);
+  EXPECT_EQ(c[2], 29822);
+  EXPECT_EQ(c[3], 40398);
+  EXPECT_THROW(AliasTable({}), std::invalid_argument);
+  EXPECT_THROW(AliasTable({0, 0}), std::invalid_argument);
+  EXPECT_THROW(AliasTable({1, -1}), std::invalid_argument);
+}
+
+TEST(Zipf, WeightsAreInverseRankPowers) {
+  const auto w = zipf_weights(4, 1.0);
+  EXPECT_DOUBLE_EQ(w[0], 1.0);
+  EXPECT_DOUBLE_EQ(w[1], 0.5);
+  EXPECT_DOUBLE_EQ(w[3], 0.25);
+  const auto flat = zipf_weights(3, 0.0);
+  EXPECT_DOUBLE_EQ(flat[2], 1.0);
+  EXPECT_THROW(zipf_weights(0, 1.0), std::invalid_argument);
+  EXPECT_THROW(zipf_weights(3, -1.0), std::invalid_argument);
+}
+
+TEST(Shuffle, IsAPermutationAndDeterministic) {
+  std::vector<int> a = {0, 1, 2, 3, 4, 5, 6, 7};
+  std::vector<int> b = a;
+  Rng r1(99);
+  Rng r2(99);
+  shuffle(r1, a);
+  shuffle(r2, b);
+  EXPECT_EQ(a, b);
+  std::vector<int> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+}  // namespace
+}  // namespace moetwin

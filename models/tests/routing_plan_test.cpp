@@ -1,0 +1,234 @@
+// Routing plans: conservation, hand-computed balanced counts, the dedup closed form, skew monotonicity,
+// group limits, histogram files, determinism.
+#include "moetwin/models/routing_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/models/traffic_matrix.hpp"
+
+namespace moetwin {
+namespace {
+
+RoutingSpec dsv3_like(RoutingKind kind, RoutingSampling sampling) {
+  RoutingSpec s;
+  s.kind = kind;
+  s.experts = 256;
+  s.top_k = 8;
+  s.ep_ranks = 32;
+  s.ranks_per_node = 8;
+  s.tokens_per_rank = 4096;
+  s.sampling = sampling;
+  return s;
+}
+
+void expect_conserved(const LayerRouting& p) {
+  std::int64_t copies = 0;
+  for (int src = 0; src < p.ep_ranks; ++src) {
+    std::int64_t row = 0;
+    for (int dst = 0; dst < p.ep_ranks; ++dst) {
+      row += p.copy(src, dst);
+      EXPECT_LE(p.rank_dedup(src, dst), p.copy(src, dst));
+      EXPECT_LE(p.rank_dedup(src, dst), p.tokens_per_rank);
+    }
+    EXPECT_EQ(row, p.tokens_per_rank * p.top_k) << "src " << src;
+    copies += row;
+    for (int n = 0; n < p.nodes; ++n) {
+      std::int64_t sum = 0;
+      std::int64_t mx = 0;
+      for (int r = n * p.ranks_per_node; r < (n + 1) * p.ranks_per_node; ++r) {
+        sum += p.rank_dedup(src, r);
+        mx = std::max(mx, p.rank_dedup(src, r));
+      }
+      EXPECT_LE(p.node_dedup(src, n), sum);
+      EXPECT_GE(p.node_dedup(src, n), mx);
+    }
+  }
+  std::int64_t experts = 0;
+  for (const auto t : p.expert_tokens) experts += t;
+  EXPECT_EQ(experts, copies);
+}
+
+TEST(RoutingPlan, BalancedCountsAreHandComputed) {
+  RoutingSpec s;
+  s.experts = 16;
+  s.top_k = 4;
+  s.ep_ranks = 4;
+  s.ranks_per_node = 2;
+  s.tokens_per_rank = 10;
+  const LayerRouting p = RoutingPlanner(s).plan(0, 0);
+  // 40 copies per source over 16 experts: 2 each plus 8 remainders, rotated by source (offset src * 8):
+  // source 0 adds one to experts 0..7 (ranks 0, 1), source 1 to experts 8..15 (ranks 2, 3).
+  EXPECT_EQ(p.copy(0, 0), 12);
+  EXPECT_EQ(p.copy(0, 2), 8);
+  EXPECT_EQ(p.copy(1, 0), 8);
+  EXPECT_EQ(p.copy(1, 3), 12);
+  for (const auto t : p.expert_tokens) EXPECT_EQ(t, 10);  // 4 sources x 2 + two remainders each
+  // Distinct tokens per rank: 10 x (1 - C(12,4)/C(16,4)) = 10 x (1 - 495/1820) = 7.28 -> 7.
+  EXPECT_EQ(p.rank_dedup(0, 2), 7);
+  // Per node (8 experts): 10 x (1 - C(8,4)/C(16,4)) = 10 x (1 - 70/1820) = 9.6 -> 10.
+  EXPECT_EQ(p.node_dedup(0, 1), 10);
+  expect_conserved(p);
+}
+
+TEST(RoutingPlan, TotalsConservedInEveryKindAndSampler) {
+  for (const auto sampling : {RoutingSampling::counts, RoutingSampling::per_token}) {
+    for (const auto kind : {RoutingKind::balanced, RoutingKind::zipf, RoutingKind::group_limited}) {
+      RoutingSpec s = dsv3_like(kind, sampling);
+      s.tokens_per_rank = 512;
+      s.zipf_exponent = 1.0;
+      s.groups = 8;
+      s.topk_groups = 4;
+      const LayerRouting p = RoutingPlanner(s).plan(3, 2);
+      expect_conserved(p);
+    }
+  }
+}
+
+// E[distinct remote nodes] / E[remote expert copies] for a uniform top-k over `nodes` equal nodes.
+double dedup_ratio_closed_form(int experts, int top_k, int nodes) {
+  double miss = 1;
+  const int per_node = experts / nodes;
+  for (int i = 0; i < top_k; ++i) miss *= static_cast<double>(experts - per_node - i) / (experts - i);
+  const double distinct_remote = (nodes - 1) * (1 - miss);
+  const double remote_copies = top_k * static_cast<double>(nodes - 1) / nodes;
+  return distinct_remote / remote_copies;
+}
+
+double measured_dedup_ratio(const LayerRouting& p) {
+  double dedup = 0;
+  double copies = 0;
+  for (int src = 0; src < p.ep_ranks; ++src) {
+    for (int n = 0; n < p.nodes; ++n)
+      if (n != p.node_of(src)) dedup += static_cast<double>(p.node_dedup(src, n));
+    for (int dst = 0; dst < p.ep_ranks; ++dst)
+      if (p.node_of(dst) != p.node_of(src)) copies += static_cast<double>(p.copy(src, dst));
+  }
+  return dedup / copies;
+}
+
+TEST(RoutingPlan, DedupRatioMatchesClosedFormTop8Over4Nodes) {
+  const double expected = dedup_ratio_closed_form(256, 8, 4);
+  EXPECT_NEAR(expected, 0.4518, 1e-4);  // 2.711 distinct remote nodes per 6 remote copies
+  // Uniform random top-8 sampled per token (zipf s = 0), and the balanced counts path.
+  const LayerRouting sampled =
+      RoutingPlanner(dsv3_like(RoutingKind::zipf, RoutingSampling::per_token)).plan(0, 0);
+  EXPECT_NEAR(measured_dedup_ratio(sampled) / expected, 1.0, 0.01);
+  const LayerRouting balanced =
+      RoutingPlanner(dsv3_like(RoutingKind::balanced, RoutingSampling::counts)).plan(0, 0);
+  EXPECT_NEAR(measured_dedup_ratio(balanced) / expected, 1.0, 0.01);
+  const LayerRouting counts =
+      RoutingPlanner(dsv3_like(RoutingKind::zipf, RoutingSampling::counts)).plan(0, 0);
+  EXPECT_NEAR(measured_dedup_ratio(counts) / expected, 1.0, 0.01);
+}
+
+TEST(RoutingPlan, ZipfSkewNeverShortensA2aOrHottestRank) {
+  for (const auto sampling : {RoutingSampling::counts, RoutingSampling::per_token}) {
+    RoutingSpec bs = dsv3_like(RoutingKind::balanced, sampling);
+    bs.tokens_per_rank = sampling == RoutingSampling::per_token ? 1024 : 4096;
+    for (const double s : {0.3, 0.8, 1.2}) {
+      for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        bs.seed = seed;
+        RoutingSpec zs = bs;
+        zs.kind = RoutingKind::zipf;
+        zs.zipf_exponent = s;
+        const LayerRouting b = RoutingPlanner(bs).plan(1, 0);
+        const LayerRouting z = RoutingPlanner(zs).plan(1, 0);
+        EXPECT_GE(z.hottest_rank_tokens(), b.hottest_rank_tokens()) << "s " << s << " seed " << seed;
+        EXPECT_GE(per_copy_traffic(z, 1.0).max_network_bytes(), per_copy_traffic(b, 1.0).max_network_bytes());
+        EXPECT_GE(node_dedup_traffic(z, 1.0).max_network_bytes(),
+                  node_dedup_traffic(b, 1.0).max_network_bytes());
+      }
+    }
+  }
+}
+
+TEST(RoutingPlan, DeterministicPerSeedLayerAndMicrobatch) {
+  RoutingSpec s = dsv3_like(RoutingKind::zipf, RoutingSampling::counts);
+  s.zipf_exponent = 1.0;
+  const RoutingPlanner a(s);
+  const RoutingPlanner b(s);
+  const LayerRouting p1 = a.plan(5, 7);
+  const LayerRouting p2 = b.plan(5, 7);
+  EXPECT_EQ(p1.copies, p2.copies);
+  EXPECT_EQ(p1.node_tokens, p2.node_tokens);
+  EXPECT_EQ(p1.expert_tokens, p2.expert_tokens);
+  EXPECT_EQ(p1.stream_seed, p2.stream_seed);
+  EXPECT_NE(a.plan(5, 8).copies, p1.copies);
+  s.seed = 2;
+  EXPECT_NE(RoutingPlanner(s).plan(5, 7).copies, p1.copies);
+}
+
+TEST(RoutingPlan, GroupLimitedTokensStayInTheirGroups) {
+  // Groups = nodes, one group per token: every token reaches exactly one node.
+  RoutingSpec s = dsv3_like(RoutingKind::group_limited, RoutingSampling::per_token);
+  s.tokens_per_rank = 256;
+  s.groups = 4;
+  s.topk_groups = 1;
+  const LayerRouting p = RoutingPlanner(s).plan(0, 0);
+  for (int src = 0; src < p.ep_ranks; ++src) {
+    std::int64_t sum = 0;
+    for (int n = 0; n < p.nodes; ++n) sum += p.node_dedup(src, n);
+    EXPECT_EQ(sum, s.tokens_per_rank);
+  }
+  // topk_group 2 of 4: at most two nodes per token, and with 8 experts in 128, nearly always two.
+  s.topk_groups = 2;
+  const LayerRouting q = RoutingPlanner(s).plan(0, 0);
+  std::int64_t sum = 0;
+  for (int n = 0; n < q.nodes; ++n) sum += q.node_dedup(0, n);
+  EXPECT_LE(sum, 2 * s.tokens_per_rank);
+  EXPECT_GE(sum, 2 * s.tokens_per_rank - 5);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = std::string(MOETWIN_BINARY_DIR) + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(RoutingPlan, HistogramLoadsSetExpertShares) {
+  const std::string path =
+      write_temp("h6_hist.csv", "# layer,expert,load\nlayer,expert,load\n0,0,3\n0,1,1\n");
+  RoutingSpec s;
+  s.kind = RoutingKind::histogram;
+  s.experts = 4;
+  s.top_k = 1;
+  s.ep_ranks = 2;
+  s.ranks_per_node = 1;
+  s.tokens_per_rank = 1000;
+  s.histogram = read_expert_histogram(path, 4);
+  const RoutingPlanner planner(s);
+  const LayerRoutingStats st = planner.layer_stats(0);
+  EXPECT_NEAR(st.expert_share[0], 0.75, 1e-9);  // zero loads are floored at 1e-12 x max
+  EXPECT_NEAR(st.expert_share[1], 0.25, 1e-9);
+  const LayerRouting p = planner.plan(0, 0);
+  EXPECT_EQ(p.received(0), 2000);  // experts 0 and 1 live on rank 0
+  EXPECT_EQ(p.received(1), 0);
+  EXPECT_NEAR(static_cast<double>(p.expert_tokens[0]), 1500.0, 5 * 19.4);  // binomial sd sqrt(2000*.75*.25)
+  EXPECT_THROW(planner.plan(1, 0), InputError);                            // layer 1 not in the file
+}
+
+TEST(RoutingPlan, BadInputsAreInputErrors) {
+  EXPECT_THROW(read_expert_histogram(write_temp("h6_bad1.csv", "layer,expert,load\n0,0,-1\n"), 4),
+               InputError);
+  EXPECT_THROW(read_expert_histogram(write_temp("h6_bad2.csv", "layer,expert,load\n0,9,1\n"), 4), InputError);
+  EXPECT_THROW(read_expert_histogram(write_temp("h6_bad3.csv", "layer,expert,load\n0,1,1\n0,1,2\n"), 4),
+               InputError);
+  EXPECT_THROW(read_expert_histogram(write_temp("h6_bad4.csv", "layer,expert,load\n0,1,0\n"), 4), InputError);
+  RoutingSpec s = dsv3_like(RoutingKind::balanced, RoutingSampling::counts);
+  s.ep_ranks = 48;  // does not divide 256
+  EXPECT_THROW(RoutingPlanner{s}, InputError);
+  s = dsv3_like(RoutingKind::group_limited, RoutingSampling::counts);
+  s.groups = 8;
+  s.topk_groups = 0;
+  EXPECT_THROW(RoutingPlanner{s}, InputError);
+  s = dsv3_like(RoutingKind::zipf, RoutingSampling::counts);
+  s.zipf_exponent = -1;
+  EXPECT_THROW(RoutingPlanner{s}, InputError);
+}
+
+}  // namespace
+}  // namespace moetwin

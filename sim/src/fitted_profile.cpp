@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -94,30 +96,33 @@ const std::vector<FreeParameter>& parameter_table() {
   return table;
 }
 
-// Dispatcher-model parameters the live-run fit may set ("<dispatcher>.<leaf>", SimProfile::model_params),
-// with the unit and bounds of the model's own ParamSet entry (dispatcher_params.cpp): net_chunk_s 0-20 us per
-// NCCL network chunk, from nothing (the chunk's work hides behind the wire) to a rendezvous control message,
-// an RDMA write post and its completion on a busy proxy thread (aws-ofi-nccl per-message host work is a few
-// us; 20 us is an EFA round trip and a half).
-FreeParameter model_parameter(const std::string& dispatcher, const std::string& name,
-                              const std::string& meaning, double fit_start) {
-  // A named ParamSet: a range-for over a temporary's all() would read a destroyed vector.
-  const ParamSet params = default_dispatcher_params(Catalog::shared_default().dispatcher(dispatcher));
-  for (const ModelParam& m : params.all()) {
-    if (m.name == name) return {m.name, m.unit, m.min, m.max, meaning, fit_start};
-  }
-  throw std::logic_error("no dispatcher parameter " + dispatcher + "." + name);
-}
+// Every term of a dispatcher's catalog record (dispatchers.toml [[<name>.terms]]) is addressable by the
+// live-run fit as "<dispatcher>.<term>" (SimProfile::model_params), with the record's unit and bounds.
+// These have a live-fit meaning and start of their own: net_chunk_s 0-20 us per NCCL network chunk, from
+// nothing (the chunk's work hides behind the wire) to a rendezvous control message, an RDMA write post and
+// its completion on a busy proxy thread (aws-ofi-nccl per-message host work is a few us; 20 us is an EFA
+// round trip and a half). Other terms start at their record's value and are described by its source.
+struct LiveFitMeaning {
+  const char* term;
+  const char* meaning;
+  double fit_start;
+};
+constexpr LiveFitMeaning kLiveFitMeanings[] = {
+    {"net_chunk_s",
+     "NCCL P2P time per network chunk beyond its bytes (proxy, rendezvous, completion), serial per GPU; "
+     "charged for the chunks a run's P2P chunk size adds over nccl-tests' 512 KiB",
+     2e-6},
+};
 
-const std::vector<FreeParameter>& model_parameter_table() {
-  static const std::vector<FreeParameter> table = {
-      model_parameter(
-          "nccl-alltoall", "net_chunk_s",
-          "NCCL P2P time per network chunk beyond its bytes (proxy, rendezvous, completion), serial "
-          "per GPU; charged for the chunks a run's P2P chunk size adds over nccl-tests' 512 KiB",
-          2e-6),
-  };
-  return table;
+// The record term `dispatcher`.`term` of the shared default catalog; nullptr when there is none.
+const ModelParam* record_term(const std::string& dispatcher, const std::string& term) {
+  const auto& all = Catalog::shared_default().dispatchers();
+  const auto it = all.find(dispatcher);
+  if (it == all.end()) return nullptr;
+  for (const ModelParam& m : it->second.terms) {
+    if (m.name == term) return &m;
+  }
+  return nullptr;
 }
 
 // Per software stack ("<stack>.stack_a2a_scale", SimProfile::stack_a2a_scale). Bounds 0.8-1.5: what a stack
@@ -141,19 +146,32 @@ std::optional<std::string> stack_of_key(const std::string& key) {
   return key.substr(0, dot);
 }
 
-const FreeParameter* find_model_parameter(const std::string& leaf) {
-  for (const FreeParameter& p : model_parameter_table()) {
-    if (p.key == leaf) return &p;
-  }
-  return nullptr;
-}
-
-// "<dispatcher>.<model parameter>" -> {dispatcher, leaf}; nullopt otherwise.
+// "<dispatcher>.<record term>" -> {dispatcher, term}; nullopt otherwise.
 std::optional<std::pair<std::string, std::string>> split_model_key(const std::string& key) {
   const std::size_t dot = key.rfind('.');
   if (dot == std::string::npos || dot == 0) return std::nullopt;
-  if (find_model_parameter(key.substr(dot + 1)) == nullptr) return std::nullopt;
+  if (record_term(key.substr(0, dot), key.substr(dot + 1)) == nullptr) return std::nullopt;
   return std::make_pair(key.substr(0, dot), key.substr(dot + 1));
+}
+
+// The FreeParameter of a record term (split_model_key's pair), built once per key: pointers stay valid
+// (std::map nodes do not move) and lookups from fit threads are serialised.
+const FreeParameter* find_model_parameter(const std::string& dispatcher, const std::string& term) {
+  static std::mutex mutex;
+  static std::map<std::string, FreeParameter> built;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = concat({dispatcher, ".", term});
+  if (const auto it = built.find(key); it != built.end()) return &it->second;
+  const ModelParam* m = record_term(dispatcher, term);
+  if (m == nullptr) return nullptr;
+  FreeParameter fp{m->name, m->unit, m->min, m->max, concat({"record term: ", m->source}), m->value};
+  for (const LiveFitMeaning& known : kLiveFitMeanings) {
+    if (term == known.term) {
+      fp.meaning = known.meaning;
+      fp.fit_start = known.fit_start;
+    }
+  }
+  return &built.emplace(key, std::move(fp)).first->second;
 }
 
 // "<dispatcher>.<generic A2A key>" -> {dispatcher, generic key}; nullopt otherwise.
@@ -215,7 +233,7 @@ const std::vector<FreeParameter>& free_parameters() {
 
 const FreeParameter* find_free_parameter(const std::string& key) {
   if (stack_of_key(key)) return &stack_scale_parameter();
-  if (const auto model = split_model_key(key)) return find_model_parameter(model->second);
+  if (const auto model = split_model_key(key)) return find_model_parameter(model->first, model->second);
   const auto split = split_dispatcher_key(key);
   const std::string generic = split ? split->second : key;
   for (const FreeParameter& p : parameter_table()) {
@@ -224,37 +242,52 @@ const FreeParameter* find_free_parameter(const std::string& key) {
   return nullptr;
 }
 
+namespace {
+
+// Where each parameter lives in SimProfile: one table instead of if-chains, so a new term is one line.
+using ScalarField = double SimProfile::*;
+using A2aField = double SimProfile::A2aFit::*;
+
+ScalarField scalar_field(const std::string& key) {
+  static const std::map<std::string, ScalarField> fields = {
+      {"compute_time_scale", &SimProfile::compute_time_scale},
+      {"launch_s", &SimProfile::launch_s},
+      {"layer_host_s", &SimProfile::layer_host_s},
+      {"moe_host_s", &SimProfile::moe_host_s},
+      {"collective_time_scale", &SimProfile::collective_time_scale},
+  };
+  const auto it = fields.find(key);
+  return it != fields.end() ? it->second : nullptr;
+}
+
+A2aField a2a_field(const std::string& leaf) {
+  static const std::map<std::string, A2aField> fields = {
+      {"a2a_time_scale", &SimProfile::A2aFit::time_scale},
+      {"a2a_latency_s", &SimProfile::A2aFit::latency_s},
+      {"a2a_per_copy_s", &SimProfile::A2aFit::per_copy_s},
+      {"a2a_fill_tokens", &SimProfile::A2aFit::fill_tokens},
+      {"a2a_node_latency_s", &SimProfile::A2aFit::node_latency_s},
+      {"a2a_remote_token_s", &SimProfile::A2aFit::remote_token_s},
+  };
+  const auto it = fields.find(leaf);
+  return it != fields.end() ? it->second : nullptr;
+}
+
+}  // namespace
+
 double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (const auto stack = stack_of_key(key)) {
     const auto it = p.stack_a2a_scale.find(*stack);
     return it != p.stack_a2a_scale.end() ? it->second : 1.0;
   }
-  if (split_model_key(key)) {
+  if (const auto model = split_model_key(key)) {
     const auto it = p.model_params.find(key);
     if (it != p.model_params.end()) return it->second;
-    const std::string dispatcher = key.substr(0, key.rfind('.'));
-    return default_dispatcher_params(Catalog::shared_default().dispatcher(dispatcher))
-        .get(key.substr(key.rfind('.') + 1));
+    return default_dispatcher_params(Catalog::shared_default().dispatcher(model->first)).get(model->second);
   }
-  if (const auto split = split_dispatcher_key(key)) {
-    const SimProfile::A2aFit a2a = p.a2a_for(split->first);
-    if (split->second == "a2a_time_scale") return a2a.time_scale;
-    if (split->second == "a2a_fill_tokens") return a2a.fill_tokens;
-    if (split->second == "a2a_node_latency_s") return a2a.node_latency_s;
-    if (split->second == "a2a_remote_token_s") return a2a.remote_token_s;
-    return split->second == "a2a_latency_s" ? a2a.latency_s : a2a.per_copy_s;
-  }
-  if (key == "compute_time_scale") return p.compute_time_scale;
-  if (key == "launch_s") return p.launch_s;
-  if (key == "layer_host_s") return p.layer_host_s;
-  if (key == "moe_host_s") return p.moe_host_s;
-  if (key == "collective_time_scale") return p.collective_time_scale;
-  if (key == "a2a_time_scale") return p.a2a_time_scale;
-  if (key == "a2a_latency_s") return p.a2a_latency_s;
-  if (key == "a2a_per_copy_s") return p.a2a_per_copy_s;
-  if (key == "a2a_fill_tokens") return p.a2a_fill_tokens;
-  if (key == "a2a_node_latency_s") return p.a2a_node_latency_s;
-  if (key == "a2a_remote_token_s") return p.a2a_remote_token_s;
+  if (const auto split = split_dispatcher_key(key)) return p.a2a_for(split->first).*a2a_field(split->second);
+  if (const A2aField f = a2a_field(key)) return p.generic_a2a.*f;
+  if (const ScalarField f = scalar_field(key)) return p.*f;
   throw std::logic_error("unknown free parameter " + key);
 }
 
@@ -268,48 +301,20 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
     return;
   }
   if (const auto split = split_dispatcher_key(key)) {
-    auto it = p.a2a_by_dispatcher.emplace(split->first, p.generic_a2a()).first;
-    if (split->second == "a2a_time_scale") {
-      it->second.time_scale = value;
-    } else if (split->second == "a2a_latency_s") {
-      it->second.latency_s = value;
-    } else if (split->second == "a2a_fill_tokens") {
-      it->second.fill_tokens = value;
-    } else if (split->second == "a2a_node_latency_s") {
-      it->second.node_latency_s = value;
-    } else if (split->second == "a2a_remote_token_s") {
-      it->second.remote_token_s = value;
-    } else {
-      it->second.per_copy_s = value;
-    }
+    // A dispatcher's first own term starts its set from the generic one.
+    auto it = p.a2a_by_dispatcher.emplace(split->first, p.generic_a2a).first;
+    it->second.*a2a_field(split->second) = value;
     return;
   }
-  if (key == "compute_time_scale") {
-    p.compute_time_scale = value;
-  } else if (key == "launch_s") {
-    p.launch_s = value;
-    p.backward_launch_s = value * kBackwardLaunchRatio;
-  } else if (key == "layer_host_s") {
-    p.layer_host_s = value;
-  } else if (key == "moe_host_s") {
-    p.moe_host_s = value;
-  } else if (key == "collective_time_scale") {
-    p.collective_time_scale = value;
-  } else if (key == "a2a_time_scale") {
-    p.a2a_time_scale = value;
-  } else if (key == "a2a_latency_s") {
-    p.a2a_latency_s = value;
-  } else if (key == "a2a_per_copy_s") {
-    p.a2a_per_copy_s = value;
-  } else if (key == "a2a_fill_tokens") {
-    p.a2a_fill_tokens = value;
-  } else if (key == "a2a_node_latency_s") {
-    p.a2a_node_latency_s = value;
-  } else if (key == "a2a_remote_token_s") {
-    p.a2a_remote_token_s = value;
-  } else {
-    throw std::logic_error("unknown free parameter " + key);
+  if (const A2aField f = a2a_field(key)) {
+    p.generic_a2a.*f = value;
+    return;
   }
+  const ScalarField f = scalar_field(key);
+  if (f == nullptr) throw std::logic_error("unknown free parameter " + key);
+  p.*f = value;
+  // Backward launches cost a fixed fraction of forward ones (kBackwardLaunchRatio says why).
+  if (key == "launch_s") p.backward_launch_s = value * kBackwardLaunchRatio;
 }
 
 namespace {
@@ -334,15 +339,6 @@ std::vector<std::string> generic_a2a_source_names(const SimProfile& p) {
   return names;
 }
 
-void set_generic_a2a(SimProfile& p, const SimProfile::A2aFit& a2a) {
-  p.a2a_time_scale = a2a.time_scale;
-  p.a2a_latency_s = a2a.latency_s;
-  p.a2a_per_copy_s = a2a.per_copy_s;
-  p.a2a_fill_tokens = a2a.fill_tokens;
-  p.a2a_node_latency_s = a2a.node_latency_s;
-  p.a2a_remote_token_s = a2a.remote_token_s;
-}
-
 }  // namespace
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
@@ -357,8 +353,8 @@ void set_generic_a2a_from_dispatchers(SimProfile& p) {
     remote_token.push_back(a2a.remote_token_s);
   }
   if (scales.empty()) return;
-  set_generic_a2a(p, {median_of(scales), median_of(latencies), median_of(per_copy), median_of(fill),
-                      median_of(node_latencies), median_of(remote_token)});
+  p.generic_a2a = {median_of(scales), median_of(latencies),      median_of(per_copy),
+                   median_of(fill),   median_of(node_latencies), median_of(remote_token)};
 }
 
 bool has_own_a2a_terms(const FittedProfile& profile, const std::string& dispatcher) {
@@ -375,7 +371,7 @@ std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const Fit
   if (!profile.fitted) return out;
   for (const std::string& name : generic_a2a_source_names(profile.sim)) {
     FittedProfile variant = profile;
-    set_generic_a2a(variant.sim, profile.sim.a2a_by_dispatcher.at(name));
+    variant.sim.generic_a2a = profile.sim.a2a_by_dispatcher.at(name);
     out.emplace_back(name, std::move(variant));
   }
   return out;
@@ -427,10 +423,14 @@ FittedProfile load_fitted_profile(const std::string& path) {
           set_free_parameter(p.sim, name + "." + leaf, d->number(leaf, fp->lo, fp->hi));
           p.fitted_keys.push_back(name + "." + leaf);
         }
-        for (const FreeParameter& mp : model_parameter_table()) {
-          if (!d->has(mp.key)) continue;
-          set_free_parameter(p.sim, name + "." + mp.key, d->number(mp.key, mp.lo, mp.hi));
-          p.fitted_keys.push_back(name + "." + mp.key);
+        // Record terms the fit moved (net_chunk_s, ...), in the record's order.
+        const auto& records = Catalog::shared_default().dispatchers();
+        if (const auto record = records.find(name); record != records.end()) {
+          for (const ModelParam& term : record->second.terms) {
+            if (!d->has(term.name)) continue;
+            set_free_parameter(p.sim, name + "." + term.name, d->number(term.name, term.min, term.max));
+            p.fitted_keys.push_back(name + "." + term.name);
+          }
         }
         d->finish();
       }
@@ -586,10 +586,11 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "\na2a_fill_tokens = " + format_exact(a2a.fill_tokens) +
          "\na2a_node_latency_s = " + format_exact(a2a.node_latency_s) +
          "\na2a_remote_token_s = " + format_exact(a2a.remote_token_s) + "\n";
-    for (const FreeParameter& mp : model_parameter_table()) {
-      const auto it = p.sim.model_params.find(name + "." + mp.key);
-      if (it == p.sim.model_params.end()) continue;
-      s += mp.key + " = " + format_exact(it->second) + "  # " + mp.unit + ", bounds [" + format_exact(mp.lo) +
+    for (const auto& [key, value] : p.sim.model_params) {
+      const auto model = split_model_key(key);
+      if (!model || model->first != name) continue;
+      const FreeParameter& mp = *find_model_parameter(model->first, model->second);
+      s += mp.key + " = " + format_exact(value) + "  # " + mp.unit + ", bounds [" + format_exact(mp.lo) +
            ", " + format_exact(mp.hi) + "]: " + mp.meaning + "\n";
     }
   }

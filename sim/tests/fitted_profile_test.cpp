@@ -60,7 +60,7 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.fit_objective, "huber 0.1");
   EXPECT_EQ(p.sim.launch_s, 3.25e-05);
   EXPECT_EQ(p.sim.backward_launch_s, 3.25e-05 * kBackwardLaunchRatio);
-  EXPECT_EQ(p.sim.a2a_time_scale, 1.25);
+  EXPECT_EQ(p.sim.generic_a2a.time_scale, 1.25);
   EXPECT_EQ(p.sim.compute_time_scale, 1);  // not in the file: default
   // Every parameter is written (the values predictions use); the dispatcher's pair starts from the generic.
   EXPECT_EQ(p.fitted_keys.size(), free_parameters().size() + a2a_parameter_leaves().size());
@@ -69,13 +69,13 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").per_copy_s, 2.5e-8);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").fill_tokens, 192.5);
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_fill_tokens"), 192.5);
-  EXPECT_EQ(p.sim.a2a_fill_tokens, 0);  // the generic fill stays at its default
+  EXPECT_EQ(p.sim.generic_a2a.fill_tokens, 0);  // the generic fill stays at its default
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").node_latency_s, 7.5e-4);
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_node_latency_s"), 7.5e-4);
-  EXPECT_EQ(p.sim.a2a_node_latency_s, 0);
+  EXPECT_EQ(p.sim.generic_a2a.node_latency_s, 0);
   EXPECT_EQ(p.sim.a2a_by_dispatcher.at("deepep-uccl").remote_token_s, 1.25e-7);
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-uccl.a2a_remote_token_s"), 1.25e-7);
-  EXPECT_EQ(p.sim.a2a_remote_token_s, 0);
+  EXPECT_EQ(p.sim.generic_a2a.remote_token_s, 0);
   EXPECT_EQ(p.sim.layer_host_s, 1.25e-3);
   EXPECT_EQ(p.sim.moe_host_s, 0);                                               // written as its default 0
   EXPECT_EQ(get_free_parameter(p.sim, "deepep-nvshmem.a2a_time_scale"), 1.25);  // no entry: the generic
@@ -114,7 +114,7 @@ TEST(FittedProfile, FillTokensBoundsAndGenericMedian) {
   set_free_parameter(s, "b.a2a_fill_tokens", 300);
   set_free_parameter(s, "c.a2a_fill_tokens", 200);
   set_generic_a2a_from_dispatchers(s);
-  EXPECT_EQ(s.a2a_fill_tokens, 200);                     // median of 100, 200, 300
+  EXPECT_EQ(s.generic_a2a.fill_tokens, 200);             // median of 100, 200, 300
   EXPECT_EQ(s.a2a_by_dispatcher.at("a").time_scale, 1);  // created from the generic defaults
 }
 
@@ -130,15 +130,15 @@ TEST(FittedProfile, GenericTermsFromTheDeepEpFamily) {
   set_free_parameter(s, "deepep-nvshmem.a2a_latency_s", 1e-3);
   set_free_parameter(s, "deepep-nvshmem.a2a_node_latency_s", 4e-4);
   set_generic_a2a_from_dispatchers(s);
-  EXPECT_DOUBLE_EQ(s.a2a_latency_s, 1.5e-3);
-  EXPECT_DOUBLE_EQ(s.a2a_node_latency_s, 3e-4);
-  EXPECT_EQ(s.a2a_time_scale, 1);
+  EXPECT_DOUBLE_EQ(s.generic_a2a.latency_s, 1.5e-3);
+  EXPECT_DOUBLE_EQ(s.generic_a2a.node_latency_s, 3e-4);
+  EXPECT_EQ(s.generic_a2a.time_scale, 1);
   EXPECT_DOUBLE_EQ(s.a2a_for("deepep-v2-gin").latency_s, 1.5e-3);
   // Without a DeepEP-family fit, every fitted dispatcher counts.
   SimProfile n;
   set_free_parameter(n, "nccl-alltoall.a2a_time_scale", 1.38);
   set_generic_a2a_from_dispatchers(n);
-  EXPECT_EQ(n.a2a_time_scale, 1.38);
+  EXPECT_EQ(n.generic_a2a.time_scale, 1.38);
 }
 
 TEST(FittedProfile, UncertaintyBandFromCrossValidatedResiduals) {

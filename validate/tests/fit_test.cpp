@@ -20,7 +20,7 @@ struct Synthetic {
     std::vector<double> t;
     for (std::size_t r : which) {
       t.push_back(compute[r] * p.compute_time_scale + launches[r] * p.launch_s +
-                  std::max(a2a[r] * p.a2a_time_scale, coll[r] * p.collective_time_scale));
+                  std::max(a2a[r] * p.generic_a2a.time_scale, coll[r] * p.collective_time_scale));
     }
     return t;
   }
@@ -56,7 +56,7 @@ SimProfile generating_parameters() {
   SimProfile truth;
   truth.compute_time_scale = 1.7;
   set_free_parameter(truth, "launch_s", 30e-6);
-  truth.a2a_time_scale = 1.25;
+  truth.generic_a2a.time_scale = 1.25;
   truth.collective_time_scale = 1.2;
   return truth;
 }
@@ -72,7 +72,7 @@ TEST(Fit, RecoversTheParametersThatGeneratedTheData) {
   EXPECT_NEAR(r.profile.compute_time_scale, 1.7, 1.7e-3);
   EXPECT_NEAR(r.profile.launch_s, 30e-6, 30e-9);
   EXPECT_NEAR(r.profile.backward_launch_s, 15e-6, 15e-9);  // tied to launch_s
-  EXPECT_NEAR(r.profile.a2a_time_scale, 1.25, 1.25e-3);
+  EXPECT_NEAR(r.profile.generic_a2a.time_scale, 1.25, 1.25e-3);
   EXPECT_EQ(r.rows_failed, 0);
   EXPECT_GE(r.replays, 1 + 4);  // start + one linear model at least
 }
@@ -127,7 +127,7 @@ TEST(Fit, OnlyTheNamedParametersMove) {
   const FitResult r = fit_parameters(s(truth, rows), rows, SimProfile{}, o, s);
   EXPECT_NEAR(r.profile.compute_time_scale, 2, 2e-3);
   EXPECT_EQ(r.profile.launch_s, SimProfile{}.launch_s);
-  EXPECT_EQ(r.profile.a2a_time_scale, 1);
+  EXPECT_EQ(r.profile.generic_a2a.time_scale, 1);
 }
 
 TEST(CrossValidate, HeldOutGroupsArePredictedByFoldsThatNeverSawThem) {
@@ -137,7 +137,7 @@ TEST(CrossValidate, HeldOutGroupsArePredictedByFoldsThatNeverSawThem) {
   for (double& c : s.coll) c = 0.1;
   SimProfile truth;
   truth.compute_time_scale = 1.5;
-  truth.a2a_time_scale = 1.3;
+  truth.generic_a2a.time_scale = 1.3;
   const std::vector<std::size_t> rows = rows24();
   std::vector<double> measured = s(truth, rows);
   std::vector<std::string> group(24);

@@ -17,10 +17,15 @@
 namespace moetwin {
 
 // One named free parameter: TOML key, unit, bounds the fitter respects (physically plausible ranges,
-// reasons in fitted_profile.cpp) and meaning. Besides the generic parameters of free_parameters(), every
-// dispatcher has its own A2A set "<dispatcher>.a2a_time_scale", "<dispatcher>.a2a_latency_s",
-// "<dispatcher>.a2a_per_copy_s", "<dispatcher>.a2a_fill_tokens", "<dispatcher>.a2a_node_latency_s" and
-// "<dispatcher>.a2a_remote_token_s" (SimProfile::a2a_by_dispatcher) with the generic parameters' bounds.
+// reasons in fitted_profile.cpp) and meaning. The live-run fit addresses every parameter by one key:
+//   - the generic ones of free_parameters() ("launch_s", "compute_time_scale", ...);
+//   - per dispatcher, its in-training A2A set "<dispatcher>.a2a_time_scale", ".a2a_latency_s",
+//     ".a2a_per_copy_s", ".a2a_fill_tokens", ".a2a_node_latency_s", ".a2a_remote_token_s"
+//     (SimProfile::a2a_by_dispatcher, the generic A2A bounds);
+//   - per dispatcher, every term of its catalog record "<dispatcher>.<term>" (SimProfile::model_params,
+//     the record's unit and bounds), e.g. "nccl-alltoall.net_chunk_s";
+//   - per software stack, "<stack>.stack_a2a_scale" (SimProfile::stack_a2a_scale).
+// parameter_registry (parameter_registry.hpp) lists them with the layer each value comes from.
 struct FreeParameter {
   std::string key;
   std::string unit;

@@ -90,33 +90,24 @@ struct SimProfile {
   // Fitted: NCCL TP / PP / DP collective and send/recv times are this times the topology closed form
   // (NCCL protocol and channel overheads, EFA congestion, aws-ofi-nccl proxy costs the closed form lacks).
   double collective_time_scale = 1;
-  // Fitted: dispatch / combine A2A times are the dispatcher model's handshake latency + a2a_time_scale x
-  // its transfer terms + a2a_latency_s per call (in-training contention, proxy-thread and host
-  // synchronisation costs the kernel benchmarks do not show; a bandwidth shortfall does not lengthen a
-  // handshake, so the scale leaves the latency alone). Per dispatcher (a2a_by_dispatcher, keyed by catalog
-  // name) when the fit had runs of it; these two for any other dispatcher.
-  double a2a_time_scale = 1;
-  double a2a_latency_s = 0;
-  // Fitted: in-training time per received token copy per dispatch/combine call, s (per-token work the
-  // kernel benchmark's large calls amortise: metadata, layout and proxy work per token); it separates
-  // the per-token from the per-byte (a2a_time_scale) part, which differ between hidden sizes.
-  double a2a_per_copy_s = 0;
-  // Fitted: pipeline fill of a chunked A2A kernel, tokens per peer per dispatch/combine call; each call
-  // pays fill x (EP - 1) x hidden x 2 bytes / the GPU's link bandwidth (A2aFillGeometry, comm_cost.hpp).
-  double a2a_fill_tokens = 0;
-  // Fitted: time per dispatch/combine call per remote node of the EP group, s (work a call does once per
-  // peer node: per-node chunk pipelines that fill and drain, proxy round trips and RDMA fences per remote
-  // peer). It grows with the EP group's span in nodes, not with its bytes (live runs: going from EP16, 1
-  // remote node, to EP32, 3 remote nodes, at the same tokens per call costs DeepEP 1-3 ms per call more
-  // than its byte terms explain; NCCL's byte terms explain its own).
-  double a2a_node_latency_s = 0;
-  // Fitted: time per token a rank's dispatch sends to another node (and its combine receives back), per
-  // call, s: per-token work of the RDMA path that does not grow with the hidden size (DeepEP's per-token
-  // metadata, signalling and forwarding-loop work, the proxy's per-token bookkeeping). The kernel
-  // benchmarks the dispatcher models are calibrated on all use hidden 7168, so they cannot tell it from a
-  // per-byte cost; the live runs can (hidden 4096 and 7168): with it, the per-byte scale stays at the
-  // benchmark rate. Counted on MoeRankCost::dispatch_remote_tokens / combine_remote_tokens.
-  double a2a_remote_token_s = 0;
+  // A dispatcher's in-training A2A terms, fitted on live runs (the live-run fit's "<dispatcher>.<term>"):
+  //  - time_scale: dispatch / combine transfer time over the dispatcher model's transfer terms (in-training
+  //    contention and proxy costs the kernel benchmarks do not show; a bandwidth shortfall does not
+  //    lengthen a handshake, so the scale leaves the model's latency alone), x;
+  //  - latency_s: fixed time per dispatch/combine call (host synchronisation, proxy round trip), s;
+  //  - per_copy_s: time per received token copy per call (per-token work the benchmark's large calls
+  //    amortise: metadata, layout and proxy work per token), s;
+  //  - fill_tokens: pipeline fill of a chunked A2A kernel, tokens per peer per call; each call pays
+  //    fill x (EP - 1) x hidden x 2 bytes / the GPU's link bandwidth (A2aFillGeometry, comm_cost.hpp);
+  //  - node_latency_s: time per call per remote node of the EP group (per-node chunk pipelines that fill
+  //    and drain, proxy round trips and RDMA fences per remote peer): it grows with the EP group's span
+  //    in nodes, not with its bytes (live runs: EP16 -> EP32 at the same tokens per call costs DeepEP
+  //    1-3 ms per call more than its byte terms explain; NCCL's byte terms explain its own), s;
+  //  - remote_token_s: time per token a rank's dispatch sends to another node (combine: receives back),
+  //    per call: per-token work of the RDMA path that does not grow with the hidden size (DeepEP's
+  //    per-token metadata, signalling and forwarding-loop work, the proxy's bookkeeping). The kernel
+  //    benchmarks all use hidden 7168 and cannot tell it from a per-byte cost; the live runs can (hidden
+  //    4096 and 7168). Counted on MoeRankCost::dispatch_remote_tokens / combine_remote_tokens, s.
   struct A2aFit {
     double time_scale = 1;
     double latency_s = 0;
@@ -125,6 +116,7 @@ struct SimProfile {
     double node_latency_s = 0;
     double remote_token_s = 0;
   };
+  // Per dispatcher with live runs (keyed by catalog name).
   std::map<std::string, A2aFit> a2a_by_dispatcher;
   // Fitted values of dispatcher-model parameters (dispatcher_params.hpp), "<dispatcher>.<parameter>",
   // e.g. "nccl-alltoall.net_chunk_s"; the model's defaults for the rest.
@@ -133,15 +125,13 @@ struct SimProfile {
   // dispatcher terms give, for every dispatcher on that stack: a slower (or faster) in-training all-to-all
   // whose cause the stack's rows cannot name. Stacks without an entry: 1 (the mechanisms' defaults).
   std::map<std::string, double> stack_a2a_scale;
-  // The generic A2A terms above as one set.
-  A2aFit generic_a2a() const {
-    return {a2a_time_scale,  a2a_latency_s,      a2a_per_copy_s,
-            a2a_fill_tokens, a2a_node_latency_s, a2a_remote_token_s};
-  }
+  // For dispatchers the fit had no runs of: per term, the median over measured dispatchers of the same
+  // kernel design (set_generic_a2a_from_dispatchers, fitted_profile.hpp).
+  A2aFit generic_a2a;
   // `dispatcher`'s own A2A terms, or the generic ones when the fit had no runs of it.
   A2aFit a2a_for(const std::string& dispatcher) const {
     const auto it = a2a_by_dispatcher.find(dispatcher);
-    return it != a2a_by_dispatcher.end() ? it->second : generic_a2a();
+    return it != a2a_by_dispatcher.end() ? it->second : generic_a2a;
   }
 };
 

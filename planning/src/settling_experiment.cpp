@@ -11,6 +11,7 @@
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/models/rng.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/scenario/rescale.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
 
@@ -132,18 +133,13 @@ bool runnable(const Scenario& s) {
 bool at_nodes(Scenario& s, int nodes) {
   const Scenario target = s;
   const int gpus = nodes * s.instance.gpus;
-  const int per_replica = s.parallel.tp * s.parallel.cp * s.parallel.pp;
-  s.nodes = nodes;
-  if (gpus % per_replica == 0) {
-    s.parallel.dp = gpus / per_replica;
-    if (runnable(s)) return true;
-  }
+  s = rescale(target, nodes, target.parallel.pp, target.training.micro_batch);
+  if (s.parallel.dp > 0 && runnable(s)) return true;
   s = target;
+  // The proxy's pipeline size keeps the target's dp (rescale derives it back from pp).
   const int replicas = target.parallel.tp * target.parallel.cp * target.parallel.dp;
-  if (gpus % replicas != 0 || gpus / replicas < 1) return false;
-  s.nodes = nodes;
-  s.parallel.pp = gpus / replicas;
-  if (s.parallel.pp >= target.parallel.pp) return false;
+  if (gpus % replicas != 0 || gpus / replicas < 1 || gpus / replicas >= target.parallel.pp) return false;
+  s = rescale(target, nodes, gpus / replicas, target.training.micro_batch);
   s.parallel.vpp = 1;
   s.model.layers = std::max(1, static_cast<int>(std::lround(static_cast<double>(target.model.layers) *
                                                             s.parallel.pp / target.parallel.pp)));

@@ -12,6 +12,7 @@
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/scenario/rescale.hpp"
 #include "scenario_rules.hpp"
 
 namespace moetwin {
@@ -111,28 +112,38 @@ void read_parallelism(StrictTable& t, Scenario& s, FieldNames& names) {
                                                 {"ep", Field::ep}, {"etp", Field::etp}, {"cp", Field::cp},
                                                 {"dp", Field::dp}};
   for (const auto& [key, field] : keys) names.lines[field] = t.where(key);
+  p = parse_parallel_sizes(t);
+  if (t.has("dp")) {
+    p.dp = t.int32("dp", 1, kMaxParallel);
+  } else {
+    // Derived as Megatron does: dp = world / (tp * cp * pp).
+    p.dp = derived_dp(s);
+    if (p.dp == 0) {
+      const long long world = static_cast<long long>(s.nodes) * s.instance.gpus;
+      const long long model_ranks = static_cast<long long>(p.tp) * p.cp * p.pp;
+      throw InputError(t.where("dp"), t.name("dp"), "absent",
+                       "derivable as world / (tp * cp * pp), but the world size " + std::to_string(world) +
+                           " (" + std::to_string(s.nodes) + " nodes * " + std::to_string(s.instance.gpus) +
+                           " GPUs) is not a multiple of tp * cp * pp = " + std::to_string(model_ranks));
+    }
+  }
+  t.finish();
+}
+
+}  // namespace
+
+ParallelLayout parse_parallel_sizes(StrictTable& t) {
+  ParallelLayout p;
   p.tp = t.int32("tp", 1, kMaxParallel);
   p.pp = t.int32("pp", 1, kMaxParallel);
   p.vpp = t.int32_or("vpp", 1, kMaxParallel, 1);
   p.ep = t.int32_or("ep", 1, kMaxParallel, 1);
   p.etp = t.int32_or("etp", 1, kMaxParallel, 1);
   p.cp = t.int32_or("cp", 1, kMaxParallel, 1);
-  if (t.has("dp")) {
-    p.dp = t.int32("dp", 1, kMaxParallel);
-  } else {
-    // Derived as Megatron does: dp = world / (tp * cp * pp).
-    const long long world = static_cast<long long>(s.nodes) * s.instance.gpus;
-    const long long model_ranks = static_cast<long long>(p.tp) * p.cp * p.pp;
-    if (world % model_ranks != 0) {
-      throw InputError(t.where("dp"), t.name("dp"), "absent",
-                       "derivable as world / (tp * cp * pp), but the world size " + std::to_string(world) +
-                           " (" + std::to_string(s.nodes) + " nodes * " + std::to_string(s.instance.gpus) +
-                           " GPUs) is not a multiple of tp * cp * pp = " + std::to_string(model_ranks));
-    }
-    p.dp = static_cast<int>(world / model_ranks);
-  }
-  t.finish();
+  return p;
 }
+
+namespace {
 
 void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& pad_given) {
   names.lines[Field::micro_batch] = t.where("micro_batch");

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/scenario/rescale.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 
 namespace moetwin {
@@ -57,15 +58,13 @@ SweepPoint make_point(const SweepSpec& spec, std::size_t id) {
   s.model = spec.models[c.model];
   s.instance = spec.instances[c.instance];
   s.gpu = spec.instance_gpus[c.instance];
-  s.nodes = spec.nodes[c.nodes];
   const LayoutChoice& l = spec.layouts[c.layout];
   s.parallel.tp = l.tp;
-  s.parallel.pp = l.pp;
   s.parallel.vpp = l.vpp;
   s.parallel.ep = l.ep;
   s.parallel.etp = l.etp;
   s.parallel.cp = l.cp;
-  s.training.micro_batch = spec.micro_batches[c.micro_batch];
+  s = rescale(std::move(s), spec.nodes[c.nodes], l.pp, spec.micro_batches[c.micro_batch]);
   s.training.global_batch = spec.global_batches[c.global_batch];
   s.training.recompute = static_cast<Recompute>(spec.recomputes[c.recompute]);
   s.training.overlap_moe_a2a = spec.overlaps[c.overlap] != 0;
@@ -83,10 +82,9 @@ SweepPoint make_point(const SweepSpec& spec, std::size_t id) {
     const std::string prefix = spec.path + ": ";
     return text.compare(0, prefix.size(), prefix) == 0 ? text.substr(prefix.size()) : text;
   };
-  const long long world = static_cast<long long>(s.nodes) * s.instance.gpus;
-  const long long model_ranks = static_cast<long long>(l.tp) * l.cp * l.pp;
-  if (world % model_ranks != 0) {
-    s.parallel.dp = 0;
+  if (s.parallel.dp == 0) {
+    const long long world = static_cast<long long>(s.nodes) * s.instance.gpus;
+    const long long model_ranks = static_cast<long long>(l.tp) * l.cp * l.pp;
     p.error = message(
         InputError(where, "parallelism.dp", "not derivable",
                    "world / (tp * cp * pp) an integer, but the world size " + std::to_string(world) + " (" +
@@ -94,7 +92,6 @@ SweepPoint make_point(const SweepSpec& spec, std::size_t id) {
                        " GPUs) is not a multiple of tp * cp * pp = " + std::to_string(model_ranks)));
     return p;
   }
-  s.parallel.dp = static_cast<int>(world / model_ranks);
   try {
     validate_scenario(s, where);
   } catch (const InputError& e) {

@@ -190,15 +190,9 @@ class GridReader {
         throw InputError(t.where("dp"), t.name("dp"), describe_toml_value(*n.as_table()->get("dp")),
                          "no dp key (each point derives dp = gpus / (tp * pp * cp))");
       }
-      LayoutChoice c;
-      c.line = line_of(n);
-      c.tp = t.int32("tp", 1, kMaxParallel);
-      c.pp = t.int32("pp", 1, kMaxParallel);
-      c.vpp = t.int32_or("vpp", 1, kMaxParallel, 1);
-      c.ep = t.int32_or("ep", 1, kMaxParallel, 1);
-      c.etp = t.int32_or("etp", 1, kMaxParallel, 1);
-      c.cp = t.int32_or("cp", 1, kMaxParallel, 1);
+      const ParallelLayout sizes = parse_parallel_sizes(t);
       t.finish();
+      const LayoutChoice c{sizes.tp, sizes.pp, sizes.vpp, sizes.ep, sizes.etp, sizes.cp, line_of(n)};
       out.push_back(c);
       seen.push_back(std::to_string(c.tp) + "/" + std::to_string(c.pp) + "/" + std::to_string(c.vpp) + "/" +
                      std::to_string(c.ep) + "/" + std::to_string(c.etp) + "/" + std::to_string(c.cp));

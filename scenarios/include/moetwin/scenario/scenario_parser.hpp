@@ -24,6 +24,11 @@ RoutingConfig parse_routing_table(StrictTable& t, const std::string& path, const
                                   const std::string& default_kind, std::uint64_t default_seed);
 Scenario load_scenario_file(const std::string& path, const Catalog& catalog);
 
+// The parallel sizes of a layout table, as a scenario's [parallelism] and a sweep's `layouts` entries write
+// them: tp and pp (required), vpp, ep, etp, cp (default 1), each in [1, 2^20]. dp is the caller's: a
+// scenario may give it (else rescale.hpp derived_dp), a sweep point always derives it. Does not finish `t`.
+ParallelLayout parse_parallel_sizes(StrictTable& t);
+
 // Checks every cross-field rule (world size, EP carving, divisibility, vpp vs pp, ...). Called by the
 // parsers; public so that programmatically built scenarios (sweeps, plans) are held to the same rules.
 // `where` locates the scenario in messages.

@@ -1,0 +1,33 @@
+// The renderings of one prediction (`moetwin predict SCENARIO`): the per-rank breakdown table, the text
+// summary, and the JSON document with its warnings; and the warning lines of row-driven predictions.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "moetwin/reports/result_table.hpp"
+#include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/sim/prediction.hpp"
+
+namespace moetwin {
+
+// Per category (compute, exposed_<class>, host_wait, bubble, idle): min, median and max over ranks and
+// the critical rank's own time, seconds.
+ResultTable breakdown_table(const Prediction& p);
+
+// "warning: <w>\n" per warning: dispatcher validity and novelty warnings go to stdout in text, to
+// stderr with CSV (which has no place for them).
+std::string warning_lines(const std::vector<std::string>& warnings);
+
+// {"context", each table, ["novelty"], "warnings" (always present)}, 2-space indented.
+std::string render_prediction_json(const OutputContext& context,
+                                   const std::vector<std::pair<std::string, const ResultTable*>>& tables,
+                                   const std::vector<std::string>& warnings, const Novelty* novelty = nullptr);
+
+// Scenario, layout, dispatcher and cost models, stack, profile, sources, the iteration with its 80%
+// interval and novelty, throughput, critical rank, the warnings and the per-rank breakdown.
+std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile);
+
+}  // namespace moetwin

@@ -1,0 +1,79 @@
+#include "moetwin/reports/prediction_report.hpp"
+
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/reports/prediction_columns.hpp"
+
+namespace moetwin {
+
+ResultTable breakdown_table(const Prediction& p) {
+  ResultTable t;
+  t.columns = {"category", "min_s", "median_s", "max_s", "critical_rank_s"};
+  const RankStats& c = p.engine.ranks.at(static_cast<std::size_t>(p.critical_rank));
+  auto add = [&](const std::string& name, const RankSpread& s, TimeNs crit) {
+    t.add_row({name, Cell::fixed(s.min_s, 6), Cell::fixed(s.median_s, 6), Cell::fixed(s.max_s, 6),
+               Cell::fixed(static_cast<double>(crit) * 1e-9, 6)});
+  };
+  add("compute", p.compute, c.compute);
+  for (int k = 0; k < kCommClasses; ++k)
+    add(std::string("exposed_") + kCommClassNames[k], p.exposed[k], c.exposed[k]);
+  add("host_wait", p.host_wait, c.host_wait);
+  add("bubble", p.bubble, c.bubble);
+  add("idle", p.idle, c.idle);
+  return t;
+}
+
+std::string warning_lines(const std::vector<std::string>& warnings) {
+  std::string out;
+  for (const std::string& w : warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string render_prediction_json(const OutputContext& context,
+                                   const std::vector<std::pair<std::string, const ResultTable*>>& tables,
+                                   const std::vector<std::string>& warnings, const Novelty* novelty) {
+  nlohmann::ordered_json j;
+  j["context"] = context_json(context);
+  for (const auto& [name, table] : tables) j[name] = rows_json(*table);
+  if (novelty != nullptr) j["novelty"] = novelty_json(*novelty);
+  j["warnings"] = warnings;
+  return j.dump(2) + "\n";
+}
+
+std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
+  const Novelty novelty = novelty_of(s, profile);
+  const UncertaintyBand band = band_for(profile, p.iteration_s, novelty);
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"scenario", s.name},
+      {"model / instance", s.model.name + " on " + std::to_string(s.nodes) + " x " + s.instance.name},
+      {"layout", "tp" + std::to_string(s.parallel.tp) + " pp" + std::to_string(s.parallel.pp) + " vpp" +
+                     std::to_string(s.parallel.vpp) + " ep" + std::to_string(s.parallel.ep) + " etp" +
+                     std::to_string(s.parallel.etp) + " dp" + std::to_string(s.parallel.dp) + ", mb " +
+                     std::to_string(s.training.micro_batch) + ", " + std::to_string(p.microbatches) +
+                     " microbatches"},
+      {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
+                         ", collectives: " + p.built.comm_model + ")"},
+      {"stack", s.stack.spec.name + (s.stack.from_default ? " (default: no [stack] table)" : "") +
+                    ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) + " KiB" +
+                    (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
+                         ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
+                         : "")},
+      {"precision", to_string(s.training.precision)},
+      {"profile", profile_label(profile)},
+      {"compute", p.compute_source},
+      {"collectives", p.collective_source},
+      {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
+                        format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" +
+                        ", 80%: " + band_source(profile, novelty) + ")"},
+      {"novelty", novelty.covered() ? std::string("covered (every dimension has live runs in the fit)")
+                                    : novelty.level() + ": " + novelty.summary()},
+      {"tokens/s", format_fixed(p.tokens_per_s, 0)},
+      {"model TFLOP/s/GPU", format_fixed(p.model_tflops_per_gpu, 1)},
+      {"critical rank", std::to_string(p.critical_rank) + " (" + rank_name(s.parallel, p.critical_rank) +
+                            ", stage " + std::to_string(p.critical_stage) + ")"},
+      {"replay", std::to_string(p.ops) + " ops, " + std::to_string(p.events) + " events"},
+  };
+  return render_key_values(kv) + warning_lines(p.warnings) + "\nper-rank breakdown (s):\n" +
+         render_text(breakdown_table(p));
+}
+
+}  // namespace moetwin

@@ -1,0 +1,265 @@
+#include "moetwin/validate/validation_report.hpp"
+
+#include <algorithm>
+
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/reports/prediction_columns.hpp"
+#include "moetwin/validate/accuracy.hpp"
+#include "moetwin/validate/fit_workflow.hpp"
+
+namespace moetwin {
+
+namespace {
+
+Cell pct(double fraction) {
+  return Cell::fixed(fraction * 100, 2);
+}
+
+bool is_headline_column(const std::string& c) {
+  return c == "predicted_iter_s" || c == "predicted_tflops_gpu";
+}
+
+// The rows table: the runs' own columns, the headline prediction (out of sample when there is one), the
+// in-sample one beside it, the 80% interval, the status and the replay's breakdown.
+ResultTable rows_table(const std::vector<std::string>& header, const std::vector<LiveRun>& runs,
+                       const std::vector<RowPrediction>& preds, const std::vector<double>& headline,
+                       const std::vector<double>& in_sample, const std::vector<RowInterval>& intervals,
+                       bool has_cv) {
+  ResultTable rows;
+  rows.columns = header;
+  for (const char* c : {"predicted_iter_s", "predicted_tflops_gpu", "error_pct"}) rows.columns.push_back(c);
+  if (has_cv) {
+    for (const char* c : {"in_sample_iter_s", "in_sample_error_pct"}) rows.columns.push_back(c);
+  }
+  for (const std::string& c : band_columns()) rows.columns.push_back(c);
+  rows.columns.push_back("status");
+  const std::vector<std::string> names = predict_columns();
+  for (const std::string& c : names) {
+    if (!is_headline_column(c)) rows.columns.push_back(c);
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    std::vector<Cell> row;
+    for (const std::string& f : runs[i].row.fields) row.emplace_back(f);
+    const RowPrediction& p = preds[i];
+    const double t = headline[i];
+    const double tflops = t > 0 ? p.detail.model_flops / (t * p.detail.gpus) / 1e12 : 0;
+    row.push_back(Cell::fixed(t, 6));
+    row.push_back(Cell::fixed(tflops, 2));
+    row.push_back(t > 0 ? pct(t / runs[i].iter_s - 1) : Cell(""));
+    if (has_cv) {
+      row.push_back(Cell::fixed(in_sample[i], 6));
+      row.push_back(in_sample[i] > 0 ? pct(in_sample[i] / runs[i].iter_s - 1) : Cell(""));
+    }
+    if (intervals[i].level.empty()) {
+      for (std::size_t k = 0; k < band_columns().size(); ++k) row.emplace_back("");
+    } else {
+      row.push_back(Cell::fixed(intervals[i].lo_s, 6));
+      row.push_back(Cell::fixed(intervals[i].hi_s, 6));
+      row.emplace_back(intervals[i].level);
+      row.emplace_back(intervals[i].novelty);
+    }
+    row.push_back(p.ok ? Cell("ok") : Cell("error: " + p.error));
+    const std::vector<Cell> detail = predict_cells(p.detail);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      if (!is_headline_column(names[k])) row.push_back(detail[k]);
+    }
+    rows.add_row(std::move(row));
+  }
+  return rows;
+}
+
+ResultTable parameters_table(const FittedProfile& profile) {
+  ResultTable params;
+  params.columns = {"parameter", "value", "unit", "lo", "hi", "fitted", "meaning"};
+  std::vector<std::string> shown;
+  for (const FreeParameter& fp : free_parameters()) shown.push_back(fp.key);
+  for (const auto& entry : profile.sim.a2a_by_dispatcher) {
+    for (const std::string& leaf : a2a_parameter_leaves()) shown.push_back(entry.first + "." + leaf);
+  }
+  for (const std::string& key : shown) {
+    const FreeParameter& fp = *find_free_parameter(key);
+    const bool moved =
+        std::find(profile.fitted_keys.begin(), profile.fitted_keys.end(), key) != profile.fitted_keys.end();
+    params.add_row({key, Cell::exact(get_free_parameter(profile.sim, key)), fp.unit, Cell::exact(fp.lo),
+                    Cell::exact(fp.hi), Cell::boolean(moved), fp.meaning});
+  }
+  return params;
+}
+
+}  // namespace
+
+ValidationReport make_validation_report(const std::vector<std::string>& header, const std::vector<LiveRun>& runs,
+                                        const std::vector<RowPrediction>& preds,
+                                        const std::vector<double>& oos, const FittedProfile& profile,
+                                        const std::string& runs_label, const std::string& fit_objective) {
+  ValidationReport report;
+  std::vector<double> in_sample;
+  for (const RowPrediction& r : preds) in_sample.push_back(r.ok ? r.iteration_s : 0);
+  const bool has_cv = !oos.empty();
+  report.out_of_sample = has_cv;
+  const std::vector<double>& headline = has_cv ? oos : in_sample;
+
+  // The 80% interval: out of sample (the band held out with the row's campaign) with --cv, else the
+  // profile's band at the row's novelty against the profile's coverage.
+  const std::vector<RowInterval> in_intervals = in_sample_intervals(runs, in_sample, profile);
+  const std::vector<RowInterval> oos_intervals =
+      has_cv ? out_of_sample_intervals(runs, oos, profile) : std::vector<RowInterval>{};
+  report.rows = rows_table(header, runs, preds, headline, in_sample, has_cv ? oos_intervals : in_intervals, has_cv);
+
+  // Per campaign and overall.
+  const RowErrors head = row_errors(runs, headline);
+  const RowErrors ins = row_errors(runs, in_sample);
+  ResultTable& summary = report.summary;
+  summary.columns = {"campaign", "rows", "median_abs_error_pct", "p90_abs_error_pct", "mean_signed_error_pct"};
+  if (has_cv) {
+    for (const char* c : {"in_sample_median_abs_error_pct", "in_sample_p90_abs_error_pct"})
+      summary.columns.push_back(c);
+  }
+  auto add_summary = [&](const std::string& name, const std::vector<double>& e, const std::vector<double>& e_in) {
+    const ErrorStats s = error_stats(e);
+    std::vector<Cell> row = {name, Cell::integer(s.rows), pct(s.median_abs), pct(s.p90_abs), pct(s.mean_signed)};
+    if (has_cv) {
+      const ErrorStats si = error_stats(e_in);
+      row.push_back(pct(si.median_abs));
+      row.push_back(pct(si.p90_abs));
+    }
+    summary.add_row(std::move(row));
+  };
+  for (const auto& [campaign, e] : head.by_campaign) add_summary(campaign, e, ins.by_campaign.at(campaign));
+  add_summary("all", head.all, ins.all);
+
+  // Dispatcher ranking per cell.
+  const std::vector<CellRanking> cells = rank_cells(runs, headline);
+  report.cells.columns = {"cell",  "measured_winner", "predicted_winner", "winner_right", "measured_lead_pct",
+                          "pairs", "pairs_agree"};
+  int right = 0, decisive = 0, decisive_right = 0, pairs = 0, agree = 0;
+  for (const CellRanking& c : cells) {
+    report.cells.add_row({c.key, c.measured_winner, c.predicted_winner, Cell::boolean(c.winner_right()),
+                          pct(c.measured_lead), Cell::integer(c.pairs), Cell::integer(c.pairs_agree)});
+    right += c.winner_right() ? 1 : 0;
+    pairs += c.pairs;
+    agree += c.pairs_agree;
+    if (c.measured_lead >= 0.05) {
+      ++decisive;
+      decisive_right += c.winner_right() ? 1 : 0;
+      if (!c.winner_right())
+        report.misses.push_back(c.key + ": measured " + c.measured_winner + " (+" +
+                                format_fixed(c.measured_lead * 100, 1) + "%), predicted " + c.predicted_winner);
+    }
+  }
+
+  // Margin errors: the uncertainty of a recommendation (recommend, plan).
+  report.margins.columns = {"scope", "pairs", "median_abs_error_pct", "p90_abs_error_pct"};
+  auto add_margins = [&](const std::string& scope, const MarginResidualSummary& m) {
+    report.margins.add_row({scope, Cell::integer(m.pairs), pct(m.median_abs), pct(m.p90_abs)});
+  };
+  const MarginResidualSummary head_margin = margin_residual_summary(cells, runs, headline);
+  add_margins(has_cv ? "out_of_sample" : "in_sample", head_margin);
+  MarginResidualSummary in_margin;  // with --cv: the in-sample margins beside the out-of-sample ones
+  if (has_cv) {
+    in_margin = margin_residual_summary(rank_cells(runs, in_sample), runs, in_sample);
+    add_margins("in_sample", in_margin);
+  }
+
+  // How often the 80% intervals hold the measured time, per novelty level.
+  std::vector<std::pair<std::string, std::vector<IntervalCoverage>>> coverage_scopes = {
+      {"in_sample", interval_coverage(in_intervals)}};
+  if (has_cv) coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
+  report.intervals = interval_coverage_table(coverage_scopes);
+  report.parameters = parameters_table(profile);
+
+  const ErrorStats all = error_stats(head.all);
+  std::vector<std::pair<std::string, std::string>>& kv = report.headline;
+  kv = {
+      {"runs", runs_label + " (" + std::to_string(runs.size()) + " rows, " + std::to_string(head.all.size()) +
+                   " predicted)"},
+      {"profile", profile_label(profile)},
+      {"errors", std::string(has_cv ? "out of sample (" + profile.cv_scheme + ")" : "in sample") +
+                     ": median |error| " + format_fixed(all.median_abs * 100, 1) + "%, p90 " +
+                     format_fixed(all.p90_abs * 100, 1) + "%, mean signed " +
+                     format_fixed(all.mean_signed * 100, 1) + "%"},
+  };
+  if (has_cv) {
+    const ErrorStats si = error_stats(ins.all);
+    kv.push_back({"in sample", "median |error| " + format_fixed(si.median_abs * 100, 1) + "%, p90 " +
+                                   format_fixed(si.p90_abs * 100, 1) + "%"});
+  }
+  kv.push_back({"dispatcher winner", std::to_string(right) + " of " + std::to_string(cells.size()) +
+                                         " cells right; " + std::to_string(decisive_right) + " of " +
+                                         std::to_string(decisive) + " where the measured lead is >= 5%"});
+  kv.push_back({"pairwise order", std::to_string(agree) + " of " + std::to_string(pairs) + " pairs agree"});
+  std::string m = std::string(has_cv ? "out of sample" : "in sample") +
+                  ": predicted time ratio of two dispatchers on one cell off by median " +
+                  format_fixed(head_margin.median_abs * 100, 1) + "%, p90 " +
+                  format_fixed(head_margin.p90_abs * 100, 1) + "% (" + std::to_string(head_margin.pairs) +
+                  " pairs)";
+  if (has_cv) {
+    m += "; in sample " + format_fixed(in_margin.median_abs * 100, 1) + "% / " +
+         format_fixed(in_margin.p90_abs * 100, 1) + "%";
+  }
+  kv.push_back({"margin error", m});
+  for (const auto& [scope, coverage] : coverage_scopes) {
+    kv.push_back({scope == "in_sample" ? "80% interval, in sample" : "80% interval, out of sample",
+                  interval_coverage_line(coverage)});
+  }
+  if (!fit_objective.empty()) kv.push_back({"objective", fit_objective});
+  return report;
+}
+
+std::string render_validation_text(const ValidationReport& report) {
+  ResultTable brief;
+  brief.columns = {"campaign", "mb", "vpp", "overlap", "dispatcher", "iter_s", "predicted_iter_s", "error_pct"};
+  if (report.out_of_sample) brief.columns.push_back("in_sample_error_pct");
+  for (const auto& r : report.rows.rows) {
+    std::vector<Cell> b;
+    for (const std::string& c : brief.columns) b.push_back(r[report.rows.column(c)]);
+    brief.add_row(std::move(b));
+  }
+  std::string content = render_key_values(report.headline) + "\nparameters:\n" + render_text(report.parameters) +
+                        "\nper campaign:\n" + render_text(report.summary) + "\nper row:\n" + render_text(brief) +
+                        "\ndispatcher ranking per cell:\n" + render_text(report.cells);
+  if (!report.misses.empty()) {
+    content += "\nwrong winner where the measured lead is >= 5%:\n";
+    for (const std::string& m : report.misses) content += "  " + m + "\n";
+  }
+  return content;
+}
+
+std::string render_validation_json(const ValidationReport& report, const OutputContext& context) {
+  return render_json(context, {{"rows", &report.rows},
+                               {"summary", &report.summary},
+                               {"cells", &report.cells},
+                               {"margins", &report.margins},
+                               {"parameters", &report.parameters},
+                               {"intervals", &report.intervals}});
+}
+
+ResultTable interval_coverage_table(
+    const std::vector<std::pair<std::string, std::vector<IntervalCoverage>>>& scopes) {
+  ResultTable t;
+  t.columns = {"scope", "novelty_level", "rows", "inside", "coverage_pct", "median_hi_lo"};
+  for (const auto& [scope, coverage] : scopes) {
+    for (const IntervalCoverage& c : coverage) {
+      t.add_row({scope, c.level, Cell::integer(c.rows), Cell::integer(c.inside), Cell::fixed(c.share * 100, 1),
+                 Cell::fixed(c.median_hi_lo, 3)});
+    }
+  }
+  return t;
+}
+
+std::string interval_coverage_line(const std::vector<IntervalCoverage>& coverage) {
+  std::string all;
+  std::string levels;
+  for (const IntervalCoverage& c : coverage) {
+    const std::string share = format_fixed(c.share * 100, 0) + "%";
+    if (c.level == "all") {
+      all = share + " of " + std::to_string(c.rows) + " rows inside their 80% interval, median hi/lo " +
+            format_fixed(c.median_hi_lo, 2);
+    } else {
+      levels += (levels.empty() ? "" : ", ") + c.level + " " + share + " of " + std::to_string(c.rows);
+    }
+  }
+  return all + " (" + levels + ")";
+}
+
+}  // namespace moetwin

@@ -2,11 +2,8 @@
 // scenario's process group on its cluster: the closed-form estimate, the same flows through a network
 // model (--backend), and the most loaded links.
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <memory>
 #include <sstream>
-#include <system_error>
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
@@ -28,36 +25,6 @@ namespace {
 
 // JSON output layout version; bump on any change of keys or meaning.
 constexpr int kNetSchemaVersion = 2;  // 2: collective_source
-
-// "64MiB", "1.5GiB", "512KiB", "1MB", "4096" (bytes); binary and decimal suffixes.
-double parse_size(const std::string& text) {
-  const InputLocation where{"--bytes", 0};
-  std::size_t split = 0;
-  while (split < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[split])) || text[split] == '.' || text[split] == 'e' ||
-          text[split] == 'E' || text[split] == '+')) {
-    ++split;
-  }
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + split, value);
-  if (split == 0 || ec != std::errc() || ptr != text.data() + split) {
-    throw InputError(where, "bytes", text, "expected a size such as 64MiB, 1GiB, 512KiB, 1MB or 4096");
-  }
-  std::string unit = text.substr(split);
-  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
-  static const std::pair<const char*, double> kUnits[] = {
-      {"", 1}, {"B", 1}, {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"KB", 1e3}, {"MB", 1e6}, {"GB", kGB}};
-  for (const auto& [name, scale] : kUnits) {
-    if (unit == name) {
-      const double bytes = value * scale;
-      if (!(bytes >= 0) || bytes > 1e15) {
-        throw InputError(where, "bytes", text, "expected a size in [0, 1e15] bytes");
-      }
-      return bytes;
-    }
-  }
-  throw InputError(where, "bytes", text, "expected a unit among B, KiB, MiB, GiB, KB, MB, GB");
-}
 
 std::string gbps(double bytes_per_s) {
   return format_fixed(bytes_per_s / 1e9, 2);

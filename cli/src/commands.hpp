@@ -47,6 +47,10 @@ void add_profile_option(CLI::App* cmd, std::string& profile);
 // defaults".
 std::string profile_label(const FittedProfile& profile);
 
+// A byte size with a binary or decimal suffix ("64MiB", "1.5GiB", "512KiB", "1MB", "4096" bytes); throws
+// InputError naming --bytes for anything else or a size outside [0, 1e15].
+double parse_size(const std::string& text);
+
 // Prints every live-run row's repair warnings (LiveRun::warnings) on stderr, prefixed "warning: ".
 void print_row_warnings(const LiveRunTable& table);
 

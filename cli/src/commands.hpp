@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "moetwin/reports/prediction_columns.hpp"  // profile_label(), the profile line every command prints
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 
@@ -43,9 +44,6 @@ std::string runs_label(const std::vector<std::string>& runs);
 
 // --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/fitted/live-fit.toml).
 void add_profile_option(CLI::App* cmd, std::string& profile);
-// "calibrate/profiles/fitted/live-fit.toml (fitted 2026-11-29 on ...; CV median |err| 6.1%)" or "unfitted
-// defaults".
-std::string profile_label(const FittedProfile& profile);
 
 // A byte size with a binary or decimal suffix ("64MiB", "1.5GiB", "512KiB", "1MB", "4096" bytes); throws
 // InputError naming --bytes for anything else or a size outside [0, 1e15].

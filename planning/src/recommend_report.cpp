@@ -1,0 +1,171 @@
+#include "moetwin/planning/recommend_report.hpp"
+
+#include <algorithm>
+
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/reports/prediction_columns.hpp"
+
+namespace moetwin {
+
+namespace {
+
+// The cells after the first seven of an "ok" point of `group`.
+void add_prediction_cells(const Recommendation& r, const RecommendGroup& group, const RecommendPoint& pt,
+                          const FittedProfile& profile, std::vector<Cell>& row) {
+  const Prediction& p = r.predictions[pt.row].detail;
+  const double winner_s = r.predictions[r.points[group.ranked[0]].row].iteration_s;
+  row.push_back(Cell::fixed(p.iteration_s, 6));
+  const Novelty novelty = novelty_of(r.rows[pt.row].scenario, profile);
+  row.push_back(Cell::fixed(band_for(profile, pt.fastest_s, novelty).lo_s, 6));
+  row.push_back(Cell::fixed(band_for(profile, pt.slowest_s, novelty).hi_s, 6));
+  row.emplace_back(novelty.level());
+  row.emplace_back(novelty.summary());
+  row.push_back(a2a_terms_label(profile, pt.dispatcher));
+  row.push_back(group.winner);
+  row.push_back(Cell::fixed(group.margin * 100, 2));
+  row.push_back(group.uncertainty >= 0 ? Cell::fixed(group.uncertainty * 100, 2) : Cell(""));
+  row.push_back(Cell::boolean(group.exceeds));
+  row.push_back(Cell::fixed((p.iteration_s / winner_s - 1) * 100, 2));
+  row.push_back(Cell::boolean(pt.beyond));
+  const SettlingExperiment& settle = group.settle;
+  const bool settles_this = settle.found && std::find(settle.dispatchers.begin(), settle.dispatchers.end(),
+                                                      pt.dispatcher) != settle.dispatchers.end();
+  row.emplace_back(settles_this ? describe(settle, r.rows[pt.row].scenario) : std::string());
+  row.push_back(settles_this ? Cell::fixed(settle.node_hours, 2) : Cell(""));
+  row.push_back(settles_this ? Cell::fixed(settle.margin_after * 100, 2) : Cell(""));
+  const std::vector<Cell> cells = predict_cells(p);
+  for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
+}
+
+std::string lines_of(const std::vector<std::string>& lines) {
+  std::string t;
+  for (const std::string& l : lines) t += "  " + l + "\n";
+  return t;
+}
+
+}  // namespace
+
+ResultTable recommendation_table(const Recommendation& r, const FittedProfile& profile) {
+  ResultTable table;
+  table.columns = {"model",
+                   "instance",
+                   "nodes",
+                   "pp",
+                   "mb",
+                   "dispatcher",
+                   "status",
+                   "predicted_iter_s",
+                   "predicted_lo_s",
+                   "predicted_hi_s",
+                   "novelty_level",
+                   "novelty",
+                   "a2a_terms",
+                   "winner",
+                   "margin_pct",
+                   "margin_uncertainty_pct",
+                   "margin_exceeds_uncertainty",
+                   "behind_winner_pct",
+                   "behind_beyond_uncertainty",
+                   "settle_with",
+                   "settle_node_hours",
+                   "settle_margin_after_pct"};
+  for (const std::string& c : predict_columns()) {
+    if (c != "predicted_iter_s") table.columns.push_back(c);
+  }
+  for (const RecommendGroup& group : r.groups) {
+    for (std::size_t k = group.first; k < group.first + r.dispatchers.size(); ++k) {
+      const RecommendPoint& pt = r.points[k];
+      std::vector<Cell> row = {r.base.model.name,
+                               r.base.instance.name,
+                               Cell::integer(pt.nodes),
+                               Cell::integer(pt.pp),
+                               Cell::integer(pt.mb),
+                               pt.dispatcher,
+                               pt.status};
+      if (pt.status == "ok") {
+        add_prediction_cells(r, group, pt, profile, row);
+      } else {
+        while (row.size() < table.columns.size()) row.emplace_back("");
+      }
+      table.add_row(std::move(row));
+    }
+  }
+  return table;
+}
+
+FootnotedTable footnote_statuses(const ResultTable& table, const std::vector<std::string>& columns) {
+  FootnotedTable out;
+  out.table.columns = columns;
+  for (const auto& r : table.rows) {
+    std::vector<Cell> b;
+    for (const std::string& c : columns) {
+      Cell cell = r[table.column(c)];
+      if (c == "status" && cell.text != "ok") {
+        auto it = std::find(out.footnotes.begin(), out.footnotes.end(), cell.text);
+        if (it == out.footnotes.end()) it = out.footnotes.insert(out.footnotes.end(), cell.text);
+        const std::string kind = cell.text.rfind("invalid", 0) == 0 ? "invalid" : "does not fit";
+        cell.text = kind + " [" + std::to_string(it - out.footnotes.begin() + 1) + "]";
+      }
+      b.push_back(cell);
+    }
+    out.table.add_row(std::move(b));
+  }
+  return out;
+}
+
+std::string render_recommendation_text(const Recommendation& r, const ResultTable& table,
+                                       const FittedProfile& profile, const std::string& scenario_path) {
+  const FootnotedTable brief = footnote_statuses(
+      table, {"nodes", "pp", "mb", "dispatcher", "status", "predicted_iter_s", "predicted_lo_s", "predicted_hi_s",
+              "novelty_level", "a2a_terms", "behind_winner_pct", "behind_beyond_uncertainty"});
+  std::string footnotes;
+  for (std::size_t k = 0; k < brief.footnotes.size(); ++k) {
+    footnotes += "  [" + std::to_string(k + 1) + "] " + brief.footnotes[k] + "\n";
+  }
+  std::string content =
+      render_key_values({{"scenario", scenario_path},
+                         {"model / instance", r.base.model.name + " on " + r.base.instance.name},
+                         {"profile", profile_label(profile)}}) +
+      "\n" + render_text(brief.table) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
+      (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") + lines_of(r.pp_notes) +
+      "\nuncertainty:\n  " +
+      (r.uncertainty >= 0
+           ? "a margin counts when it exceeds " + format_fixed(r.uncertainty * 100, 1) +
+                 "%, the p90 error of the profile's cross-validated margins (" +
+                 std::to_string(profile.cross_validated_margin.pairs) +
+                 " pairs of dispatchers measured on one layout), widened where a point is new to the fit "
+                 "(margin_uncertainty_pct: in proportion to its wider band)"
+           : std::string("a margin counts when the two bands do not overlap (the profile has no "
+                         "cross-validated margin errors)")) +
+      "\n";
+  content += lines_of(r.generic_notes);
+  content += "winners:\n";
+  content += lines_of(r.winners);
+  content +=
+      "ties, and the cheapest run that settles each (value of information: the margin's band after "
+      "refitting the two dispatchers' A2A terms on the run's measured margin; iteration noise " +
+      format_fixed(kIterationCv * 100, 1) +
+      "%, job-to-job variation unmeasured, so the narrowed band is a lower bound; job start-up " +
+      format_fixed(SettlingOptions{}.job_startup_s / 60, 0) + " min each, an assumption):\n";
+  content += r.ties.empty() ? std::string("  none\n") : lines_of(r.ties);
+  content += "crossovers:\n";
+  content += r.crossovers.empty() ? std::string("  none\n") : lines_of(r.crossovers);
+  return content;
+}
+
+std::string render_recommendation_json(const Recommendation& r, const ResultTable& table,
+                                       const OutputContext& context) {
+  const auto one_column = [](const char* name, const std::vector<std::string>& values) {
+    ResultTable t;
+    t.columns = {name};
+    for (const std::string& v : values) t.add_row({v});
+    return t;
+  };
+  const ResultTable cross = one_column("crossover", r.crossovers);
+  const ResultTable pp_table = one_column("pp_auto", r.pp_notes);
+  const ResultTable tie_table = one_column("tie", r.ties);
+  return render_json(context,
+                     {{"rows", &table}, {"crossovers", &cross}, {"pp_auto", &pp_table}, {"ties", &tie_table}});
+}
+
+}  // namespace moetwin

@@ -57,19 +57,13 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
                       "[calibration] profile path still applies)");
   cmd->callback([opts, &global] {
     const FittedProfile profile = resolve_fitted_profile(opts->profile);
-    auto options_for = [&opts, &profile](const Scenario& sc) {
-      PredictOptions o;
-      if (opts->moe_cost == "dispatcher") {
-        o = predict_options_for(sc, profile);
-      } else {
-        o.profile = profile.sim;
-      }
-      if (opts->calibration == "none")
-        o.calibration = false;
-      else
-        o.calibration_dir = opts->calibration;
-      return o;
-    };
+    PredictOptions options;
+    options.profile = profile.sim;
+    if (opts->moe_cost == "balanced") options.moe_cost = PredictOptions::MoeCost::balanced;
+    if (opts->calibration == "none")
+      options.calibration = false;
+    else
+      options.calibration_dir = opts->calibration;
     if (opts->scenario.empty() == opts->runs.empty()) {
       throw InputError({"", 0}, "predict", "", "a scenario file or --runs FILE.csv");
     }
@@ -102,7 +96,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         bar = std::make_unique<SweepProgress>(po, table.runs.size(), 0, table.runs.size());
       }
       for (const LiveRun& run : table.runs) {
-        Prediction p = predict(run.scenario, options_for(run.scenario));
+        Prediction p = predict(run.scenario, options);
         if (bar) bar->advance();
         const Novelty novelty = novelty_of(run.scenario, profile);
         for (std::string& w : novelty.warnings()) p.warnings.push_back(std::move(w));
@@ -146,7 +140,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       const Scenario s = load_scenario_file(opts->scenario, catalog);
       // A bad --trace-ranks is reported before the replay (the critical rank only picks among valid ones).
       if (!opts->trace.empty()) (void)select_trace_ranks(opts->trace_ranks, s.parallel, 0);
-      PredictOptions po = options_for(s);
+      PredictOptions po = options;
       po.trace = !opts->trace.empty();
       // A layout that does not fit in HBM would not run however fast it is predicted: warned (first) or,
       // with --require-fit, refused.

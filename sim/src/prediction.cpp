@@ -1,12 +1,14 @@
 #include "moetwin/sim/prediction.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/models/calibrated_collectives.hpp"
 #include "moetwin/models/calibrated_compute.hpp"
+#include "moetwin/models/dispatcher_moe_cost.hpp"
 
 namespace moetwin {
 
@@ -41,6 +43,8 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
                           : options.calibration_dir.empty() ? default_calibration_dir()
                                                             : options.calibration_dir;
   WorkloadSeams seams = options.seams;
+  if (seams.moe == nullptr && options.moe_cost == PredictOptions::MoeCost::dispatcher)
+    seams.moe = std::make_shared<DispatcherMoeCost>(scenario, options.profile.model_params);
   // One profile lookup (directory scan, cached parse) serves both seams.
   std::optional<ScenarioCalibration> calibration;
   if (seams.compute == nullptr || seams.comm == nullptr) calibration = calibration_for(scenario, dir);
@@ -58,7 +62,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   }
   out.built = build_workload(scenario, options.profile, seams);
   out.compute_source = out.built.compute.source;
-  if (options.seams.moe != nullptr) out.warnings = options.seams.moe->warnings();
+  if (seams.moe != nullptr) out.warnings = seams.moe->warnings();
   EngineOptions eo;
   eo.trace = options.trace;
   out.engine = run_engine(out.built.workload, eo);

@@ -194,11 +194,14 @@ TEST(DispatcherMoeCost, PredictionCarriesTheDispatcherWarnings) {
                                "in proxy fallback mode (one proxy thread)"});
   EXPECT_EQ(predict(p5, o).warnings, o.seams.moe->warnings());
   EXPECT_EQ(ScaledMoeCost(o.seams.moe, 2.0, 1e-3).warnings(), o.seams.moe->warnings());  // fitted wrapper
-  // p5en has EFA-GDA; nccl-alltoall has no limits at EP16; the balanced default seam has no dispatcher.
+  // Default options use the scenario's dispatcher too.
+  EXPECT_EQ(predict(p5, PredictOptions{}).warnings, o.seams.moe->warnings());
+  // p5en has EFA-GDA; nccl-alltoall has no limits at EP16; the balanced MoE cost has no dispatcher.
   EXPECT_TRUE(DispatcherMoeCost(make("deepep-v2-gin")).warnings().empty());
   EXPECT_TRUE(predicted_warnings(make("deepep-v2-gin")).empty());
   EXPECT_TRUE(predicted_warnings(make("nccl-alltoall", "", "p5.48xlarge")).empty());
-  const PredictOptions balanced;  // seams.moe null: BalancedMoeCost
+  PredictOptions balanced;  // BalancedMoeCost: no dispatcher model, no warnings
+  balanced.moe_cost = PredictOptions::MoeCost::balanced;
   EXPECT_TRUE(predict(p5, balanced).warnings.empty());
 }
 

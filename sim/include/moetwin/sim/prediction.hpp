@@ -19,6 +19,11 @@ namespace moetwin {
 
 struct PredictOptions {
   SimProfile profile;
+  // The MoE cost when seams.moe is null: the scenario's dispatcher (its routing plans and dispatcher model
+  // with profile.model_params: what every command predicts with) or the balanced NCCL default
+  // (BalancedMoeCost: even routing, no dispatcher model; `predict --moe-cost balanced`).
+  enum class MoeCost { dispatcher, balanced };
+  MoeCost moe_cost = MoeCost::dispatcher;
   WorkloadSeams seams;
   // When seams.compute (seams.comm) is null: look up the GPU's calibration profile in calibration_dir
   // ("" = default_calibration_dir()) for its GEMM curves (compute_profile_for) and NVLink collective
@@ -57,13 +62,14 @@ struct Prediction {
   // NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2 GPUs)" or "NVLink defaults (...)".
   std::string collective_source;
   // Validity warnings of the MoE cost seam (DispatcherMoeCost: DispatcherModel::check at the scenario's EP
-  // size, e.g. "deepep-v2-gin: p5.48xlarge has no EFA-GDA ..."); empty for the balanced default.
+  // size, e.g. "deepep-v2-gin: p5.48xlarge has no EFA-GDA ..."); empty for the balanced MoE cost.
   std::vector<std::string> warnings;
   BuiltWorkload built;  // the replayed programs (labels, groups, layout)
   EngineResult engine;  // per-rank stats and, with PredictOptions::trace, the spans
 };
 
-// Throws InputError for scenarios the replay cannot represent.
+// Throws InputError for scenarios the replay cannot represent, and (with the dispatcher MoE cost) when the
+// scenario's dispatcher cannot run at its EP size.
 Prediction predict(const Scenario& scenario, const PredictOptions& options = {});
 
 // Rank names for reports: "pp1.tp3.dp0" (dense coordinates).

@@ -29,6 +29,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global);
 void add_validate_command(CLI::App& app, const GlobalOptions& global);
 void add_recommend_command(CLI::App& app, const GlobalOptions& global);
 void add_catalog_command(CLI::App& app, const GlobalOptions& global);
+void add_params_command(CLI::App& app, const GlobalOptions& global);
 
 // The input and output options every row-driven command shares: one scenario or --runs FILE.csv,
 // --format text|json|csv, --out FILE.

@@ -1,0 +1,71 @@
+// The parameter registry: every term under one key with the layer its value comes from, for the shipped
+// profile and for the unfitted defaults; every key is one the live-run fit can address.
+#include "moetwin/sim/parameter_registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace moetwin {
+namespace {
+
+std::map<std::string, RegistryEntry> by_key(const FittedProfile& profile) {
+  std::map<std::string, RegistryEntry> out;
+  for (const RegistryEntry& e : parameter_registry(profile, Catalog::shared_default())) {
+    EXPECT_TRUE(out.emplace(e.key, e).second) << "duplicate key " << e.key;
+  }
+  return out;
+}
+
+TEST(ParameterRegistry, ShippedProfileLayers) {
+  const FittedProfile profile =
+      load_fitted_profile(std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles/fitted/live-fit.toml");
+  const auto r = by_key(profile);
+  EXPECT_EQ(r.at("launch_s").layer, "fitted on live runs");
+  EXPECT_EQ(r.at("launch_s").scope, "global");
+  EXPECT_EQ(r.at("deepep-uccl.a2a_latency_s").layer, "fitted on live runs");
+  // The shipped fit has no deepep-v2-gin rows: its A2A terms are the generic ones.
+  EXPECT_EQ(r.at("deepep-v2-gin.a2a_latency_s").layer, "generic (no runs of it)");
+  EXPECT_EQ(r.at("deepep-v2-gin.a2a_latency_s").value, profile.sim.generic_a2a.latency_s);
+  EXPECT_EQ(r.at("nccl-alltoall.net_chunk_s").layer, "fitted on live runs");
+  EXPECT_EQ(r.at("nccl-alltoall.net_chunk_s").value,
+            profile.sim.model_params.at("nccl-alltoall.net_chunk_s"));
+  EXPECT_EQ(r.at("deepep-uccl.latency_rounds").layer, "calibrated on kernel benchmarks");
+  EXPECT_EQ(r.at("deepep-uccl.latency_rounds").value, 11.06);
+  EXPECT_EQ(r.at("deepep-v2-gin.per_message_s").layer, "default");
+  EXPECT_EQ(r.at("megatron-lm-core_r0.17.0-nccl2.28.9.stack_a2a_scale").layer, "fitted on this stack's rows");
+  EXPECT_EQ(r.at("nemo-26.04.01.stack_a2a_scale").layer, "default (no rows of this stack)");
+  EXPECT_EQ(r.at("nemo-26.04.01.stack_a2a_scale").value, 1.0);
+  for (const auto& [key, e] : r) {
+    EXPECT_NE(find_free_parameter(key), nullptr) << key;
+    EXPECT_GE(e.value, e.lo) << key;
+    EXPECT_LE(e.value, e.hi) << key;
+    EXPECT_FALSE(e.unit.empty()) << key;
+    EXPECT_FALSE(e.meaning.empty()) << key;
+  }
+}
+
+TEST(ParameterRegistry, UnfittedDefaultsHaveNoFittedLayer) {
+  for (const auto& [key, e] : by_key(FittedProfile{})) {
+    EXPECT_NE(e.layer, "fitted on live runs") << key;
+    EXPECT_NE(e.layer, "generic (no runs of it)") << key;
+  }
+}
+
+TEST(ParameterRegistry, AnyRecordTermIsAddressableByTheFit) {
+  SimProfile p;
+  set_free_parameter(p, "deepep-uccl.latency_rounds", 9.5);
+  EXPECT_EQ(p.model_params.at("deepep-uccl.latency_rounds"), 9.5);
+  EXPECT_EQ(get_free_parameter(p, "deepep-uccl.latency_rounds"), 9.5);
+  EXPECT_EQ(get_free_parameter(p, "deepep-nvshmem.latency_rounds"), 4.067);  // the record's value
+  const FreeParameter* fp = find_free_parameter("deepep-uccl.latency_rounds");
+  ASSERT_NE(fp, nullptr);
+  EXPECT_EQ(fp->unit, "count");
+  EXPECT_EQ(fp->hi, 20);
+  // A term the record does not have is no key.
+  EXPECT_EQ(find_free_parameter("deepep-uccl.net_chunk_s"), nullptr);
+}
+
+}  // namespace
+}  // namespace moetwin

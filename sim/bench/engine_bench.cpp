@@ -1,4 +1,4 @@
-// Engine speed (issue 4 acceptance): raw event throughput, and one DeepSeek-V3 iteration on 256 and 4096
+// Engine speed: raw event throughput, and one DeepSeek-V3 iteration on 256 and 4096
 // GPUs with skewed per-rank expert loads. Run: build/sim/sim_engine_bench [--benchmark_filter=...].
 #include <benchmark/benchmark.h>
 

@@ -104,7 +104,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         std::vector<Cell> row;
         for (const std::string& f : run.row.fields) row.emplace_back(f);
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
-        for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty)) row.push_back(std::move(c));
+        for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
+          row.push_back(std::move(c));
         row.push_back(Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2));
         row.emplace_back(p.compute_source);
         row.emplace_back(p.collective_source);
@@ -161,7 +162,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       row.columns.push_back("collective_source");
       std::vector<Cell> cells{s.name};
       for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
-      for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty)) cells.push_back(std::move(c));
+      for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
+        cells.push_back(std::move(c));
       cells.emplace_back(p.compute_source);
       cells.emplace_back(p.collective_source);
       row.add_row(std::move(cells));
@@ -171,7 +173,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       } else if (opts->format == "json") {
         const ResultTable breakdown = breakdown_table(p);
         content = render_prediction_json(context, {{"rows", &row}, {"breakdown", &breakdown}}, p.warnings,
-                                           &novelty);
+                                         &novelty);
       } else {
         content = render_prediction_text(s, p, profile);
       }

@@ -68,9 +68,11 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
                   "scenario's pp, said in the output), one value for every node count, or one per --nodes "
                   "entry (e.g. --nodes 8,16,32 --pp 2,4,8)")
       ->delimiter(',');
-  cmd->add_option("--gbs", o->request.global_batch, "Global batch (default: the scenario's)")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--gbs", o->request.global_batch, "Global batch (default: the scenario's)")
+      ->check(CLI::Range(1, 1 << 24));
   add_profile_option(cmd, o->profile);
-  cmd->add_option("--threads", o->request.threads, "Predictions in parallel (results identical for any count)")
+  cmd->add_option("--threads", o->request.threads,
+                  "Predictions in parallel (results identical for any count)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--format", o->format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", o->out, "Output file, written atomically (default stdout)");

@@ -116,7 +116,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([o, &global, huber_option] {
     if (!o->fit && huber_option->count() > 0)
       throw InputError({"", 0}, "--huber", format_exact(o->huber), "--fit (it is the fit's objective)");
-    if (!o->fit && o->cv != "none") throw InputError({"", 0}, "--cv", o->cv, "--fit (cross-validation refits)");
+    if (!o->fit && o->cv != "none")
+      throw InputError({"", 0}, "--cv", o->cv, "--fit (cross-validation refits)");
     if (!o->fit && !o->write_profile.empty())
       throw InputError({"", 0}, "--write-profile", o->write_profile, "--fit");
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
@@ -127,7 +128,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       const auto before = table.runs.size();
       std::erase_if(table.runs, [&](const LiveRun& r) { return r.scenario.name == name; });
       if (table.runs.size() == before) {
-        throw InputError({"", 0}, "--exclude", name, "the scenario name of a row of --runs (campaign/mb<mb>/...)");
+        throw InputError({"", 0}, "--exclude", name,
+                         "the scenario name of a row of --runs (campaign/mb<mb>/...)");
       }
       std::cerr << "excluded: " << name << " (" << before - table.runs.size() << " row)\n";
     }
@@ -159,8 +161,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       const RowPredictor predict = [&](const std::vector<std::size_t>& which, const FittedProfile& p) {
         return predict_rows(runs, which, p, o->threads);
       };
-      FitWorkflowResult fit = fit_profile(runs, profile, fo, predict,
-                                          progress_on_stderr(std::make_shared<std::unique_ptr<SweepProgress>>()));
+      FitWorkflowResult fit = fit_profile(
+          runs, profile, fo, predict, progress_on_stderr(std::make_shared<std::unique_ptr<SweepProgress>>()));
       profile = std::move(fit.profile);
       oos = std::move(fit.out_of_sample);
       objective = std::move(fit.objective);

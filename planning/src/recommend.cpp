@@ -26,12 +26,13 @@ std::string make_point(const Scenario& base, const Catalog& catalog, const Recom
   try {
     if (s.parallel.dp == 0) {
       throw InputError({base.source, 0}, "nodes", std::to_string(n),
-                       std::to_string(s.gpus()) + " GPUs divisible by tp x cp x pp = " +
-                           std::to_string(s.parallel.tp) + " x " + std::to_string(s.parallel.cp) + " x " +
-                           std::to_string(pp));
+                       std::to_string(s.gpus()) +
+                           " GPUs divisible by tp x cp x pp = " + std::to_string(s.parallel.tp) + " x " +
+                           std::to_string(s.parallel.cp) + " x " + std::to_string(pp));
     }
     validate_scenario(s, {base.source, 0});
-    const MemoryEstimate mem = estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {base.source, 0}));
+    const MemoryEstimate mem =
+        estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {base.source, 0}));
     if (!mem.fits) return hbm_fit_warning(s, mem);
   } catch (const InputError& e) {
     return std::string("invalid: ") + e.what();
@@ -86,7 +87,8 @@ std::vector<int> pipeline_sizes(const Scenario& base, const Catalog& catalog, co
       // Other pipeline sizes (not powers of two) that would do, for the user to pass with --pp.
       std::string others;
       for (int pp = 3; pp <= std::max(1, base.model.layers / 2); ++pp) {
-        if ((pp & (pp - 1)) == 0 || (n * base.instance.gpus) % (base.parallel.tp * base.parallel.cp * pp) != 0)
+        if ((pp & (pp - 1)) == 0 ||
+            (n * base.instance.gpus) % (base.parallel.tp * base.parallel.cp * pp) != 0)
           continue;
         std::string ignored;
         if (fitting_mbs(pp, ignored) > 0) others += (others.empty() ? "" : ", ") + std::to_string(pp);
@@ -99,9 +101,10 @@ std::vector<int> pipeline_sizes(const Scenario& base, const Catalog& catalog, co
     }
     pp_of[ni] = chosen;
     pp_notes.push_back(std::to_string(n) + " nodes: pp " + std::to_string(chosen) +
-                       (chosen == base.parallel.pp ? std::string(" (the scenario's)")
-                                                   : " (the scenario's pp " + std::to_string(base.parallel.pp) +
-                                                         " does not do: " + first_reason + ")"));
+                       (chosen == base.parallel.pp
+                            ? std::string(" (the scenario's)")
+                            : " (the scenario's pp " + std::to_string(base.parallel.pp) +
+                                  " does not do: " + first_reason + ")"));
   }
   return pp_of;
 }
@@ -140,8 +143,8 @@ std::vector<std::string> spread_generic_terms(Recommendation& r, const FittedPro
       names.push_back(r.points[k].dispatcher);
   }
   for (const std::string& d : names) {
-    notes.push_back(d + ": no live runs of it in the fit; its A2A terms are the per-term median of " + sources +
-                    ", and its band spans its predictions with each of their terms");
+    notes.push_back(d + ": no live runs of it in the fit; its A2A terms are the per-term median of " +
+                    sources + ", and its band spans its predictions with each of their terms");
   }
   return notes;
 }
@@ -156,7 +159,8 @@ RecommendGroup rank_group(Recommendation& r, std::size_t first, const FittedProf
     if (r.points[k].status == "ok") ok.push_back(k);
   }
   const auto time_of = [&r](std::size_t k) { return r.predictions[r.points[k].row].iteration_s; };
-  std::stable_sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) { return time_of(a) < time_of(b); });
+  std::stable_sort(ok.begin(), ok.end(),
+                   [&](std::size_t a, std::size_t b) { return time_of(a) < time_of(b); });
   const std::string label = r.points[first].label();
   const Novelty novelty = ok.empty() ? Novelty{} : novelty_of(r.rows[r.points[ok[0]].row].scenario, profile);
   group.uncertainty = margin_uncertainty(profile, novelty);
@@ -258,9 +262,11 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
     for (const auto& [name, spec] : catalog.dispatchers()) r.dispatchers.push_back(name);
   }
   for (const std::string& d : r.dispatchers) {
-    if (catalog.dispatchers().count(d) == 0) throw InputError({"", 0}, "--dispatchers", d, "a catalog dispatcher");
+    if (catalog.dispatchers().count(d) == 0)
+      throw InputError({"", 0}, "--dispatchers", d, "a catalog dispatcher");
   }
-  const std::vector<int> pp_of = pipeline_sizes(base, catalog, request, r.micro_batches, r.dispatchers, r.pp_notes);
+  const std::vector<int> pp_of =
+      pipeline_sizes(base, catalog, request, r.micro_batches, r.dispatchers, r.pp_notes);
 
   // Every (mb, nodes, dispatcher) point; the valid ones become rows to predict.
   for (int mb : r.micro_batches) {
@@ -297,7 +303,8 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
   std::map<std::pair<int, int>, std::string> winner_at;  // (mb, nodes) -> winner
   for (std::size_t g = 0; g < r.points.size(); g += r.dispatchers.size()) {
     r.groups.push_back(rank_group(r, g, profile));
-    if (!r.groups.back().winner.empty()) winner_at[{r.points[g].mb, r.points[g].nodes}] = r.groups.back().winner;
+    if (!r.groups.back().winner.empty())
+      winner_at[{r.points[g].mb, r.points[g].nodes}] = r.groups.back().winner;
   }
   r.crossovers = crossovers(winner_at, r.nodes, r.micro_batches);
   return r;
@@ -308,7 +315,8 @@ std::string nothing_valid_message(const Recommendation& r) {
   std::vector<std::string> why;
   for (const RecommendPoint& pt : r.points) {
     if (pt.status == "ok") any_ok = true;
-    if (pt.status != "ok" && std::find(why.begin(), why.end(), pt.status) == why.end()) why.push_back(pt.status);
+    if (pt.status != "ok" && std::find(why.begin(), why.end(), pt.status) == why.end())
+      why.push_back(pt.status);
   }
   if (any_ok) return "";
   std::string message = "no dispatcher is valid at any point (nodes x pp x mb):";

@@ -115,9 +115,10 @@ FootnotedTable footnote_statuses(const ResultTable& table, const std::vector<std
 
 std::string render_recommendation_text(const Recommendation& r, const ResultTable& table,
                                        const FittedProfile& profile, const std::string& scenario_path) {
-  const FootnotedTable brief = footnote_statuses(
-      table, {"nodes", "pp", "mb", "dispatcher", "status", "predicted_iter_s", "predicted_lo_s", "predicted_hi_s",
-              "novelty_level", "a2a_terms", "behind_winner_pct", "behind_beyond_uncertainty"});
+  const FootnotedTable brief =
+      footnote_statuses(table, {"nodes", "pp", "mb", "dispatcher", "status", "predicted_iter_s",
+                                "predicted_lo_s", "predicted_hi_s", "novelty_level", "a2a_terms",
+                                "behind_winner_pct", "behind_beyond_uncertainty"});
   std::string footnotes;
   for (std::size_t k = 0; k < brief.footnotes.size(); ++k) {
     footnotes += "  [" + std::to_string(k + 1) + "] " + brief.footnotes[k] + "\n";
@@ -164,8 +165,8 @@ std::string render_recommendation_json(const Recommendation& r, const ResultTabl
   const ResultTable cross = one_column("crossover", r.crossovers);
   const ResultTable pp_table = one_column("pp_auto", r.pp_notes);
   const ResultTable tie_table = one_column("tie", r.ties);
-  return render_json(context,
-                     {{"rows", &table}, {"crossovers", &cross}, {"pp_auto", &pp_table}, {"ties", &tie_table}});
+  return render_json(
+      context, {{"rows", &table}, {"crossovers", &cross}, {"pp_auto", &pp_table}, {"ties", &tie_table}});
 }
 
 }  // namespace moetwin

@@ -23,22 +23,24 @@ Scenario qwen3_30b() {
 TEST(Recommend, AutoPpOrderNearestFirstSmallerOnTies) {
   EXPECT_EQ(auto_pp_order(8, 61), (std::vector<int>{8, 4, 16, 2, 1}));
   EXPECT_EQ(auto_pp_order(1, 61), (std::vector<int>{1, 2, 4, 8, 16}));
-  EXPECT_EQ(auto_pp_order(8, 6), (std::vector<int>{2, 1}));     // at most half the layers
+  EXPECT_EQ(auto_pp_order(8, 6), (std::vector<int>{2, 1}));                      // at most half the layers
   EXPECT_EQ(auto_pp_order(3, 200), (std::vector<int>{4, 2, 8, 1, 16, 32, 64}));  // 4/3 is nearer than 3/2
 }
 
 TEST(Recommend, CrossoversInNodesThenInMicroBatches) {
   const std::map<std::pair<int, int>, std::string> winner_at = {
       {{1, 8}, "a"}, {{1, 16}, "b"}, {{4, 8}, "a"}, {{4, 16}, "a"}, {{4, 64}, "b"}};
-  EXPECT_EQ(crossovers(winner_at, {8, 16, 32, 64}, {1, 4}),
-            (std::vector<std::string>{"mb 1: a at 8 nodes -> b at 16 nodes", "16 nodes: b at mb 1 -> a at mb 4"}));
+  EXPECT_EQ(
+      crossovers(winner_at, {8, 16, 32, 64}, {1, 4}),
+      (std::vector<std::string>{"mb 1: a at 8 nodes -> b at 16 nodes", "16 nodes: b at mb 1 -> a at mb 4"}));
   EXPECT_TRUE(crossovers({{{1, 8}, "a"}, {{1, 16}, "a"}}, {8, 16}, {1}).empty());
 }
 
 TEST(Recommend, StatusesBecomeFootnotes) {
   ResultTable t;
   t.columns = {"nodes", "status", "x"};
-  for (const char* s : {"ok", "invalid: ep 64 > 32 ranks", "does not fit: 200 GiB > 141 GiB", "invalid: ep 64 > 32 ranks"})
+  for (const char* s :
+       {"ok", "invalid: ep 64 > 32 ranks", "does not fit: 200 GiB > 141 GiB", "invalid: ep 64 > 32 ranks"})
     t.add_row({"8", s, "1"});
   const FootnotedTable f = footnote_statuses(t, {"status", "nodes"});
   ASSERT_EQ(f.table.rows.size(), 4u);
@@ -47,7 +49,8 @@ TEST(Recommend, StatusesBecomeFootnotes) {
   EXPECT_EQ(f.table.rows[1][0].text, "invalid [1]");
   EXPECT_EQ(f.table.rows[2][0].text, "does not fit [2]");
   EXPECT_EQ(f.table.rows[3][0].text, "invalid [1]");
-  EXPECT_EQ(f.footnotes, (std::vector<std::string>{"invalid: ep 64 > 32 ranks", "does not fit: 200 GiB > 141 GiB"}));
+  EXPECT_EQ(f.footnotes,
+            (std::vector<std::string>{"invalid: ep 64 > 32 ranks", "does not fit: 200 GiB > 141 GiB"}));
 }
 
 TEST(Recommend, SmallGridEndToEnd) {
@@ -64,7 +67,7 @@ TEST(Recommend, SmallGridEndToEnd) {
   EXPECT_TRUE(r.pp_notes.empty());
   for (const RecommendPoint& pt : r.points) {
     EXPECT_EQ(pt.status, "ok") << pt.label();
-    EXPECT_EQ(pt.pp, 1);  // the scenario's
+    EXPECT_EQ(pt.pp, 1);        // the scenario's
     EXPECT_TRUE(pt.own_terms);  // an unfitted profile has no generic terms to spread over
   }
   // The rows are the scenario rescaled: dp from the GPUs, the rest kept.
@@ -101,7 +104,8 @@ TEST(Recommend, NothingValidSaysWhy) {
   EXPECT_NE(r.points[0].status.find("24 GPUs divisible by tp x cp x pp = 2 x 1 x 5"), std::string::npos)
       << r.points[0].status;
   EXPECT_EQ(r.winners, std::vector<std::string>{"nodes 3 (pp 5), mb 2: no valid dispatcher"});
-  EXPECT_EQ(nothing_valid_message(r).rfind("no dispatcher is valid at any point (nodes x pp x mb):\n  invalid: ", 0),
+  EXPECT_EQ(nothing_valid_message(r).rfind(
+                "no dispatcher is valid at any point (nodes x pp x mb):\n  invalid: ", 0),
             0u);
 }
 

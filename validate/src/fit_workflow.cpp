@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <utility>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -76,7 +77,8 @@ FitWorkflowResult fit_profile(const std::vector<LiveRun>& runs, const FittedProf
   fo.refine_outer = options.cv_refine;
   fo.huber_delta = options.huber;
   const bool default_keys = options.parameters.empty();
-  std::vector<std::string> keys = default_keys ? default_fit_parameters(runs, TimeShares{}) : options.parameters;
+  std::vector<std::string> keys =
+      default_keys ? default_fit_parameters(runs, TimeShares{}) : options.parameters;
   check_fit_parameters(keys);
   int round = 1;
   int fold = 0;
@@ -143,7 +145,8 @@ FitWorkflowResult fit_profile(const std::vector<LiveRun>& runs, const FittedProf
   profile.git_revision = kGitRevision;
   profile.path = options.path;
   profile.in_sample = residual_summary(row_errors(runs, fit.predicted_s).all);
-  profile.in_sample_margin = margin_residual_summary(rank_cells(runs, fit.predicted_s), runs, fit.predicted_s);
+  profile.in_sample_margin =
+      margin_residual_summary(rank_cells(runs, fit.predicted_s), runs, fit.predicted_s);
   profile.cross_validated = {};
   profile.cv_scheme = "none";
   const bool huber = options.huber > 0;
@@ -165,10 +168,11 @@ FitWorkflowResult fit_profile(const std::vector<LiveRun>& runs, const FittedProf
     profile.cross_validated_margin = margin_residual_summary(rank_cells(runs, oos), runs, oos);
     profile.cv_scheme = options.cv;
   }
-  const std::string objective = huber ? concat({"mean Huber (knee ", format_exact(options.huber), ") log ratio "})
-                                      : std::string("mean squared log ratio ");
-  result.objective = concat({objective, format_fixed(fit.start_loss, 4), " -> ", format_fixed(fit.loss, 4), " (",
-                             std::to_string(replays), " replays of the row set)"});
+  const std::string objective =
+      huber ? concat({"mean Huber (knee ", format_exact(options.huber), ") log ratio "})
+            : std::string("mean squared log ratio ");
+  result.objective = concat({objective, format_fixed(fit.start_loss, 4), " -> ", format_fixed(fit.loss, 4),
+                             " (", std::to_string(replays), " replays of the row set)"});
   return result;
 }
 

@@ -88,7 +88,8 @@ ResultTable parameters_table(const FittedProfile& profile) {
 
 }  // namespace
 
-ValidationReport make_validation_report(const std::vector<std::string>& header, const std::vector<LiveRun>& runs,
+ValidationReport make_validation_report(const std::vector<std::string>& header,
+                                        const std::vector<LiveRun>& runs,
                                         const std::vector<RowPrediction>& preds,
                                         const std::vector<double>& oos, const FittedProfile& profile,
                                         const std::string& runs_label, const std::string& fit_objective) {
@@ -104,20 +105,24 @@ ValidationReport make_validation_report(const std::vector<std::string>& header, 
   const std::vector<RowInterval> in_intervals = in_sample_intervals(runs, in_sample, profile);
   const std::vector<RowInterval> oos_intervals =
       has_cv ? out_of_sample_intervals(runs, oos, profile) : std::vector<RowInterval>{};
-  report.rows = rows_table(header, runs, preds, headline, in_sample, has_cv ? oos_intervals : in_intervals, has_cv);
+  report.rows =
+      rows_table(header, runs, preds, headline, in_sample, has_cv ? oos_intervals : in_intervals, has_cv);
 
   // Per campaign and overall.
   const RowErrors head = row_errors(runs, headline);
   const RowErrors ins = row_errors(runs, in_sample);
   ResultTable& summary = report.summary;
-  summary.columns = {"campaign", "rows", "median_abs_error_pct", "p90_abs_error_pct", "mean_signed_error_pct"};
+  summary.columns = {"campaign", "rows", "median_abs_error_pct", "p90_abs_error_pct",
+                     "mean_signed_error_pct"};
   if (has_cv) {
     for (const char* c : {"in_sample_median_abs_error_pct", "in_sample_p90_abs_error_pct"})
       summary.columns.push_back(c);
   }
-  auto add_summary = [&](const std::string& name, const std::vector<double>& e, const std::vector<double>& e_in) {
+  auto add_summary = [&](const std::string& name, const std::vector<double>& e,
+                         const std::vector<double>& e_in) {
     const ErrorStats s = error_stats(e);
-    std::vector<Cell> row = {name, Cell::integer(s.rows), pct(s.median_abs), pct(s.p90_abs), pct(s.mean_signed)};
+    std::vector<Cell> row = {name, Cell::integer(s.rows), pct(s.median_abs), pct(s.p90_abs),
+                             pct(s.mean_signed)};
     if (has_cv) {
       const ErrorStats si = error_stats(e_in);
       row.push_back(pct(si.median_abs));
@@ -144,7 +149,8 @@ ValidationReport make_validation_report(const std::vector<std::string>& header, 
       decisive_right += c.winner_right() ? 1 : 0;
       if (!c.winner_right())
         report.misses.push_back(c.key + ": measured " + c.measured_winner + " (+" +
-                                format_fixed(c.measured_lead * 100, 1) + "%), predicted " + c.predicted_winner);
+                                format_fixed(c.measured_lead * 100, 1) + "%), predicted " +
+                                c.predicted_winner);
     }
   }
 
@@ -164,7 +170,8 @@ ValidationReport make_validation_report(const std::vector<std::string>& header, 
   // How often the 80% intervals hold the measured time, per novelty level.
   std::vector<std::pair<std::string, std::vector<IntervalCoverage>>> coverage_scopes = {
       {"in_sample", interval_coverage(in_intervals)}};
-  if (has_cv) coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
+  if (has_cv)
+    coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
   report.intervals = interval_coverage_table(coverage_scopes);
   report.parameters = parameters_table(profile);
 
@@ -208,16 +215,18 @@ ValidationReport make_validation_report(const std::vector<std::string>& header, 
 
 std::string render_validation_text(const ValidationReport& report) {
   ResultTable brief;
-  brief.columns = {"campaign", "mb", "vpp", "overlap", "dispatcher", "iter_s", "predicted_iter_s", "error_pct"};
+  brief.columns = {"campaign",         "mb",       "vpp", "overlap", "dispatcher", "iter_s",
+                   "predicted_iter_s", "error_pct"};
   if (report.out_of_sample) brief.columns.push_back("in_sample_error_pct");
   for (const auto& r : report.rows.rows) {
     std::vector<Cell> b;
     for (const std::string& c : brief.columns) b.push_back(r[report.rows.column(c)]);
     brief.add_row(std::move(b));
   }
-  std::string content = render_key_values(report.headline) + "\nparameters:\n" + render_text(report.parameters) +
-                        "\nper campaign:\n" + render_text(report.summary) + "\nper row:\n" + render_text(brief) +
-                        "\ndispatcher ranking per cell:\n" + render_text(report.cells);
+  std::string content = render_key_values(report.headline) + "\nparameters:\n" +
+                        render_text(report.parameters) + "\nper campaign:\n" + render_text(report.summary) +
+                        "\nper row:\n" + render_text(brief) + "\ndispatcher ranking per cell:\n" +
+                        render_text(report.cells);
   if (!report.misses.empty()) {
     content += "\nwrong winner where the measured lead is >= 5%:\n";
     for (const std::string& m : report.misses) content += "  " + m + "\n";
@@ -240,8 +249,8 @@ ResultTable interval_coverage_table(
   t.columns = {"scope", "novelty_level", "rows", "inside", "coverage_pct", "median_hi_lo"};
   for (const auto& [scope, coverage] : scopes) {
     for (const IntervalCoverage& c : coverage) {
-      t.add_row({scope, c.level, Cell::integer(c.rows), Cell::integer(c.inside), Cell::fixed(c.share * 100, 1),
-                 Cell::fixed(c.median_hi_lo, 3)});
+      t.add_row({scope, c.level, Cell::integer(c.rows), Cell::integer(c.inside),
+                 Cell::fixed(c.share * 100, 1), Cell::fixed(c.median_hi_lo, 3)});
     }
   }
   return t;

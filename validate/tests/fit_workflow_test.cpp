@@ -17,7 +17,8 @@ namespace {
 // Four rows of two campaigns (qwen3-235b on 4 and 8 B300 nodes, NCCL and DeepEP-UCCL).
 std::vector<LiveRun> sample_runs() {
   const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return read_live_runs(std::string(MOETWIN_SOURCE_DIR) + "/validate/tests/data/two-campaigns.csv", catalog).runs;
+  return read_live_runs(std::string(MOETWIN_SOURCE_DIR) + "/validate/tests/data/two-campaigns.csv", catalog)
+      .runs;
 }
 
 // The stand-in: every row's measured time at layer_host_s = 4 ms, e^(100 / s x (layer_host_s - 4 ms)) of it
@@ -113,15 +114,16 @@ TEST(FitWorkflow, SquaredObjective) {
 TEST(FitWorkflow, DefaultSetInTwoStages) {
   const std::vector<LiveRun> runs = sample_runs();
   Seen seen;
-  const FitWorkflowResult r = fit_profile(runs, FittedProfile{}, options_for_test(), closed_form(runs),
-                                          seen.observer());
+  const FitWorkflowResult r =
+      fit_profile(runs, FittedProfile{}, options_for_test(), closed_form(runs), seen.observer());
   // First stage without time shares; at the fit compute is half of every row: compute_time_scale joins.
   const std::vector<std::string>& keys = r.profile.fitted_keys;
   EXPECT_EQ(keys.front(), "compute_time_scale");
   EXPECT_NE(std::find(keys.begin(), keys.end(), "launch_s"), keys.end());
   EXPECT_NE(std::find(keys.begin(), keys.end(), "deepep-uccl.a2a_time_scale"), keys.end());
   EXPECT_EQ(seen.count("begin: validate --fit"), 2);
-  EXPECT_EQ(seen.count("message: time shares at the fit: compute 50.0%, exposed TP/PP/DP collectives 0.0%"), 1);
+  EXPECT_EQ(seen.count("message: time shares at the fit: compute 50.0%, exposed TP/PP/DP collectives 0.0%"),
+            1);
   EXPECT_NEAR(r.profile.sim.layer_host_s, kTrueLayerHost, 2e-4);
 }
 

@@ -42,8 +42,9 @@ const std::string* find(const ValidationReport& r, const std::string& key) {
 TEST(ValidationReport, InSample) {
   const LiveRunTable t = sample_table();
   // Rows: 4n nccl 15.18, 4n uccl 17.85, 8n nccl 12.21, 8n uccl 13.06 s; the 8n prediction swaps them.
-  const ValidationReport r = make_validation_report(t.header, t.runs, predictions(t.runs, {1.1, 1.1, 1.1, 0.9}),
-                                                    {}, FittedProfile{}, "two-campaigns.csv", "");
+  const ValidationReport r =
+      make_validation_report(t.header, t.runs, predictions(t.runs, {1.1, 1.1, 1.1, 0.9}), {}, FittedProfile{},
+                             "two-campaigns.csv", "");
   EXPECT_FALSE(r.out_of_sample);
   ASSERT_EQ(r.rows.rows.size(), 4u);
   EXPECT_EQ(r.rows.rows[0][r.rows.column("error_pct")].text, "10.00");
@@ -74,8 +75,9 @@ TEST(ValidationReport, OutOfSampleBesideInSample) {
   FittedProfile profile;
   profile.cv_scheme = "leave-one-campaign-out";
   const std::vector<double> oos = {15.18 * 1.2, 0, 12.21 * 1.2, 13.06 * 1.2};
-  const ValidationReport r = make_validation_report(t.header, t.runs, predictions(t.runs, {1, 1, 1, 0}), oos,
-                                                    profile, "a.csv + b.csv", "mean squared log ratio 1 -> 0");
+  const ValidationReport r =
+      make_validation_report(t.header, t.runs, predictions(t.runs, {1, 1, 1, 0}), oos, profile,
+                             "a.csv + b.csv", "mean squared log ratio 1 -> 0");
   EXPECT_TRUE(r.out_of_sample);
   EXPECT_EQ(r.rows.rows[0][r.rows.column("error_pct")].text, "20.00");
   EXPECT_EQ(r.rows.rows[0][r.rows.column("in_sample_error_pct")].text, "0.00");
@@ -92,10 +94,11 @@ TEST(ValidationReport, OutOfSampleBesideInSample) {
 }
 
 TEST(ValidationReport, CoverageLine) {
-  const std::vector<IntervalCoverage> c = {{"covered", 40, 32, 0.8, 1.3}, {"platform", 7, 5, 5.0 / 7, 1.9},
-                                           {"all", 47, 37, 37.0 / 47, 1.38}};
-  EXPECT_EQ(interval_coverage_line(c),
-            "79% of 47 rows inside their 80% interval, median hi/lo 1.38 (covered 80% of 40, platform 71% of 7)");
+  const std::vector<IntervalCoverage> c = {
+      {"covered", 40, 32, 0.8, 1.3}, {"platform", 7, 5, 5.0 / 7, 1.9}, {"all", 47, 37, 37.0 / 47, 1.38}};
+  EXPECT_EQ(
+      interval_coverage_line(c),
+      "79% of 47 rows inside their 80% interval, median hi/lo 1.38 (covered 80% of 40, platform 71% of 7)");
   const ResultTable t = interval_coverage_table({{"in_sample", c}});
   ASSERT_EQ(t.rows.size(), 3u);
   EXPECT_EQ(t.rows[2][4].text, "78.7");

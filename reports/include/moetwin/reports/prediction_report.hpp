@@ -24,7 +24,8 @@ std::string warning_lines(const std::vector<std::string>& warnings);
 // {"context", each table, ["novelty"], "warnings" (always present)}, 2-space indented.
 std::string render_prediction_json(const OutputContext& context,
                                    const std::vector<std::pair<std::string, const ResultTable*>>& tables,
-                                   const std::vector<std::string>& warnings, const Novelty* novelty = nullptr);
+                                   const std::vector<std::string>& warnings,
+                                   const Novelty* novelty = nullptr);
 
 // Scenario, layout, dispatcher and cost models, stack, profile, sources, the iteration with its 80%
 // interval and novelty, throughput, critical rank, the warnings and the per-rank breakdown.

@@ -41,20 +41,20 @@ struct FitObserver {
   // A stage begins: its label ("validate --fit", "validate --cv"), the replays of the row set it is
   // expected to take and its first step ("round 1/4", "fold 1/9").
   std::function<void(const std::string& label, std::size_t replays, const std::string& step)> stage_begin;
-  std::function<void(const std::string& step)> step;  // the stage moved on: "round 2/4", "fold 3/9"
-  std::function<void()> replayed;                     // one replay of the row set done
+  std::function<void(const std::string& step)> step;      // the stage moved on: "round 2/4", "fold 3/9"
+  std::function<void()> replayed;                         // one replay of the row set done
   std::function<void(const std::string& line)> fit_line;  // the fit's own progress line (FitOptions)
   std::function<void()> stage_end;
 };
 
 // Predictions of rows `which` under a profile (predict_rows in the CLI; tests stand in a closed form).
-using RowPredictor =
-    std::function<std::vector<RowPrediction>(const std::vector<std::size_t>& which, const FittedProfile& profile)>;
+using RowPredictor = std::function<std::vector<RowPrediction>(const std::vector<std::size_t>& which,
+                                                              const FittedProfile& profile)>;
 
 struct FitWorkflowResult {
   FittedProfile profile;              // start's, with the fitted parameters, provenance and residuals
   std::vector<double> out_of_sample;  // per row with cross-validation (<= 0: no prediction); else empty
-  std::string objective;  // "mean squared log ratio 0.1234 -> 0.0123 (57 replays of the row set)"
+  std::string objective;              // "mean squared log ratio 0.1234 -> 0.0123 (57 replays of the row set)"
 };
 
 // Throws InputError for a key that is no free parameter (--params), naming the keys there are.

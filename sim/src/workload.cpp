@@ -8,6 +8,7 @@
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/topology_comm.hpp"
+#include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
 #include "moetwin/topology/placement.hpp"
@@ -34,6 +35,8 @@ RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node) {
 }
 
 namespace {
+
+namespace ops = layer_ops;
 
 enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
 
@@ -155,8 +158,8 @@ class StageBuilder : public StageEmitter {
     Chain ch{last};
     chunk_ = -1;
     mb_ = -1;
-    const int opt = compute(p, ch, "optimizer.adam", OpPhase::optimizer, OpClass::elementwise, 0,
-                            shard * c_.prof.optimizer_bytes_per_param, 12, false);
+    const int opt = compute(p, ch, ops::kOptimizerAdam, OpPhase::optimizer, 0,
+                            shard * c_.prof.optimizer_bytes_per_param, false);
     last_compute_ = opt;
     if (!c_.s.training.overlap_param_gather) {
       for (int v = 0; v < c_.layout.vpp; ++v) {
@@ -176,15 +179,15 @@ class StageBuilder : public StageEmitter {
     const int e = comm_entry(CollectiveOp::send_recv, bytes, kind);
     set_comm_duration(op, e);
     op.sms = static_cast<std::uint16_t>(c_.prof.nccl_sms);
-    op.host_ns = host_ns(1, !forward);
+    op.host_ns = host_ns(forward ? ops::kPpActivation.launches : ops::kPpGradient.launches, !forward);
     op.phase = forward ? OpPhase::forward : OpPhase::backward;
     op.label = forward ? label_fwd_p2p_ : label_bwd_p2p_;
     return op;
   }
 
   void set_labels(Program& p) {
-    label_fwd_p2p_ = p.label("pp.activation");
-    label_bwd_p2p_ = p.label("pp.gradient");
+    label_fwd_p2p_ = p.label(ops::kPpActivation.name);
+    label_bwd_p2p_ = p.label(ops::kPpGradient.name);
   }
 
  private:
@@ -232,12 +235,14 @@ class StageBuilder : public StageEmitter {
     return ch.last;
   }
 
-  // `dims`: the op's GEMM shape {m, n, k} for a calibrated GPU's efficiency curves (compute_model.hpp);
-  // an op of several GEMMs names its main one. Empty: the catalog roofline.
-  int compute(Program& p, Chain& ch, const char* name, OpPhase phase, OpClass cls, double flops, double bytes,
-              int launches, bool backward, const GemmDims& dims = {}) {
-    return kernel_op(p, ch, name, phase, kernel_seconds(c_.cp, cls, flops, bytes, dims),
-                     host_ns(launches, backward));
+  // A compute op of its record's class, label and launches (layer_ops.hpp). `dims`: the op's GEMM shape
+  // {m, n, k} for a calibrated GPU's efficiency curves (compute_model.hpp); an op of several GEMMs names
+  // its main one. Empty: the catalog roofline.
+  int compute(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
+              bool backward, const GemmDims& dims = {}) {
+    return kernel_op(p, ch, rec.name, phase,
+                     kernel_seconds(c_.cp, compute_class(rec.cls), flops, bytes, dims),
+                     host_ns(rec.launches, backward));
   }
   // One kernel of `seconds` on the compute stream, issued after `host` ns of host time.
   int kernel_op(Program& p, Chain& ch, const char* name, OpPhase phase, double seconds, std::int32_t host) {
@@ -255,20 +260,19 @@ class StageBuilder : public StageEmitter {
   // the input activations m x k, backward: the output gradients m x n), issued from C++ (at the per-call
   // C++ issue cost). Weights are cast once per iteration (TE caches them across microbatches): not
   // charged. bf16: exactly compute().
-  int linear(Program& p, Chain& ch, const char* name, OpPhase phase, double flops, double bytes, int launches,
+  int linear(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
              bool backward, const GemmDims& dims) {
-    if (!is_fp8(c_.s.training.precision)) {
-      return compute(p, ch, name, phase, OpClass::gemm, flops, bytes, launches, backward, dims);
-    }
+    if (!is_fp8(c_.s.training.precision)) return compute(p, ch, rec, phase, flops, bytes, backward, dims);
     const bool bwd_op = phase == OpPhase::backward;
     const double cast_elements = bwd_op ? dims.m * dims.n : dims.m * dims.k;
     // Operands in FP8 (1 B), the output in bf16 (2 B): half the bf16 operand-and-output bytes plus one byte
     // per output element back (the measured FP8 curves' memory term counts bytes this way).
     const double fp8_bytes = 0.5 * bytes + dims.m * dims.n;
     return kernel_op(
-        p, ch, name, phase,
-        fp8_kernel_seconds(c_.cp, OpClass::gemm, flops, fp8_bytes, dims) + fp8_cast_seconds(cast_elements),
-        static_cast<std::int32_t>(host_ns(launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s)));
+        p, ch, rec.name, phase,
+        fp8_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp8_bytes, dims) +
+            fp8_cast_seconds(cast_elements),
+        static_cast<std::int32_t>(host_ns(rec.launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s)));
   }
   // A TE cast(-transpose) of `elements` bf16 values to FP8 (with its transpose), s.
   double fp8_cast_seconds(double elements) const {
@@ -277,7 +281,7 @@ class StageBuilder : public StageEmitter {
   }
 
   // A collective of the stage's `kind` groups on `stream`.
-  int collective(Program& p, Chain& ch, const char* name, OpPhase phase, CollectiveOp cop, double bytes,
+  int collective(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, CollectiveOp cop, double bytes,
                  ChannelKind kind, CommClass cls, std::uint8_t stream, bool backward) {
     OpSpec op;
     op.kind = OpKind::comm;
@@ -286,16 +290,16 @@ class StageBuilder : public StageEmitter {
     op.stream = stream;
     op.sms = stream == kStreamCompute ? 0 : static_cast<std::uint16_t>(c_.prof.nccl_sms);
     set_comm_duration(op, comm_entry(cop, bytes, kind));
-    op.host_ns = host_ns(1, backward);
-    op.label = p.label(name);
+    op.host_ns = host_ns(rec.launches, backward);
+    op.label = p.label(rec.name);
     op.phase = phase;
     return add(p, ch, op);
   }
 
-  int tp_collective(Program& p, Chain& ch, const char* name, OpPhase phase, CollectiveOp cop, double bytes,
+  int tp_collective(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, CollectiveOp cop, double bytes,
                     bool backward) {
     if (c_.t <= 1) return ch.last;
-    return collective(p, ch, name, phase, cop, bytes, ChannelKind::tp, CommClass::tp, kStreamCompute,
+    return collective(p, ch, rec, phase, cop, bytes, ChannelKind::tp, CommClass::tp, kStreamCompute,
                       backward);
   }
 
@@ -316,8 +320,10 @@ class StageBuilder : public StageEmitter {
     return static_cast<int>(vars_.size()) - 1;
   }
 
-  int var_op(Program& p, Chain& ch, const char* name, OpPhase phase, VarKind kind, bool fold, int layer,
-             int launches, bool backward, bool is_comm) {
+  // An op whose per-rank duration comes from the MoE cost model (a var slot); the record's all-to-all
+  // class puts it on the EP channel.
+  int var_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, VarKind kind, bool fold, int layer,
+             bool backward) {
     VarReq r;
     r.kind = kind;
     r.fold = fold;
@@ -325,10 +331,10 @@ class StageBuilder : public StageEmitter {
     r.mb = mb_;
     OpSpec op;
     op.var_slot = new_var(r);
-    op.host_ns = host_ns(launches, backward);
-    op.label = p.label(name);
+    op.host_ns = host_ns(rec.launches, backward);
+    op.label = p.label(rec.name);
     op.phase = phase;
-    if (is_comm) {
+    if (rec.cls == LayerOpClass::all_to_all) {
       op.kind = OpKind::comm;
       op.channel = ChannelKind::ep;
       op.comm_class = CommClass::ep;
@@ -430,27 +436,27 @@ class StageBuilder : public StageEmitter {
       // compressed q/kv are then gathered (sequence parallel) for the head-split up projections.
       const double down_out =
           m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
-      linear(p, ch, "attn.mla_down", phase, 2 * (T / t) * h() * down_out,
-             2 * (h() * down_out + (T / t) * (h() + down_out)), 4, backward_pass, {T / t, down_out, h()});
-      tp_collective(p, ch, "tp.ag.mla_latent", phase, CollectiveOp::all_gather, T * down_out * 2,
+      linear(p, ch, ops::kAttnMlaDown, phase, 2 * (T / t) * h() * down_out,
+             2 * (h() * down_out + (T / t) * (h() + down_out)), backward_pass, {T / t, down_out, h()});
+      tp_collective(p, ch, ops::kTpAgMlaLatent, phase, CollectiveOp::all_gather, T * down_out * 2,
                     backward_pass);
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
-      linear(p, ch, "attn.mla_up", phase, 2 * T * (up + kv_up) / t,
+      linear(p, ch, ops::kAttnMlaUp, phase, 2 * T * (up + kv_up) / t,
              2 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width() + heads() * m.qk_head_dim) / t)),
-             6, backward_pass,
+             backward_pass,
              {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
     } else {
-      tp_collective(p, ch, "tp.ag.attn", phase, CollectiveOp::all_gather, T * h() * 2, backward_pass);
+      tp_collective(p, ch, ops::kTpAgAttn, phase, CollectiveOp::all_gather, T * h() * 2, backward_pass);
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
-      linear(p, ch, "attn.qkv", phase, 2 * T * h() * n_out / t, 2 * (h() * n_out / t + T * (h() + n_out / t)),
-             5, backward_pass, {T, n_out / t, h()});
+      linear(p, ch, ops::kAttnQkv, phase, 2 * T * h() * n_out / t,
+             2 * (h() * n_out / t + T * (h() + n_out / t)), backward_pass, {T, n_out / t, h()});
     }
     core_attn(p, ch, phase, backward_pass);
-    linear(p, ch, "attn.out_proj", phase, 2 * T * v_width() * h() / t,
-           2 * (v_width() * h() / t + T * (v_width() / t + h())), 1, backward_pass, {T, h(), v_width() / t});
-    tp_collective(p, ch, "tp.rs.attn", phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
+    linear(p, ch, ops::kAttnOutProj, phase, 2 * T * v_width() * h() / t,
+           2 * (v_width() * h() / t + T * (v_width() / t + h())), backward_pass, {T, h(), v_width() / t});
+    tp_collective(p, ch, ops::kTpRsAttn, phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
   }
 
   void core_attn(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
@@ -459,15 +465,14 @@ class StageBuilder : public StageEmitter {
     const double mb = c_.s.training.micro_batch;
     const double flops = mb * seq * seq * (q_width() + v_width()) / c_.t;
     const double bytes = 2 * c_.T * (2 * q_width() + 2 * v_width()) / c_.t;
-    compute(p, ch, "attn.core", phase, OpClass::attention, flops, bytes, 2, backward_pass,
-            {seq, seq, q_width() / heads()});
+    compute(p, ch, ops::kAttnCore, phase, flops, bytes, backward_pass, {seq, seq, q_width() / heads()});
   }
 
   void router_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double E = c_.s.model.experts;
     const int op =
-        compute(p, ch, "moe.router", phase, OpClass::gemm, 2 * (c_.T / c_.t) * h() * E,
-                2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, backward_pass, {c_.T / c_.t, E, h()});
+        compute(p, ch, ops::kMoeRouter, phase, 2 * (c_.T / c_.t) * h() * E,
+                2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), backward_pass, {c_.T / c_.t, E, h()});
     if (c_.prof.dispatch_host_sync && !alltoall_padded()) {
       // Dropless alltoall: the token counts are all-gathered over the EP group before the host copies
       // them (gather_from_sequence_parallel_region of the [E] int64 counts; the D2H waits for it).
@@ -487,38 +492,35 @@ class StageBuilder : public StageEmitter {
     const double bytes = 8.0 * c_.s.model.experts * c_.s.parallel.ep * c_.s.parallel.etp;
     // The engine keeps one stream per channel: with A2A overlap the EP channel is the EP comm stream (in
     // Megatron the gather runs on the compute stream; it is a few KiB, so the stream hardly matters).
-    return collective(p, ch, "ep.counts_allgather", phase, CollectiveOp::all_gather, bytes, ChannelKind::ep,
+    return collective(p, ch, ops::kEpCountsAllgather, phase, CollectiveOp::all_gather, bytes, ChannelKind::ep,
                       CommClass::ep, c_.combined ? kStreamEpComm : kStreamCompute, backward_pass);
   }
 
   void dense_mlp_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double f = c_.s.model.ffn_hidden;
-    tp_collective(p, ch, "tp.ag.mlp", phase, CollectiveOp::all_gather, c_.T * h() * 2, backward_pass);
-    linear(p, ch, "mlp.dense", phase, 6 * c_.T * h() * f / c_.t,
-           2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 4, backward_pass,
-           {c_.T, f / c_.t, h()});
-    tp_collective(p, ch, "tp.rs.mlp", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, backward_pass);
+    tp_collective(p, ch, ops::kTpAgMlp, phase, CollectiveOp::all_gather, c_.T * h() * 2, backward_pass);
+    linear(p, ch, ops::kMlpDense, phase, 6 * c_.T * h() * f / c_.t,
+           2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), backward_pass, {c_.T, f / c_.t, h()});
+    tp_collective(p, ch, ops::kTpRsMlp, phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, backward_pass);
   }
 
   void shared_expert_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double fs = c_.s.model.shared_ffn_hidden;
     if (fs <= 0) return;
-    tp_collective(p, ch, "tp.ag.shared_expert", phase, CollectiveOp::all_gather, c_.T * h() * 2,
+    tp_collective(p, ch, ops::kTpAgSharedExpert, phase, CollectiveOp::all_gather, c_.T * h() * 2,
                   backward_pass);
-    linear(p, ch, "moe.shared_expert", phase, 6 * c_.T * h() * fs / c_.t,
-           2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 3, backward_pass,
+    linear(p, ch, ops::kMoeSharedExpert, phase, 6 * c_.T * h() * fs / c_.t,
+           2 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), backward_pass,
            {c_.T, fs / c_.t, h()});
-    tp_collective(p, ch, "tp.rs.shared_expert", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2,
+    tp_collective(p, ch, ops::kTpRsSharedExpert, phase, CollectiveOp::reduce_scatter, c_.T * h() * 2,
                   backward_pass);
   }
 
-  // Python-level ops of the expert MLP forward (TEGroupedMLP: fc1 GroupedLinear, activation, fc2
-  // GroupedLinear, probability scaling); each costs launch_s whatever the number of local experts.
-  static constexpr int kExpertPythonOps = 4;
-  // The per-expert cuBLASLt calls those two GroupedLinear ops issue from C++ (grouped_gemm_launch_s each),
-  // forward (fc1 + fc2) or backward (dgrad + wgrad of both), ns.
-  std::int32_t expert_gemm_host_ns(bool backward) const {
-    const double calls = (backward ? 4.0 : 2.0) * local_experts_;
+  // The per-expert cuBLASLt calls TEGroupedMLP's two GroupedLinear ops issue from C++ (grouped_gemm_launch_s
+  // each): forward fc1 + fc2, backward dgrad + wgrad of both (the record's gemm_calls_per_expert), ns. Its
+  // Python-level ops are the record's launches.
+  std::int32_t expert_gemm_host_ns(const LayerOp& rec) const {
+    const double calls = static_cast<double>(rec.gemm_calls_per_expert) * local_experts_;
     return static_cast<std::int32_t>(to_ns(calls * c_.prof.grouped_gemm_launch_s));
   }
 
@@ -542,25 +544,25 @@ class StageBuilder : public StageEmitter {
     router_fwd(p, ch, phase, bwd);
     add_layer_host(ch, c_.prof.moe_host_s, false);
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
-      var_op(p, ch, "moe.permute", phase, VarKind::permute, false, layer, 6, bwd, false);
+      var_op(p, ch, ops::kMoePermute, phase, VarKind::permute, false, layer, bwd);
     }
   }
   void moe_dispatch_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
     if (c_.s.parallel.ep > 1 || c_.combined) {
-      var_op(p, ch, "ep.dispatch", phase, VarKind::dispatch, c_.combined, layer, 2, bwd, true);
+      var_op(p, ch, ops::kEpDispatch, phase, VarKind::dispatch, c_.combined, layer, bwd);
     }
   }
   void moe_mlp_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
-    ch.pending_host_ns += expert_gemm_host_ns(false);
-    var_op(p, ch, "moe.experts", phase, VarKind::expert_fwd, false, layer, kExpertPythonOps, bwd, false);
+    ch.pending_host_ns += expert_gemm_host_ns(ops::kMoeExperts);
+    var_op(p, ch, ops::kMoeExperts, phase, VarKind::expert_fwd, false, layer, bwd);
     shared_expert_fwd(p, ch, phase, bwd);
   }
   void moe_combine_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
     if (c_.s.parallel.ep > 1 || c_.combined) {
-      var_op(p, ch, "ep.combine", phase, VarKind::combine, c_.combined, layer, 2, bwd, true);
+      var_op(p, ch, ops::kEpCombine, phase, VarKind::combine, c_.combined, layer, bwd);
     }
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
-      var_op(p, ch, "moe.unpermute", phase, VarKind::unpermute, false, layer, 4, bwd, false);
+      var_op(p, ch, ops::kMoeUnpermute, phase, VarKind::unpermute, false, layer, bwd);
     }
   }
 
@@ -569,34 +571,34 @@ class StageBuilder : public StageEmitter {
     const double T = c_.T, t = c_.t;
     const ModelSpec& m = c_.s.model;
     const OpPhase ph = OpPhase::backward;
-    tp_collective(p, ch, "tp.ag.attn_bwd", ph, CollectiveOp::all_gather, T * h() * 2, true);
-    linear(p, ch, "attn.out_proj_bwd", ph, 4 * T * v_width() * h() / t,
-           4 * (v_width() * h() / t + T * (v_width() / t + h())), 2, true, {T, h(), v_width() / t});
+    tp_collective(p, ch, ops::kTpAgAttnBwd, ph, CollectiveOp::all_gather, T * h() * 2, true);
+    linear(p, ch, ops::kAttnOutProjBwd, ph, 4 * T * v_width() * h() / t,
+           4 * (v_width() * h() / t + T * (v_width() / t + h())), true, {T, h(), v_width() / t});
     if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, OpPhase::recompute, true);
     {
       const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
       const double mb = c_.s.training.micro_batch;
       const double flops = c_.prof.attention_backward_factor * mb * seq * seq * (q_width() + v_width()) / t;
-      compute(p, ch, "attn.core_bwd", ph, OpClass::attention, flops,
-              4 * T * (2 * q_width() + 2 * v_width()) / t, 3, true, {seq, seq, q_width() / heads()});
+      compute(p, ch, ops::kAttnCoreBwd, ph, flops, 4 * T * (2 * q_width() + 2 * v_width()) / t, true,
+              {seq, seq, q_width() / heads()});
     }
     if (mla()) {
       const double down_out =
           m.q_lora_rank > 0 ? mla_down_width() : static_cast<double>(m.kv_lora_rank) + m.qk_rope_dim;
       const double up = m.q_lora_rank > 0 ? m.q_lora_rank * q_width() : h() * q_width();
       const double kv_up = static_cast<double>(m.kv_lora_rank) * heads() * (m.qk_head_dim + m.v_head_dim);
-      linear(p, ch, "attn.mla_up_bwd", ph, 4 * T * (up + kv_up) / t,
-             4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), 8, true,
+      linear(p, ch, ops::kAttnMlaUpBwd, ph, 4 * T * (up + kv_up) / t,
+             4 * ((up + kv_up) / t + T * (down_out + (q_width() + v_width()) / t)), true,
              {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
-      tp_collective(p, ch, "tp.rs.mla_latent_bwd", ph, CollectiveOp::reduce_scatter, T * down_out * 2, true);
-      linear(p, ch, "attn.mla_down_bwd", ph, 4 * (T / t) * h() * down_out,
-             4 * (h() * down_out + (T / t) * (h() + down_out)), 5, true, {T / t, down_out, h()});
+      tp_collective(p, ch, ops::kTpRsMlaLatentBwd, ph, CollectiveOp::reduce_scatter, T * down_out * 2, true);
+      linear(p, ch, ops::kAttnMlaDownBwd, ph, 4 * (T / t) * h() * down_out,
+             4 * (h() * down_out + (T / t) * (h() + down_out)), true, {T / t, down_out, h()});
     } else {
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
-      linear(p, ch, "attn.qkv_bwd", ph, 4 * T * h() * n_out / t,
-             4 * (h() * n_out / t + T * (h() + n_out / t)), 6, true, {T, n_out / t, h()});
-      tp_collective(p, ch, "tp.rs.attn_bwd", ph, CollectiveOp::reduce_scatter, T * h() * 2, true);
+      linear(p, ch, ops::kAttnQkvBwd, ph, 4 * T * h() * n_out / t,
+             4 * (h() * n_out / t + T * (h() + n_out / t)), true, {T, n_out / t, h()});
+      tp_collective(p, ch, ops::kTpRsAttnBwd, ph, CollectiveOp::reduce_scatter, T * h() * 2, true);
     }
   }
 
@@ -604,10 +606,10 @@ class StageBuilder : public StageEmitter {
   void dense_mlp_bwd(Program& p, Chain& ch) {
     add_layer_host(ch, c_.prof.layer_host_s, true);
     const double f = c_.s.model.ffn_hidden;
-    tp_collective(p, ch, "tp.ag.mlp_bwd", OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2, true);
-    linear(p, ch, "mlp.dense_bwd", OpPhase::backward, 12 * c_.T * h() * f / c_.t,
-           4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), 8, true, {c_.T, f / c_.t, h()});
-    tp_collective(p, ch, "tp.rs.mlp_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, c_.T * h() * 2,
+    tp_collective(p, ch, ops::kTpAgMlpBwd, OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2, true);
+    linear(p, ch, ops::kMlpDenseBwd, OpPhase::backward, 12 * c_.T * h() * f / c_.t,
+           4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), true, {c_.T, f / c_.t, h()});
+    tp_collective(p, ch, ops::kTpRsMlpBwd, OpPhase::backward, CollectiveOp::reduce_scatter, c_.T * h() * 2,
                   true);
   }
 
@@ -615,41 +617,38 @@ class StageBuilder : public StageEmitter {
   void moe_combine_bwd(Program& p, Chain& ch, int layer) {
     add_layer_host(ch, c_.prof.layer_host_s + c_.prof.moe_host_s, true);
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
-      var_op(p, ch, "moe.unpermute_bwd", OpPhase::backward, VarKind::unpermute, false, layer, 4, true, false);
+      var_op(p, ch, ops::kMoeUnpermuteBwd, OpPhase::backward, VarKind::unpermute, false, layer, true);
     }
     // The gradient of combine is dispatch-shaped.
     if (c_.s.parallel.ep > 1 || c_.combined) {
-      var_op(p, ch, "ep.combine_bwd", OpPhase::backward, VarKind::dispatch, c_.combined, layer, 2, true,
-             true);
+      var_op(p, ch, ops::kEpCombineBwd, OpPhase::backward, VarKind::dispatch, c_.combined, layer, true);
     }
   }
   void moe_mlp_bwd(Program& p, Chain& ch, int layer) {
     const double fs = c_.s.model.shared_ffn_hidden;
     if (fs > 0) {
-      tp_collective(p, ch, "tp.ag.shared_expert_bwd", OpPhase::backward, CollectiveOp::all_gather,
+      tp_collective(p, ch, ops::kTpAgSharedExpertBwd, OpPhase::backward, CollectiveOp::all_gather,
                     c_.T * h() * 2, true);
-      linear(p, ch, "moe.shared_expert_bwd", OpPhase::backward, 12 * c_.T * h() * fs / c_.t,
-             4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), 6, true, {c_.T, fs / c_.t, h()});
-      tp_collective(p, ch, "tp.rs.shared_expert_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
+      linear(p, ch, ops::kMoeSharedExpertBwd, OpPhase::backward, 12 * c_.T * h() * fs / c_.t,
+             4 * (3 * h() * fs / c_.t + c_.T * (2 * h() + 3 * fs / c_.t)), true, {c_.T, fs / c_.t, h()});
+      tp_collective(p, ch, ops::kTpRsSharedExpertBwd, OpPhase::backward, CollectiveOp::reduce_scatter,
                     c_.T * h() * 2, true);
     }
-    ch.pending_host_ns += expert_gemm_host_ns(true);
-    var_op(p, ch, "moe.experts_bwd", OpPhase::backward, VarKind::expert_bwd, false, layer,
-           2 * kExpertPythonOps, true, false);
+    ch.pending_host_ns += expert_gemm_host_ns(ops::kMoeExpertsBwd);
+    var_op(p, ch, ops::kMoeExpertsBwd, OpPhase::backward, VarKind::expert_bwd, false, layer, true);
   }
   void moe_dispatch_bwd(Program& p, Chain& ch, int layer) {
     if (c_.s.parallel.ep > 1 || c_.combined) {
-      var_op(p, ch, "ep.dispatch_bwd", OpPhase::backward, VarKind::combine, c_.combined, layer, 2, true,
-             true);
+      var_op(p, ch, ops::kEpDispatchBwd, OpPhase::backward, VarKind::combine, c_.combined, layer, true);
     }
   }
   void moe_attn_head_bwd(Program& p, Chain& ch, int layer) {
     if (!c_.s.dispatcher.fused_permute && !c_.combined) {
-      var_op(p, ch, "moe.permute_bwd", OpPhase::backward, VarKind::permute, false, layer, 4, true, false);
+      var_op(p, ch, ops::kMoePermuteBwd, OpPhase::backward, VarKind::permute, false, layer, true);
     }
     const double E = c_.s.model.experts;
-    compute(p, ch, "moe.router_bwd", OpPhase::backward, OpClass::gemm, 4 * (c_.T / c_.t) * h() * E,
-            4 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), 8, true, {c_.T / c_.t, E, h()});
+    compute(p, ch, ops::kMoeRouterBwd, OpPhase::backward, 4 * (c_.T / c_.t) * h() * E,
+            4 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), true, {c_.T / c_.t, E, h()});
   }
 
   void layer_bwd(Program& p, Chain& ch, int layer) {
@@ -667,45 +666,44 @@ class StageBuilder : public StageEmitter {
 
   // --- embedding, output layer, MTP ---
   void embedding_fwd(Program& p, Chain& ch, OpPhase phase) {
-    compute(p, ch, "embedding", phase, OpClass::elementwise, 0, 2 * c_.T * h() * 2, 4, false);
-    tp_collective(p, ch, "tp.rs.embedding", phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, false);
+    compute(p, ch, ops::kEmbedding, phase, 0, 2 * c_.T * h() * 2, false);
+    tp_collective(p, ch, ops::kTpRsEmbedding, phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, false);
   }
   void embedding_bwd(Program& p, Chain& ch) {
-    tp_collective(p, ch, "tp.ag.embedding_bwd", OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2,
+    tp_collective(p, ch, ops::kTpAgEmbeddingBwd, OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2,
                   true);
-    compute(p, ch, "embedding_bwd", OpPhase::backward, OpClass::elementwise, 0, 3 * c_.T * h() * 2, 4, true);
+    compute(p, ch, ops::kEmbeddingBwd, OpPhase::backward, 0, 3 * c_.T * h() * 2, true);
   }
   double vocab() const { return static_cast<double>(padded_vocab(c_.s.model, c_.t)); }
   void loss_fwd(Program& p, Chain& ch) {
     const double T = c_.T, V = vocab();
-    tp_collective(p, ch, "tp.ag.output", OpPhase::forward, CollectiveOp::all_gather, T * h() * 2, false);
-    compute(p, ch, "output_layer", OpPhase::forward, OpClass::gemm, 2 * T * h() * V / c_.t,
-            2 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, false, {T, V / c_.t, h()});
+    tp_collective(p, ch, ops::kTpAgOutput, OpPhase::forward, CollectiveOp::all_gather, T * h() * 2, false);
+    compute(p, ch, ops::kOutputLayer, OpPhase::forward, 2 * T * h() * V / c_.t,
+            2 * (h() * V / c_.t + T * (h() + V / c_.t)), false, {T, V / c_.t, h()});
     // Vocab-parallel cross-entropy: fp32 logits read/written ~3 times; max, sum and target all-reduces.
-    compute(p, ch, "loss.cross_entropy", OpPhase::forward, OpClass::elementwise, 0, 3 * T * V / c_.t * 4, 10,
-            false);
-    tp_collective(p, ch, "tp.ar.cross_entropy", OpPhase::forward, CollectiveOp::all_reduce, 3 * T * 4, false);
+    compute(p, ch, ops::kLossCrossEntropy, OpPhase::forward, 0, 3 * T * V / c_.t * 4, false);
+    tp_collective(p, ch, ops::kTpArCrossEntropy, OpPhase::forward, CollectiveOp::all_reduce, 3 * T * 4,
+                  false);
   }
   void loss_bwd(Program& p, Chain& ch) {
     const double T = c_.T, V = vocab();
-    compute(p, ch, "loss.cross_entropy_bwd", OpPhase::backward, OpClass::elementwise, 0, 2 * T * V / c_.t * 4,
-            4, true);
-    compute(p, ch, "output_layer_bwd", OpPhase::backward, OpClass::gemm, 4 * T * h() * V / c_.t,
-            4 * (h() * V / c_.t + T * (h() + V / c_.t)), 3, true, {T, V / c_.t, h()});
-    tp_collective(p, ch, "tp.rs.output_bwd", OpPhase::backward, CollectiveOp::reduce_scatter, T * h() * 2,
+    compute(p, ch, ops::kLossCrossEntropyBwd, OpPhase::backward, 0, 2 * T * V / c_.t * 4, true);
+    compute(p, ch, ops::kOutputLayerBwd, OpPhase::backward, 4 * T * h() * V / c_.t,
+            4 * (h() * V / c_.t + T * (h() + V / c_.t)), true, {T, V / c_.t, h()});
+    tp_collective(p, ch, ops::kTpRsOutputBwd, OpPhase::backward, CollectiveOp::reduce_scatter, T * h() * 2,
                   true);
   }
   void mtp_pre_fwd(Program& p, Chain& ch, OpPhase phase) {
     // MTP block: embedding of the shifted tokens, enorm/hnorm, eh_proj (2h -> h, TP-split).
     embedding_fwd(p, ch, phase);
-    tp_collective(p, ch, "tp.ag.mtp_eh", phase, CollectiveOp::all_gather, c_.T * 2 * h() * 2, false);
-    linear(p, ch, "mtp.eh_proj", phase, 2 * c_.T * 2 * h() * h() / c_.t,
-           2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, false, {c_.T, h() / c_.t, 2 * h()});
+    tp_collective(p, ch, ops::kTpAgMtpEh, phase, CollectiveOp::all_gather, c_.T * 2 * h() * 2, false);
+    linear(p, ch, ops::kMtpEhProj, phase, 2 * c_.T * 2 * h() * h() / c_.t,
+           2 * (2 * h() * h() / c_.t + c_.T * 3 * h()), false, {c_.T, h() / c_.t, 2 * h()});
   }
   void mtp_pre_bwd(Program& p, Chain& ch) {
-    linear(p, ch, "mtp.eh_proj_bwd", OpPhase::backward, 4 * c_.T * 2 * h() * h() / c_.t,
-           4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), 4, true, {c_.T, h() / c_.t, 2 * h()});
-    tp_collective(p, ch, "tp.rs.mtp_eh_bwd", OpPhase::backward, CollectiveOp::reduce_scatter,
+    linear(p, ch, ops::kMtpEhProjBwd, OpPhase::backward, 4 * c_.T * 2 * h() * h() / c_.t,
+           4 * (2 * h() * h() / c_.t + c_.T * 3 * h()), true, {c_.T, h() / c_.t, 2 * h()});
+    tp_collective(p, ch, ops::kTpRsMtpEhBwd, OpPhase::backward, CollectiveOp::reduce_scatter,
                   c_.T * 2 * h() * 2, true);
     embedding_bwd(p, ch);
   }
@@ -774,11 +772,11 @@ class StageBuilder : public StageEmitter {
     chunk_ = chunk;
     mb_ = -1;
     if (dp_size() > 1) {
-      collective(p, ch, "dp.param_all_gather", OpPhase::optimizer, CollectiveOp::all_gather,
+      collective(p, ch, ops::kDpParamAllGather, OpPhase::optimizer, CollectiveOp::all_gather,
                  cp.dense * c_.prof.param_bytes, ChannelKind::dp, CommClass::dp, kStreamDpComm, false);
     }
     if (edp_size() > 1 && cp.expert > 0) {
-      collective(p, ch, "edp.param_all_gather", OpPhase::optimizer, CollectiveOp::all_gather,
+      collective(p, ch, ops::kEdpParamAllGather, OpPhase::optimizer, CollectiveOp::all_gather,
                  cp.expert * c_.prof.param_bytes, ChannelKind::edp, CommClass::dp, kStreamDpComm, false);
     }
     return ch.last;
@@ -791,11 +789,11 @@ class StageBuilder : public StageEmitter {
     mb_ = -1;
     int last = kNoOp;
     if (dp_size() > 1) {
-      last = collective(p, ch, "dp.grad_reduce_scatter", OpPhase::optimizer, CollectiveOp::reduce_scatter,
+      last = collective(p, ch, ops::kDpGradReduceScatter, OpPhase::optimizer, CollectiveOp::reduce_scatter,
                         cp.dense * c_.prof.grad_bytes, ChannelKind::dp, CommClass::dp, kStreamDpComm, true);
     }
     if (edp_size() > 1 && cp.expert > 0) {
-      last = collective(p, ch, "edp.grad_reduce_scatter", OpPhase::optimizer, CollectiveOp::reduce_scatter,
+      last = collective(p, ch, ops::kEdpGradReduceScatter, OpPhase::optimizer, CollectiveOp::reduce_scatter,
                         cp.expert * c_.prof.grad_bytes, ChannelKind::edp, CommClass::dp, kStreamDpComm, true);
     }
     chunk_ = saved_chunk;

@@ -1,7 +1,8 @@
 // End-to-end: `predict` warns when a layout does not fit in HBM and `--require-fit`
 // refuses it; `recommend` picks a valid pp per node count (`--pp auto`, the default), gives its reasons in
 // full and exits 2 when no point has a valid dispatcher; `plan` refuses out-of-range input and searches the
-// node counts asked for; `catalog` lists what exists in text, JSON and CSV.
+// node counts asked for; `catalog` lists what exists in text, JSON and CSV, and the layer ops with their
+// launches, formulas and sources.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -134,7 +135,8 @@ TEST(PlanInput, RangesAndNodeCountsAsAsked) {
 TEST(Catalog, ListsEveryKindWithSourcesInEachFormat) {
   const CliRun text = moetwin("catalog");
   ASSERT_EQ(text.status, 0) << text.err;
-  for (const char* heading : {"models (", "instances (", "gpus (", "dispatchers (", "stacks ("})
+  for (const char* heading :
+       {"models (", "instances (", "gpus (", "dispatchers (", "stacks (", "ops (", "op_symbols ("})
     EXPECT_NE(text.out.find(heading), std::string::npos) << heading;
   EXPECT_NE(text.out.find("deepep-uccl"), std::string::npos);
   const CliRun json = moetwin("catalog gpus --format json");
@@ -155,6 +157,36 @@ TEST(Catalog, ListsEveryKindWithSourcesInEachFormat) {
   EXPECT_NE(csv.out.find("\ndeepseek-v3,61,3,1,7168,"), std::string::npos) << csv.out;
   EXPECT_EQ(moetwin("catalog --format csv").status, 2);  // several tables: one CSV each
   EXPECT_EQ(moetwin("catalog widgets").status, 2);
+}
+
+TEST(Catalog, ListsTheLayerOpsWithFormulasAndSources) {
+  const CliRun csv = moetwin("catalog ops --format csv");
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(
+      csv.out.rfind("op,phase,class,launches,gemm_calls_per_expert,flops,bytes,dtype_bytes,source\n", 0), 0u)
+      << csv.out;
+  EXPECT_NE(
+      csv.out.find("\nattn.qkv_bwd,backward,gemm,6,0,4 T h (q + 2 kv) / t,4 (h (q + 2 kv) / t + T (h + (q + "
+                   "2 kv) / t)),2,\"estimate: RoPE backward"),
+      std::string::npos)
+      << csv.out;
+  const CliRun json = moetwin("catalog ops --format json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  bool experts = false;
+  for (const auto& op : j["ops"]) {
+    if (op["op"] == "moe.experts") {
+      experts = true;
+      EXPECT_EQ(op["launches"].get<int>(), 4);
+      EXPECT_EQ(op["gemm_calls_per_expert"].get<int>(), 2);
+      EXPECT_EQ(op["class"], "grouped_gemm");
+    }
+  }
+  EXPECT_TRUE(experts);
+  EXPECT_FALSE(j["op_symbols"].empty());  // the formulas' symbols come with the table
+  const CliRun text = moetwin("catalog ops");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("op_symbols ("), std::string::npos) << text.out;
 }
 
 }  // namespace

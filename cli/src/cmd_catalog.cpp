@@ -1,7 +1,8 @@
-// `moetwin catalog [models|instances|gpus|dispatchers|stacks]`: what the catalog holds, one table per
-// kind with its key figures and the source each entry cites (catalog/data/*.toml). Without a kind, every
-// kind in turn. Wiring only: the figures are the catalog's (and, for a model's parameter counts,
-// sim/model_accounting's, the ones `inspect` prints).
+// `moetwin catalog [models|instances|gpus|dispatchers|stacks|ops]`: what the catalog holds, one table per
+// kind with its key figures and the source each entry cites (catalog/data/*.toml), and the layer ops the
+// workload builder charges (launches, FLOP and byte formulas, sources) with their formula symbols. Without
+// a kind, every kind in turn. Wiring only: the figures are the catalog's (for a model's parameter counts,
+// accounting's, the ones `inspect` prints; for the ops, sim/layer_ops.hpp's table).
 #include <memory>
 
 #include "commands.hpp"
@@ -11,6 +12,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/result_table.hpp"
+#include "moetwin/sim/layer_ops.hpp"
 
 namespace moetwin::cli {
 
@@ -96,8 +98,28 @@ ResultTable stacks_table(const Catalog& catalog) {
   return t;
 }
 
+ResultTable ops_table() {
+  ResultTable t;
+  t.columns = {"op",    "phase", "class",       "launches", "gemm_calls_per_expert",
+               "flops", "bytes", "dtype_bytes", "source"};
+  for (const LayerOp* op : layer_op_table()) {
+    t.add_row({op->name, to_string(op->phase), to_string(op->cls), Cell::integer(op->launches),
+               Cell::integer(op->gemm_calls_per_expert), op->flops, op->bytes, Cell::integer(op->dtype_bytes),
+               op->source});
+  }
+  return t;
+}
+
+// The symbols of the ops' formulas, listed after the ops table (not a kind of its own).
+ResultTable op_symbols_table() {
+  ResultTable t;
+  t.columns = {"symbol", "meaning"};
+  for (const LayerOpSymbol& s : layer_op_symbols()) t.add_row({s.symbol, s.meaning});
+  return t;
+}
+
 const std::vector<std::string>& kinds() {
-  static const std::vector<std::string> k = {"models", "instances", "gpus", "dispatchers", "stacks"};
+  static const std::vector<std::string> k = {"models", "instances", "gpus", "dispatchers", "stacks", "ops"};
   return k;
 }
 
@@ -106,21 +128,24 @@ ResultTable table_of(const Catalog& catalog, const std::string& kind) {
   if (kind == "instances") return instances_table(catalog);
   if (kind == "gpus") return gpus_table(catalog);
   if (kind == "dispatchers") return dispatchers_table(catalog);
+  if (kind == "ops") return ops_table();
+  if (kind == "op_symbols") return op_symbols_table();
   return stacks_table(catalog);
 }
 
 }  // namespace
 
 void add_catalog_command(CLI::App& app, const GlobalOptions& global) {
-  CLI::App* cmd = app.add_subcommand(
-      "catalog", "What the catalog holds: models, instances, GPUs, dispatchers and stacks, with sources");
+  CLI::App* cmd = app.add_subcommand("catalog",
+                                     "What the catalog holds (models, instances, GPUs, dispatchers, stacks) "
+                                     "and the layer ops, with sources");
   struct Options {
     std::string kind;
     std::string format = "text";
     std::string out;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("KIND", o->kind, "models | instances | gpus | dispatchers | stacks (default: all)")
+  cmd->add_option("KIND", o->kind, "models | instances | gpus | dispatchers | stacks | ops (default: all)")
       ->check(CLI::IsMember(kinds()));
   cmd->add_option("--format", o->format, "text | json | csv (csv needs a KIND: one table)")
       ->check(CLI::IsMember({"text", "json", "csv"}));
@@ -128,10 +153,12 @@ void add_catalog_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([o, &global] {
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
-    const std::vector<std::string> which = o->kind.empty() ? kinds() : std::vector<std::string>{o->kind};
+    std::vector<std::string> which = o->kind.empty() ? kinds() : std::vector<std::string>{o->kind};
     if (o->format == "csv" && which.size() > 1) {
       throw InputError({"", 0}, "--format", "csv", "a KIND with csv (one table per file), or text / json");
     }
+    // The ops' formula symbols follow the ops (text, JSON; a CSV is the ops table alone).
+    if (which.back() == "ops" && o->format != "csv") which.emplace_back("op_symbols");
     std::vector<ResultTable> tables;
     for (const std::string& k : which) tables.push_back(table_of(catalog, k));
     std::string content;

@@ -1,5 +1,6 @@
 #include "moetwin/engine/program.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -144,25 +145,32 @@ void Workload::validate() const {
   // Every member of a channel must hold the same number of ops on it, or the engine would deadlock.
   std::vector<std::int64_t> member_refs(channel_size.size(), 0);
   std::vector<std::int64_t> ops_on(channel_size.size(), -1);
+  // Comm ops per channel kind of each program, counted once per program (thousands of ranks share a
+  // few programs): [program * kChannelKinds + kind], -1 = not counted yet.
+  std::vector<std::int64_t> program_counts(programs.size() * kChannelKinds, -1);
   for (std::size_t rank = 0; rank < r; ++rank) {
-    const Program& prog = programs.at(static_cast<std::size_t>(rank_program[rank]));
+    const auto pi = static_cast<std::size_t>(rank_program[rank]);
+    const Program& prog = programs.at(pi);
     if (var_offset[rank] < 0 ||
         static_cast<std::size_t>(var_offset[rank]) + static_cast<std::size_t>(prog.var_slots()) >
             var_durations.size()) {
       throw std::logic_error("Workload: var_offset out of range");
     }
-    std::int64_t counts[kChannelKinds] = {};
-    int stream_of[kChannelKinds];
-    for (int& s : stream_of) s = -1;
-    for (const OpSpec& op : prog.ops()) {
-      if (op.kind != OpKind::comm) continue;
-      const int k = static_cast<int>(op.channel);
-      ++counts[k];
-      // One stream per channel on a rank: then the k-th arrival of every member is the same instance.
-      if (stream_of[k] >= 0 && stream_of[k] != op.stream) {
-        throw std::logic_error("Workload: ops of one channel on two streams");
+    std::int64_t* counts = program_counts.data() + pi * kChannelKinds;
+    if (counts[0] < 0) {
+      std::fill(counts, counts + kChannelKinds, 0);
+      int stream_of[kChannelKinds];
+      for (int& s : stream_of) s = -1;
+      for (const OpSpec& op : prog.ops()) {
+        if (op.kind != OpKind::comm) continue;
+        const int k = static_cast<int>(op.channel);
+        ++counts[k];
+        // One stream per channel on a rank: then the k-th arrival of every member is the same instance.
+        if (stream_of[k] >= 0 && stream_of[k] != op.stream) {
+          throw std::logic_error("Workload: ops of one channel on two streams");
+        }
+        stream_of[k] = op.stream;
       }
-      stream_of[k] = op.stream;
     }
     for (int k = 0; k < kChannelKinds; ++k) {
       const std::int32_t ch = rank_channels[rank * kChannelKinds + static_cast<std::size_t>(k)];

@@ -28,6 +28,9 @@ std::vector<std::int32_t> initial_colours(const Workload& w) {
   std::vector<std::int32_t> colour(static_cast<std::size_t>(n), -1);
   std::vector<std::int32_t> first_rank;  // colour -> lowest rank
   std::map<std::tuple<std::int32_t, std::uint32_t, std::uint64_t>, std::vector<std::int32_t>> buckets;
+  // Ranks may share one row of durations (the builder stores one per class of equal ranks): each row is
+  // hashed once, and a shared row is equal without comparing its values.
+  std::map<std::pair<std::int64_t, std::size_t>, std::uint64_t> row_hash;  // (offset, slots) -> hash
   for (int r = 0; r < n; ++r) {
     const auto ru = static_cast<std::size_t>(r);
     const std::int32_t prog = w.rank_program[ru];
@@ -37,11 +40,13 @@ std::vector<std::int32_t> initial_colours(const Workload& w) {
     for (int k = 0; k < kChannelKinds; ++k) {
       if (w.rank_channels[ru * kChannelKinds + static_cast<std::size_t>(k)] >= 0) mask |= 1u << k;
     }
-    auto& bucket = buckets[std::make_tuple(prog, mask, hash_durations(var, slots))];
+    const auto [row, fresh] = row_hash.try_emplace({w.var_offset[ru], slots}, 0);
+    if (fresh) row->second = hash_durations(var, slots);
+    auto& bucket = buckets[std::make_tuple(prog, mask, row->second)];
     for (std::int32_t c : bucket) {
       const TimeNs* other = w.var_durations.data() +
                             w.var_offset[static_cast<std::size_t>(first_rank[static_cast<std::size_t>(c)])];
-      if (std::equal(var, var + slots, other)) {
+      if (other == var || std::equal(var, var + slots, other)) {
         colour[ru] = c;
         break;
       }

@@ -73,7 +73,16 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
   if (nodes_spanned(ep_ranks, gpus_per_node_) != spec.nodes())
     throw std::logic_error("DispatcherMoeCost: EP group spans a different node count than its placement");
   // Distinct EP groups route distinct data: one data index per (group, microbatch).
-  const LayerRouting routing = planner_.plan(layer, ep_group * microbatches_ + microbatch);
+  const int data = ep_group * microbatches_ + microbatch;
+  const std::int64_t count_class = planner_.count_class(layer, data);
+  if (count_class >= 0) {
+    const auto hit = class_costs_.find(count_class);
+    if (hit != class_costs_.end()) {
+      out = hit->second;
+      return;
+    }
+  }
+  const LayerRouting routing = planner_.plan(layer, data);
   const A2aTraffic traffic = model_->traffic(routing, bytes_per_token_);
   const A2aCost dispatch =
       dispatch_bytes_per_token_ == bytes_per_token_
@@ -97,6 +106,7 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
     c.dispatch_remote_tokens = traffic.legs[k].network_tokens_out;
     c.combine_remote_tokens = traffic.legs[k].network_tokens_in;
   }
+  if (count_class >= 0) class_costs_.emplace(count_class, out);
 }
 
 }  // namespace moetwin

@@ -349,6 +349,26 @@ const LayerRoutingStats& RoutingPlanner::cached_stats(int layer) const {
   return it->second;
 }
 
+std::int64_t RoutingPlanner::count_class(int layer, int microbatch) const {
+  const RoutingSpec& s = spec_;
+  if (layer < 0 || microbatch < 0 || s.kind != RoutingKind::balanced || s.sampling != RoutingSampling::counts)
+    return -1;
+  const auto experts = static_cast<std::uint64_t>(s.experts);
+  const auto rem = static_cast<std::uint64_t>(s.tokens_per_rank * s.top_k) % experts;
+  if (rem == 0) return 0;
+  // plan() rotates source src's remainder copies by (src + ranks x (layer + microbatch)) x rem mod E in
+  // uint64: without overflow that is (src x rem + key) mod E with key = ranks x (layer + microbatch) x
+  // rem mod E, the same for every source. Plans that would wrap are not classed.
+  const auto ranks = static_cast<std::uint64_t>(s.ep_ranks);
+  const std::uint64_t x = static_cast<std::uint64_t>(layer) + static_cast<std::uint64_t>(microbatch);
+  std::uint64_t rotation = 0;
+  std::uint64_t bound = 0;
+  if (__builtin_mul_overflow(ranks, x + 1, &bound) || __builtin_mul_overflow(bound, rem, &bound) ||
+      __builtin_mul_overflow(ranks * x, rem, &rotation))
+    return -1;
+  return static_cast<std::int64_t>(1 + rotation % experts);
+}
+
 LayerRouting RoutingPlanner::plan(int layer, int microbatch) const {
   if (layer < 0 || microbatch < 0)
     throw std::invalid_argument("RoutingPlanner::plan: negative layer or microbatch");

@@ -6,6 +6,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/traffic_matrix.hpp"
@@ -160,6 +163,54 @@ TEST(RoutingPlan, DeterministicPerSeedLayerAndMicrobatch) {
   EXPECT_NE(a.plan(5, 8).copies, p1.copies);
   s.seed = 2;
   EXPECT_NE(RoutingPlanner(s).plan(5, 7).copies, p1.copies);
+}
+
+// count_class: equal keys give plans equal in every count; the key separates plans whose remainder
+// copies rotate differently, and only deterministic (balanced, counts) plans get one.
+TEST(RoutingPlan, CountClassKeysEqualPlans) {
+  const auto counts_equal = [](const LayerRouting& a, const LayerRouting& b) {
+    return a.copies == b.copies && a.rank_tokens == b.rank_tokens && a.node_tokens == b.node_tokens &&
+           a.expert_tokens == b.expert_tokens;
+  };
+  // Remainder 0, and remainders whose rotation is a multiple of the experts at EP 32 (one class: ranks x
+  // remainder = 32 x 8k copies) or not at EP 8 (several classes).
+  for (const auto& [ranks, tokens] : std::vector<std::pair<int, std::int64_t>>{
+           {32, 4096}, {32, 4097}, {32, 1000}, {8, 4097}, {8, 4099}, {8, 1001}}) {
+    RoutingSpec s = dsv3_like(RoutingKind::balanced, RoutingSampling::counts);
+    s.ep_ranks = ranks;
+    s.tokens_per_rank = tokens;
+    const RoutingPlanner planner(s);
+    std::map<std::int64_t, LayerRouting> first;
+    int distinct = 0;
+    for (int layer = 0; layer < 12; ++layer) {
+      for (int mb = 0; mb < 300; mb += 7) {
+        const std::int64_t key = planner.count_class(layer, mb);
+        ASSERT_GE(key, 0);
+        const LayerRouting p = planner.plan(layer, mb);
+        const auto [it, fresh] = first.emplace(key, p);
+        if (fresh) {
+          ++distinct;
+          for (const auto& [other_key, other] : first) {
+            if (other_key != key) {
+              EXPECT_FALSE(counts_equal(other, p)) << "keys " << key << ", " << other_key;
+            }
+          }
+        } else {
+          EXPECT_TRUE(counts_equal(it->second, p)) << "layer " << layer << " mb " << mb;
+        }
+      }
+    }
+    if (ranks == 32) {
+      EXPECT_EQ(distinct, 1) << tokens;
+    } else {
+      EXPECT_GT(distinct, 1) << tokens;
+    }
+  }
+  RoutingSpec z = dsv3_like(RoutingKind::zipf, RoutingSampling::counts);
+  z.zipf_exponent = 1.0;
+  EXPECT_EQ(RoutingPlanner(z).count_class(0, 0), -1);
+  EXPECT_EQ(RoutingPlanner(dsv3_like(RoutingKind::balanced, RoutingSampling::per_token)).count_class(0, 0),
+            -1);
 }
 
 TEST(RoutingPlan, GroupLimitedTokensStayInTheirGroups) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -929,6 +930,56 @@ SimProfile host_scaled(const SimProfile& prof, const InstanceSpec& instance) {
   return p;
 }
 
+namespace {
+
+// Local ranks of a stage (0 .. S-1) grouped by what their var-slot durations are made of: the per-rank
+// values of the non-uniform collective entries and the MoE costs of every (MoE layer, microbatch) that
+// the durations read (copies, A2A and permute times). Ranks of one class have equal durations slot by
+// slot, so the builder computes and stores one row per class. Classes are numbered by lowest local rank.
+std::vector<std::int32_t> duration_classes(const std::vector<CommEntry>& comm,
+                                           const std::vector<MoeRankCost>& table, int S) {
+  const auto n = static_cast<std::size_t>(S);
+  std::vector<std::int32_t> cls(n, 0);
+  // Keys are thousands of values long (5 per MoE layer and microbatch): bucketed by a hash, compared
+  // in full only within a bucket.
+  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> buckets;
+  std::vector<std::vector<std::int64_t>> keys;  // class -> its key
+  std::vector<std::int64_t> key;
+  const std::size_t cells = n == 0 ? 0 : table.size() / n;  // (MoE layer, microbatch) pairs
+  for (std::size_t local = 0; local < n; ++local) {
+    key.clear();
+    for (const CommEntry& e : comm) {
+      if (!e.uniform) key.push_back(e.per_local[local]);
+    }
+    for (std::size_t cell = 0; cell < cells; ++cell) {
+      const MoeRankCost& mc = table[cell * n + local];
+      key.insert(key.end(), {mc.tokens, mc.dispatch_ns, mc.combine_ns, mc.permute_ns, mc.unpermute_ns});
+    }
+    std::uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (const std::int64_t v : key) {
+      h = (h ^ static_cast<std::uint64_t>(v)) * 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 31;
+    }
+    std::vector<std::int32_t>& bucket = buckets[h];
+    std::int32_t found = -1;
+    for (const std::int32_t c : bucket) {
+      if (keys[static_cast<std::size_t>(c)] == key) {
+        found = c;
+        break;
+      }
+    }
+    if (found < 0) {
+      found = static_cast<std::int32_t>(keys.size());
+      keys.push_back(key);
+      bucket.push_back(found);
+    }
+    cls[local] = found;
+  }
+  return cls;
+}
+
+}  // namespace
+
 BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const WorkloadSeams& seams) {
   const InputLocation where{s.source, 0};
   // Host time per op scales with the instance CPU's single-thread speed relative to the CPU the host
@@ -1051,9 +1102,19 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     const double hid = m.hidden, fe = m.expert_ffn_hidden, etp = par.etp;
     const double weights = b.local_experts() * 3 * hid * fe / etp * 2;
     const bool fp8 = is_fp8(s.training.precision);
+    // One row of durations per class of equal ranks (duration_classes): the ranks of a class share it
+    // through var_offset, so the work and memory grow with the classes, not with the stage's ranks.
+    const std::vector<std::int32_t> cls = duration_classes(b.comm_entries(), table, S);
+    std::vector<std::int64_t> class_offset;
     for (int local = 0; local < S; ++local) {
       const int rank = stage * S + local;
       w.rank_program[static_cast<std::size_t>(rank)] = static_cast<std::int32_t>(w.programs.size());
+      const auto k = static_cast<std::size_t>(cls[static_cast<std::size_t>(local)]);
+      if (k < class_offset.size()) {
+        w.var_offset[static_cast<std::size_t>(rank)] = class_offset[k];
+        continue;
+      }
+      class_offset.push_back(var_total);
       w.var_offset[static_cast<std::size_t>(rank)] = var_total;
       for (const VarReq& r : vars) {
         TimeNs v = 0;

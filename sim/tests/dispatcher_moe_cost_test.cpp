@@ -96,6 +96,39 @@ TEST(DispatcherMoeCost, BalancedTokensAndDispatcherDifferences) {
   EXPECT_NE(predicted_iteration(make("nccl-alltoall")), predicted_iteration(make("deepep-uccl")));
 }
 
+// Balanced plans are priced once per count class: a cached answer equals the fresh one of a new model,
+// whatever the order of the calls, for every dispatcher.
+TEST(DispatcherMoeCost, CachedBalancedCostsEqualFreshOnes) {
+  for (const std::string d : {"nccl-alltoall", "deepep-uccl", "deepep-nvshmem"}) {
+    const Scenario s = make(d);
+    const DispatcherMoeCost warm(s);
+    std::vector<MoeRankCost> out;
+    for (int layer = 0; layer < 4; ++layer) {
+      for (int mb = 0; mb < 2; ++mb) warm.layer_costs(layer, mb, 0, group16(), out);
+    }
+    for (int layer = 3; layer >= 0; --layer) {
+      for (int mb = 1; mb >= 0; --mb) {
+        warm.layer_costs(layer, mb, 0, group16(), out);
+        std::vector<MoeRankCost> fresh;
+        DispatcherMoeCost(s).layer_costs(layer, mb, 0, group16(), fresh);
+        ASSERT_EQ(out.size(), fresh.size());
+        for (std::size_t k = 0; k < out.size(); ++k) {
+          EXPECT_EQ(out[k].tokens, fresh[k].tokens) << d;
+          EXPECT_EQ(out[k].dispatch_ns, fresh[k].dispatch_ns) << d;
+          EXPECT_EQ(out[k].combine_ns, fresh[k].combine_ns) << d;
+          EXPECT_EQ(out[k].dispatch_latency_ns, fresh[k].dispatch_latency_ns) << d;
+          EXPECT_EQ(out[k].combine_latency_ns, fresh[k].combine_latency_ns) << d;
+          EXPECT_EQ(out[k].permute_ns, fresh[k].permute_ns) << d;
+          EXPECT_EQ(out[k].unpermute_ns, fresh[k].unpermute_ns) << d;
+          EXPECT_EQ(out[k].sms, fresh[k].sms) << d;
+          EXPECT_EQ(out[k].dispatch_remote_tokens, fresh[k].dispatch_remote_tokens) << d;
+          EXPECT_EQ(out[k].combine_remote_tokens, fresh[k].combine_remote_tokens) << d;
+        }
+      }
+    }
+  }
+}
+
 TEST(DispatcherMoeCost, ZipfNeverFasterThanBalanced) {
   for (const char* d : {"nccl-alltoall", "deepep-uccl", "deepep-nvshmem"}) {
     const double balanced = predicted_iteration(make(d, "[routing]\nkind = \"balanced\"\nseed = 7\n"));

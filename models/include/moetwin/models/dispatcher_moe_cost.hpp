@@ -1,4 +1,4 @@
-// MoeCostModel from the routing plans and token-dispatcher models (issue 5 wiring): per (MoE layer,
+// MoeCostModel from the routing plans and token-dispatcher models: per (MoE layer,
 // microbatch, EP group) the routing plan (routing_plan.hpp) of the scenario's [routing] gives every EP
 // rank's received token copies (grouped-GEMM rows) and the A2A traffic; the scenario's dispatcher model
 // (dispatcher_model.hpp) turns that traffic into per-rank dispatch / combine times, the separate
@@ -58,6 +58,11 @@ class DispatcherMoeCost : public MoeCostModel {
   int microbatches_ = 1;
   int gpus_per_node_ = 8;
   std::vector<std::string> warnings_;
+  // Costs by the routing plan's count class (RoutingPlanner::count_class): plans of one class are equal
+  // in every count, and the costs read nothing else, so balanced routing plans and prices each class
+  // once (at most one per expert) instead of once per (layer, microbatch, EP group). Not thread-safe,
+  // like the planner's statistics cache.
+  mutable std::map<std::int64_t, std::vector<MoeRankCost>> class_costs_;
 };
 
 }  // namespace moetwin

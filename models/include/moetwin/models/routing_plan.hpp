@@ -122,6 +122,13 @@ class RoutingPlanner {
   const RoutingSpec& spec() const { return spec_; }
   // Deterministic function of (spec, layer, microbatch). layer and microbatch >= 0.
   LayerRouting plan(int layer, int microbatch) const;
+  // A key such that two (layer, microbatch) pairs with equal keys get plans equal in every count (copies,
+  // rank_tokens, node_tokens, expert_tokens; the metadata layer, microbatch and stream_seed aside), so a
+  // caller may reuse what it derived from one plan for the other. Balanced routing in counts mode only
+  // (deterministic: the plan depends on (layer, microbatch) through the rotation of the remainder copies
+  // alone, and not at all when T x top_k copies divide evenly over the experts); -1 for every other
+  // kind or sampler (each plan is its own random draw) and where the rotation would overflow.
+  std::int64_t count_class(int layer, int microbatch) const;
   // Expert popularity weights of a layer (before normalisation).
   std::vector<double> expert_weights(int layer) const;
   LayerRoutingStats layer_stats(int layer) const;

@@ -1,10 +1,11 @@
 #include "moetwin/sim/workload.hpp"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <tuple>
-#include <unordered_map>
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -937,43 +938,43 @@ namespace {
 // the durations read (copies, A2A and permute times). Ranks of one class have equal durations slot by
 // slot, so the builder computes and stores one row per class. Classes are numbered by lowest local rank.
 std::vector<std::int32_t> duration_classes(const std::vector<CommEntry>& comm,
-                                           const std::vector<MoeRankCost>& table, int S) {
+                                           const std::vector<const MoeRankCost*>& table, int S) {
   const auto n = static_cast<std::size_t>(S);
   std::vector<std::int32_t> cls(n, 0);
-  // Keys are thousands of values long (5 per MoE layer and microbatch): bucketed by a hash, compared
-  // in full only within a bucket.
-  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> buckets;
-  std::vector<std::vector<std::int64_t>> keys;  // class -> its key
-  std::vector<std::int64_t> key;
+  std::size_t classes = n == 0 ? 0 : 1;
+  // Partition refinement, one value column at a time (a collective entry's per-rank times, a (MoE layer,
+  // microbatch) cell's costs), read in rank order: a column equal on every rank splits nothing and costs
+  // one pass; a split renumbers classes by lowest local rank. Stops once every rank is its own class.
+  using Row = std::array<std::int64_t, 6>;  // class so far, then the column's values
+  std::map<Row, std::int32_t> ids;
+  std::vector<std::int32_t> next(n);
+  const auto refine = [&](const auto& values) {  // values(local) -> the column's values of that rank
+    if (classes == n) return;
+    bool uniform = true;
+    for (std::size_t local = 1; local < n && uniform; ++local) uniform = values(local) == values(0);
+    if (uniform) return;
+    ids.clear();
+    for (std::size_t local = 0; local < n; ++local) {
+      const auto v = values(local);
+      Row row{cls[local], 0, 0, 0, 0, 0};
+      std::copy(v.begin(), v.end(), row.begin() + 1);
+      next[local] = ids.emplace(row, static_cast<std::int32_t>(ids.size())).first->second;
+    }
+    cls.swap(next);
+    classes = ids.size();
+  };
+  for (const CommEntry& e : comm) {
+    if (!e.uniform)
+      refine([&](std::size_t local) { return std::array<std::int64_t, 1>{e.per_local[local]}; });
+  }
   const std::size_t cells = n == 0 ? 0 : table.size() / n;  // (MoE layer, microbatch) pairs
-  for (std::size_t local = 0; local < n; ++local) {
-    key.clear();
-    for (const CommEntry& e : comm) {
-      if (!e.uniform) key.push_back(e.per_local[local]);
-    }
-    for (std::size_t cell = 0; cell < cells; ++cell) {
-      const MoeRankCost& mc = table[cell * n + local];
-      key.insert(key.end(), {mc.tokens, mc.dispatch_ns, mc.combine_ns, mc.permute_ns, mc.unpermute_ns});
-    }
-    std::uint64_t h = 0x9E3779B97F4A7C15ull;
-    for (const std::int64_t v : key) {
-      h = (h ^ static_cast<std::uint64_t>(v)) * 0xBF58476D1CE4E5B9ull;
-      h ^= h >> 31;
-    }
-    std::vector<std::int32_t>& bucket = buckets[h];
-    std::int32_t found = -1;
-    for (const std::int32_t c : bucket) {
-      if (keys[static_cast<std::size_t>(c)] == key) {
-        found = c;
-        break;
-      }
-    }
-    if (found < 0) {
-      found = static_cast<std::int32_t>(keys.size());
-      keys.push_back(key);
-      bucket.push_back(found);
-    }
-    cls[local] = found;
+  for (std::size_t cell = 0; cell < cells; ++cell) {
+    const MoeRankCost* const* col = table.data() + cell * n;
+    refine([&](std::size_t local) {
+      const MoeRankCost& mc = *col[local];
+      return std::array<std::int64_t, 5>{mc.tokens, mc.dispatch_ns, mc.combine_ns, mc.permute_ns,
+                                         mc.unpermute_ns};
+    });
   }
   return cls;
 }
@@ -1073,18 +1074,36 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     // MoE costs of every (MoE layer on this stage, microbatch) for every local rank.
     const auto L = b.moe_layers().size();
     const auto M = static_cast<std::size_t>(out.microbatches);
-    std::vector<MoeRankCost> table(L * M * static_cast<std::size_t>(S));
+    // Pointers into class_costs and answers (stable storage): ranks and cells that share an answer share
+    // its entries, 8 bytes a cell instead of a copy.
+    static const MoeRankCost kNoCost{};
+    std::vector<const MoeRankCost*> table(L * M * static_cast<std::size_t>(S), &kNoCost);
+    // Costs by (EP group, cost class): one call per class and group (MoeCostModel::cost_class).
+    std::map<std::pair<std::size_t, std::int64_t>, std::vector<MoeRankCost>> class_costs;
+    std::deque<std::vector<MoeRankCost>> answers;  // calls without a class
     for (std::size_t li = 0; li < L; ++li) {
       for (std::size_t mb = 0; mb < M; ++mb) {
         for (std::size_t gi = 0; gi < g.ep.size(); ++gi) {
           const auto& members = g.ep[gi];
           if (members.front() / S != stage) continue;
-          moe->layer_costs(b.moe_layers()[li], static_cast<int>(mb), static_cast<int>(gi), members, scratch);
-          if (scratch.size() != members.size()) throw std::logic_error("MoeCostModel: wrong number of ranks");
+          const int layer = b.moe_layers()[li];
+          const std::int64_t key = moe->cost_class(layer, static_cast<int>(mb), static_cast<int>(gi));
+          const std::vector<MoeRankCost>* costs = nullptr;
+          const auto hit = key >= 0 ? class_costs.find({gi, key}) : class_costs.end();
+          if (hit != class_costs.end()) {
+            costs = &hit->second;
+          } else {
+            moe->layer_costs(layer, static_cast<int>(mb), static_cast<int>(gi), members, scratch);
+            if (scratch.size() != members.size())
+              throw std::logic_error("MoeCostModel: wrong number of ranks");
+            costs = key >= 0 ? &class_costs.emplace(std::make_pair(gi, key), scratch).first->second
+                             : &answers.emplace_back(scratch);
+          }
           for (std::size_t k = 0; k < members.size(); ++k) {
+            const MoeRankCost& mc = (*costs)[k];
             table[(li * M + mb) * static_cast<std::size_t>(S) + static_cast<std::size_t>(members[k] % S)] =
-                scratch[k];
-            b.moe_sms_ = std::max(b.moe_sms_, scratch[k].sms);
+                &mc;
+            b.moe_sms_ = std::max(b.moe_sms_, mc.sms);
           }
         }
       }
@@ -1123,9 +1142,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
           v = e.uniform ? e.value : e.per_local[static_cast<std::size_t>(local)];
         } else {
           const MoeRankCost& mc =
-              table[(static_cast<std::size_t>(r.moe) * M + static_cast<std::size_t>(r.mb)) *
-                        static_cast<std::size_t>(S) +
-                    static_cast<std::size_t>(local)];
+              *table[(static_cast<std::size_t>(r.moe) * M + static_cast<std::size_t>(r.mb)) *
+                         static_cast<std::size_t>(S) +
+                     static_cast<std::size_t>(local)];
           const double tok = static_cast<double>(mc.tokens);
           // Calibrated GPUs: one expert's GEMM shape (tokens per local expert x expert FFN x hidden); the
           // backward's dgrad and wgrad (k = tokens: the small-k curve) are timed as halves of the op.

@@ -81,6 +81,14 @@ class MoeCostModel {
   // `ep_group` is the group's index in the job (distinct groups route different data).
   virtual void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                            std::vector<MoeRankCost>& out) const = 0;
+  // A key for reuse: two layer_costs calls for the same EP group (same ep_group and ep_ranks) whose
+  // (layer, microbatch) have equal non-negative keys return equal costs, so a caller may keep the first
+  // answer (the builder asks for every MoE layer and microbatch of every group). -1: no such promise
+  // (the default).
+  virtual std::int64_t cost_class(int layer, int microbatch, int ep_group) const {
+    (void)layer, (void)microbatch, (void)ep_group;
+    return -1;
+  }
   // Validity warnings about the modelled dispatcher at this scale (predict reports them); none by default.
   virtual std::vector<std::string> warnings() const { return {}; }
 };
@@ -98,6 +106,8 @@ class BalancedMoeCost : public MoeCostModel {
   std::string name() const override { return "balanced"; }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
+  // The costs depend on the group's members alone.
+  std::int64_t cost_class(int, int, int) const override { return 0; }
 
  private:
   std::shared_ptr<const CommCostModel> comm_;
@@ -164,6 +174,10 @@ class ScaledMoeCost : public MoeCostModel {
   std::string name() const override { return inner_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
+  // The scaling reads the inner costs and the group's members alone.
+  std::int64_t cost_class(int layer, int microbatch, int ep_group) const override {
+    return inner_->cost_class(layer, microbatch, ep_group);
+  }
   std::vector<std::string> warnings() const override { return inner_->warnings(); }
 
  private:

@@ -45,6 +45,10 @@ class DispatcherMoeCost : public MoeCostModel {
   std::string name() const override { return "routing+" + model_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;
+  // The routing plan's count class (RoutingPlanner::count_class): balanced plans only.
+  std::int64_t cost_class(int layer, int microbatch, int ep_group) const override {
+    return planner_.count_class(layer, ep_group * microbatches_ + microbatch);
+  }
   // Warnings of the dispatcher's validity check (e.g. low-latency kernel caps, proxy fallback).
   std::vector<std::string> warnings() const override { return warnings_; }
 

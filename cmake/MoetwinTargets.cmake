@@ -21,13 +21,21 @@ function(moetwin_add_test name)
     "MOETWIN_CATALOG=${PROJECT_SOURCE_DIR}/catalog/data")
 endfunction()
 
-# moetwin_add_benchmark(NAME SOURCES ... DEPENDS ...): a Google Benchmark binary (not run by ctest).
+# moetwin_add_benchmark(NAME SOURCES ... DEPENDS ... [SMOKE_FILTER regex]): a Google Benchmark binary.
+# ctest runs it once as a smoke test (<name>_smoke: the cases matching SMOKE_FILTER, default all, each for
+# at least 0.01 s): it must run and exit 0; no timing is asserted (CI boxes are shared and noisy).
 function(moetwin_add_benchmark name)
   if(NOT MOETWIN_BENCHMARKS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "" "SMOKE_FILTER" "SOURCES;DEPENDS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPENDS} benchmark::benchmark moetwin_warnings)
   target_compile_definitions(${name} PRIVATE MOETWIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  if(NOT ARG_SMOKE_FILTER)
+    set(ARG_SMOKE_FILTER ".")
+  endif()
+  # benchmark 1.7 (Debian 12) takes --benchmark_min_time in plain seconds.
+  add_test(NAME ${name}_smoke COMMAND ${name} --benchmark_min_time=0.01 "--benchmark_filter=${ARG_SMOKE_FILTER}")
+  set_tests_properties(${name}_smoke PROPERTIES ENVIRONMENT "MOETWIN_CATALOG=${PROJECT_SOURCE_DIR}/catalog/data")
 endfunction()

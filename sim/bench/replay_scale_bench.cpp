@@ -1,0 +1,67 @@
+// Prediction cost against scale and routing: one DeepSeek-V3 iteration (TP8/PP8/EP32, mb 1, 64
+// microbatches, full recompute, NCCL all-to-all) predicted as `moetwin predict` does (the shipped fitted
+// profile, routing plans + dispatcher model), build and replay together, on 256 GPUs (DP4) and 4096 GPUs
+// (DP64), with balanced and zipf 1.0 routing. Targets on the 2-core CI box: balanced 4096 <= 2x balanced
+// 256 and balanced 256 <= 0.1 s; zipf 256 <= 3x balanced 256 and <= 0.3 s; zipf 4096 <= 5 s.
+// Run: build/sim/sim_replay_scale_bench [--benchmark_filter=...].
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/sim/prediction.hpp"
+
+namespace moetwin {
+namespace {
+
+Scenario dsv3(int nodes, int dp, bool zipf) {
+  static const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  const std::string toml = concat(
+      {"name = \"dsv3-scale\"\n[model]\nname = \"deepseek-v3\"\n[cluster]\ninstance = \"p6-b300.48xlarge\"\n",
+       "nodes = ", std::to_string(nodes),
+       "\n[parallelism]\ntp = 8\npp = 8\nvpp = 1\nep = 32\netp = 1\ncp = 1\n", "dp = ", std::to_string(dp),
+       "\n[training]\nmicro_batch = 1\nglobal_batch = ", std::to_string(64 * dp),
+       "\nseq_length = 4096\nrecompute = \"full\"\n[dispatcher]\nname = \"nccl-alltoall\"\n[routing]\n",
+       zipf ? "kind = \"zipf\"\nzipf_exponent = 1.0\n" : "kind = \"balanced\"\n", "seed = 1\n"});
+  return parse_scenario(toml, "bench.toml", catalog);
+}
+
+void run(benchmark::State& state, int nodes, int dp, bool zipf) {
+  const Scenario s = dsv3(nodes, dp, zipf);
+  const FittedProfile profile = resolve_fitted_profile("");
+  Prediction p;
+  for (auto _ : state) {
+    p = predict(s, predict_options_for(s, profile));
+    benchmark::DoNotOptimize(p.iteration_s);
+  }
+  state.counters["events"] = static_cast<double>(p.events);
+  state.counters["ops"] = static_cast<double>(p.ops);
+}
+
+void BM_Dsv3Balanced256(benchmark::State& state) {
+  run(state, 32, 4, false);
+}
+BENCHMARK(BM_Dsv3Balanced256)->Unit(benchmark::kMillisecond);
+
+void BM_Dsv3Balanced4096(benchmark::State& state) {
+  run(state, 512, 64, false);
+}
+BENCHMARK(BM_Dsv3Balanced4096)->Unit(benchmark::kMillisecond);
+
+void BM_Dsv3Zipf256(benchmark::State& state) {
+  run(state, 32, 4, true);
+}
+BENCHMARK(BM_Dsv3Zipf256)->Unit(benchmark::kMillisecond);
+
+void BM_Dsv3Zipf4096(benchmark::State& state) {
+  run(state, 512, 64, true);
+}
+BENCHMARK(BM_Dsv3Zipf4096)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+}  // namespace moetwin
+
+BENCHMARK_MAIN();

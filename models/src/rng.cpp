@@ -182,10 +182,14 @@ AliasTable::AliasTable(const std::vector<double>& weights) {
     }
   }
   // Leftovers (rounding) keep probability 1 and alias themselves.
+  threshold_ = (0 - static_cast<std::uint64_t>(n)) % n;
+  mask_ = (n & (n - 1)) == 0 ? n - 1 : 0;
 }
 
 std::size_t AliasTable::sample(Rng& rng) const {
-  const auto column = static_cast<std::size_t>(rng.below(prob_.size()));
+  std::uint64_t r = rng.next();
+  while (r < threshold_) r = rng.next();
+  const auto column = static_cast<std::size_t>(mask_ != 0 ? r & mask_ : r % prob_.size());
   return rng.uniform() < prob_[column] ? column : alias_[column];
 }
 

@@ -81,6 +81,10 @@ class AliasTable {
   std::vector<double> prob_;
   std::vector<std::size_t> alias_;
   std::vector<double> normalised_;
+  // Rng::below(size()) unrolled with its per-call divisions done once: the rejection threshold, and
+  // the column as a mask when the size is a power of two (experts usually are). Same draws, same column.
+  std::uint64_t threshold_ = 0;
+  std::uint64_t mask_ = 0;  // size() - 1 for a power of two, else 0
 };
 
 // Zipf popularity weights w_i = 1 / (i + 1)^s for i in [0, n), s >= 0 (s = 0: uniform). Not normalised.

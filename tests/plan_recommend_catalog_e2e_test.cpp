@@ -36,7 +36,10 @@ std::string slurp(const fs::path& p) {
 // `moetwin --catalog <shipped> ARGS` with the unfitted profile where the command takes one (the figures
 // checked here do not depend on the fit).
 CliRun moetwin(const std::string& args) {
-  const fs::path dir = fs::path(testing::TempDir()) / "plan_recommend_catalog_e2e";
+  // One folder per test: ctest runs this file's tests as separate processes in parallel.
+  const testing::TestInfo* test = testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::path(testing::TempDir()) / "plan_recommend_catalog_e2e" /
+                       (std::string(test->test_suite_name()) + "." + test->name());
   fs::create_directories(dir);
   const fs::path out = dir / "out.txt";
   const fs::path err = dir / "err.txt";

@@ -58,8 +58,8 @@ void finish(A2aCost& c, const A2aTraffic& t, const std::vector<double>& rank_s) 
 // copies, or the reverse) / (HBM bandwidth x catalog elementwise efficiency).
 class NcclAlltoallModel final : public DispatcherModel {
  public:
-  NcclAlltoallModel(DispatcherSpec spec, std::shared_ptr<const A2aNetwork> net)
-      : DispatcherModel(std::move(spec), default_dispatcher_params(spec), std::move(net)) {}
+  NcclAlltoallModel(DispatcherSpec spec, ParamSet params, std::shared_ptr<const A2aNetwork> net)
+      : DispatcherModel(std::move(spec), std::move(params), std::move(net)) {}
   std::string reference() const override {
     return "Megatron-Core MoEAlltoAllTokenDispatcher; NCCL all-to-all (grouped p2p) over aws-ofi-nccl";
   }
@@ -133,8 +133,8 @@ class NcclAlltoallModel final : public DispatcherModel {
 // Permute is fused (kernel_ns = 0); SMs from the catalog.
 class DeepEpModel final : public DispatcherModel {
  public:
-  DeepEpModel(DispatcherSpec spec, std::shared_ptr<const A2aNetwork> net)
-      : DispatcherModel(spec, default_dispatcher_params(spec), std::move(net)) {}
+  DeepEpModel(DispatcherSpec spec, ParamSet params, std::shared_ptr<const A2aNetwork> net)
+      : DispatcherModel(std::move(spec), std::move(params), std::move(net)) {}
   std::string reference() const override {
     switch (spec().transport) {
       case DispatcherTransport::cpu_proxy:
@@ -293,7 +293,7 @@ bool dedups_by_node(const DispatcherSpec& spec) {
 std::unique_ptr<DispatcherModel> make_dispatcher_model(const DispatcherSpec& spec,
                                                        std::shared_ptr<const A2aNetwork> network) {
   const DispatcherModelKind kind = dispatcher_model_kind(spec);
-  const ParamSet params = default_dispatcher_params(spec);
+  ParamSet params = default_dispatcher_params(spec);
   for (const std::string& term : required_dispatcher_terms(spec)) {
     if (!params.has(term)) {
       throw InputError(
@@ -303,9 +303,10 @@ std::unique_ptr<DispatcherModel> make_dispatcher_model(const DispatcherSpec& spe
                   " model reads it; see the other records for its unit and source)"}));
     }
   }
+  // The checked terms go to the model as they are (its constructor does not rebuild them).
   if (kind == DispatcherModelKind::per_copy_nccl)
-    return std::make_unique<NcclAlltoallModel>(spec, std::move(network));
-  return std::make_unique<DeepEpModel>(spec, std::move(network));
+    return std::make_unique<NcclAlltoallModel>(spec, std::move(params), std::move(network));
+  return std::make_unique<DeepEpModel>(spec, std::move(params), std::move(network));
 }
 
 }  // namespace moetwin

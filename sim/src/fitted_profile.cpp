@@ -114,12 +114,19 @@ constexpr LiveFitMeaning kLiveFitMeanings[] = {
      2e-6},
 };
 
-// The record term `dispatcher`.`term` of the shared default catalog; nullptr when there is none.
-const ModelParam* record_term(const std::string& dispatcher, const std::string& term) {
+// The shared default catalog's record of `dispatcher`; nullptr for names it lacks (a profile fitted with
+// another catalog).
+const DispatcherSpec* dispatcher_record(const std::string& dispatcher) {
   const auto& all = Catalog::shared_default().dispatchers();
   const auto it = all.find(dispatcher);
-  if (it == all.end()) return nullptr;
-  for (const ModelParam& m : it->second.terms) {
+  return it != all.end() ? &it->second : nullptr;
+}
+
+// The record term `dispatcher`.`term`; nullptr when there is none.
+const ModelParam* record_term(const std::string& dispatcher, const std::string& term) {
+  const DispatcherSpec* record = dispatcher_record(dispatcher);
+  if (record == nullptr) return nullptr;
+  for (const ModelParam& m : record->terms) {
     if (m.name == term) return &m;
   }
   return nullptr;
@@ -283,7 +290,7 @@ double get_free_parameter(const SimProfile& p, const std::string& key) {
   if (const auto model = split_model_key(key)) {
     const auto it = p.model_params.find(key);
     if (it != p.model_params.end()) return it->second;
-    return default_dispatcher_params(Catalog::shared_default().dispatcher(model->first)).get(model->second);
+    return record_term(model->first, model->second)->value;  // split_model_key found it
   }
   if (const auto split = split_dispatcher_key(key)) return p.a2a_for(split->first).*a2a_field(split->second);
   if (const A2aField f = a2a_field(key)) return p.generic_a2a.*f;
@@ -320,11 +327,10 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
 namespace {
 
 // True for a catalog dispatcher of DeepEP's node-dedup kernel design (whatever its transport); false for
-// others and for names the catalog lacks (a profile fitted with another catalog).
+// others and for names the catalog lacks.
 bool node_dedup_dispatcher(const std::string& name) {
-  const auto& all = Catalog::shared_default().dispatchers();
-  const auto it = all.find(name);
-  return it != all.end() && dedups_by_node(it->second);
+  const DispatcherSpec* record = dispatcher_record(name);
+  return record != nullptr && dedups_by_node(*record);
 }
 
 // The dispatchers whose fitted terms make the generic ones: the node-dedup (DeepEP) family's when any was
@@ -424,9 +430,8 @@ FittedProfile load_fitted_profile(const std::string& path) {
           p.fitted_keys.push_back(name + "." + leaf);
         }
         // Record terms the fit moved (net_chunk_s, ...), in the record's order.
-        const auto& records = Catalog::shared_default().dispatchers();
-        if (const auto record = records.find(name); record != records.end()) {
-          for (const ModelParam& term : record->second.terms) {
+        if (const DispatcherSpec* record = dispatcher_record(name)) {
+          for (const ModelParam& term : record->terms) {
             if (!d->has(term.name)) continue;
             set_free_parameter(p.sim, name + "." + term.name, d->number(term.name, term.min, term.max));
             p.fitted_keys.push_back(name + "." + term.name);

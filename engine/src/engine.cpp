@@ -1,6 +1,7 @@
 #include "moetwin/engine/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -9,6 +10,10 @@
 #include "moetwin/engine/symmetry.hpp"
 
 namespace moetwin {
+
+const char* to_string(NetworkMode mode) {
+  return mode == NetworkMode::flow ? "flow" : "closed-form";
+}
 
 TimeNs RankStats::exposed_total() const {
   TimeNs t = 0;
@@ -25,7 +30,13 @@ namespace {
 constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
 constexpr TimeNs kPast = std::numeric_limits<TimeNs>::min();
 
-enum EventType : std::uint32_t { kComputeFinish = 0, kChannelFinish = 1, kWake = 2 };
+enum EventType : std::uint32_t {
+  kComputeFinish = 0,
+  kChannelFinish = 1,
+  kWake = 2,
+  kTransferStart = 3,   // a transfer's latency has elapsed: it starts to use its links
+  kTransferFinish = 4,  // a transfer's bytes are through (if its version is current)
+};
 enum StreamState : std::uint8_t { kIdle = 0, kRunning = 1, kRendezvous = 2 };
 // Categories of a rank's time line; 0..3 are the comm classes.
 enum Category : std::uint8_t { kCatCompute = 4, kCatHostWait = 5, kCatBubble = 6, kCatIdle = 7 };
@@ -169,7 +180,36 @@ struct ChannelRt {
   std::int32_t arrived = 0;
   std::int64_t offset = 0;  // into pending members
   TimeNs dur_max = 0;
+  TimeNs start = 0;  // when the running op started
 };
+
+// A link one transfer crosses and the fraction of it the transfer holds at rate 1.
+struct LinkUse {
+  std::int32_t link = 0;
+  double use = 0;
+};
+
+// A comm op in the flow model (engine.hpp): after its latency, `work` ns of transfer at rate 1, progressing
+// at `rate` (<= 1) while it shares links with other transfers.
+struct Transfer {
+  std::int32_t channel = -1;
+  std::uint32_t version = 0;  // finish events of older versions are stale
+  bool active = false;        // transferring (latency over, not finished)
+  bool shared = false;        // ran below rate 1 at some point
+  double work = 0;            // ns left at rate 1
+  double rate = 0;            // current rate, (0, 1]
+  double next_rate = 0;       // solver scratch
+  TimeNs last_update = 0;
+  std::int32_t mark = 0;      // solver scratch: component stamp
+  std::vector<LinkUse> loads;  // by link id, one entry per link
+};
+
+// Round a transfer time in ns up to an integer; values within float noise above an integer count as it
+// (as topology's flow_timing ceil_ns): an exact 1000 ns computed as 1000.0000000001 stays 1000.
+TimeNs ceil_transfer_ns(double ns) {
+  const double tolerance = std::max(1e-6, 1e-12 * std::abs(ns));
+  return static_cast<TimeNs>(std::ceil(ns - tolerance));
+}
 
 struct Member {
   std::int32_t rank = 0;
@@ -187,7 +227,7 @@ struct Replay {
 class Engine {
  public:
   Engine(const Workload& w, const Replay& rp, const EngineOptions& o)
-      : w_(w), opt_(o), ids_(rp.ranks), channel_size_(*rp.channel_size) {
+      : w_(w), opt_(o), ids_(rp.ranks), channel_size_(*rp.channel_size), flow_(o.network == NetworkMode::flow) {
     const int n = static_cast<int>(rp.ranks.size());
     max_streams_ = 1;
     for (const Program& p : w.programs) max_streams_ = std::max(max_streams_, p.streams());
@@ -234,6 +274,14 @@ class Engine {
       rt.seg_end = rt.prog->syncs.front().index;
     }
     queue_.reserve(static_cast<std::size_t>(n) * 4 + 16);
+    if (flow_) {
+      std::int32_t links = w.ranks() * kNetRoles;
+      for (const std::int32_t l : w.net_links) links = std::max(links, l + 1);
+      link_transfers_.resize(static_cast<std::size_t>(links));
+      link_mark_.assign(static_cast<std::size_t>(links), 0);
+      link_left_.assign(static_cast<std::size_t>(links), 0);
+      link_weight_.assign(static_cast<std::size_t>(links), 0);
+    }
   }
 
   // Per program, var durations slot-major: slot s of the program's k-th replayed rank at
@@ -278,6 +326,7 @@ class Engine {
       const char* c = static_cast<const char*>(p);
       for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
     };
+    if (ev.type == kTransferStart || ev.type == kTransferFinish) return;
     if (ev.type == kChannelFinish) {
       const ChannelRt& c = channels_[ev.a];
       lines(&c, sizeof(ChannelRt));
@@ -309,12 +358,20 @@ class Engine {
         case kWake:
           on_wake(static_cast<int>(ev.a), now);
           break;
+        case kTransferStart:
+          on_transfer_start(static_cast<std::int32_t>(ev.a), now);
+          break;
+        case kTransferFinish:
+          on_transfer_finish(static_cast<std::int32_t>(ev.a), ev.c, now);
+          break;
         default:
           throw std::logic_error("engine: bad event type");
       }
     }
     EngineResult result;
     result.events = events;
+    result.rate_solves = rate_solves_;
+    result.shared_transfers = shared_transfers_;
     TimeNs end = 0;
     for (int r = 0; r < n; ++r) {
       check_finished(r);
@@ -439,18 +496,187 @@ class Engine {
       if (op.sms > 0) change_steal(mem.rank, op.sms, now);
       if (mem.rank != current_rank_) touch(mem.rank, now);
     }
+    c.start = now;
+    if (flow_ && start_transfer(ch, c, now)) return;
     queue_.push(now + c.dur_max, kChannelFinish, static_cast<std::uint32_t>(ch), 0, 0);
   }
 
-  void finish_op(int r, RankRt& rt, int s, TimeNs now) {
+  // --- flow model (engine.hpp) ---
+
+  // Makes the channel's op a transfer when its members' ops carry net loads: latency first, then the rest
+  // of the longest member duration as shared work. False when it has nothing to share (closed form).
+  bool start_transfer(std::int32_t ch, const ChannelRt& c, TimeNs now) {
+    TimeNs latency = 0;
+    scratch_loads_.clear();
+    for (std::int32_t m = 0; m < c.arrived; ++m) {
+      const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
+      const RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
+      const Program& prog = *rt.prog->prog;
+      const OpSpec& spec = prog.ops()[static_cast<std::size_t>(head(rt, mem.stream).index)];
+      if (spec.net_load < 0) continue;
+      const NetLoad& load = prog.net_loads()[static_cast<std::size_t>(spec.net_load)];
+      latency = std::max(latency, load.latency);
+      const int rank = ids_[static_cast<std::size_t>(mem.rank)];
+      for (int role = 0; role < kNetRoles; ++role) {
+        if (load.use[role] > 0) {
+          scratch_loads_.push_back(LinkUse{w_.net_link(rank, static_cast<NetRole>(role)), load.use[role]});
+        }
+      }
+    }
+    latency = std::min(latency, c.dur_max);
+    if (scratch_loads_.empty() || latency >= c.dur_max) return false;
+    // One entry per link: members sharing a link (Workload::net_links) add their uses.
+    std::sort(scratch_loads_.begin(), scratch_loads_.end(),
+              [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
+    std::int32_t t = 0;
+    if (!free_transfers_.empty()) {
+      t = free_transfers_.back();
+      free_transfers_.pop_back();
+    } else {
+      t = static_cast<std::int32_t>(transfers_.size());
+      transfers_.emplace_back();
+    }
+    Transfer& x = transfers_[static_cast<std::size_t>(t)];
+    x.channel = ch;
+    x.active = false;
+    x.shared = false;
+    x.work = static_cast<double>(c.dur_max - latency);
+    x.rate = 0;
+    x.loads.clear();
+    for (const LinkUse& u : scratch_loads_) {
+      if (!x.loads.empty() && x.loads.back().link == u.link) {
+        x.loads.back().use += u.use;
+      } else {
+        x.loads.push_back(u);
+      }
+    }
+    ++x.version;
+    if (latency == 0) {
+      on_transfer_start(t, now);
+    } else {
+      queue_.push(now + latency, kTransferStart, static_cast<std::uint32_t>(t), 0, x.version);
+    }
+    return true;
+  }
+
+  void on_transfer_start(std::int32_t t, TimeNs now) {
+    Transfer& x = transfers_[static_cast<std::size_t>(t)];
+    x.active = true;
+    x.rate = 0;
+    x.last_update = now;
+    for (const LinkUse& u : x.loads) link_transfers_[static_cast<std::size_t>(u.link)].push_back(t);
+    share_links(t, now);
+  }
+
+  void on_transfer_finish(std::int32_t t, std::uint32_t version, TimeNs now) {
+    Transfer& x = transfers_[static_cast<std::size_t>(t)];
+    if (!x.active || x.version != version) return;  // superseded by a rate change
+    x.active = false;
+    for (const LinkUse& u : x.loads) {
+      std::vector<std::int32_t>& on = link_transfers_[static_cast<std::size_t>(u.link)];
+      on.erase(std::find(on.begin(), on.end(), t));
+    }
+    if (x.shared) ++shared_transfers_;
+    share_links(t, now);  // the transfers it shared links with speed up
+    const std::int32_t ch = x.channel;
+    x.channel = -1;
+    free_transfers_.push_back(t);
+    on_channel_finish(ch, now);
+  }
+
+  // Re-solves the rates of the active transfers connected to `seed`'s links (through shared links,
+  // transitively) by max-min fairness on progress rates with a cap of 1 (a transfer is never faster than
+  // alone), and moves the finish events of those whose rate changed. Progressive filling (Bertsekas &
+  // Gallager, Data Networks, 6.5.2, with weights): a link's fair level is its remaining capacity over the
+  // uses of its unfixed transfers; the smallest level fixes its transfers; repeat. Links and transfers are
+  // visited in id order: deterministic.
+  void share_links(std::int32_t seed, TimeNs now) {
+    ++rate_solves_;
+    ++stamp_;
+    comp_transfers_.clear();
+    comp_links_.clear();
+    const auto visit_link = [&](std::int32_t l) {
+      if (link_mark_[static_cast<std::size_t>(l)] == stamp_) return;
+      link_mark_[static_cast<std::size_t>(l)] = stamp_;
+      comp_links_.push_back(l);
+    };
+    for (const LinkUse& u : transfers_[static_cast<std::size_t>(seed)].loads) visit_link(u.link);
+    for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+      for (const std::int32_t t : link_transfers_[static_cast<std::size_t>(comp_links_[i])]) {
+        Transfer& x = transfers_[static_cast<std::size_t>(t)];
+        if (x.mark == stamp_) continue;
+        x.mark = stamp_;
+        comp_transfers_.push_back(t);
+        for (const LinkUse& u : x.loads) visit_link(u.link);
+      }
+    }
+    if (comp_transfers_.empty()) return;
+    std::sort(comp_transfers_.begin(), comp_transfers_.end());
+    std::sort(comp_links_.begin(), comp_links_.end());
+    for (const std::int32_t l : comp_links_) {
+      link_left_[static_cast<std::size_t>(l)] = 1.0;
+      link_weight_[static_cast<std::size_t>(l)] = 0;
+    }
+    for (const std::int32_t t : comp_transfers_) {
+      Transfer& x = transfers_[static_cast<std::size_t>(t)];
+      x.work = std::max(0.0, x.work - x.rate * static_cast<double>(now - x.last_update));
+      x.last_update = now;
+      x.next_rate = -1;  // unfixed
+      for (const LinkUse& u : x.loads) link_weight_[static_cast<std::size_t>(u.link)] += u.use;
+    }
+    constexpr double kNoise = 1e-12;  // uses below this count as none (float residue of subtractions)
+    std::size_t unfixed = comp_transfers_.size();
+    while (unfixed > 0) {
+      double level = 1.0;
+      std::int32_t bottleneck = -1;
+      for (const std::int32_t l : comp_links_) {
+        const double weight = link_weight_[static_cast<std::size_t>(l)];
+        if (weight <= kNoise) continue;
+        const double share = link_left_[static_cast<std::size_t>(l)] / weight;
+        if (share < level) {
+          level = share;
+          bottleneck = l;
+        }
+      }
+      level = std::max(level, kNoise);
+      for (const std::int32_t t : comp_transfers_) {
+        Transfer& x = transfers_[static_cast<std::size_t>(t)];
+        if (x.next_rate >= 0) continue;
+        bool on_bottleneck = bottleneck < 0;
+        for (const LinkUse& u : x.loads) on_bottleneck = on_bottleneck || u.link == bottleneck;
+        if (!on_bottleneck) continue;
+        x.next_rate = level;
+        --unfixed;
+        for (const LinkUse& u : x.loads) {
+          const auto l = static_cast<std::size_t>(u.link);
+          link_left_[l] = std::max(0.0, link_left_[l] - level * u.use);
+          link_weight_[l] -= u.use;
+        }
+      }
+    }
+    for (const std::int32_t t : comp_transfers_) {
+      Transfer& x = transfers_[static_cast<std::size_t>(t)];
+      if (x.next_rate == x.rate) continue;
+      x.rate = x.next_rate;
+      x.shared = x.shared || x.rate < 1.0;
+      ++x.version;
+      queue_.push(now + ceil_transfer_ns(x.work / x.rate), kTransferFinish, static_cast<std::uint32_t>(t), 0,
+                  x.version);
+    }
+  }
+
+  void finish_op(int r, RankRt& rt, int s, TimeNs now, TimeNs alone = -1) {
     StreamRt& st = rt.streams[s];
     RankStats& stats = stats_[static_cast<std::size_t>(r)];
     const EngineOp& op = head(rt, s);
     if (opt_.trace) {
       trace_.push_back(TraceSpan{ids_[static_cast<std::size_t>(r)], op.index, st.start, now,
-                                 static_cast<std::uint8_t>(s)});
+                                 static_cast<std::uint8_t>(s), alone});
     }
-    if (op.comm) stats.comm_total[op.channel >> 4] += now - st.start;
+    if (op.comm) {
+      stats.comm_total[op.channel >> 4] += now - st.start;
+      if (alone >= 0 && now - st.start > alone) stats.shared_delay[op.channel >> 4] += now - st.start - alone;
+    }
     ++stats.ops_run;
     stats.finish = std::max(stats.finish, now);
     st.state = kIdle;
@@ -478,7 +704,7 @@ class Engine {
       RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
       const std::uint16_t sms = head(rt, mem.stream).sms;
       if (sms > 0) change_steal(mem.rank, -static_cast<std::int32_t>(sms), now);
-      finish_op(mem.rank, rt, mem.stream, now);
+      finish_op(mem.rank, rt, mem.stream, now, c.dur_max);
     }
     c.arrived = 0;
     c.dur_max = 0;
@@ -576,6 +802,19 @@ class Engine {
   std::vector<Member> members_;
   std::vector<TraceSpan> trace_;
   EventQueue queue_;
+  // Flow model (flow_ only).
+  bool flow_ = false;
+  std::vector<Transfer> transfers_;
+  std::vector<std::int32_t> free_transfers_;
+  std::vector<std::vector<std::int32_t>> link_transfers_;  // link -> active transfers crossing it
+  std::vector<std::int32_t> link_mark_;                    // solver: component stamp per link
+  std::vector<double> link_left_;                          // solver: capacity left (fraction) per link
+  std::vector<double> link_weight_;                        // solver: uses of unfixed transfers per link
+  std::vector<std::int32_t> comp_transfers_, comp_links_;
+  std::vector<LinkUse> scratch_loads_;
+  std::int32_t stamp_ = 0;
+  std::uint64_t rate_solves_ = 0;
+  std::uint64_t shared_transfers_ = 0;
 };
 
 }  // namespace
@@ -583,7 +822,10 @@ class Engine {
 EngineResult run_engine(const Workload& workload, const EngineOptions& options) {
   workload.validate();
   const int n = workload.ranks();
-  if (!options.full_replay && !options.trace && n > 1) {
+  // Ranks that share a link (Workload::net_links) load each other's links: the representatives of a reduced
+  // replay would not see that, so the flow model replays every rank then.
+  const bool shared_links = options.network == NetworkMode::flow && !workload.net_links.empty();
+  if (!options.full_replay && !options.trace && !shared_links && n > 1) {
     const RankSymmetry sym = find_rank_symmetry(workload);
     if (sym.classes() < n) {
       Replay rp{sym.representative, sym.class_channels.data(), &sym.channel_size};

@@ -36,6 +36,38 @@ const char* to_string(OpPhase phase) {
   return "?";
 }
 
+const char* to_string(NetRole role) {
+  switch (role) {
+    case NetRole::nvlink_tx:
+      return "nvlink-tx";
+    case NetRole::nvlink_rx:
+      return "nvlink-rx";
+    case NetRole::network_tx:
+      return "network-tx";
+    case NetRole::network_rx:
+      return "network-rx";
+  }
+  return "?";
+}
+
+bool NetLoad::operator==(const NetLoad& other) const {
+  return latency == other.latency && std::equal(use, use + kNetRoles, other.use);
+}
+
+int Program::net_load(const NetLoad& load) {
+  if (sealed_) throw std::logic_error("Program::net_load after seal");
+  if (load.latency < 0) throw std::logic_error("Program::net_load: negative latency");
+  for (const float u : load.use) {
+    if (!(u >= 0 && u <= 1)) throw std::logic_error("Program::net_load: link use outside [0, 1]");
+  }
+  // A program holds a few dozen distinct loads (one per collective shape and MoE cost class).
+  for (std::size_t i = 0; i < net_loads_.size(); ++i) {
+    if (net_loads_[i] == load) return static_cast<int>(i);
+  }
+  net_loads_.push_back(load);
+  return static_cast<int>(net_loads_.size()) - 1;
+}
+
 int Program::add(const OpSpec& op) {
   if (sealed_) throw std::logic_error("Program::add after seal");
   ops_.push_back(op);
@@ -74,6 +106,9 @@ void Program::seal(int streams) {
       throw std::logic_error("Program::seal: compute ops run on stream 0");
     }
     if (op.var_slot >= var_slots_) throw std::logic_error("Program::seal: var slot out of range");
+    if (op.net_load >= static_cast<int>(net_loads_.size()) || (op.net_load >= 0 && op.kind != OpKind::comm)) {
+      throw std::logic_error("Program::seal: net load out of range or on a compute op");
+    }
     for (int d : op.deps) {
       if (d != kNoOp && (d < 0 || static_cast<std::size_t>(d) >= i)) {
         throw std::logic_error("Program::seal: a dependency must be an earlier op");
@@ -139,6 +174,10 @@ void Workload::validate() const {
   if (rank_channels.size() != r * kChannelKinds) throw std::logic_error("Workload: rank_channels size");
   if (var_offset.size() != r) throw std::logic_error("Workload: var_offset size");
   if (sms < 1) throw std::logic_error("Workload: sms < 1");
+  if (!net_links.empty() && net_links.size() != r * kNetRoles) throw std::logic_error("Workload: net_links size");
+  for (const std::int32_t l : net_links) {
+    if (l < 0) throw std::logic_error("Workload: negative net link id");
+  }
   for (const Program& p : programs) {
     if (!p.sealed()) throw std::logic_error("Workload: program not sealed");
   }

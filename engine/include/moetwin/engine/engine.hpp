@@ -14,6 +14,16 @@
 //  - Channels: a comm op is a rendezvous of all members of its channel (collective or P2P pair): it
 //    starts when every member's op is ready and runs for the largest member duration (the slowest
 //    member gates a collective).
+//  - Links (EngineOptions::network = flow): a comm op with a NetLoad is a transfer after its latency. Its
+//    members' links (NVLink port and EFA rails of each GPU, each direction: Workload::net_link) are shared
+//    with every other transfer on them, max-min fair on the transfers' progress rates, a transfer never
+//    faster than alone (SimGrid's parallel-task model, ptask_L07: one rate per transfer, which consumes
+//    use[role] of each of its links per unit of rate; Casanova et al., "Versatile, scalable and accurate
+//    simulation of distributed applications and platforms", JPDC 74(10), 2014). Rates are re-solved when a
+//    transfer starts or ends, for the transfers that share links with it, directly or through others; a
+//    transfer whose rate changed gets a new finish event (the SM-sharing path's version counter; SimGrid's
+//    Model::next_occurring_event / update_actions_state). Alone, a transfer runs at rate 1 and the op
+//    takes exactly its closed-form duration; `closed_form` (the default) never shares.
 //
 // Per rank the time line is classified at every instant, first that applies: compute (a compute op runs),
 // exposed comm of a class (a comm op runs, no compute), host_wait (compute stream idle because its next
@@ -38,11 +48,17 @@
 
 namespace moetwin {
 
+// How comm ops use the network: each for its closed-form duration regardless of other traffic, or as
+// transfers that share their links (see the header comment).
+enum class NetworkMode : std::uint8_t { closed_form, flow };
+const char* to_string(NetworkMode mode);
+
 struct EngineOptions {
   bool trace = false;  // record every op's span (TraceSpan) for the timeline; implies full_replay
   // Replay every rank. By default ranks that provably share a time line (symmetry.hpp) are replayed once
   // and their stats copied: the same iteration time and per-rank stats, fewer events.
   bool full_replay = false;
+  NetworkMode network = NetworkMode::closed_form;
 };
 
 struct RankStats {
@@ -52,6 +68,8 @@ struct RankStats {
   TimeNs bubble = 0;
   TimeNs idle = 0;
   TimeNs comm_total[kCommClasses] = {};  // time comm ops of the class ran, overlapped or not
+  // Flow model: how much longer comm ops of the class ran than they would have alone (link sharing), ns.
+  TimeNs shared_delay[kCommClasses] = {};
   TimeNs finish = 0;                     // end of the rank's last op
   std::int64_t ops_run = 0;
 
@@ -65,6 +83,7 @@ struct TraceSpan {
   TimeNs start = 0;
   TimeNs end = 0;
   std::uint8_t stream = 0;
+  TimeNs alone = -1;  // comm: its duration alone (end - start - alone = time lost to link sharing); -1 compute
 };
 
 struct EngineResult {
@@ -72,6 +91,8 @@ struct EngineResult {
   std::vector<RankStats> ranks;
   std::uint64_t events = 0;      // events popped (incl. stale rate-change events) by the replay that ran
   int replayed_ranks = 0;        // ranks replayed: all, or one per symmetry class
+  std::uint64_t rate_solves = 0;   // flow model: link-sharing solves (one per transfer start or end)
+  std::uint64_t shared_transfers = 0;  // flow model: transfers that ran slower than alone
   std::vector<TraceSpan> trace;  // in finish order (deterministic)
 };
 

@@ -52,7 +52,26 @@ const char* to_string(OpPhase phase);
 
 inline constexpr int kNoOp = -1;
 
-// One op of a stage program. 40 bytes.
+// The network links a comm op's member uses while the op transfers, in the flow model of the engine
+// (EngineOptions::network). Each GPU has four: its NVLink port and its EFA rails, each direction
+// (topology/cluster.hpp: the NVSwitch and the rail fabric are non-blocking, so a GPU's own port and rails
+// are where transfers of different collectives meet).
+enum class NetRole : std::uint8_t { nvlink_tx, nvlink_rx, network_tx, network_rx };
+inline constexpr int kNetRoles = 4;
+const char* to_string(NetRole role);
+
+// What a comm op asks of the network, for the flow model. Its duration (OpSpec::duration or the rank's
+// var slot) is `latency` (handshakes, step latencies: time that uses no bandwidth) then a transfer; while
+// the op transfers alone, it holds `use[role]` of the member's link of that role (1 = the whole link: the
+// op's bottleneck under the closed form; a fitted slow-down leaves the link partly idle, < 1). With
+// other ops on the same links, max-min fair sharing slows the transfer (engine.hpp).
+struct NetLoad {
+  TimeNs latency = 0;            // ns, >= 0, at most the op's duration (the engine clamps it)
+  float use[kNetRoles] = {};     // fraction of each link, in [0, 1]
+  bool operator==(const NetLoad& other) const;
+};
+
+// One op of a stage program. 48 bytes.
 struct OpSpec {
   TimeNs duration = 0;  // compute: ns at the full SM share; comm: ns once all members are in.
                         // Ignored when var_slot >= 0 (the rank's own duration is used).
@@ -62,6 +81,7 @@ struct OpSpec {
   std::int32_t label = 0;                 // index into Program::labels
   std::int32_t host_ns = 0;               // host time to issue it (launches x per-launch cost), ns
   std::int32_t microbatch = -1;           // for traces; -1 = none
+  std::int32_t net_load = -1;             // comm: index into Program::net_loads, -1 = none (fixed time)
   std::int16_t chunk = -1;                // virtual chunk, -1 = none
   std::uint16_t sms = 0;                  // comm: SMs its kernel occupies while it runs (slows compute)
   std::uint8_t stream = 0;                // stream on the rank (0 = compute stream)
@@ -77,12 +97,14 @@ class Program {
  public:
   int add(const OpSpec& op);           // returns the program index; logic_error once sealed
   int label(const std::string& name);  // interned label id
+  int net_load(const NetLoad& load);   // interned load id (OpSpec::net_load)
   void seal(int streams);              // validates deps/streams, builds the derived arrays
   bool sealed() const { return sealed_; }
 
   const std::vector<OpSpec>& ops() const { return ops_; }
   OpSpec& op(int index);  // logic_error once sealed
   const std::vector<std::string>& labels() const { return labels_; }
+  const std::vector<NetLoad>& net_loads() const { return net_loads_; }
   int streams() const { return streams_; }
   int size() const { return static_cast<int>(ops_.size()); }
   int var_slots() const { return var_slots_; }
@@ -98,6 +120,7 @@ class Program {
  private:
   std::vector<OpSpec> ops_;
   std::vector<std::string> labels_;
+  std::vector<NetLoad> net_loads_;
   int streams_ = 0;
   int var_slots_ = 0;
   bool sealed_ = false;
@@ -120,6 +143,9 @@ struct Workload {
   int sms = 132;                          // SMs per GPU (compute progresses at (sms - stolen) / sms)
   std::vector<std::string> rank_names;    // optional, for traces ("rank 12 (pp1 tp4 dp0)")
   std::vector<std::string> stream_names;  // optional, by stream id, for traces ("compute", "ep-comm")
+  // Flow model only: rank * kNetRoles + role -> link id, for GPUs that share a link (two GPUs on one NIC).
+  // Empty: every rank has four links of its own, ids rank * kNetRoles + role.
+  std::vector<std::int32_t> net_links;
 
   int ranks() const { return static_cast<int>(rank_program.size()); }
   std::size_t total_ops() const;
@@ -130,6 +156,11 @@ struct Workload {
   // The ring links of one pipeline (its ranks in stage order): activations stage s -> s+1 (mod pp) on
   // pp_fwd_out/pp_fwd_in, gradients s+1 -> s on pp_bwd_out/pp_bwd_in. Nothing for pp == 1.
   void add_pipeline_channels(const std::vector<int>& stage_ranks);
+  // The link of `rank`'s `role` in the flow model.
+  std::int32_t net_link(int rank, NetRole role) const {
+    const std::int32_t id = rank * kNetRoles + static_cast<int>(role);
+    return net_links.empty() ? id : net_links[static_cast<std::size_t>(id)];
+  }
   // Checks sizes, channel membership counts and that every program is sealed; logic_error otherwise.
   void validate() const;
 };

@@ -23,6 +23,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   struct Options {
     PlanRequest request;
     std::string profile;
+    std::string network;
     bool explain = false;
     std::string format = "text";
     std::string out;
@@ -51,6 +52,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "Most layouts predicted per node count (default 160; a plan that reaches it says so)");
   cmd->add_option("--threads", r.threads, "Predictions in parallel (default: the cores, at most 16)");
   cmd->add_option("--profile", opts->profile, "Fitted profile (default: the shipped one; 'none' = unfitted)");
+  add_network_option(cmd, opts->network);
   cmd->add_flag("--explain", opts->explain, "List every rejected candidate with the reason");
   cmd->add_option("--format", opts->format, "text | json | csv")
       ->check(CLI::IsMember({"text", "json", "csv"}));
@@ -63,7 +65,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                        "days > 0 (leave --deadline out for no deadline)");
     }
     check_plan_request(catalog, opts->request);
-    const FittedProfile profile = resolve_fitted_profile(opts->profile);
+    const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     // On a terminal a bar per node count (with ETA) under the per-node-count lines; otherwise the lines.
     std::unique_ptr<SweepProgress> bar;
     if (stderr_is_terminal()) {

@@ -33,6 +33,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string trace_ranks = "stages";
     std::string moe_cost = "dispatcher";
     std::string profile;
+    std::string network;
     std::string calibration;
     bool require_fit = false;
   };
@@ -49,6 +50,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
                   "pipeline) | stages+tp (and the critical rank's TP peers) | all | N (N ranks, one per "
                   "stage in turn) | LIST (e.g. 0,64,128-131)");
   add_profile_option(cmd, opts->profile);
+  add_network_option(cmd, opts->network);
   cmd->add_flag("--require-fit", opts->require_fit,
                 "Exit 2 when the layout does not fit in HBM (default: predict it and warn)");
   cmd->add_option("--calibration", opts->calibration,
@@ -56,7 +58,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
                       "), `none` turns the per-GPU lookup off (catalog efficiencies; a scenario's own "
                       "[calibration] profile path still applies)");
   cmd->callback([opts, &global] {
-    const FittedProfile profile = resolve_fitted_profile(opts->profile);
+    const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     PredictOptions options;
     options.profile = profile.sim;
     if (opts->moe_cost == "balanced") options.moe_cost = PredictOptions::MoeCost::balanced;

@@ -23,6 +23,7 @@ struct RecommendOptions {
   // node count; else one per node count.
   std::vector<std::string> pp = {"auto"};
   std::string profile;
+  std::string network;
   std::string format = "text";
   std::string out;
 };
@@ -71,6 +72,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--gbs", o->request.global_batch, "Global batch (default: the scenario's)")
       ->check(CLI::Range(1, 1 << 24));
   add_profile_option(cmd, o->profile);
+  add_network_option(cmd, o->network);
   cmd->add_option("--threads", o->request.threads,
                   "Predictions in parallel (results identical for any count)")
       ->check(CLI::Range(1, 256));
@@ -80,7 +82,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
     const Scenario base = load_scenario_file(o->scenario, catalog);
-    const FittedProfile profile = resolve_fitted_profile(o->profile);
+    const FittedProfile profile = resolve_profile_choice(o->profile, o->network);
     RecommendRequest request = o->request;
     parse_pp(*o, request);
     const Recommendation r = recommend(base, catalog, profile, request);

@@ -25,6 +25,7 @@ namespace {
 
 struct ValidateOptions : RowInput {
   std::string profile;
+  std::string network;
   bool fit = false;
   std::vector<std::string> params;
   // --exclude NAME: rows (by scenario name, e.g. "uccl-p5en-4n-20260430/mb1/deepep-uccl") left out of
@@ -90,6 +91,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--format", o->format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", o->out, "Output file, written atomically (default stdout)");
   add_profile_option(cmd, o->profile);
+  add_network_option(cmd, o->network);
   cmd->add_flag("--fit", o->fit, "Fit the free parameters on every row (start: --profile)");
   cmd->add_option(
          "--params", o->params,
@@ -144,7 +146,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                              std::to_string(campaigns.size()) + " campaign");
       }
     }
-    FittedProfile profile = resolve_fitted_profile(o->profile);
+    FittedProfile profile = resolve_profile_choice(o->profile, o->network);
     std::vector<double> oos;  // out-of-sample predictions (with --cv)
     std::string objective;
     if (o->fit) {

@@ -45,6 +45,10 @@ std::string runs_label(const std::vector<std::string>& runs);
 
 // --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/fitted/live-fit.toml).
 void add_profile_option(CLI::App* cmd, std::string& profile);
+// --network closed-form|flow: overrides the network model the profile was fitted under (SimProfile::network).
+void add_network_option(CLI::App* cmd, std::string& network);
+// The fitted profile `profile` names (resolve_fitted_profile), with --network applied when given.
+FittedProfile resolve_profile_choice(const std::string& profile, const std::string& network);
 
 // A byte size with a binary or decimal suffix ("64MiB", "1.5GiB", "512KiB", "1MB", "4096" bytes); throws
 // InputError naming --bytes for anything else or a size outside [0, 1e15].

@@ -15,6 +15,12 @@ const char* to_string(NetworkMode mode) {
   return mode == NetworkMode::flow ? "flow" : "closed-form";
 }
 
+std::optional<NetworkMode> network_mode_from_string(const std::string& text) {
+  if (text == "closed-form") return NetworkMode::closed_form;
+  if (text == "flow") return NetworkMode::flow;
+  return std::nullopt;
+}
+
 TimeNs RankStats::exposed_total() const {
   TimeNs t = 0;
   for (TimeNs e : exposed) t += e;
@@ -200,7 +206,7 @@ struct Transfer {
   double rate = 0;            // current rate, (0, 1]
   double next_rate = 0;       // solver scratch
   TimeNs last_update = 0;
-  std::int32_t mark = 0;      // solver scratch: component stamp
+  std::int32_t mark = 0;       // solver scratch: component stamp
   std::vector<LinkUse> loads;  // by link id, one entry per link
 };
 
@@ -227,7 +233,11 @@ struct Replay {
 class Engine {
  public:
   Engine(const Workload& w, const Replay& rp, const EngineOptions& o)
-      : w_(w), opt_(o), ids_(rp.ranks), channel_size_(*rp.channel_size), flow_(o.network == NetworkMode::flow) {
+      : w_(w),
+        opt_(o),
+        ids_(rp.ranks),
+        channel_size_(*rp.channel_size),
+        flow_(o.network == NetworkMode::flow) {
     const int n = static_cast<int>(rp.ranks.size());
     max_streams_ = 1;
     for (const Program& p : w.programs) max_streams_ = std::max(max_streams_, p.streams());

@@ -174,7 +174,8 @@ void Workload::validate() const {
   if (rank_channels.size() != r * kChannelKinds) throw std::logic_error("Workload: rank_channels size");
   if (var_offset.size() != r) throw std::logic_error("Workload: var_offset size");
   if (sms < 1) throw std::logic_error("Workload: sms < 1");
-  if (!net_links.empty() && net_links.size() != r * kNetRoles) throw std::logic_error("Workload: net_links size");
+  if (!net_links.empty() && net_links.size() != r * kNetRoles)
+    throw std::logic_error("Workload: net_links size");
   for (const std::int32_t l : net_links) {
     if (l < 0) throw std::logic_error("Workload: negative net link id");
   }

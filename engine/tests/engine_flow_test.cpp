@@ -182,8 +182,10 @@ TEST(EngineFlow, ReducedReplayMatchesFullReplayAndRunsRepeat) {
   for (int r = 0; r < 8; ++r) {
     EXPECT_EQ(a.ranks[static_cast<std::size_t>(r)].accounted(), a.iteration);
     for (int k = 0; k < kCommClasses; ++k) {
-      EXPECT_EQ(a.ranks[static_cast<std::size_t>(r)].shared_delay[k], b.ranks[static_cast<std::size_t>(r)].shared_delay[k]);
-      EXPECT_EQ(a.ranks[static_cast<std::size_t>(r)].comm_total[k], again.ranks[static_cast<std::size_t>(r)].comm_total[k]);
+      EXPECT_EQ(a.ranks[static_cast<std::size_t>(r)].shared_delay[k],
+                b.ranks[static_cast<std::size_t>(r)].shared_delay[k]);
+      EXPECT_EQ(a.ranks[static_cast<std::size_t>(r)].comm_total[k],
+                again.ranks[static_cast<std::size_t>(r)].comm_total[k]);
     }
   }
 }

@@ -34,8 +34,15 @@ AlphaBetaComm::AlphaBetaComm(const InstanceSpec& instance, const GpuSpec& gpu, A
 }
 
 double AlphaBetaComm::seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+  const CommUsage u = usage(op, bytes, ranks);
+  return u.latency_s + std::max(u.nvlink_s, u.network_s);
+}
+
+CommUsage AlphaBetaComm::usage(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+  CommUsage u;
+  u.known = true;
   const auto n = static_cast<double>(ranks.size());
-  if (ranks.size() < 2 || bytes <= 0) return 0;
+  if (ranks.size() < 2 || bytes <= 0) return u;
   // Nodes spanned and the largest number of members on one node.
   std::map<int, int> per_node;
   for (int r : ranks) ++per_node[r / instance_.gpus];
@@ -44,23 +51,36 @@ double AlphaBetaComm::seconds(CollectiveOp op, double bytes, const std::vector<i
   const bool one_node = per_node.size() == 1;
   const double nvl = gpu_.nvlink_bandwidth * params_.nvlink_efficiency;
   const double efa = instance_.nic_bandwidth * instance_.nics_per_gpu * params_.efa_efficiency;
-  const double bw = one_node ? nvl : efa;
   const double lat = one_node ? params_.nvlink_latency_s : instance_.base_latency_s;
+  // The bytes of a ring or a pair go over NVLink inside one node, over the rails otherwise.
+  const auto link = [&](double link_bytes) {
+    if (one_node) {
+      u.nvlink_s = link_bytes / nvl;
+    } else {
+      u.network_s = link_bytes / efa;
+    }
+  };
   switch (op) {
     case CollectiveOp::all_gather:
     case CollectiveOp::reduce_scatter:
-      return (n - 1) * lat + (n - 1) / n * bytes / bw;
+      u.latency_s = (n - 1) * lat;
+      link((n - 1) / n * bytes);
+      break;
     case CollectiveOp::all_reduce:
-      return 2 * (n - 1) * lat + 2 * (n - 1) / n * bytes / bw;
-    case CollectiveOp::all_to_all: {
-      const double inter = bytes * (n - g) / n;
-      const double intra = bytes * (g - 1) / n;
-      return lat + std::max(inter / efa, intra / nvl);
-    }
+      u.latency_s = 2 * (n - 1) * lat;
+      link(2 * (n - 1) / n * bytes);
+      break;
+    case CollectiveOp::all_to_all:
+      u.latency_s = lat;
+      u.network_s = bytes * (n - g) / n / efa;
+      u.nvlink_s = bytes * (g - 1) / n / nvl;
+      break;
     case CollectiveOp::send_recv:
-      return lat + bytes / bw;
+      u.latency_s = lat;
+      link(bytes);
+      break;
   }
-  return 0;
+  return u;
 }
 
 BalancedMoeCost::BalancedMoeCost(const Scenario& s, std::shared_ptr<const CommCostModel> comm,
@@ -90,6 +110,11 @@ void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const
     MoeRankCost c = cost_;
     c.dispatch_ns = to_ns(comm_->seconds(CollectiveOp::all_to_all, a2a_bytes_, ep_ranks));
     c.combine_ns = c.dispatch_ns;
+    const CommUsage u = comm_->usage(CollectiveOp::all_to_all, a2a_bytes_, ep_ranks);
+    // The latency stays in the transfer part (dispatch_latency_ns 0): a fitted A2A time scale has always
+    // multiplied this model's whole time (ScaledMoeCost).
+    c.dispatch_network_s = c.combine_network_s = static_cast<float>(u.network_s);
+    c.dispatch_nvlink_s = c.combine_nvlink_s = static_cast<float>(u.nvlink_s);
     // Balanced routing spreads every rank's copies evenly over the group: the share on other nodes
     // crosses the network, one copy each way (no node deduplication in a plain all-to-all).
     std::map<int, int> per_node;
@@ -183,6 +208,9 @@ void ScaledMoeCost::layer_costs(int layer, int microbatch, int ep_group, const s
     };
     c.dispatch_ns = scaled(c.dispatch_ns, c.dispatch_latency_ns, c.dispatch_remote_tokens);
     c.combine_ns = scaled(c.combine_ns, c.combine_latency_ns, c.combine_remote_tokens);
+    const TimeNs per_call_ns = to_ns(per_call_s);
+    c.dispatch_latency_ns = std::min(c.dispatch_ns, c.dispatch_latency_ns + per_call_ns);
+    c.combine_latency_ns = std::min(c.combine_ns, c.combine_latency_ns + per_call_ns);
   }
 }
 

@@ -98,6 +98,7 @@ class NcclAlltoallModel final : public DispatcherModel {
     }
     A2aCost c;
     finish(c, t, rank_s);
+    c.rank_legs = legs;
     c.latency_s = latency * (1.0 + probs_calls);
     c.sms = static_cast<int>(p.get("sms"));
     const auto g = static_cast<std::size_t>(c.gating_rank);
@@ -210,6 +211,7 @@ class DeepEpModel final : public DispatcherModel {
     }
     A2aCost c;
     finish(c, t, rank_s);
+    c.rank_legs = legs;
     c.latency_s = latency;
     c.sms = s.sms;
     c.warnings = check(hw, t.ranks);

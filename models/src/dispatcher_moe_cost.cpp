@@ -105,6 +105,12 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
     // Combine sends back what dispatch received.
     c.dispatch_remote_tokens = traffic.legs[k].network_tokens_out;
     c.combine_remote_tokens = traffic.legs[k].network_tokens_in;
+    if (k < dispatch.rank_legs.size() && k < combine.rank_legs.size()) {
+      c.dispatch_network_s = static_cast<float>(dispatch.rank_legs[k].network_s);
+      c.dispatch_nvlink_s = static_cast<float>(dispatch.rank_legs[k].nvlink_s);
+      c.combine_network_s = static_cast<float>(combine.rank_legs[k].network_s);
+      c.combine_nvlink_s = static_cast<float>(combine.rank_legs[k].nvlink_s);
+    }
   }
   if (count_class >= 0) class_costs_.emplace(count_class, out);
 }

@@ -9,6 +9,22 @@ TopologyComm::TopologyComm(const Scenario& s, CollectiveParams params)
 
 double TopologyComm::seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
   if (ranks.size() < 2 || bytes <= 0) return 0;
+  return estimate(op, bytes, ranks).time_s;
+}
+
+CommUsage TopologyComm::usage(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+  CommUsage u;
+  u.known = true;
+  if (ranks.size() < 2 || bytes <= 0) return u;
+  const CollectiveEstimate e = estimate(op, bytes, ranks);
+  u.latency_s = e.latency_s;
+  u.nvlink_s = e.nvlink_s;
+  u.network_s = e.network_s;
+  return u;
+}
+
+CollectiveEstimate TopologyComm::estimate(CollectiveOp op, double bytes,
+                                          const std::vector<int>& ranks) const {
   CollectiveRequest r;
   switch (op) {
     case CollectiveOp::all_gather:
@@ -30,7 +46,7 @@ double TopologyComm::seconds(CollectiveOp op, double bytes, const std::vector<in
   r.algorithm = default_algorithm(r.kind);
   r.bytes = bytes;
   r.ranks = ranks;
-  return estimate_collective(cluster_, r, params_).time_s;
+  return estimate_collective(cluster_, r, params_);
 }
 
 }  // namespace moetwin

@@ -401,6 +401,14 @@ FittedProfile load_fitted_profile(const std::string& path) {
   p.git_revision = root.string("git_revision");
   p.cv_scheme = root.string("cv_scheme");
   p.fit_objective = root.string_or("fit_objective", p.fit_objective);
+  // Optional (profiles before the flow model were all fitted under the closed form).
+  if (const std::optional<NetworkMode> mode =
+          network_mode_from_string(root.string_or("network", "closed-form"))) {
+    p.sim.network = *mode;
+  } else {
+    throw InputError(root.where("network"), root.name("network"), quoted_string(root.string("network")),
+                     "\"closed-form\" or \"flow\" (the network model the profile was fitted under)");
+  }
   if (!is_fit_objective(p.fit_objective)) {
     throw InputError(root.where("fit_objective"), root.name("fit_objective"), quoted_string(p.fit_objective),
                      "\"squared log ratio\" or \"huber <knee > 0>\" (what validate --fit writes)");
@@ -577,6 +585,7 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   s += "git_revision = " + quoted_string(p.git_revision) + "\n";
   s += "cv_scheme = " + quoted_string(p.cv_scheme) + "\n";
   s += "fit_objective = " + quoted_string(p.fit_objective) + "\n";
+  s += "network = " + quoted_string(to_string(p.sim.network)) + "\n";
   s += "\n[parameters]\n";
   for (const FreeParameter& fp : parameter_table()) {
     s += fp.key + " = " + format_exact(get_free_parameter(p.sim, fp.key)) + "  # " + fp.unit + ", bounds [" +

@@ -65,6 +65,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   if (seams.moe != nullptr) out.warnings = seams.moe->warnings();
   EngineOptions eo;
   eo.trace = options.trace;
+  eo.network = options.profile.network;
   out.engine = run_engine(out.built.workload, eo);
   out.gpus = out.built.workload.ranks();
   out.microbatches = out.built.microbatches;

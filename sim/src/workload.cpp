@@ -4,6 +4,7 @@
 #include <array>
 #include <deque>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -54,7 +55,51 @@ struct CommEntry {
   bool uniform = true;
   TimeNs value = 0;
   std::vector<TimeNs> per_local;  // by local rank in the stage
+  // The links the op holds alone on the stage's first rank (its group's shape stands for the stage's:
+  // the load is per program), and that rank's duration.
+  CommUsage usage;
+  TimeNs first = 0;
 };
+
+// The NetLoad (engine's flow model) of a comm op of `total_ns` whose links are busy `nvlink_s` /
+// `network_s` alone after `latency_ns` of fixed time; tx / rx: which directions it uses (a send, a
+// receive, or both for a collective). None when nothing is left to share.
+std::optional<NetLoad> net_load_of(TimeNs total_ns, TimeNs latency_ns, double nvlink_s, double network_s,
+                                   bool tx, bool rx) {
+  const TimeNs latency = std::clamp<TimeNs>(latency_ns, 0, total_ns);
+  const auto transfer = static_cast<double>(total_ns - latency);
+  if (!(transfer > 0)) return std::nullopt;
+  // Fraction of the link's effective rate the op holds while it transfers (1: its bottleneck under the
+  // closed form; a fitted slow-down or non-bandwidth terms inside the transfer leave the link part idle).
+  const auto fraction = [&](double busy_s) {
+    return static_cast<float>(std::clamp(busy_s * 1e9 / transfer, 0.0, 1.0));
+  };
+  NetLoad load;
+  load.latency = latency;
+  const float nvl = fraction(nvlink_s), net = fraction(network_s);
+  if (nvl <= 0 && net <= 0) return std::nullopt;
+  if (tx) {
+    load.use[static_cast<int>(NetRole::nvlink_tx)] = nvl;
+    load.use[static_cast<int>(NetRole::network_tx)] = net;
+  }
+  if (rx) {
+    load.use[static_cast<int>(NetRole::nvlink_rx)] = nvl;
+    load.use[static_cast<int>(NetRole::network_rx)] = net;
+  }
+  return load;
+}
+
+// A pipeline send uses its GPU's transmit side, a receive its receive side.
+bool sends(ChannelKind kind) {
+  return kind != ChannelKind::pp_fwd_in && kind != ChannelKind::pp_bwd_in;
+}
+bool receives(ChannelKind kind) {
+  return kind != ChannelKind::pp_fwd_out && kind != ChannelKind::pp_bwd_out;
+}
+bool is_pipeline(ChannelKind kind) {
+  return kind == ChannelKind::pp_fwd_out || kind == ChannelKind::pp_fwd_in ||
+         kind == ChannelKind::pp_bwd_out || kind == ChannelKind::pp_bwd_in;
+}
 
 struct Ctx {
   const Scenario& s;
@@ -175,7 +220,7 @@ class StageBuilder : public StageEmitter {
     (void)microbatch, (void)chunk;
     OpSpec op;
     op.label = 0;  // set below
-    const double bytes = c_.T * c_.s.model.hidden * 2.0 / c_.t;
+    const double bytes = p2p_bytes();
     const ChannelKind kind = forward ? ChannelKind::pp_fwd_out : ChannelKind::pp_bwd_out;
     // Both ends see the same pair, so the send side's entry serves both (max over members anyway).
     const int e = comm_entry(CollectiveOp::send_recv, bytes, kind);
@@ -291,7 +336,9 @@ class StageBuilder : public StageEmitter {
     op.comm_class = cls;
     op.stream = stream;
     op.sms = stream == kStreamCompute ? 0 : static_cast<std::uint16_t>(c_.prof.nccl_sms);
-    set_comm_duration(op, comm_entry(cop, bytes, kind));
+    const int entry = comm_entry(cop, bytes, kind);
+    set_comm_duration(op, entry);
+    if (const auto load = entry_load(entry, kind)) op.net_load = p.net_load(*load);
     op.host_ns = host_ns(rec.launches, backward);
     op.label = p.label(rec.name);
     op.phase = phase;
@@ -305,6 +352,26 @@ class StageBuilder : public StageEmitter {
                       backward);
   }
 
+  // The flow model's load of a comm entry's op on a channel of `kind`.
+  std::optional<NetLoad> entry_load(int entry, ChannelKind kind) const {
+    const CommEntry& e = comm_entries_[static_cast<std::size_t>(entry)];
+    if (!e.usage.known) return std::nullopt;
+    return net_load_of(e.first, to_ns(e.usage.latency_s), e.usage.nvlink_s, e.usage.network_s, sends(kind),
+                       receives(kind));
+  }
+
+ public:
+  // The load of a pipeline send or receive (every P2P of a stage moves the same activation bytes).
+  std::optional<NetLoad> p2p_load(ChannelKind kind) {
+    const bool forward = kind == ChannelKind::pp_fwd_out || kind == ChannelKind::pp_fwd_in;
+    const int entry = comm_entry(CollectiveOp::send_recv, p2p_bytes(),
+                                 forward ? ChannelKind::pp_fwd_out : ChannelKind::pp_bwd_out);
+    return entry_load(entry, kind);
+  }
+
+  double p2p_bytes() const { return c_.T * c_.s.model.hidden * 2.0 / c_.t; }
+
+ private:
   void set_comm_duration(OpSpec& op, int entry) {
     const CommEntry& e = comm_entries_[static_cast<std::size_t>(entry)];
     if (e.uniform) {
@@ -400,6 +467,10 @@ class StageBuilder : public StageEmitter {
         v = to_ns(c_.comm.seconds(cop, bytes, pair));
       }
       e.per_local[static_cast<std::size_t>(local)] = v;
+      if (local == 0) {
+        e.usage = members != nullptr ? c_.comm.usage(cop, bytes, *members) : c_.comm.usage(cop, bytes, pair);
+        e.first = v;
+      }
     }
     e.value = e.per_local.empty() ? 0 : e.per_local[0];
     for (TimeNs v : e.per_local) e.uniform = e.uniform && v == e.value;
@@ -1113,6 +1184,29 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     emit_pipeline(prog, pipeline_schedule(par.pp, par.vpp, out.microbatches, stage), par.vpp,
                   out.microbatches, b, popt);
     for (int op : b.sync_ops_) prog.op(op).sync = HostSync::op;
+    // Flow-model loads of the pipeline P2P and the A2As (collectives got theirs when added); the A2A's from
+    // the stage's first rank's MoE costs of that layer and microbatch.
+    for (int i = 0; i < prog.size(); ++i) {
+      const OpSpec& o = prog.ops()[static_cast<std::size_t>(i)];
+      if (o.kind != OpKind::comm || o.net_load >= 0) continue;
+      std::optional<NetLoad> load;
+      if (is_pipeline(o.channel)) {
+        load = b.p2p_load(o.channel);
+      } else if (o.var_slot >= 0) {
+        const VarReq& r = b.vars()[static_cast<std::size_t>(o.var_slot)];
+        if (r.kind == VarKind::dispatch || r.kind == VarKind::combine) {
+          const MoeRankCost& mc =
+              *table[(static_cast<std::size_t>(r.moe) * M + static_cast<std::size_t>(r.mb)) *
+                     static_cast<std::size_t>(S)];
+          load = r.kind == VarKind::dispatch
+                     ? net_load_of(mc.dispatch_ns + (r.fold ? mc.permute_ns : 0), mc.dispatch_latency_ns,
+                                   mc.dispatch_nvlink_s, mc.dispatch_network_s, true, true)
+                     : net_load_of(mc.combine_ns + (r.fold ? mc.unpermute_ns : 0), mc.combine_latency_ns,
+                                   mc.combine_nvlink_s, mc.combine_network_s, true, true);
+        }
+      }
+      if (load) prog.op(i).net_load = prog.net_load(*load);
+    }
     for (std::size_t i = 0; i < b.vars().size(); ++i) prog.new_var_slot();
     prog.seal(kStreams);
     // Per-rank durations of the var slots.

@@ -318,8 +318,10 @@ CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveR
       e.bottleneck = what;
     }
   };
-  consider(t.nvlink / nvl_rate, "nvlink");
-  consider(t.network / (cluster.gpu_network_bandwidth() * efa_factor), "efa");
+  e.nvlink_s = t.nvlink / nvl_rate;
+  e.network_s = t.network / (cluster.gpu_network_bandwidth() * efa_factor);
+  consider(e.nvlink_s, "nvlink");
+  consider(e.network_s, "efa");
   if (cluster.has_uplinks()) consider(t.node_egress / (uplink_bandwidth(cluster) * efa_factor), "uplink");
   e.time_s = e.latency_s + e.bandwidth_s;
   if (e.time_s > 0) {

@@ -42,6 +42,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "moetwin/engine/program.hpp"
@@ -51,7 +53,9 @@ namespace moetwin {
 // How comm ops use the network: each for its closed-form duration regardless of other traffic, or as
 // transfers that share their links (see the header comment).
 enum class NetworkMode : std::uint8_t { closed_form, flow };
-const char* to_string(NetworkMode mode);
+const char* to_string(NetworkMode mode);  // "closed-form", "flow"
+// The mode named `text` ("closed-form" or "flow"); nullopt otherwise.
+std::optional<NetworkMode> network_mode_from_string(const std::string& text);
 
 struct EngineOptions {
   bool trace = false;  // record every op's span (TraceSpan) for the timeline; implies full_replay
@@ -70,7 +74,7 @@ struct RankStats {
   TimeNs comm_total[kCommClasses] = {};  // time comm ops of the class ran, overlapped or not
   // Flow model: how much longer comm ops of the class ran than they would have alone (link sharing), ns.
   TimeNs shared_delay[kCommClasses] = {};
-  TimeNs finish = 0;                     // end of the rank's last op
+  TimeNs finish = 0;  // end of the rank's last op
   std::int64_t ops_run = 0;
 
   TimeNs exposed_total() const;
@@ -83,17 +87,18 @@ struct TraceSpan {
   TimeNs start = 0;
   TimeNs end = 0;
   std::uint8_t stream = 0;
-  TimeNs alone = -1;  // comm: its duration alone (end - start - alone = time lost to link sharing); -1 compute
+  TimeNs alone =
+      -1;  // comm: its duration alone (end - start - alone = time lost to link sharing); -1 compute
 };
 
 struct EngineResult {
   TimeNs iteration = 0;  // latest finish over all ranks (all start at 0)
   std::vector<RankStats> ranks;
-  std::uint64_t events = 0;      // events popped (incl. stale rate-change events) by the replay that ran
-  int replayed_ranks = 0;        // ranks replayed: all, or one per symmetry class
-  std::uint64_t rate_solves = 0;   // flow model: link-sharing solves (one per transfer start or end)
+  std::uint64_t events = 0;       // events popped (incl. stale rate-change events) by the replay that ran
+  int replayed_ranks = 0;         // ranks replayed: all, or one per symmetry class
+  std::uint64_t rate_solves = 0;  // flow model: link-sharing solves (one per transfer start or end)
   std::uint64_t shared_transfers = 0;  // flow model: transfers that ran slower than alone
-  std::vector<TraceSpan> trace;  // in finish order (deterministic)
+  std::vector<TraceSpan> trace;        // in finish order (deterministic)
 };
 
 // Runs the workload (must pass Workload::validate()). Throws std::logic_error on deadlock, naming the

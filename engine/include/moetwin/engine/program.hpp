@@ -66,8 +66,8 @@ const char* to_string(NetRole role);
 // op's bottleneck under the closed form; a fitted slow-down leaves the link partly idle, < 1). With
 // other ops on the same links, max-min fair sharing slows the transfer (engine.hpp).
 struct NetLoad {
-  TimeNs latency = 0;            // ns, >= 0, at most the op's duration (the engine clamps it)
-  float use[kNetRoles] = {};     // fraction of each link, in [0, 1]
+  TimeNs latency = 0;         // ns, >= 0, at most the op's duration (the engine clamps it)
+  float use[kNetRoles] = {};  // fraction of each link, in [0, 1]
   bool operator==(const NetLoad& other) const;
 };
 

@@ -22,6 +22,17 @@ namespace moetwin {
 enum class CollectiveOp { all_gather, reduce_scatter, all_reduce, all_to_all, send_recv };
 const char* to_string(CollectiveOp op);
 
+// What one member of a collective holds of its own links when the collective runs alone, for the engine's
+// flow model (engine.hpp, NetLoad): the fixed latency inside seconds() and how long each link is busy at
+// the effective rate the closed form charges it (NVLink port, the GPU's EFA rails; per direction, every
+// member of these collectives sends and receives alike; send/recv: the sender's tx, the receiver's rx).
+struct CommUsage {
+  double latency_s = 0;  // s, no bandwidth used
+  double nvlink_s = 0;   // s the GPU's NVLink port is busy (each direction)
+  double network_s = 0;  // s the GPU's EFA rails are busy (each direction)
+  bool known = false;    // false: the model cannot say (the op keeps a fixed duration in the flow model)
+};
+
 class CommCostModel {
  public:
   virtual ~CommCostModel() = default;
@@ -30,6 +41,11 @@ class CommCostModel {
   // follows nccl-tests: all-gather the output, reduce-scatter the input, all-reduce the buffer,
   // all-to-all each rank's send buffer, send/recv the message (ranks = {src, dst}).
   virtual double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const = 0;
+  // The links the op holds alone (CommUsage); unknown by default.
+  virtual CommUsage usage(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+    (void)op, (void)bytes, (void)ranks;
+    return {};
+  }
 };
 
 // Alpha-beta default. Ring AG/RS move (n-1)/n of the buffer per rank, all-reduce twice that; all-to-all
@@ -48,6 +64,7 @@ class AlphaBetaComm : public CommCostModel {
   AlphaBetaComm(const InstanceSpec& instance, const GpuSpec& gpu, AlphaBetaParams params = {});
   std::string name() const override { return "alpha-beta"; }
   double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override;
+  CommUsage usage(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override;
 
  private:
   InstanceSpec instance_;
@@ -63,6 +80,13 @@ struct MoeRankCost {
   // per call, not a transfer); 0 where the model does not separate it.
   TimeNs dispatch_latency_ns = 0;
   TimeNs combine_latency_ns = 0;
+  // Seconds this rank's dispatch / combine keeps its GPU's EFA rails and NVLink port busy at the
+  // dispatcher's effective link rates (each direction), for the engine's flow model; 0 where the model
+  // does not say.
+  float dispatch_network_s = 0;
+  float dispatch_nvlink_s = 0;
+  float combine_network_s = 0;
+  float combine_nvlink_s = 0;
   TimeNs permute_ns = 0;    // separate permute kernel on the compute stream, 0 when fused
   TimeNs unpermute_ns = 0;  // separate unpermute kernel, 0 when fused
   std::uint16_t sms = 0;    // SMs the A2A kernels hold while they run
@@ -128,6 +152,10 @@ class ScaledCommCost : public CommCostModel {
   ScaledCommCost(std::shared_ptr<const CommCostModel> inner, double scale);
   std::string name() const override { return inner_->name(); }
   double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override;
+  // The inner model's: the scale lengthens the op, not its bytes (the links are then partly idle).
+  CommUsage usage(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override {
+    return inner_->usage(op, bytes, ranks);
+  }
 
  private:
   std::shared_ptr<const CommCostModel> inner_;
@@ -159,7 +187,8 @@ struct A2aFillGeometry {
 A2aFillGeometry a2a_fill_geometry(const Scenario& scenario, double tokens_per_peer);
 
 // dispatch_ns and combine_ns become their handshake latency + scale x the rest + latency_s per call (the
-// permute kernels, which are compute, are left alone).
+// permute kernels, which are compute, are left alone). The per-call terms (latency_s, fill, node latency)
+// join dispatch_latency_ns / combine_latency_ns: fixed times per call that use no bandwidth.
 class ScaledMoeCost : public MoeCostModel {
  public:
   // Dispatch / combine: the inner model's handshake latency (MoeRankCost::dispatch_latency_ns /

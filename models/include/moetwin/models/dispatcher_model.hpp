@@ -86,6 +86,8 @@ struct A2aCost {
   // The handshake latency inside every rank's time (the model's "latency" term, the same for all ranks),
   // s: the part that does not grow with bytes or messages.
   double latency_s = 0;
+  std::vector<LegTimes>
+      rank_legs;               // per rank: seconds its EFA rails / NVLink port are busy (the models' legs)
   std::vector<A2aTerm> terms;  // the gating rank's terms (they combine as the model documents)
   std::vector<std::string> warnings;
 };

@@ -19,8 +19,11 @@ class TopologyComm : public CommCostModel {
   explicit TopologyComm(const Scenario& scenario, CollectiveParams params = {});
   std::string name() const override { return "topology-closed-form"; }
   double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override;
+  // From the closed form's own terms (CollectiveEstimate::latency_s, nvlink_s, network_s).
+  CommUsage usage(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override;
 
  private:
+  CollectiveEstimate estimate(CollectiveOp op, double bytes, const std::vector<int>& ranks) const;
   Cluster cluster_;
   CollectiveParams params_;
 };

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/engine/engine.hpp"
 #include "moetwin/engine/program.hpp"
 #include "moetwin/models/comm_cost.hpp"
 #include "moetwin/models/compute_model.hpp"
@@ -81,6 +82,11 @@ struct SimProfile {
   // Adam step bytes per local parameter: read fp32 param, grad, m, v (16), write param, m, v (12) and the
   // bf16 copy (2).
   double optimizer_bytes_per_param = 30;
+  // How the replay's comm ops use the network (engine.hpp): `closed_form` = each op for its closed-form time
+  // regardless of other traffic; `flow` = transfers that share their GPUs' NVLink ports and EFA rails
+  // max-min fair with every other transfer on them. A fitted profile holds the mode it was fitted under
+  // (its terms absorb what the other mode would model), and predictions use it (`--network` overrides).
+  NetworkMode network = NetworkMode::closed_form;
   // FlashAttention backward / forward FLOPs: 5 GEMMs (incl. recomputing P) vs 2 in forward -> 2.5.
   double attention_backward_factor = 2.5;
   // Fitted: every GPU kernel takes this times its roofline time (compute_model.hpp). Physical meaning:

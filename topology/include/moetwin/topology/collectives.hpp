@@ -93,6 +93,8 @@ struct CollectiveEstimate {
   double time_s = 0;                  // latency + bandwidth terms
   double latency_s = 0;               // step latency term
   double bandwidth_s = 0;             // slowest resource term
+  double nvlink_s = 0;                // NVLink port term: nvlink bytes per rank / effective NVLink rate
+  double network_s = 0;               // EFA rails term: network bytes per rank / effective rail rate
   double algbw = 0;                   // bytes / time_s, bytes/s (0 when time_s == 0)
   double busbw = 0;                   // algbw * bus_bandwidth_factor, bytes/s
   int ranks = 0;                      // n

@@ -201,10 +201,10 @@ struct Transfer {
   std::int32_t channel = -1;
   std::uint32_t version = 0;  // finish events of older versions are stale
   bool active = false;        // transferring (latency over, not finished)
-  bool shared = false;        // ran below rate 1 at some point
   double work = 0;            // ns left at rate 1
   double rate = 0;            // current rate, (0, 1]
   double next_rate = 0;       // solver scratch
+  double weight = 1;          // share weight: the members' flows on their busiest link (NetLoad::flows)
   TimeNs last_update = 0;
   std::int32_t mark = 0;       // solver scratch: component stamp
   std::vector<LinkUse> loads;  // by link id, one entry per link
@@ -517,6 +517,7 @@ class Engine {
   // of the longest member duration as shared work. False when it has nothing to share (closed form).
   bool start_transfer(std::int32_t ch, const ChannelRt& c, TimeNs now) {
     TimeNs latency = 0;
+    std::uint16_t flows = 1;
     scratch_loads_.clear();
     for (std::int32_t m = 0; m < c.arrived; ++m) {
       const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
@@ -526,6 +527,7 @@ class Engine {
       if (spec.net_load < 0) continue;
       const NetLoad& load = prog.net_loads()[static_cast<std::size_t>(spec.net_load)];
       latency = std::max(latency, load.latency);
+      flows = std::max(flows, load.flows);
       const int rank = ids_[static_cast<std::size_t>(mem.rank)];
       for (int role = 0; role < kNetRoles; ++role) {
         if (load.use[role] > 0) {
@@ -549,9 +551,9 @@ class Engine {
     Transfer& x = transfers_[static_cast<std::size_t>(t)];
     x.channel = ch;
     x.active = false;
-    x.shared = false;
     x.work = static_cast<double>(c.dur_max - latency);
     x.rate = 0;
+    x.weight = flows;
     x.loads.clear();
     for (const LinkUse& u : scratch_loads_) {
       if (!x.loads.empty() && x.loads.back().link == u.link) {
@@ -586,7 +588,10 @@ class Engine {
       std::vector<std::int32_t>& on = link_transfers_[static_cast<std::size_t>(u.link)];
       on.erase(std::find(on.begin(), on.end(), t));
     }
-    if (x.shared) ++shared_transfers_;
+    {
+      const ChannelRt& c = channels_[static_cast<std::size_t>(x.channel)];
+      if (now - c.start > c.dur_max) ++shared_transfers_;  // it lost time to sharing
+    }
     share_links(t, now);  // the transfers it shared links with speed up
     const std::int32_t ch = x.channel;
     x.channel = -1;
@@ -595,10 +600,11 @@ class Engine {
   }
 
   // Re-solves the rates of the active transfers connected to `seed`'s links (through shared links,
-  // transitively) by max-min fairness on progress rates with a cap of 1 (a transfer is never faster than
-  // alone), and moves the finish events of those whose rate changed. Progressive filling (Bertsekas &
-  // Gallager, Data Networks, 6.5.2, with weights): a link's fair level is its remaining capacity over the
-  // uses of its unfixed transfers; the smallest level fixes its transfers; repeat. Links and transfers are
+  // transitively) by weighted max-min fairness on progress rates with a cap of 1 (a transfer is never
+  // faster than alone), and moves the finish events of those whose rate changed. Progressive filling
+  // (Bertsekas & Gallager, Data Networks, 6.5.2, weighted): unfixed transfers run at weight x level; a
+  // link's level is its remaining capacity over the weight x use of its unfixed transfers; the smallest
+  // level (or a transfer's cap, 1 / weight, if smaller) fixes its transfers; repeat. Links and transfers are
   // visited in id order: deterministic.
   void share_links(std::int32_t seed, TimeNs now) {
     ++rate_solves_;
@@ -632,12 +638,17 @@ class Engine {
       x.work = std::max(0.0, x.work - x.rate * static_cast<double>(now - x.last_update));
       x.last_update = now;
       x.next_rate = -1;  // unfixed
-      for (const LinkUse& u : x.loads) link_weight_[static_cast<std::size_t>(u.link)] += u.use;
+      for (const LinkUse& u : x.loads) link_weight_[static_cast<std::size_t>(u.link)] += u.use * x.weight;
     }
     constexpr double kNoise = 1e-12;  // uses below this count as none (float residue of subtractions)
     std::size_t unfixed = comp_transfers_.size();
     while (unfixed > 0) {
-      double level = 1.0;
+      // The cap first: the level at which the heaviest unfixed transfer reaches rate 1.
+      double level = std::numeric_limits<double>::infinity();
+      for (const std::int32_t t : comp_transfers_) {
+        const Transfer& x = transfers_[static_cast<std::size_t>(t)];
+        if (x.next_rate < 0) level = std::min(level, 1.0 / x.weight);
+      }
       std::int32_t bottleneck = -1;
       for (const std::int32_t l : comp_links_) {
         const double weight = link_weight_[static_cast<std::size_t>(l)];
@@ -652,15 +663,16 @@ class Engine {
       for (const std::int32_t t : comp_transfers_) {
         Transfer& x = transfers_[static_cast<std::size_t>(t)];
         if (x.next_rate >= 0) continue;
-        bool on_bottleneck = bottleneck < 0;
-        for (const LinkUse& u : x.loads) on_bottleneck = on_bottleneck || u.link == bottleneck;
-        if (!on_bottleneck) continue;
-        x.next_rate = level;
+        // Capped (no link binds first): the transfers that reach rate 1 at this level.
+        bool fixed_now = bottleneck < 0 ? x.weight * level >= 1.0 - kNoise : false;
+        for (const LinkUse& u : x.loads) fixed_now = fixed_now || u.link == bottleneck;
+        if (!fixed_now) continue;
+        x.next_rate = std::min(1.0, x.weight * level);
         --unfixed;
         for (const LinkUse& u : x.loads) {
           const auto l = static_cast<std::size_t>(u.link);
-          link_left_[l] = std::max(0.0, link_left_[l] - level * u.use);
-          link_weight_[l] -= u.use;
+          link_left_[l] = std::max(0.0, link_left_[l] - x.next_rate * u.use);
+          link_weight_[l] -= u.use * x.weight;
         }
       }
     }
@@ -668,7 +680,6 @@ class Engine {
       Transfer& x = transfers_[static_cast<std::size_t>(t)];
       if (x.next_rate == x.rate) continue;
       x.rate = x.next_rate;
-      x.shared = x.shared || x.rate < 1.0;
       ++x.version;
       queue_.push(now + ceil_transfer_ns(x.work / x.rate), kTransferFinish, static_cast<std::uint32_t>(t), 0,
                   x.version);
@@ -844,6 +855,8 @@ EngineResult run_engine(const Workload& workload, const EngineOptions& options) 
       EngineResult out;
       out.iteration = reduced.iteration;
       out.events = reduced.events;
+      out.rate_solves = reduced.rate_solves;
+      out.shared_transfers = reduced.shared_transfers;
       out.replayed_ranks = sym.classes();
       out.ranks.reserve(static_cast<std::size_t>(n));
       for (std::int32_t cls : sym.class_of) out.ranks.push_back(reduced.ranks[static_cast<std::size_t>(cls)]);

@@ -51,12 +51,13 @@ const char* to_string(NetRole role) {
 }
 
 bool NetLoad::operator==(const NetLoad& other) const {
-  return latency == other.latency && std::equal(use, use + kNetRoles, other.use);
+  return latency == other.latency && flows == other.flows && std::equal(use, use + kNetRoles, other.use);
 }
 
 int Program::net_load(const NetLoad& load) {
   if (sealed_) throw std::logic_error("Program::net_load after seal");
   if (load.latency < 0) throw std::logic_error("Program::net_load: negative latency");
+  if (load.flows < 1) throw std::logic_error("Program::net_load: flows < 1");
   for (const float u : load.use) {
     if (!(u >= 0 && u <= 1)) throw std::logic_error("Program::net_load: link use outside [0, 1]");
   }

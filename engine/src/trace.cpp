@@ -98,6 +98,13 @@ std::string chrome_trace_json(const Workload& w, const EngineResult& result, con
         .append(",\"args\":{\"mb\":")
         .append(std::to_string(op.microbatch));
     if (chunked[prog]) out.append(",\"chunk\":").append(std::to_string(op.chunk));
+    // Flow model: a transfer that shared its links ran longer than alone; say by how much.
+    if (s.alone >= 0 && s.end - s.start > s.alone) {
+      out.append(",\"alone_us\":")
+          .append(micros(s.alone))
+          .append(",\"slowed_by_sharing_us\":")
+          .append(micros(s.end - s.start - s.alone));
+    }
     out.append("}}");
   }
   out += "\n]}\n";

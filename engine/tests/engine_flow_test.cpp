@@ -139,6 +139,26 @@ TEST(EngineFlow, MaxMinFairnessAcrossAChainOfLinks) {
   EXPECT_EQ(r.iteration, 1500);
 }
 
+TEST(EngineFlow, MoreFlowsGetALargerShare) {
+  // An all-to-all with 3 flows on the rail (NetLoad::flows = 3) against a ring hop with 1, both 1000 ns at
+  // use 1: per-flow fairness gives them 3/4 and 1/4. The all-to-all ends at 1000 / 0.75 = 1333.3, rounded up
+  // to the event at 1334; by then the ring has done 1334 / 4 = 333.5 and finishes its last 666.5 alone:
+  // 2000.5 -> 2001.
+  Program p;
+  NetLoad a2a = network_load(0, 1, 1);
+  a2a.flows = 3;
+  p.add(transfer(p, 1000, ChannelKind::ep, 1, a2a));
+  p.add(transfer(p, 1000, ChannelKind::dp, 2, network_load(0, 1, 1)));
+  EngineOptions o = flow();
+  o.trace = true;
+  const EngineResult r = run_engine(group(p, 2), o);
+  for (const TraceSpan& s : r.trace) EXPECT_EQ(s.end, s.op == 0 ? 1334 : 2001) << "op " << s.op;
+  // A weight never makes a transfer faster than alone: a 3-flow transfer alone still takes its 1000 ns.
+  Program q;
+  q.add(transfer(q, 1000, ChannelKind::ep, 1, a2a));
+  EXPECT_EQ(run_engine(group(q, 2), flow()).iteration, 1000);
+}
+
 TEST(EngineFlow, GpusSharingARailSlowEachOther) {
   // Two GPUs on one NIC (Workload::net_links): each sends its own 1000 ns transfer at use 1 on "its" rail,
   // which is the same link: rate 1/2 each, done at 2000. Full replay is forced (symmetry would hide it).

@@ -74,6 +74,8 @@ CommUsage AlphaBetaComm::usage(CollectiveOp op, double bytes, const std::vector<
       u.latency_s = lat;
       u.network_s = bytes * (n - g) / n / efa;
       u.nvlink_s = bytes * (g - 1) / n / nvl;
+      u.network_flows = std::max(1, static_cast<int>(per_node.size()) - 1);
+      u.nvlink_flows = std::max(1, g - 1);
       break;
     case CollectiveOp::send_recv:
       u.latency_s = lat;

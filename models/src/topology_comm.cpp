@@ -1,5 +1,7 @@
 #include "moetwin/models/topology_comm.hpp"
 
+#include <algorithm>
+
 namespace moetwin {
 
 TopologyComm::TopologyComm(const Scenario& s, CollectiveParams params)
@@ -20,6 +22,10 @@ CommUsage TopologyComm::usage(CollectiveOp op, double bytes, const std::vector<i
   u.latency_s = e.latency_s;
   u.nvlink_s = e.nvlink_s;
   u.network_s = e.network_s;
+  if (op == CollectiveOp::all_to_all) {
+    u.network_flows = std::max(1, e.nodes - 1);
+    u.nvlink_flows = std::max(1, e.ranks_per_node - 1);
+  }
   return u;
 }
 

@@ -1,5 +1,6 @@
 #include "moetwin/reports/prediction_report.hpp"
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 
@@ -39,6 +40,23 @@ std::string render_prediction_json(const OutputContext& context,
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// Which network model the replay used and, under the flow model, what link sharing cost.
+std::string network_line(const Prediction& p) {
+  if (p.network == NetworkMode::closed_form) {
+    return "closed-form (each collective for its own time; --network flow shares links)";
+  }
+  TimeNs delay = 0;  // the critical rank's comm time beyond what its ops take alone
+  const RankStats& r = p.engine.ranks[static_cast<std::size_t>(p.critical_rank)];
+  for (const TimeNs d : r.shared_delay) delay += d;
+  return concat({"flow (", std::to_string(p.engine.shared_transfers), " transfers slowed by link sharing; ",
+                 "critical rank's comm ", format_fixed(static_cast<double>(delay) * 1e-9, 4),
+                 " s longer than alone, overlapped or not)"});
+}
+
+}  // namespace
+
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
   const Novelty novelty = novelty_of(s, profile);
   const UncertaintyBand band = band_for(profile, p.iteration_s, novelty);
@@ -71,6 +89,7 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"critical rank", std::to_string(p.critical_rank) + " (" + rank_name(s.parallel, p.critical_rank) +
                             ", stage " + std::to_string(p.critical_stage) + ")"},
       {"replay", std::to_string(p.ops) + " ops, " + std::to_string(p.events) + " events"},
+      {"network", network_line(p)},
   };
   return render_key_values(kv) + warning_lines(p.warnings) + "\nper-rank breakdown (s):\n" +
          render_text(breakdown_table(p));

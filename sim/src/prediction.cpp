@@ -72,6 +72,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   out.tokens = static_cast<double>(scenario.training.global_batch) * scenario.training.seq_length;
   out.iteration_s = static_cast<double>(out.engine.iteration) * 1e-9;
   out.events = out.engine.events;
+  out.network = eo.network;
   out.ops = out.built.workload.total_ops();
   if (out.iteration_s > 0) {
     out.tokens_per_s = out.tokens / out.iteration_s;

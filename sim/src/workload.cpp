@@ -64,8 +64,9 @@ struct CommEntry {
 // The NetLoad (engine's flow model) of a comm op of `total_ns` whose links are busy `nvlink_s` /
 // `network_s` alone after `latency_ns` of fixed time; tx / rx: which directions it uses (a send, a
 // receive, or both for a collective). None when nothing is left to share.
+// `network_flows` / `nvlink_flows`: the flows it keeps on each (NetLoad::flows takes the busier link's).
 std::optional<NetLoad> net_load_of(TimeNs total_ns, TimeNs latency_ns, double nvlink_s, double network_s,
-                                   bool tx, bool rx) {
+                                   bool tx, bool rx, int network_flows = 1, int nvlink_flows = 1) {
   const TimeNs latency = std::clamp<TimeNs>(latency_ns, 0, total_ns);
   const auto transfer = static_cast<double>(total_ns - latency);
   if (!(transfer > 0)) return std::nullopt;
@@ -78,6 +79,7 @@ std::optional<NetLoad> net_load_of(TimeNs total_ns, TimeNs latency_ns, double nv
   load.latency = latency;
   const float nvl = fraction(nvlink_s), net = fraction(network_s);
   if (nvl <= 0 && net <= 0) return std::nullopt;
+  load.flows = static_cast<std::uint16_t>(std::clamp(net >= nvl ? network_flows : nvlink_flows, 1, 65535));
   if (tx) {
     load.use[static_cast<int>(NetRole::nvlink_tx)] = nvl;
     load.use[static_cast<int>(NetRole::network_tx)] = net;
@@ -357,7 +359,7 @@ class StageBuilder : public StageEmitter {
     const CommEntry& e = comm_entries_[static_cast<std::size_t>(entry)];
     if (!e.usage.known) return std::nullopt;
     return net_load_of(e.first, to_ns(e.usage.latency_s), e.usage.nvlink_s, e.usage.network_s, sends(kind),
-                       receives(kind));
+                       receives(kind), e.usage.network_flows, e.usage.nvlink_flows);
   }
 
  public:
@@ -1198,11 +1200,20 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
           const MoeRankCost& mc =
               *table[(static_cast<std::size_t>(r.moe) * M + static_cast<std::size_t>(r.mb)) *
                      static_cast<std::size_t>(S)];
+          // One flow per other node of the EP group on the rails (DeepEP: one RDMA stream per remote node;
+          // NCCL: the node pair's copies aggregated per rail), one per other GPU of its node on NVLink.
+          const std::vector<int>& ep = *c.ep_of[static_cast<std::size_t>(stage * S)];
+          const int nodes = nodes_spanned(ep, g.gpus_per_node);
+          int local_peers = 0;
+          for (const int rank : ep)
+            local_peers += rank / g.gpus_per_node == ep.front() / g.gpus_per_node ? 1 : 0;
           load = r.kind == VarKind::dispatch
                      ? net_load_of(mc.dispatch_ns + (r.fold ? mc.permute_ns : 0), mc.dispatch_latency_ns,
-                                   mc.dispatch_nvlink_s, mc.dispatch_network_s, true, true)
+                                   mc.dispatch_nvlink_s, mc.dispatch_network_s, true, true, nodes - 1,
+                                   local_peers - 1)
                      : net_load_of(mc.combine_ns + (r.fold ? mc.unpermute_ns : 0), mc.combine_latency_ns,
-                                   mc.combine_nvlink_s, mc.combine_network_s, true, true);
+                                   mc.combine_nvlink_s, mc.combine_network_s, true, true, nodes - 1,
+                                   local_peers - 1);
         }
       }
       if (load) prog.op(i).net_load = prog.net_load(*load);

@@ -68,6 +68,11 @@ const char* to_string(NetRole role);
 struct NetLoad {
   TimeNs latency = 0;         // ns, >= 0, at most the op's duration (the engine clamps it)
   float use[kNetRoles] = {};  // fraction of each link, in [0, 1]
+  // Flows the member keeps on its busiest link, aggregated per (node pair, rail) as `moetwin net` builds
+  // them (an all-to-all: one per other node of its group; a ring hop or a send: one). A transfer's share of
+  // a link it shares grows with it: the NICs share bandwidth per flow (SimGrid CM02's per-flow max-min),
+  // and one rate per transfer with weight = flows gives the transfer what its flows would get together.
+  std::uint16_t flows = 1;  // >= 1
   bool operator==(const NetLoad& other) const;
 };
 

@@ -30,7 +30,12 @@ struct CommUsage {
   double latency_s = 0;  // s, no bandwidth used
   double nvlink_s = 0;   // s the GPU's NVLink port is busy (each direction)
   double network_s = 0;  // s the GPU's EFA rails are busy (each direction)
-  bool known = false;    // false: the model cannot say (the op keeps a fixed duration in the flow model)
+  // Flows the member keeps on its rails / NVLink port, aggregated per (node pair, rail) as `moetwin net`
+  // builds them: an all-to-all one per other node of the group (rails) and per other GPU of its node
+  // (NVLink); a ring hop or a send one (engine NetLoad::flows).
+  int network_flows = 1;
+  int nvlink_flows = 1;
+  bool known = false;  // false: the model cannot say (the op keeps a fixed duration in the flow model)
 };
 
 class CommCostModel {

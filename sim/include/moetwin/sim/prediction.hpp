@@ -53,6 +53,7 @@ struct Prediction {
   RankSpread exposed[kCommClasses];  // by CommClass
   int critical_rank = 0;
   int critical_stage = 0;
+  NetworkMode network = NetworkMode::closed_form;  // how comm ops used the network (SimProfile::network)
   std::uint64_t events = 0;
   std::size_t ops = 0;
   // What the kernel times come from: "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM)"

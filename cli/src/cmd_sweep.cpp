@@ -53,6 +53,7 @@ struct Options {
   std::string out;
   int threads = 0;
   std::string profile;
+  std::string network;
   bool keep_journal = false;
   std::size_t stop_after = 0;
   std::size_t progress_every = 0;
@@ -84,7 +85,7 @@ int run(const Options& o, const GlobalOptions& global, SweepMpi* mpi) {
   const std::string catalog_hash = sweep_catalog_hash(catalog_dir);
   const SweepSpec spec = load_sweep_file(o.sweep, catalog);
   ProfileInfo profile;
-  const std::unique_ptr<SweepPredictor> predictor = make_profile_predictor(o.profile, profile);
+  const std::unique_ptr<SweepPredictor> predictor = make_profile_predictor(o.profile, profile, o.network);
   const std::string prefix = o.out.empty() ? std::filesystem::path(o.sweep).stem().string() : o.out;
   const SweepPaths paths = SweepPaths::from_prefix(prefix);
 
@@ -153,6 +154,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--profile", o->profile,
                   "Fitted profile file, or none for the unfitted defaults (default: $MOETWIN_PROFILE or "
                   "the shipped calibrate/profiles/fitted/live-fit.toml)");
+  add_network_option(cmd, o->network);
   cmd->add_flag("--keep-journal", o->keep_journal, "Keep PREFIX.journal after the outputs are written");
   cmd->add_option("--stop-after", o->stop_after,
                   "Stop as if interrupted after computing N points (testing resumption)");

@@ -29,6 +29,7 @@ FittedProfile sample() {
   p.git_revision = "abc";
   p.cv_scheme = "leave-one-campaign-out";
   p.fit_objective = "huber 0.1";
+  p.sim.network = NetworkMode::flow;
   set_free_parameter(p.sim, "launch_s", 3.25e-05);
   set_free_parameter(p.sim, "a2a_time_scale", 1.25);
   set_free_parameter(p.sim, "deepep-uccl.a2a_latency_s", 1.5e-3);
@@ -58,6 +59,7 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.fitted_at, "2026-11-29");
   EXPECT_EQ(p.cv_scheme, "leave-one-campaign-out");
   EXPECT_EQ(p.fit_objective, "huber 0.1");
+  EXPECT_EQ(p.sim.network, NetworkMode::flow);
   EXPECT_EQ(p.sim.launch_s, 3.25e-05);
   EXPECT_EQ(p.sim.backward_launch_s, 3.25e-05 * kBackwardLaunchRatio);
   EXPECT_EQ(p.sim.generic_a2a.time_scale, 1.25);
@@ -278,6 +280,8 @@ TEST(FittedProfile, SchemaOneProfileIsAnInputErrorAskingForARefit) {
 }
 
 TEST(FittedProfile, UnknownFitObjectiveIsAnInputError) {
+  expect_load_error("network.toml", "network = \"flow\"", "network = \"fluid\"",
+                    {"network", "fluid", "\"closed-form\" or \"flow\""});
   expect_load_error("objective.toml", "fit_objective = \"huber 0.1\"", "fit_objective = \"cubic\"",
                     {"fit_objective", "cubic", "huber <knee > 0>"});
   expect_load_error("knee.toml", "fit_objective = \"huber 0.1\"", "fit_objective = \"huber -1\"",

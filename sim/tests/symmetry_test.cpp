@@ -34,19 +34,29 @@ void expect_same(const EngineResult& full, const EngineResult& reduced, const st
     for (int k = 0; k < kCommClasses; ++k) {
       EXPECT_EQ(a.exposed[k], b.exposed[k]) << what << " rank " << r << " class " << k;
       EXPECT_EQ(a.comm_total[k], b.comm_total[k]) << what << " rank " << r << " class " << k;
+      EXPECT_EQ(a.shared_delay[k], b.shared_delay[k]) << what << " rank " << r << " class " << k;
     }
   }
 }
 
-// Runs both replays; returns the reduced one's replayed ranks.
+// Runs both replays, under the closed form and under the flow model (links shared: a rank's time line
+// then also depends on what its partners' transfers share); returns the reduced one's replayed ranks.
 int compare_replays(const Workload& w, const std::string& what) {
-  EngineOptions full;
-  full.full_replay = true;
-  const EngineResult a = run_engine(w, full);
-  const EngineResult b = run_engine(w);
-  EXPECT_EQ(a.replayed_ranks, w.ranks()) << what;
-  expect_same(a, b, what);
-  return b.replayed_ranks;
+  int replayed = 0;
+  for (const NetworkMode mode : {NetworkMode::closed_form, NetworkMode::flow}) {
+    EngineOptions full;
+    full.full_replay = true;
+    full.network = mode;
+    EngineOptions reduced;
+    reduced.network = mode;
+    const EngineResult a = run_engine(w, full);
+    const EngineResult b = run_engine(w, reduced);
+    const std::string label = what + " (" + to_string(mode) + ")";
+    EXPECT_EQ(a.replayed_ranks, w.ranks()) << label;
+    expect_same(a, b, label);
+    replayed = b.replayed_ranks;
+  }
+  return replayed;
 }
 
 // Four ranks, one program: compute (per-rank var slot 0), a TP collective of 30 ns on the compute

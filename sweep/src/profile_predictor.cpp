@@ -2,6 +2,7 @@
 
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/fnv1a.hpp"
+#include "moetwin/common/input_error.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 
 namespace moetwin {
@@ -32,11 +33,18 @@ class ProfilePredictor final : public SweepPredictor {
 
 }  // namespace
 
-std::unique_ptr<SweepPredictor> make_profile_predictor(const std::string& spec, ProfileInfo& info) {
+std::unique_ptr<SweepPredictor> make_profile_predictor(const std::string& spec, ProfileInfo& info,
+                                                       const std::string& network) {
   FittedProfile profile = resolve_fitted_profile(spec);
   info = ProfileInfo{};
   info.path = profile.path;
   if (!profile.path.empty()) info.hash = hex64(fnv1a64(read_text_file(profile.path)));
+  if (!network.empty()) {
+    const std::optional<NetworkMode> mode = network_mode_from_string(network);
+    if (!mode) throw InputError({"", 0}, "--network", network, "closed-form or flow");
+    profile.sim.network = *mode;
+    info.hash += "+network=" + network;
+  }
   return std::make_unique<ProfilePredictor>(std::move(profile));
 }
 

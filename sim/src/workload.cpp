@@ -119,6 +119,12 @@ struct Ctx {
   std::vector<int> prev_of, next_of;  // pipeline neighbours (ring)
 };
 
+// Megatron-Core DDP's default gradient bucket: max(40M, 1M x data-parallel size) parameters
+// (megatron/core/distributed/distributed_data_parallel.py: bucket_size = max(40000000, 1000000 *
+// dp_group.size()) when ddp_config.bucket_size is unset and overlap_grad_reduce is on).
+constexpr double kDdpBucketParams = 40e6;
+constexpr double kDdpBucketParamsPerDpRank = 1e6;
+
 // Parameters (elements) of one chunk held by one rank, for the DP collectives and the optimizer.
 struct ChunkParams {
   double dense = 0;   // reduced over the dp x cp group
@@ -142,6 +148,7 @@ class StageBuilder : public StageEmitter {
     }
     local_experts_ = model.experts > 0 ? model.experts / c.s.parallel.ep : 0;
     params_ = chunk_params();
+    buckets_.assign(params_.size(), GradBuckets{});
     ag_op_.assign(static_cast<std::size_t>(c.layout.vpp), kNoOp);
     first_fwd_done_.assign(static_cast<std::size_t>(c.layout.vpp), false);
   }
@@ -176,7 +183,10 @@ class StageBuilder : public StageEmitter {
     mb_ = st.microbatch;
     chunk_ = st.chunk;
     if (chunk.loss) post_bwd(p, ch, chunk);
-    for (int i = chunk.decoder_layers - 1; i >= 0; --i) layer_bwd(p, ch, chunk.first_layer + i);
+    for (int i = chunk.decoder_layers - 1; i >= 0; --i) {
+      layer_bwd(p, ch, chunk.first_layer + i);
+      layer_grads_ready(p, ch.last, chunk.first_layer + i);
+    }
     if (chunk.embedding) embedding_bwd(p, ch);
     last_compute_ = ch.last;
     return ch.last;
@@ -800,6 +810,25 @@ class StageBuilder : public StageEmitter {
   }
 
   // --- data parallel ---
+  // Parameters of decoder layer `index` held by one rank.
+  ChunkParams decoder_layer_params(int index) const {
+    const ModelSpec& m = c_.s.model;
+    const LayerParams lp = layer_params(m);
+    const double t = c_.t, etp = c_.s.parallel.etp;
+    const double experts_local = m.experts > 0 ? static_cast<double>(m.experts) / c_.s.parallel.ep : 0;
+    const double attn = static_cast<double>(lp.attention - lp.attention_tp_replicated) / t +
+                        static_cast<double>(lp.attention_tp_replicated);
+    ChunkParams cp;
+    cp.dense += attn + static_cast<double>(lp.mlp_norm);
+    if (layer_is_moe(m, index)) {
+      cp.dense += static_cast<double>(lp.shared_experts) / t + static_cast<double>(lp.router);
+      cp.expert += experts_local * static_cast<double>(lp.routed_expert) / etp;
+    } else {
+      cp.dense += static_cast<double>(lp.dense_mlp) / t;
+    }
+    return cp;
+  }
+
   std::vector<ChunkParams> chunk_params() const {
     const ModelSpec& m = c_.s.model;
     const LayerParams lp = layer_params(m);
@@ -807,19 +836,14 @@ class StageBuilder : public StageEmitter {
     const double experts_local = m.experts > 0 ? static_cast<double>(m.experts) / c_.s.parallel.ep : 0;
     const double attn = static_cast<double>(lp.attention - lp.attention_tp_replicated) / t +
                         static_cast<double>(lp.attention_tp_replicated);
-    auto layer = [&](int index, ChunkParams& cp) {
-      cp.dense += attn + static_cast<double>(lp.mlp_norm);
-      if (layer_is_moe(m, index)) {
-        cp.dense += static_cast<double>(lp.shared_experts) / t + static_cast<double>(lp.router);
-        cp.expert += experts_local * static_cast<double>(lp.routed_expert) / etp;
-      } else {
-        cp.dense += static_cast<double>(lp.dense_mlp) / t;
-      }
-    };
     std::vector<ChunkParams> out;
     for (const PipelineChunk* ch : chunks_) {
       ChunkParams cp;
-      for (int i = 0; i < ch->decoder_layers; ++i) layer(ch->first_layer + i, cp);
+      for (int i = 0; i < ch->decoder_layers; ++i) {
+        const ChunkParams layer = decoder_layer_params(ch->first_layer + i);
+        cp.dense += layer.dense;
+        cp.expert += layer.expert;
+      }
       const double table = static_cast<double>(padded_vocab(m, c_.t)) * m.hidden / t;
       if (ch->embedding) cp.dense += table;
       if (ch->loss) cp.dense += (m.tied_embeddings ? 0 : table) + m.hidden;
@@ -856,14 +880,48 @@ class StageBuilder : public StageEmitter {
     }
     return ch.last;
   }
+  // Reduce-scatters the chunk's gradients not yet reduced by a bucket (all of them without
+  // overlap_grad_reduce).
   int grad_reduce(Program& p, int chunk, int after) {
-    const ChunkParams& cp = params_[static_cast<std::size_t>(chunk)];
+    const ChunkParams& all = params_[static_cast<std::size_t>(chunk)];
+    GradBuckets& b = buckets_[static_cast<std::size_t>(chunk)];
+    ChunkParams rest;
+    rest.dense = std::max(0.0, all.dense - b.reduced.dense);
+    rest.expert = std::max(0.0, all.expert - b.reduced.expert);
+    b.reduced = all;
+    b.pending = {};
+    return grad_reduce_params(p, chunk, after, rest);
+  }
+
+  // Megatron DDP with overlap_grad_reduce: gradient sync runs in the last microbatch's backward only (the
+  // others accumulate under no_sync), and a bucket's reduce-scatter starts as soon as every gradient in it
+  // is ready; parameters sit in the buffer in reverse order, so buckets fill layer by layer as the backward
+  // proceeds. Bucket: max(40M, 1M x dp) parameters (megatron/core/distributed/distributed_data_parallel.py,
+  // the default ddp_config.bucket_size); dense and expert parameters live in separate buffers (the expert
+  // one reduced over the expert-data-parallel group). Called after decoder layer `layer`'s backward.
+  void layer_grads_ready(Program& p, int after, int layer) {
+    if (!c_.s.training.overlap_grad_reduce || mb_ != c_.m - 1 || chunk_ < 0) return;
+    GradBuckets& b = buckets_[static_cast<std::size_t>(chunk_)];
+    const ChunkParams lp = decoder_layer_params(layer);
+    b.pending.dense += lp.dense;
+    b.pending.expert += lp.expert;
+    const double bucket = std::max(kDdpBucketParams, kDdpBucketParamsPerDpRank * dp_size());
+    ChunkParams full;
+    if (b.pending.dense >= bucket) std::swap(full.dense, b.pending.dense);
+    if (b.pending.expert >= bucket) std::swap(full.expert, b.pending.expert);
+    if (full.dense <= 0 && full.expert <= 0) return;
+    b.reduced.dense += full.dense;
+    b.reduced.expert += full.expert;
+    grad_reduce_params(p, chunk_, after, full);
+  }
+
+  int grad_reduce_params(Program& p, int chunk, int after, const ChunkParams& cp) {
     Chain ch{after};
     const int saved_chunk = chunk_, saved_mb = mb_;
     chunk_ = chunk;
     mb_ = -1;
     int last = kNoOp;
-    if (dp_size() > 1) {
+    if (dp_size() > 1 && cp.dense > 0) {
       last = collective(p, ch, ops::kDpGradReduceScatter, OpPhase::optimizer, CollectiveOp::reduce_scatter,
                         cp.dense * c_.prof.grad_bytes, ChannelKind::dp, CommClass::dp, kStreamDpComm, true);
     }
@@ -890,6 +948,13 @@ class StageBuilder : public StageEmitter {
   std::vector<CommEntry> comm_entries_;
   std::map<std::tuple<int, double, int>, int> comm_index_;
   std::vector<ChunkParams> params_;
+  // Per chunk: gradients of the last microbatch's backward waiting for their bucket to fill, and those
+  // already reduced by a bucket.
+  struct GradBuckets {
+    ChunkParams pending;
+    ChunkParams reduced;
+  };
+  std::vector<GradBuckets> buckets_;
   std::vector<int> ag_op_;
   std::vector<bool> first_fwd_done_;
   double local_experts_ = 0;
@@ -975,6 +1040,7 @@ std::pair<int, int> StageBuilder::forward_backward(Program& p, const StepContext
       as_b();
       if (b_moe) moe_attn_head_bwd(p, b, bl);
       attn_bwd(p, b);
+      layer_grads_ready(p, b.last, bl);
     }
   }
   as_f();

@@ -32,6 +32,7 @@ struct Shape {
   int nodes = 1, tp = 2, pp = 2, vpp = 1, ep = 4, dp = 2, mb = 1, gbs = 8;
   std::string recompute = "none";
   bool overlap = false;
+  bool overlap_grad_reduce = true;
   std::string dispatcher = "nccl-alltoall";
   int layers = 0;  // 0 = the model's
 };
@@ -45,7 +46,8 @@ Scenario make(const Shape& s) {
        "\netp = 1\ncp = 1\ndp = " + std::to_string(s.dp) + "\n";
   t += "[training]\nmicro_batch = " + std::to_string(s.mb) + "\nglobal_batch = " + std::to_string(s.gbs) +
        "\nseq_length = 4096\nrecompute = \"" + s.recompute +
-       "\"\noverlap_moe_a2a = " + (s.overlap ? "true" : "false") + "\n";
+       "\"\noverlap_moe_a2a = " + (s.overlap ? "true" : "false") +
+       "\noverlap_grad_reduce = " + (s.overlap_grad_reduce ? "true" : "false") + "\n";
   t += "[dispatcher]\nname = \"" + s.dispatcher + "\"\n";
   return parse_scenario(t, "test.toml", catalog());
 }
@@ -102,6 +104,51 @@ TEST(Workload, InvariantsAcrossShapes) {
   check_invariants(predict(make(v)));
   v.dispatcher = "deepep-uccl";
   check_invariants(predict(make(v)));
+}
+
+// Program indices of the ops labelled `label` in `p`.
+std::vector<int> ops_labelled(const Program& p, const std::string& label) {
+  std::vector<int> out;
+  for (int i = 0; i < p.size(); ++i) {
+    const OpSpec& op = p.ops()[static_cast<std::size_t>(i)];
+    if (p.labels()[static_cast<std::size_t>(op.label)] == label) out.push_back(i);
+  }
+  return out;
+}
+
+TEST(Workload, GradientBucketsReduceDuringTheLastBackward) {
+  // qwen3-30b-a3b, TP2 PP2 DP2: a stage's 24 layers hold ~230M dense parameters per rank, so Megatron's
+  // 40M-parameter buckets (max(40M, 1M x dp)) fill several times during the last microbatch's backward
+  // and each reduce-scatter is issued there, before the stage's last backward op; the remainder (the
+  // last layers' partial bucket, embedding) follows the chunk's last backward.
+  Shape s;
+  s.gbs = 8;  // 4 microbatches
+  const Prediction on = predict(make(s));
+  const Program& p = on.built.workload.programs[0];
+  const std::vector<int> rs = ops_labelled(p, "dp.grad_reduce_scatter");
+  ASSERT_GE(rs.size(), 4u);
+  int last_backward = -1;
+  for (int i = 0; i < p.size(); ++i) {
+    if (p.ops()[static_cast<std::size_t>(i)].phase == OpPhase::backward) last_backward = i;
+  }
+  EXPECT_LT(rs.front(), last_backward);
+  EXPECT_LT(rs[rs.size() - 2], last_backward);
+  EXPECT_GT(rs.back(), last_backward);
+  // Bucketed or not, the same gradients are reduced: one reduce-scatter of all of them after the pipeline
+  // costs no less in total than the buckets (each bucket pays the ring's step latencies again).
+  s.overlap_grad_reduce = false;
+  const Prediction off = predict(make(s));
+  const Program& q = off.built.workload.programs[0];
+  const std::vector<int> one = ops_labelled(q, "dp.grad_reduce_scatter");
+  ASSERT_EQ(one.size(), 1u);
+  TimeNs buckets = 0;
+  for (const int i : rs) buckets += p.ops()[static_cast<std::size_t>(i)].duration;
+  const TimeNs whole = q.ops()[static_cast<std::size_t>(one.front())].duration;
+  EXPECT_GE(buckets, whole);
+  EXPECT_LT(buckets, whole + static_cast<TimeNs>(rs.size()) * whole / 10);  // latency terms are small here
+  // Overlapped with the last backward, the buckets leave less DP time exposed.
+  const auto dp = static_cast<std::size_t>(CommClass::dp);
+  EXPECT_LT(on.exposed[dp].max_s, off.exposed[dp].max_s);
 }
 
 TEST(Workload, TokensPerSecondNeverDropsWithLargerGlobalBatch) {
@@ -255,6 +302,9 @@ TEST(ScaledMoeCost, HandshakeLatencyIsNotScaled) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].dispatch_ns, 2'210'000);  // 1000 copies
   EXPECT_EQ(out[1].combine_ns, 4'120'000);   // 2000 copies
+  // The per-call time joins the handshake as time that moves no bytes (the flow model's latency).
+  EXPECT_EQ(out[0].dispatch_latency_ns, 800'000);
+  EXPECT_EQ(out[1].combine_latency_ns, 900'000);
   // Scale 1 and no added time: the inner model's times exactly.
   out = costs_on(ScaledMoeCost(with_latency, 1.0), {4, 5});
   EXPECT_EQ(out[1].dispatch_ns, 1'000'000);

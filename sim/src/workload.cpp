@@ -810,14 +810,31 @@ class StageBuilder : public StageEmitter {
   }
 
   // --- data parallel ---
+  // The per-layer parameter counts and the shares of them one rank holds (TP, EP and ETP splits).
+  struct RankShares {
+    LayerParams lp;
+    double t = 1, etp = 1;
+    double experts_local = 0;  // routed experts on this rank
+    double attn = 0;           // attention parameters on this rank (TP-split part / tp + replicated part)
+  };
+  RankShares rank_shares() const {
+    const ModelSpec& m = c_.s.model;
+    RankShares r;
+    r.lp = layer_params(m);
+    r.t = c_.t;
+    r.etp = c_.s.parallel.etp;
+    r.experts_local = m.experts > 0 ? static_cast<double>(m.experts) / c_.s.parallel.ep : 0;
+    r.attn = static_cast<double>(r.lp.attention - r.lp.attention_tp_replicated) / r.t +
+             static_cast<double>(r.lp.attention_tp_replicated);
+    return r;
+  }
+
   // Parameters of decoder layer `index` held by one rank.
   ChunkParams decoder_layer_params(int index) const {
     const ModelSpec& m = c_.s.model;
-    const LayerParams lp = layer_params(m);
-    const double t = c_.t, etp = c_.s.parallel.etp;
-    const double experts_local = m.experts > 0 ? static_cast<double>(m.experts) / c_.s.parallel.ep : 0;
-    const double attn = static_cast<double>(lp.attention - lp.attention_tp_replicated) / t +
-                        static_cast<double>(lp.attention_tp_replicated);
+    const RankShares r = rank_shares();
+    const LayerParams& lp = r.lp;
+    const double t = r.t, etp = r.etp, experts_local = r.experts_local, attn = r.attn;
     ChunkParams cp;
     cp.dense += attn + static_cast<double>(lp.mlp_norm);
     if (layer_is_moe(m, index)) {
@@ -831,11 +848,9 @@ class StageBuilder : public StageEmitter {
 
   std::vector<ChunkParams> chunk_params() const {
     const ModelSpec& m = c_.s.model;
-    const LayerParams lp = layer_params(m);
-    const double t = c_.t, etp = c_.s.parallel.etp;
-    const double experts_local = m.experts > 0 ? static_cast<double>(m.experts) / c_.s.parallel.ep : 0;
-    const double attn = static_cast<double>(lp.attention - lp.attention_tp_replicated) / t +
-                        static_cast<double>(lp.attention_tp_replicated);
+    const RankShares r = rank_shares();
+    const LayerParams& lp = r.lp;
+    const double t = r.t, etp = r.etp, experts_local = r.experts_local, attn = r.attn;
     std::vector<ChunkParams> out;
     for (const PipelineChunk* ch : chunks_) {
       ChunkParams cp;

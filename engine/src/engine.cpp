@@ -159,7 +159,9 @@ struct StreamRt {
 
 struct RankRt {
   const EngineProgram* prog = nullptr;
-  const TimeNs* var = nullptr;  // this rank's var slot s is var[s * var_stride]
+  // This rank's var slot s is var32[s * var_stride] (or var64[...] when the durations are wide).
+  const std::int32_t* var32 = nullptr;
+  const TimeNs* var64 = nullptr;
   std::int64_t var_stride = 0;
   StreamRt* streams = nullptr;
   std::int32_t channels[kChannelKinds] = {};
@@ -255,7 +257,14 @@ class Engine {
       }
       lane[r] = static_cast<std::int32_t>(lanes[static_cast<std::size_t>(compiled[p])]++);
     }
-    transpose_var_durations(w, compiled, lane, lanes);
+    wide_ = w.var_durations.wide();
+    w.var_durations.with_data([&](const auto* durations) {
+      if constexpr (sizeof(*durations) == sizeof(std::int32_t)) {
+        transpose_var_durations(w, durations, var32_, compiled, lane, lanes);
+      } else {
+        transpose_var_durations(w, durations, var64_, compiled, lane, lanes);
+      }
+    });
     ranks_.resize(static_cast<std::size_t>(n));
     streams_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(max_streams_));
     stats_.resize(static_cast<std::size_t>(n));
@@ -272,7 +281,11 @@ class Engine {
       const auto p = static_cast<std::size_t>(w.rank_program[id]);
       rt.prog = &programs_[static_cast<std::size_t>(compiled[p])];
       const auto cp = static_cast<std::size_t>(compiled[p]);
-      rt.var = var_[cp].data() + lane[static_cast<std::size_t>(r)];
+      if (wide_) {
+        rt.var64 = var64_[cp].data() + lane[static_cast<std::size_t>(r)];
+      } else {
+        rt.var32 = var32_[cp].data() + lane[static_cast<std::size_t>(r)];
+      }
       rt.var_stride = lanes[cp];
       std::copy_n(rp.channels + static_cast<std::size_t>(r) * kChannelKinds, kChannelKinds, rt.channels);
       rt.streams = streams_.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(max_streams_);
@@ -298,30 +311,33 @@ class Engine {
   // [s * ranks + k]. Ranks of a stage move through their slots nearly in lockstep (collectives couple
   // them), so the durations read at any moment share a few cache lines and pages; the workload's
   // rank-major layout cost a cache and TLB miss per read on thousands of ranks.
-  void transpose_var_durations(const Workload& w, const std::vector<std::int32_t>& compiled,
+  // `durations`: the workload's, in their stored width (DurationTable), which the copy keeps.
+  template <class T>
+  void transpose_var_durations(const Workload& w, const T* durations, std::vector<std::vector<T>>& out,
+                               const std::vector<std::int32_t>& compiled,
                                const std::vector<std::int32_t>& lane,
                                const std::vector<std::int64_t>& lanes) {
-    var_.resize(programs_.size());
+    out.resize(programs_.size());
     for (std::size_t cp = 0; cp < programs_.size(); ++cp) {
-      var_[cp].assign(static_cast<std::size_t>(programs_[cp].prog->var_slots() * lanes[cp]), 0);
+      out[cp].assign(static_cast<std::size_t>(programs_[cp].prog->var_slots() * lanes[cp]), 0);
     }
     // Copied in tiles of 64 ranks x 64 slots: a plain strided copy writes a new page per value.
     constexpr std::int64_t kTile = 64;
-    std::vector<std::vector<const TimeNs*>> src(programs_.size());  // per program, per lane
+    std::vector<std::vector<const T*>> src(programs_.size());  // per program, per lane
     for (std::size_t cp = 0; cp < programs_.size(); ++cp) src[cp].resize(static_cast<std::size_t>(lanes[cp]));
     for (std::size_t r = 0; r < ids_.size(); ++r) {
       const auto id = static_cast<std::size_t>(ids_[r]);
       const auto cp = static_cast<std::size_t>(compiled[static_cast<std::size_t>(w.rank_program[id])]);
-      src[cp][static_cast<std::size_t>(lane[r])] = w.var_durations.data() + w.var_offset[id];
+      src[cp][static_cast<std::size_t>(lane[r])] = durations + w.var_offset[id];
     }
     for (std::size_t cp = 0; cp < programs_.size(); ++cp) {
       const std::int64_t slots = programs_[cp].prog->var_slots();
       const std::int64_t n = lanes[cp];
-      TimeNs* dst = var_[cp].data();
+      T* dst = out[cp].data();
       for (std::int64_t l0 = 0; l0 < n; l0 += kTile) {
         for (std::int64_t s0 = 0; s0 < slots; s0 += kTile) {
           for (std::int64_t l = l0; l < std::min(n, l0 + kTile); ++l) {
-            const TimeNs* from = src[cp][static_cast<std::size_t>(l)];
+            const T* from = src[cp][static_cast<std::size_t>(l)];
             for (std::int64_t s = s0; s < std::min(slots, s0 + kTile); ++s) dst[s * n + l] = from[s];
           }
         }
@@ -471,7 +487,8 @@ class Engine {
     if ((op.dep[0] != 0 && !done(rt, op.dep[0])) || (op.dep[1] != 0 && !done(rt, op.dep[1]))) return;
     TimeNs dur = op.dur;
     if (dur < 0) {
-      dur = rt.var[(-dur - 1) * rt.var_stride];
+      const std::int64_t at = (-dur - 1) * rt.var_stride;
+      dur = wide_ ? rt.var64[at] : rt.var32[at];
     }
     if (!op.comm) {
       st.state = kRunning;
@@ -815,7 +832,10 @@ class Engine {
   int max_streams_ = 1;
   int current_rank_ = -1;
   std::vector<EngineProgram> programs_;
-  std::vector<std::vector<TimeNs>> var_;  // per compiled program, slot-major
+  // Per compiled program, slot-major, in the workload's width (one of the two is used).
+  bool wide_ = false;
+  std::vector<std::vector<std::int32_t>> var32_;
+  std::vector<std::vector<TimeNs>> var64_;
   std::vector<RankRt> ranks_;
   std::vector<StreamRt> streams_;
   std::vector<RankStats> stats_;

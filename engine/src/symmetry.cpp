@@ -13,7 +13,8 @@ namespace {
 using ChannelRow = std::array<std::int32_t, kChannelKinds + 1>;  // colour, then the channel colour per kind
 
 // A multiplicative mix per value: only a bucket key, equality is always checked exactly.
-std::uint64_t hash_durations(const TimeNs* v, std::size_t n) {
+template <class T>
+std::uint64_t hash_durations(const T* v, std::size_t n) {
   std::uint64_t h = 0x9E3779B97F4A7C15ull;
   for (std::size_t i = 0; i < n; ++i) {
     h = (h ^ static_cast<std::uint64_t>(v[i])) * 0xBF58476D1CE4E5B9ull;
@@ -23,7 +24,9 @@ std::uint64_t hash_durations(const TimeNs* v, std::size_t n) {
 }
 
 // Colour 0: program, channel kinds held, per-rank durations (exact). Colours numbered by lowest rank.
-std::vector<std::int32_t> initial_colours(const Workload& w) {
+// `durations`: the workload's var_durations in their stored width.
+template <class T>
+std::vector<std::int32_t> initial_colours(const Workload& w, const T* durations) {
   const int n = w.ranks();
   std::vector<std::int32_t> colour(static_cast<std::size_t>(n), -1);
   std::vector<std::int32_t> first_rank;  // colour -> lowest rank
@@ -35,7 +38,7 @@ std::vector<std::int32_t> initial_colours(const Workload& w) {
     const auto ru = static_cast<std::size_t>(r);
     const std::int32_t prog = w.rank_program[ru];
     const auto slots = static_cast<std::size_t>(w.programs[static_cast<std::size_t>(prog)].var_slots());
-    const TimeNs* var = w.var_durations.data() + w.var_offset[ru];
+    const T* var = durations + w.var_offset[ru];
     std::uint32_t mask = 0;
     for (int k = 0; k < kChannelKinds; ++k) {
       if (w.rank_channels[ru * kChannelKinds + static_cast<std::size_t>(k)] >= 0) mask |= 1u << k;
@@ -44,8 +47,8 @@ std::vector<std::int32_t> initial_colours(const Workload& w) {
     if (fresh) row->second = hash_durations(var, slots);
     auto& bucket = buckets[std::make_tuple(prog, mask, row->second)];
     for (std::int32_t c : bucket) {
-      const TimeNs* other = w.var_durations.data() +
-                            w.var_offset[static_cast<std::size_t>(first_rank[static_cast<std::size_t>(c)])];
+      const T* other =
+          durations + w.var_offset[static_cast<std::size_t>(first_rank[static_cast<std::size_t>(c)])];
       if (other == var || std::equal(var, var + slots, other)) {
         colour[ru] = c;
         break;
@@ -58,6 +61,10 @@ std::vector<std::int32_t> initial_colours(const Workload& w) {
     }
   }
   return colour;
+}
+
+std::vector<std::int32_t> initial_colours(const Workload& w) {
+  return w.var_durations.with_data([&](const auto* durations) { return initial_colours(w, durations); });
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/engine/duration_table.hpp"
 #include "moetwin/engine/event_queue.hpp"
 
 namespace moetwin {
@@ -144,7 +145,7 @@ struct Workload {
   std::vector<std::int32_t> channel_size;  // channel id -> members
   // Per-rank durations of var-slot ops: rank r's slot s is var_durations[var_offset[r] + s].
   std::vector<std::int64_t> var_offset;
-  std::vector<TimeNs> var_durations;
+  DurationTable var_durations;
   int sms = 132;                          // SMs per GPU (compute progresses at (sms - stolen) / sms)
   std::vector<std::string> rank_names;    // optional, for traces ("rank 12 (pp1 tp4 dp0)")
   std::vector<std::string> stream_names;  // optional, by stream id, for traces ("compute", "ep-comm")

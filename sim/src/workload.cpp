@@ -396,9 +396,14 @@ class StageBuilder : public StageEmitter {
     }
   }
 
+  // The var slot of `r`: ops that read the same per-rank duration share one slot (a full-recompute
+  // forward reads the forward's A2A, expert and permute costs of its layer and microbatch), so each rank
+  // stores one duration per distinct request, not one per op.
   int new_var(const VarReq& r) {
-    vars_.push_back(r);
-    return static_cast<int>(vars_.size()) - 1;
+    const auto key = std::make_tuple(static_cast<int>(r.kind), r.fold, r.moe, r.mb, r.comm);
+    const auto [it, fresh] = var_index_.try_emplace(key, static_cast<int>(vars_.size()));
+    if (fresh) vars_.push_back(r);
+    return it->second;
   }
 
   // An op whose per-rank duration comes from the MoE cost model (a var slot); the record's all-to-all
@@ -962,6 +967,7 @@ class StageBuilder : public StageEmitter {
   std::vector<VarReq> vars_;
   std::vector<CommEntry> comm_entries_;
   std::map<std::tuple<int, double, int>, int> comm_index_;
+  std::map<std::tuple<int, bool, std::int32_t, std::int32_t, std::int32_t>, int> var_index_;  // new_var
   std::vector<ChunkParams> params_;
   // Per chunk: gradients of the last microbatch's backward waiting for their bucket to fill, and those
   // already reduced by a bucket.

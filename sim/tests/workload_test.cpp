@@ -151,6 +151,32 @@ TEST(Workload, GradientBucketsReduceDuringTheLastBackward) {
   EXPECT_LT(on.exposed[dp].max_s, off.exposed[dp].max_s);
 }
 
+TEST(Workload, RecomputeReadsTheForwardsDurationSlots) {
+  // Full recompute re-runs each layer's forward: its A2As, expert GEMMs and permutes read the same
+  // per-rank durations as the forward of that layer and microbatch, so they share the forward's var slots
+  // (one stored duration per rank, not two). Every recompute var slot is also read by a forward op.
+  Shape s;
+  s.recompute = "full";
+  s.dispatcher = "deepep-uccl";
+  const Prediction p = predict(make(s));
+  const Program& prog = p.built.workload.programs[0];
+  std::vector<char> forward_slot(static_cast<std::size_t>(prog.var_slots()), 0);
+  int var_ops = 0;
+  for (const OpSpec& op : prog.ops()) {
+    if (op.var_slot < 0) continue;
+    ++var_ops;
+    if (op.phase == OpPhase::forward) forward_slot[static_cast<std::size_t>(op.var_slot)] = 1;
+  }
+  int recompute_var_ops = 0;
+  for (const OpSpec& op : prog.ops()) {
+    if (op.var_slot < 0 || op.phase != OpPhase::recompute) continue;
+    ++recompute_var_ops;
+    EXPECT_TRUE(forward_slot[static_cast<std::size_t>(op.var_slot)]) << "slot " << op.var_slot;
+  }
+  EXPECT_GT(recompute_var_ops, 0);
+  EXPECT_LE(prog.var_slots(), var_ops - recompute_var_ops);
+}
+
 TEST(Workload, TokensPerSecondNeverDropsWithLargerGlobalBatch) {
   Shape s;
   double last = 0;

@@ -1274,7 +1274,16 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
                   out.microbatches, b, popt);
     for (int op : b.sync_ops_) prog.op(op).sync = HostSync::op;
     // Flow-model loads of the pipeline P2P and the A2As (collectives got theirs when added); the A2A's from
-    // the stage's first rank's MoE costs of that layer and microbatch.
+    // the stage's first rank's MoE costs of that layer and microbatch. An A2A keeps one flow per other node
+    // of the EP group on the rails (DeepEP: one RDMA stream per remote node; NCCL: the node pair's copies
+    // aggregated per rail), one per other GPU of its node on NVLink.
+    const std::vector<int>& first_ep = *c.ep_of[static_cast<std::size_t>(stage * S)];
+    const int a2a_network_flows = nodes_spanned(first_ep, g.gpus_per_node) - 1;
+    const int a2a_nvlink_flows =
+        static_cast<int>(std::count_if(
+            first_ep.begin(), first_ep.end(),
+            [&](int rank) { return rank / g.gpus_per_node == first_ep.front() / g.gpus_per_node; })) -
+        1;
     for (int i = 0; i < prog.size(); ++i) {
       const OpSpec& o = prog.ops()[static_cast<std::size_t>(i)];
       if (o.kind != OpKind::comm || o.net_load >= 0) continue;
@@ -1287,20 +1296,13 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
           const MoeRankCost& mc =
               *table[(static_cast<std::size_t>(r.moe) * M + static_cast<std::size_t>(r.mb)) *
                      static_cast<std::size_t>(S)];
-          // One flow per other node of the EP group on the rails (DeepEP: one RDMA stream per remote node;
-          // NCCL: the node pair's copies aggregated per rail), one per other GPU of its node on NVLink.
-          const std::vector<int>& ep = *c.ep_of[static_cast<std::size_t>(stage * S)];
-          const int nodes = nodes_spanned(ep, g.gpus_per_node);
-          int local_peers = 0;
-          for (const int rank : ep)
-            local_peers += rank / g.gpus_per_node == ep.front() / g.gpus_per_node ? 1 : 0;
           load = r.kind == VarKind::dispatch
                      ? net_load_of(mc.dispatch_ns + (r.fold ? mc.permute_ns : 0), mc.dispatch_latency_ns,
-                                   mc.dispatch_nvlink_s, mc.dispatch_network_s, true, true, nodes - 1,
-                                   local_peers - 1)
+                                   mc.dispatch_nvlink_s, mc.dispatch_network_s, true, true, a2a_network_flows,
+                                   a2a_nvlink_flows)
                      : net_load_of(mc.combine_ns + (r.fold ? mc.unpermute_ns : 0), mc.combine_latency_ns,
-                                   mc.combine_nvlink_s, mc.combine_network_s, true, true, nodes - 1,
-                                   local_peers - 1);
+                                   mc.combine_nvlink_s, mc.combine_network_s, true, true, a2a_network_flows,
+                                   a2a_nvlink_flows);
         }
       }
       if (load) prog.op(i).net_load = prog.net_load(*load);

@@ -1,7 +1,9 @@
 #include "moetwin/common/time.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace moetwin {
 
@@ -12,6 +14,14 @@ TimeNs to_ns(double seconds) {
   const double nearest = std::round(ns);
   if (std::fabs(ns - nearest) < 1e-6) return static_cast<TimeNs>(nearest);
   return static_cast<TimeNs>(std::ceil(ns));
+}
+
+TimeNs ceil_ns(double ns) {
+  if (!std::isfinite(ns) || std::abs(ns) > 9.2e18) {
+    throw std::overflow_error("time: " + std::to_string(ns) + " ns: out of the int64 ns range");
+  }
+  const double tolerance = std::max(1e-6, 1e-13 * std::abs(ns));
+  return static_cast<TimeNs>(std::ceil(ns - tolerance));
 }
 
 }  // namespace moetwin

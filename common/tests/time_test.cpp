@@ -26,5 +26,18 @@ TEST(ToNs, NegativeOrNonFiniteIsALogicError) {
   EXPECT_THROW(to_ns(std::numeric_limits<double>::infinity()), std::logic_error);
 }
 
+TEST(CeilNs, RoundsUpButNotFloatNoise) {
+  EXPECT_EQ(ceil_ns(0.0), 0);
+  EXPECT_EQ(ceil_ns(999.2), 1000);
+  EXPECT_EQ(ceil_ns(1000.0000000001), 1000);  // remaining / rate of an exact 1000 ns
+  EXPECT_EQ(ceil_ns(3.0e9 * (1.0 + 1e-14)), 3'000'000'000);
+  EXPECT_EQ(ceil_ns(3.0e9 + 1.0), 3'000'000'001);
+}
+
+TEST(CeilNs, OutOfRangeIsAnOverflow) {
+  EXPECT_THROW(ceil_ns(1e19), std::overflow_error);
+  EXPECT_THROW(ceil_ns(std::numeric_limits<double>::infinity()), std::overflow_error);
+}
+
 }  // namespace
 }  // namespace moetwin

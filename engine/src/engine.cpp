@@ -1,7 +1,6 @@
 #include "moetwin/engine/engine.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -211,13 +210,6 @@ struct Transfer {
   std::int32_t mark = 0;       // solver scratch: component stamp
   std::vector<LinkUse> loads;  // by link id, one entry per link
 };
-
-// Round a transfer time in ns up to an integer; values within float noise above an integer count as it
-// (as topology's flow_timing ceil_ns): an exact 1000 ns computed as 1000.0000000001 stays 1000.
-TimeNs ceil_transfer_ns(double ns) {
-  const double tolerance = std::max(1e-6, 1e-12 * std::abs(ns));
-  return static_cast<TimeNs>(std::ceil(ns - tolerance));
-}
 
 struct Member {
   std::int32_t rank = 0;
@@ -698,7 +690,7 @@ class Engine {
       if (x.next_rate == x.rate) continue;
       x.rate = x.next_rate;
       ++x.version;
-      queue_.push(now + ceil_transfer_ns(x.work / x.rate), kTransferFinish, static_cast<std::uint32_t>(t), 0,
+      queue_.push(now + ceil_ns(x.work / x.rate), kTransferFinish, static_cast<std::uint32_t>(t), 0,
                   x.version);
     }
   }

@@ -99,7 +99,7 @@ NetworkRun AnalyticalNetwork::run(const NetPlatform& platform, const std::vector
     done_at.resize(active.size());
     for (std::size_t k = 0; k < active.size(); ++k) {
       assert(rates[k] > 0);
-      done_at[k] = now + detail::ceil_ns(remaining[active[k]] / rates[k] * 1e9);
+      done_at[k] = now + ceil_ns(remaining[active[k]] / rates[k] * 1e9);
       next = std::min(next, done_at[k]);
     }
     // Progress is guaranteed: either a flow finishes at `next`, or `next` is a later activation.

@@ -8,14 +8,6 @@
 
 namespace moetwin::detail {
 
-TimeNs ceil_ns(double ns) {
-  if (!std::isfinite(ns) || std::abs(ns) > 9.2e18) {
-    throw std::overflow_error("network time: " + std::to_string(ns) + " ns: out of the int64 ns range");
-  }
-  const double tolerance = std::max(1e-6, 1e-13 * std::abs(ns));
-  return static_cast<TimeNs>(std::ceil(ns - tolerance));
-}
-
 void validate_flows(const NetPlatform& platform, const std::vector<FlowSpec>& flows) {
   if (!platform.sealed()) {
     throw std::logic_error("network model: the platform must be sealed before a run");

@@ -1,6 +1,6 @@
-// Shared by the network models (private to the topology library): input checks, the latency rule, the
-// rounding of times to integer ns, and per-link accounting. Both models use the same code here so that
-// they can differ only in how they share bandwidth.
+// Shared by the network models (private to the topology library): input checks, the latency rule and
+// per-link accounting (times round to integer ns with ceil_ns, common/time.hpp). Both models use the same
+// code here so that they can differ only in how they share bandwidth.
 #pragma once
 
 #include <vector>
@@ -8,12 +8,6 @@
 #include "moetwin/topology/network_model.hpp"
 
 namespace moetwin::detail {
-
-// Round a time in ns up to an integer. Values within a float-noise tolerance above an integer count as
-// that integer (remaining / rate can come out as 1000.0000000001 for an exact 1000 ns): the tolerance is
-// max(1e-6 ns, 1e-13 * |ns|), i.e. a femtosecond, or 1e-13 relative, which is ~500 ulp of a double.
-// Throws std::overflow_error beyond ~292 years (int64 ns).
-TimeNs ceil_ns(double ns);
 
 // Throws std::logic_error if the platform is not sealed, std::invalid_argument for a flow with negative,
 // NaN or infinite bytes, a negative start, a link id out of range, or an empty route with src != dst.

@@ -210,7 +210,7 @@ NetworkRun SimgridNetwork::run(const NetPlatform& platform, const std::vector<Fl
   if (!order.empty()) {
     const std::vector<double> seconds = simulate_in_child(platform, flows, activation, order);
     for (std::size_t k = 0; k < order.size(); ++k) {
-      finish[order[k]] = std::max(activation[order[k]], detail::ceil_ns(seconds[k] * 1e9));
+      finish[order[k]] = std::max(activation[order[k]], ceil_ns(seconds[k] * 1e9));
     }
   }
   return detail::make_run(platform, flows, activation, finish);

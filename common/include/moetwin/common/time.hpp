@@ -14,4 +14,10 @@ using TimeNs = std::int64_t;
 // Throws std::logic_error for a negative or non-finite time: a cost model produced nonsense.
 TimeNs to_ns(double seconds);
 
+// A time already in ns (a transfer's bytes over its rate) rounded up to an integer, except that values
+// within float noise above an integer count as that integer (remaining / rate can come out as
+// 1000.0000000001 for an exact 1000): the tolerance is max(1e-6 ns, 1e-13 x |ns|), ~500 ulp of a double.
+// The network models and the engine's flow model share it. Throws std::overflow_error beyond ~292 years.
+TimeNs ceil_ns(double ns);
+
 }  // namespace moetwin

@@ -1,5 +1,7 @@
 #include "moetwin/catalog/catalog.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -46,6 +48,7 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   g.nvlink_bandwidth = t.number("nvlink_gbps_bidir", 1, 1e5) * kGB / 2.0;
   g.sms = t.int32("sms", 1, 10000);
   g.mxfp8 = t.boolean("mxfp8");
+  g.calibration_from = t.string_or("calibration_from", "");
   g.source = t.string("source");
   auto eff = t.table("efficiency");
   if (!eff)
@@ -56,6 +59,39 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   }
   eff->finish();
   return g;
+}
+
+// A GPU may borrow the calibration profile of another only if they are the same die: a profile's GEMM
+// curves are fractions of the tensor-core peak and its NVLink bands are per NVLink generation, so those
+// must match; only HBM (capacity and bandwidth) may differ, and the borrower scales its memory-bound
+// rates by it. One step only: the lender must have no lender of its own.
+void check_calibration_from(const std::map<std::string, GpuSpec>& gpus, const std::string& name,
+                            const InputLocation& where) {
+  const GpuSpec& g = gpus.at(name);
+  const std::string key = "[" + name + "].calibration_from";
+  const std::string value = "\"" + g.calibration_from + "\"";
+  const auto it = gpus.find(g.calibration_from);
+  if (it == gpus.end() || it->first == name || !it->second.calibration_from.empty()) {
+    throw InputError(where, key, value, "another GPU of gpus.toml that has no calibration_from of its own");
+  }
+  const GpuSpec& from = it->second;
+  const auto differs = [](double a, double b) { return std::abs(a - b) > 1e-9 * std::max(a, b); };
+  std::string what;
+  if (differs(g.bf16_flops, from.bf16_flops))
+    what = "bf16_tflops";
+  else if (differs(g.fp8_flops, from.fp8_flops))
+    what = "fp8_tflops";
+  else if (g.sms != from.sms)
+    what = "sms";
+  else if (g.nvlink_gen != from.nvlink_gen)
+    what = "nvlink_gen";
+  else if (differs(g.nvlink_bandwidth, from.nvlink_bandwidth))
+    what = "nvlink_gbps_bidir";
+  if (!what.empty()) {
+    throw InputError(
+        where, key, value,
+        "a GPU of the same die (" + name + "'s " + what + " differs from " + from.name + "'s; only HBM may)");
+  }
 }
 
 InstanceSpec read_instance(const std::string& name, StrictTable& t) {
@@ -247,8 +283,16 @@ Catalog Catalog::load(const std::string& dir) {
   namespace fs = std::filesystem;
   Catalog c;
   c.dir_ = dir;
-  for_each_entry((fs::path(dir) / "gpus.toml").string(),
-                 [&](const std::string& n, StrictTable& t) { c.gpus_[n] = read_gpu(n, t); });
+  std::map<std::string, InputLocation> calibration_from_at;
+  for_each_entry((fs::path(dir) / "gpus.toml").string(), [&](const std::string& n, StrictTable& t) {
+    c.gpus_[n] = read_gpu(n, t);
+    if (t.has("calibration_from")) calibration_from_at[n] = t.where("calibration_from");
+  });
+  for (const auto& [name, where] : calibration_from_at) {
+    check_calibration_from(c.gpus_, name, where);
+    GpuSpec& g = c.gpus_[name];
+    g.calibration_from_hbm_bandwidth = c.gpus_.at(g.calibration_from).hbm_bandwidth;
+  }
   const std::string instances_path = (fs::path(dir) / "instances.toml").string();
   for_each_entry(instances_path, [&](const std::string& n, StrictTable& t) {
     InstanceSpec i = read_instance(n, t);

@@ -24,6 +24,10 @@ TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   EXPECT_DOUBLE_EQ(h200.bf16_flops, 989e12);
   EXPECT_DOUBLE_EQ(h200.hbm_bytes, 141e9);
   EXPECT_DOUBLE_EQ(h200.nvlink_bandwidth, 450e9);  // 900 GB/s bidirectional -> 450 per direction
+  // The H100 borrows the measured H200 profile (same die); the lender's HBM rate comes with the name.
+  EXPECT_EQ(c.gpu("H100-SXM").calibration_from, "H200-SXM");
+  EXPECT_DOUBLE_EQ(c.gpu("H100-SXM").calibration_from_hbm_bandwidth, 4.8e12);
+  EXPECT_EQ(h200.calibration_from, "");
   const InstanceSpec& p5 = c.instance("p5.48xlarge");
   EXPECT_DOUBLE_EQ(p5.nic_bandwidth, 12.5e9);  // 100 Gb/s
   EXPECT_EQ(p5.nics_per_gpu, 4);
@@ -64,6 +68,51 @@ TEST(Catalog, RejectsUnknownKeyWithFileAndLine) {
     EXPECT_NE(std::string(e.what()).find("gpus.toml:12: [X].bogus: 3: no such key"), std::string::npos)
         << e.what();
   }
+}
+
+// Two GPUs in a gpus.toml of a scratch catalog; `b_extra` goes into [B] (e.g. its calibration_from).
+std::string load_error_with_gpus(const std::string& name, const std::string& b_sms,
+                                 const std::string& b_extra) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("moetwin_catalog_test_" + name);
+  fs::create_directories(dir);
+  for (const char* f : {"instances.toml", "models.toml", "dispatchers.toml", "stacks.toml"}) {
+    fs::copy_file(fs::path(kDir) / f, dir / f, fs::copy_options::overwrite_existing);
+  }
+  const std::string common =
+      "bf16_tflops = 989\nfp8_tflops = 1979\nhbm_tbps = 3.35\nhbm_gb = 80\nnvlink_gen = 4\n"
+      "nvlink_gbps_bidir = 900\nmxfp8 = false\nsource = \"s\"\n"
+      "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, elementwise = 0.5 }\n";
+  // The shipped instances name H100-SXM, H200-SXM, B200 and B300: keep them defined.
+  std::ofstream(dir / "gpus.toml") << "[H200-SXM]\n"
+                                   << common << "sms = 132\n"
+                                   << "[H100-SXM]\n"
+                                   << common << "sms = " << b_sms << "\n"
+                                   << b_extra << "[B200]\n"
+                                   << common << "sms = 148\n"
+                                   << "[B300]\n"
+                                   << common << "sms = 148\n";
+  try {
+    Catalog::load(dir.string());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Catalog, CalibrationFromMustNameAGpuOfTheSameDie) {
+  EXPECT_EQ(load_error_with_gpus("same", "132", "calibration_from = \"H200-SXM\"\n"), "");
+  const std::string sms = load_error_with_gpus("sms", "144", "calibration_from = \"H200-SXM\"\n");
+  EXPECT_NE(sms.find("gpus.toml:23: [H100-SXM].calibration_from: \"H200-SXM\": a GPU of the same die "
+                     "(H100-SXM's sms differs from H200-SXM's; only HBM may)"),
+            std::string::npos)
+      << sms;
+  const std::string unknown = load_error_with_gpus("unknown", "132", "calibration_from = \"H300\"\n");
+  EXPECT_NE(unknown.find("[H100-SXM].calibration_from: \"H300\": another GPU of gpus.toml"),
+            std::string::npos)
+      << unknown;
+  const std::string self = load_error_with_gpus("self", "132", "calibration_from = \"H100-SXM\"\n");
+  EXPECT_NE(self.find("[H100-SXM].calibration_from: \"H100-SXM\": another GPU"), std::string::npos) << self;
 }
 
 }  // namespace

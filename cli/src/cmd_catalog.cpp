@@ -60,14 +60,14 @@ ResultTable instances_table(const Catalog& catalog) {
 
 ResultTable gpus_table(const Catalog& catalog) {
   ResultTable t;
-  t.columns = {"gpu",        "bf16_tflops", "fp8_tflops", "hbm_gb", "hbm_gib", "hbm_tb_s",
-               "nvlink_gen", "nvlink_gb_s", "sms",        "mxfp8",  "source"};
+  t.columns = {"gpu",        "bf16_tflops", "fp8_tflops", "hbm_gb", "hbm_gib",          "hbm_tb_s",
+               "nvlink_gen", "nvlink_gb_s", "sms",        "mxfp8",  "calibration_from", "source"};
   for (const auto& [name, g] : catalog.gpus()) {
     t.add_row({name, Cell::fixed(g.bf16_flops / 1e12, 0), Cell::fixed(g.fp8_flops / 1e12, 0),
                Cell::fixed(g.hbm_bytes / 1e9, 0), Cell::fixed(g.hbm_bytes / kGiB, 1),
                Cell::fixed(g.hbm_bandwidth / 1e12, 2), Cell::integer(g.nvlink_gen),
                Cell::fixed(g.nvlink_bandwidth / 1e9, 0), Cell::integer(g.sms), Cell::boolean(g.mxfp8),
-               g.source});
+               g.calibration_from, g.source});
   }
   return t;
 }

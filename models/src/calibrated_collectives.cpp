@@ -23,7 +23,10 @@ CollectiveParams collective_params_from(const Scenario& scenario, const Scenario
     std::string ranks;
     // Not "," + std::to_string(n): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
     for (const int n : fit.ranks) ranks.append(ranks.empty() ? "" : ",").append(std::to_string(n));
-    source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs)";
+    source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs";
+    // Borrowed from a GPU of the same die: the same NVLink generation and bandwidth (catalog check).
+    if (!c.borrowed.empty()) source.append(" of ").append(c.profile->gpu);
+    source.append(")");
     params = nvlink_collective_params(fit, params);
   }
   // EFA terms belong to the instance they were measured on (NIC generation and line rate).

@@ -2,6 +2,7 @@
 #include "moetwin/models/calibrated_compute.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -117,6 +118,21 @@ ComputeCalibration calibration_of(const std::map<std::string, GemmCurve>& curves
   return cal;
 }
 
+// `c.profile`, measured on the scenario GPU's catalog calibration_from (the catalog checked that both are
+// the same die: tensor-core peaks, SMs, NVLink), made the scenario GPU's: the GEMM curves are fractions of
+// the same peak and the NVLink bands the same links, so they stay; the measured device-to-device copy
+// rate, which bounds the memory-bound GEMMs (memory_efficiency term), scales with HBM bandwidth.
+void borrow(ScenarioCalibration& c, const Scenario& scenario) {
+  const GpuSpec& gpu = scenario.gpu;
+  const double ratio = gpu.hbm_bandwidth / gpu.calibration_from_hbm_bandwidth;
+  auto copy = std::make_shared<CalibrationProfile>(*c.profile);
+  copy->d2d_bandwidth *= ratio;
+  c.profile = std::move(copy);
+  char factor[32];
+  std::snprintf(factor, sizeof factor, "%.3f", ratio);
+  c.borrowed = gpu.calibration_from + "'s, for " + gpu.name + ": same die, memory-bound rates x " + factor;
+}
+
 }  // namespace
 
 std::string default_calibration_dir() {
@@ -155,12 +171,15 @@ ScenarioCalibration calibration_for(const Scenario& scenario, const std::string&
       return out;
     }
     out.path = find_profile_path(dir, scenario.gpu.name);
+    if (out.path.empty() && !scenario.gpu.calibration_from.empty())
+      out.path = find_profile_path(dir, scenario.gpu.calibration_from);
     if (out.path.empty()) {
       out.why_not = "no calibration profile for " + scenario.gpu.name;
       return out;
     }
     out.profile = load_cached(out.path);
     out.shown_path = display_path(out.path);
+    if (out.profile->gpu != scenario.gpu.name) borrow(out, scenario);
     return out;
   }
   const bool is_name = spec.find('/') == std::string::npos && fs::path(spec).extension() != ".toml";
@@ -175,11 +194,16 @@ ScenarioCalibration calibration_for(const Scenario& scenario, const std::string&
                      "an existing calibration profile (" + out.path + " not found)");
   }
   out.profile = load_cached(out.path);
-  if (out.profile->gpu != scenario.gpu.name) {
-    throw InputError({out.path, 0}, "gpu", out.profile->gpu,
-                     "a profile for the scenario's GPU " + scenario.gpu.name);
+  const bool borrowed =
+      !scenario.gpu.calibration_from.empty() && out.profile->gpu == scenario.gpu.calibration_from;
+  if (out.profile->gpu != scenario.gpu.name && !borrowed) {
+    throw InputError(
+        {out.path, 0}, "gpu", out.profile->gpu,
+        "a profile for the scenario's GPU " + scenario.gpu.name +
+            (scenario.gpu.calibration_from.empty() ? "" : " or for " + scenario.gpu.calibration_from));
   }
   out.shown_path = display_path(out.path);
+  if (borrowed) borrow(out, scenario);
   return out;
 }
 
@@ -193,7 +217,9 @@ ComputeProfile compute_profile_from(const Scenario& scenario, const ScenarioCali
     base.source = "catalog efficiencies (" + c.why_not + ")";
     return base;
   }
-  return apply_calibration(std::move(base), *c.profile, c.path);
+  ComputeProfile out = apply_calibration(std::move(base), *c.profile, c.path);
+  if (!c.borrowed.empty()) out.source = "calibrated (" + display_path(c.path) + ", " + c.borrowed + ")";
+  return out;
 }
 
 }  // namespace moetwin

@@ -225,6 +225,48 @@ TEST(ComputeProfileFor, ShippedH200ProfileReproducesTheMeasuredSquareGemm) {
   EXPECT_NEAR(flops / t / 1e12, 747, 75);
 }
 
+TEST(ComputeProfileFor, H100BorrowsTheH200ProfileWithItsOwnMemoryRate) {
+  // The catalog names H200-SXM as H100-SXM's calibration_from (same GH100 die, other HBM).
+  const std::string dir =
+      make_dir("borrow", {{"a-h200.toml", format_calibration_profile(small_profile("H200-SXM"))}});
+  const ComputeProfile h200 = compute_profile_for(small("p5en.48xlarge"), dir);
+  const ComputeProfile h100 = compute_profile_for(small("p5.48xlarge"), dir);
+  ASSERT_TRUE(h100.calibration.has_value());
+  const std::string root = std::string(MOETWIN_SOURCE_DIR) + "/";
+  const std::string shown = dir.compare(0, root.size(), root) == 0 ? dir.substr(root.size()) : dir;
+  EXPECT_EQ(h100.source, "calibrated (" + shown +
+                             "/a-h200.toml, H200-SXM's, for H100-SXM: same die, memory-bound rates x 0.698)");
+  // Tensor-core curves as measured; the copy rate that bounds memory-bound GEMMs x 3.35 / 4.8.
+  const int g = static_cast<int>(OpClass::grouped_gemm);
+  EXPECT_EQ(h100.calibration->curve[g].efficiency, h200.calibration->curve[g].efficiency);
+  EXPECT_DOUBLE_EQ(h100.calibration->peak_flops, h200.calibration->peak_flops);
+  EXPECT_DOUBLE_EQ(h100.calibration->copy_bandwidth, h200.calibration->copy_bandwidth * 3.35 / 4.8);
+  // A compute-bound grouped GEMM takes the same time; a memory-bound one (tiny k, many bytes) longer
+  // by the HBM ratio: the sample curve's memory term is bytes / (copy bandwidth x 0.5).
+  EXPECT_DOUBLE_EQ(kernel_seconds(h100, OpClass::grouped_gemm, 8 * 8589934592.0, 1e6, {256, 4096, 4096}),
+                   kernel_seconds(h200, OpClass::grouped_gemm, 8 * 8589934592.0, 1e6, {256, 4096, 4096}));
+  // (4e12 bytes: about a second, so the 10 us floor is below the tolerance.)
+  const double t200 = kernel_seconds(h200, OpClass::grouped_gemm, 1e6, 4e12, {4096, 4096, 4096});
+  const double t100 = kernel_seconds(h100, OpClass::grouped_gemm, 1e6, 4e12, {4096, 4096, 4096});
+  EXPECT_GT(t200, 0.1);
+  EXPECT_NEAR(t100 / t200, 4.8 / 3.35, 1e-4);
+  // By name too; the B300 (no calibration_from) still may not use it.
+  EXPECT_TRUE(compute_profile_for(small("p5.48xlarge", "a-h200"), dir).calibration.has_value());
+  EXPECT_NE(error_of(small("p6-b300.48xlarge", "a-h200"), dir).find("a profile for the scenario's GPU B300"),
+            std::string::npos);
+  // The shipped profile serves p5 the same way, and its NVLink bands say whose they are.
+  const Prediction p5 = predict(small("p5.48xlarge"), PredictOptions{});
+  EXPECT_EQ(p5.compute_source,
+            "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM's, for "
+            "H100-SXM: same die, memory-bound rates x 0.698)");
+  EXPECT_EQ(
+      p5.collective_source.rfind("calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2,4 "
+                                 "GPUs of H200-SXM)",
+                                 0),
+      0u)
+      << p5.collective_source;
+}
+
 TEST(Predict, SaysWhichComputeSourceItUsed) {
   const Scenario h200 = load_scenario_file(
       std::string(MOETWIN_SOURCE_DIR) + "/scenarios/examples/qwen3-30b-p5en-2n.toml", catalog());

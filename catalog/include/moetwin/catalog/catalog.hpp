@@ -22,6 +22,11 @@ struct GpuSpec {
   // Achievable fraction of peak per op class, used by the roofline compute model until calibration
   // data exists. Keys: "gemm", "grouped_gemm", "attention", "elementwise" (of HBM bandwidth).
   std::map<std::string, double> efficiency;
+  // A GPU of the same die (same SMs, clocks, tensor-core peaks and NVLink) whose calibration profile
+  // serves this one while it has none of its own, with its memory-bound rates scaled by the HBM
+  // bandwidths (calibrated_compute.hpp). Empty: catalog efficiencies until this GPU is measured.
+  std::string calibration_from;
+  double calibration_from_hbm_bandwidth = 0;  // that GPU's HBM bandwidth, bytes/s (set by the catalog)
   std::string source;
 };
 

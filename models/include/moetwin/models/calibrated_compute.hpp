@@ -33,17 +33,22 @@ struct ScenarioCalibration {
   std::string path;
   std::string shown_path;  // `path` relative to the source tree when inside it, for reports
   std::string why_not;
+  // Set when the profile was measured on the GPU's catalog `calibration_from` (same die, other HBM):
+  // "H200-SXM's, for H100-SXM: same die, memory-bound rates x 0.698". `profile` is then a copy with
+  // its memory-bound rates (d2d_copy_bandwidth, the GEMM curves' memory term) scaled by the HBM ratio.
+  std::string borrowed;
 };
 ScenarioCalibration calibration_for(const Scenario& scenario, const std::string& dir);
 
 // The compute profile for `scenario`: its [calibration] profile decides.
-//   ""           -> the profile in `dir` whose gpu is the scenario's GPU, else catalog efficiencies;
+//   ""           -> the profile in `dir` whose gpu is the scenario's GPU, else the one of its catalog
+//                   calibration_from GPU (borrowed, as above), else catalog efficiencies;
 //   "none"       -> catalog efficiencies;
 //   "NAME"       -> `dir`/NAME.toml (no '/' and no ".toml" in NAME);
 //   a path       -> that file.
-// A named profile must exist and be for the scenario's GPU. `dir` empty: lookup off (catalog).
-// Malformed profile files are InputErrors naming file, line and key. Parsed files are cached per
-// (path, size, mtime), safe across threads.
+// A named profile must exist and be for the scenario's GPU or its calibration_from GPU. `dir` empty: lookup
+// off (catalog). Malformed profile files are InputErrors naming file, line and key. Parsed files are cached
+// per (path, size, mtime), safe across threads.
 ComputeProfile compute_profile_for(const Scenario& scenario, const std::string& dir);
 // The same from a lookup already made (a prediction looks up once for compute and collectives).
 ComputeProfile compute_profile_from(const Scenario& scenario, const ScenarioCalibration& calibration);

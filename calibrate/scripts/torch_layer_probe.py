@@ -6,6 +6,7 @@ torch._scaled_mm with Transformer Engine's delayed-scaling data flow (cast-trans
 E4M3 forward, E5M2 gradients).
 
 Usage (on the GPU node): python3 calibrate/scripts/torch_layer_probe.py > probe.csv
+       python3 calibrate/scripts/torch_layer_probe.py --attention-sweep > attention.csv
 Prints CSV: case,op,variant,median_s,tflops (the median of 30 timed calls after 5 warm-up calls, CUDA
 events around each call). `variant` names the precision and, for attention, the SDPA backend; a backend
 that refuses the shape prints `unsupported` in median_s.
@@ -14,6 +15,12 @@ Cases:
          experts of FFN 2048 receiving 4096 tokens each (EP 32, top-8 of 256, balanced).
   dsv3   DeepSeek-V3 at TP8: MLA core of 16 heads, q/k 192, v 128, 4096 tokens.
   gqa    a Llama/Qwen-style core: 32 query heads of 128 over 8 KV heads at TP1, 4096 tokens.
+--attention-sweep: causal attention cores through cuDNN (Transformer Engine's fused attention on Hopper)
+for `moetwin-calibrate fit --attention-csv`: head dims (q/k, v) 56/56, 64/64, 128/128 and MLA's 192/128,
+8 to 64 heads of one sequence of 1,024 to 8,192 tokens (plus 128/128 with 8x fewer KV heads, GQA, as a
+check). CSV: direction,qk_dim,v_dim,heads,kv_heads,seq,rows,flops,median_s with rows = heads x seq (the
+query rows of the call) and flops Megatron-Core's causal count (forward 2 s^2 (qk + v) heads / 2,
+backward 2.5x).
 """
 import statistics
 import sys
@@ -70,9 +77,8 @@ def attention(case, heads, kv_heads, dqk, dv, seq):
 
                 out = fwd()
 
-                def fwd_bwd():
-                    o = fwd()
-                    o.backward(grad)
+                def fwd_bwd():  # gradients returned, not accumulated into .grad (no extra adds)
+                    return torch.autograd.grad(fwd(), (q, k, v), grad)
 
                 t_fwd = timed(lambda: fwd())
                 t_all = timed(fwd_bwd)
@@ -82,7 +88,6 @@ def attention(case, heads, kv_heads, dqk, dv, seq):
         except RuntimeError:
             emit(case, "attn.core", name, None, 0)
             emit(case, "attn.core_bwd", name, None, 0)
-        q.grad = k.grad = v.grad = None
 
 
 class Fp8Linear:
@@ -142,6 +147,36 @@ def linear(case, op, tokens, k, n, groups=1):
     emit(case, op + ".cast_input", "fp8", timed(lambda: [m.cast_input(x) for m, x in zip(lin, xs)]), 0.0)
 
 
+def attention_sweep():
+    print("direction,qk_dim,v_dim,heads,kv_heads,seq,rows,flops,median_s")
+    families = [(56, 56, 1), (64, 64, 1), (128, 128, 1), (192, 128, 1), (128, 128, 8)]
+    for qk, dv, group in families:
+        for heads in (8, 16, 32, 64):
+            for seq in (1024, 2048, 4096, 8192):
+                kv = heads // group
+                q = torch.randn(1, heads, seq, qk, device=DEV, dtype=BF16, requires_grad=True)
+                k = torch.randn(1, kv, seq, qk, device=DEV, dtype=BF16, requires_grad=True)
+                v = torch.randn(1, kv, seq, dv, device=DEV, dtype=BF16, requires_grad=True)
+                grad = torch.randn(1, heads, seq, dv, device=DEV, dtype=BF16)
+                fwd_flops = 2.0 * seq * seq * (qk + dv) * heads / 2
+                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                    def fwd():
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=group > 1)
+
+                    def fwd_bwd():  # gradients returned, not accumulated into .grad (no extra adds)
+                        return torch.autograd.grad(fwd(), (q, k, v), grad)
+
+                    try:
+                        t_fwd = timed(fwd, warmup=3, reps=15)
+                        t_bwd = max(timed(fwd_bwd, warmup=3, reps=15) - t_fwd, 1e-9)
+                    except RuntimeError:
+                        continue
+                for direction, t, flops in (("fwd", t_fwd, fwd_flops), ("bwd", t_bwd, 2.5 * fwd_flops)):
+                    print(f"{direction},{qk},{dv},{heads},{kv},{seq},{heads * seq},{flops:.6e},{t:.6e}")
+                sys.stdout.flush()
+                del q, k, v, grad
+
+
 def main():
     global ONE
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -149,6 +184,9 @@ def main():
     props = torch.cuda.get_device_properties(0)
     print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
           f"cuda {torch.version.cuda}, cudnn {torch.backends.cudnn.version()}")
+    if "--attention-sweep" in sys.argv[1:]:
+        attention_sweep()
+        return
     print("case,op,variant,median_s,tflops")
     attention("proxy", 128, 128, 56, 56, 4096)
     attention("dsv3", 16, 16, 192, 128, 4096)

@@ -153,6 +153,18 @@ ComputeProfile apply_calibration(ComputeProfile base, const CalibrationProfile& 
     if (!(fp8.peak_flops > 0)) throw InputError({path, 0}, "gemm_fp8 peak_flops", "0", "a peak > 0");
     base.fp8_calibration = std::move(fp8);
   }
+  for (const auto& [key, curve] : profile.attention_kernels) {
+    AttentionKernelCurve a;
+    int qk = 0;
+    int v = 0;
+    // The parser accepted only well-formed keys; a hand-built profile may not have.
+    if (!parse_attention_kernel_key(key, a.backward, qk, v))
+      throw InputError({path, 0}, "attention_kernel", key, "a key \"fwd.q<QK>v<V>\" or \"bwd.q<QK>v<V>\"");
+    a.head_width = qk + v;
+    a.flops = curve.x;
+    a.efficiency = curve.y;
+    cal.attention_kernels.push_back(std::move(a));
+  }
   base.source = "calibrated (" + display_path(path) + ", " + profile.gpu + ")";
   base.calibration = std::move(cal);
   return base;

@@ -83,6 +83,31 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
   return roofline_seconds(profile, profile.peak_flops, cls, flops, bytes);
 }
 
+std::optional<double> attention_kernel_seconds(const ComputeProfile& profile, bool backward, double flops,
+                                               double head_width) {
+  if (!profile.calibration || !(flops > 0) || !(head_width > 0)) return std::nullopt;
+  const ComputeCalibration& cal = *profile.calibration;
+  const AttentionKernelCurve* lo = nullptr;  // widest measured width <= head_width
+  const AttentionKernelCurve* hi = nullptr;  // narrowest measured width >= head_width
+  for (const AttentionKernelCurve& c : cal.attention_kernels) {
+    if (c.backward != backward) continue;
+    if (c.head_width <= head_width && (lo == nullptr || c.head_width > lo->head_width)) lo = &c;
+    if (c.head_width >= head_width && (hi == nullptr || c.head_width < hi->head_width)) hi = &c;
+  }
+  if (lo == nullptr && hi == nullptr) return std::nullopt;
+  if (lo == nullptr) lo = hi;
+  if (hi == nullptr) hi = lo;
+  const double e_lo = log2_interpolate(lo->flops, lo->efficiency, flops);
+  const double e_hi = log2_interpolate(hi->flops, hi->efficiency, flops);
+  double efficiency = e_lo;
+  if (hi->head_width > lo->head_width) {
+    const double f = std::log2(head_width / lo->head_width) / std::log2(hi->head_width / lo->head_width);
+    efficiency = e_lo + f * (e_hi - e_lo);
+  }
+  if (!(efficiency > 0) || !(cal.peak_flops > 0)) return std::nullopt;
+  return std::max(profile.min_kernel_s, flops / (cal.peak_flops * efficiency));
+}
+
 double GemmEfficiencyCurve::at(double value) const {
   if (min_dim.empty()) throw std::logic_error("GemmEfficiencyCurve::at: empty curve");
   return log2_interpolate(min_dim, efficiency, value);

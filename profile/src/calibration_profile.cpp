@@ -313,6 +313,29 @@ void write_gemm_curve(std::ostream& o, const GemmCurve& g, int schema_version) {
 
 }  // namespace
 
+std::string attention_kernel_key(bool backward, int qk_dim, int v_dim) {
+  return std::string(backward ? "bwd" : "fwd") + ".q" + std::to_string(qk_dim) + "v" + std::to_string(v_dim);
+}
+
+bool parse_attention_kernel_key(const std::string& key, bool& backward, int& qk_dim, int& v_dim) {
+  // "fwd.q128v128": direction, ".q", digits, "v", digits, nothing else.
+  if (key.size() < 8 || key.compare(3, 2, ".q") != 0) return false;
+  const std::string dir = key.substr(0, 3);
+  if (dir != "fwd" && dir != "bwd") return false;
+  const std::size_t v_at = key.find('v', 5);
+  if (v_at == std::string::npos || v_at == 5 || v_at + 1 >= key.size()) return false;
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 4 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  const std::string q = key.substr(5, v_at - 5);
+  const std::string v = key.substr(v_at + 1);
+  if (!digits(q) || !digits(v)) return false;
+  qk_dim = std::stoi(q);
+  v_dim = std::stoi(v);
+  backward = dir == "bwd";
+  return qk_dim >= 1 && qk_dim <= 1024 && v_dim >= 1 && v_dim <= 1024;
+}
+
 CalibrationProfile parse_calibration_profile(const std::string& text, const std::string& path) {
   const toml::table root_table = parse_toml(text, path);
   Reader root(root_table, path, "");
@@ -371,6 +394,21 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
       r.finish();
     }
     ops.finish();
+  }
+  if (root.has("attention_kernel")) {
+    Reader keys(root.table("attention_kernel"), path, "attention_kernel.");
+    for (const std::string& key : keys.keys()) {
+      Reader r(keys.table(key), path, "attention_kernel." + key + ".");
+      bool backward = false;
+      int qk = 0;
+      int v = 0;
+      if (!parse_attention_kernel_key(key, backward, qk, v)) {
+        keys.fail(key, "a table", "a key \"fwd.q<QK>v<V>\" or \"bwd.q<QK>v<V>\" (head dims 1..1024)");
+      }
+      p.attention_kernels[key] = read_curve(r, "flops", "efficiency", 1.0);
+      r.finish();
+    }
+    keys.finish();
   }
   if (root.has("transports")) {
     Reader names(root.table("transports"), path, "transports.");
@@ -449,6 +487,12 @@ std::string format_calibration_profile(const CalibrationProfile& p) {
     o << "\n[kernels." << quoted_string(op) << "]\n"
       << "bytes = " << array(c.x) << '\n'
       << "bandwidth = " << array(c.y) << '\n';
+  }
+  for (const auto& [key, c] : p.attention_kernels) {
+    o << "\n[attention_kernel." << quoted_string(key)
+      << "]  # efficiency of peak_bf16_flops vs FLOPs per call\n"
+      << "flops = " << array(c.x) << '\n'
+      << "efficiency = " << array(c.y) << '\n';
   }
   for (const auto& [name, t] : p.transports) {
     std::vector<double> min_bytes, latency, bandwidth;

@@ -555,7 +555,18 @@ class StageBuilder : public StageEmitter {
     const double mb = c_.s.training.micro_batch;
     const double flops = mb * seq * seq * (q_width() + v_width()) / c_.t;
     const double bytes = 2 * c_.T * (2 * q_width() + 2 * v_width()) / c_.t;
-    compute(p, ch, ops::kAttnCore, phase, flops, bytes, backward_pass, {seq, seq, q_width() / heads()});
+    attention(p, ch, ops::kAttnCore, phase, flops, bytes, backward_pass, false,
+              {seq, seq, q_width() / heads()});
+  }
+  // The fused attention core (forward, or its backward kernel): the GPU's measured attention kernels
+  // when its profile has them (attention_kernel_seconds, by FLOPs per call and head width), else priced
+  // as a GEMM of its shape (compute()).
+  int attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
+                bool backward_pass, bool backward_kernel, const GemmDims& dims) {
+    const double width = (q_width() + v_width()) / heads();
+    if (const std::optional<double> s = attention_kernel_seconds(c_.cp, backward_kernel, flops, width))
+      return kernel_op(p, ch, rec.name, phase, *s, host_ns(rec.launches, backward_pass));
+    return compute(p, ch, rec, phase, flops, bytes, backward_pass, dims);
   }
 
   void router_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
@@ -669,8 +680,8 @@ class StageBuilder : public StageEmitter {
       const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
       const double mb = c_.s.training.micro_batch;
       const double flops = c_.prof.attention_backward_factor * mb * seq * seq * (q_width() + v_width()) / t;
-      compute(p, ch, ops::kAttnCoreBwd, ph, flops, 4 * T * (2 * q_width() + 2 * v_width()) / t, true,
-              {seq, seq, q_width() / heads()});
+      attention(p, ch, ops::kAttnCoreBwd, ph, flops, 4 * T * (2 * q_width() + 2 * v_width()) / t, true, true,
+                {seq, seq, q_width() / heads()});
     }
     if (mla()) {
       const double down_out =

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -265,6 +266,43 @@ TEST(ComputeProfileFor, H100BorrowsTheH200ProfileWithItsOwnMemoryRate) {
                                  0),
       0u)
       << p5.collective_source;
+}
+
+TEST(AttentionKernelSeconds, InterpolatesInFlopsAndHeadWidthAndFallsBackWithoutCurves) {
+  ComputeProfile p = hand_profile();  // calibration peak 1e15 FLOP/s
+  p.min_kernel_s = 2e-6;
+  EXPECT_FALSE(attention_kernel_seconds(p, false, 1e11, 256).has_value());  // no attention curves
+  // Forward at head widths 128 and 256: efficiency 0.2 at 1e9 FLOPs .. 0.4 at 1e11 (128), 0.3 .. 0.6 (256).
+  p.calibration->attention_kernels.push_back({false, 128, {1e9, 1e11}, {0.2, 0.4}});
+  p.calibration->attention_kernels.push_back({false, 256, {1e9, 1e11}, {0.3, 0.6}});
+  // Exact width, a measured size: 1e11 / (1e15 x 0.6).
+  EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 1e11, 256), 1e11 / 6e14);
+  // Between sizes, linear in log2(flops): 1e10 is halfway between 1e9 and 1e11 -> 0.45 at width 256.
+  EXPECT_NEAR(*attention_kernel_seconds(p, false, 1e10, 256), 1e10 / (1e15 * 0.45), 1e-18);
+  // Between widths, linear in log2(width): 181.02 = 2^7.5 is halfway -> (0.4 + 0.6) / 2 at 1e11.
+  EXPECT_NEAR(*attention_kernel_seconds(p, false, 1e11, std::pow(2.0, 7.5)), 1e11 / (1e15 * 0.5), 1e-15);
+  // Beyond the measured widths and sizes: the nearest curve, its end value.
+  EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 1e12, 512), 1e12 / 6e14);
+  EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 1e11, 112), 1e11 / 4e14);
+  // Never below the smallest kernel time; no backward curve -> the caller's GEMM pricing.
+  EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 10, 256), 2e-6);
+  EXPECT_FALSE(attention_kernel_seconds(p, true, 1e11, 256).has_value());
+}
+
+TEST(AttentionKernelSeconds, ShippedH200ProfileServesH200AndTheBorrowingH100) {
+  // DeepSeek-V3's MLA core at TP8 (16 heads of q/k 192, v 128; 4,096 tokens): measured 0.215 ms forward
+  // and 0.613 ms backward (calibrate/data/h200-layer-probe.csv); the catalog H100 reads the same curves.
+  const double fwd = 4096.0 * 4096 * (192 + 128) * 16;
+  for (const char* instance : {"p5en.48xlarge", "p5.48xlarge"}) {
+    const ComputeProfile p = compute_profile_for(small(instance), default_calibration_dir());
+    ASSERT_TRUE(attention_kernel_seconds(p, false, fwd, 320).has_value()) << instance;
+    EXPECT_NEAR(*attention_kernel_seconds(p, false, fwd, 320) / 0.215e-3, 1.0, 0.1) << instance;
+    EXPECT_NEAR(*attention_kernel_seconds(p, true, 2.5 * fwd, 320) / 0.613e-3, 1.0, 0.1) << instance;
+  }
+  // The B300 has no measured attention: priced as a GEMM by the caller.
+  EXPECT_FALSE(attention_kernel_seconds(
+                   compute_profile_for(small("p6-b300.48xlarge"), default_calibration_dir()), false, fwd, 320)
+                   .has_value());
 }
 
 TEST(Predict, SaysWhichComputeSourceItUsed) {

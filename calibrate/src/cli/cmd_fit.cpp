@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "moetwin/calibrate/attention_fit.hpp"
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/csv.hpp"
@@ -165,6 +166,21 @@ void print_nvlink_report(const NvlinkFitReport& r) {
   }
 }
 
+// One line per attention-kernel curve: its points, leave-one-out error and the GQA rows' check.
+void print_attention_report(const std::vector<AttentionCurveReport>& report) {
+  for (const AttentionCurveReport& r : report) {
+    std::cerr << "attention kernel " << r.key << ": " << r.calls << " calls, " << r.points
+              << " sizes; leave-one-out time error median " << format_fixed(100 * r.loo_median, 1)
+              << " %, max " << format_fixed(100 * r.loo_max, 1) << " %";
+    if (r.gqa_checked > 0) {
+      std::cerr << "; " << r.gqa_checked << " GQA calls predicted by it: median "
+                << format_fixed(100 * r.gqa_median, 1) << " %, mean signed "
+                << format_fixed(100 * r.gqa_mean_signed, 1) << " %";
+    }
+    std::cerr << '\n';
+  }
+}
+
 }  // namespace
 
 void add_fit_command(CLI::App& app) {
@@ -176,6 +192,7 @@ void add_fit_command(CLI::App& app) {
     std::string out;
     std::string catalog;
     std::string source_name;
+    std::string attention_csv;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("fit", "Fit a calibration profile (TOML) from a calibration database");
@@ -196,6 +213,10 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--catalog", o->catalog, "Catalog directory (default: the shipped one)");
   cmd->add_option("--source-name", o->source_name,
                   "Name of the database recorded in the profile (default --db)");
+  cmd->add_option("--attention-csv", o->attention_csv,
+                  "Attention sweep of calibrate/scripts/torch_layer_probe.py --attention-sweep: adds the "
+                  "[attention_kernel] curves (without it attention is priced as a GEMM of its shape)")
+      ->check(CLI::ExistingFile);
   cmd->callback([o] {
     const Catalog catalog = Catalog::load(o->catalog.empty() ? Catalog::default_dir() : o->catalog);
     FitOptions options;
@@ -210,7 +231,14 @@ void add_fit_command(CLI::App& app) {
     for (const std::string& d : o->pool_dbs) joined += " + pooled " + d;
     options.source_db = o->source_name.empty() ? joined : o->source_name;
     const CalibrationDb db = merged_db(o->dbs, o->pool_dbs);
-    const FitResult fit = fit_calibration_profile(db, options);
+    FitResult fit = fit_calibration_profile(db, options);
+    if (!o->attention_csv.empty()) {
+      std::vector<AttentionCurveReport> report;
+      fit.profile.attention_kernels = fit_attention_kernels(
+          read_attention_csv(o->attention_csv), fit.profile.peak_bf16_flops, o->attention_csv, &report);
+      fit.profile.source_db += " + attention " + o->attention_csv;
+      print_attention_report(report);
+    }
     const std::string text = format_calibration_profile(fit.profile);
     if (o->out == "-")
       std::cout << text;

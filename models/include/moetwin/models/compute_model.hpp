@@ -39,6 +39,16 @@ struct GemmEfficiencyCurve {
   double at(double value) const;
 };
 
+// A measured fused attention kernel (cuDNN causal attention, the calibration profile's
+// [attention_kernel.*]): efficiency (fraction of ComputeCalibration::peak_flops) vs the call's FLOPs,
+// linear in log2(flops), for one direction and head width (q/k + v head dims, elements).
+struct AttentionKernelCurve {
+  bool backward = false;
+  double head_width = 0;           // qk_dim + v_dim
+  std::vector<double> flops;       // ascending
+  std::vector<double> efficiency;  // one per flops, in (0, 1]
+};
+
 // One GPU's measured GEMM curves, from a calibration profile.
 struct ComputeCalibration {
   std::string path;           // the profile file
@@ -49,6 +59,9 @@ struct ComputeCalibration {
   // (weight gradients over few tokens); empty -> the class curve.
   GemmEfficiencyCurve curve[kOpClasses];
   GemmEfficiencyCurve small_k[kOpClasses];
+  // Measured attention kernels, by head width ascending within each direction; empty: attention is
+  // priced by curve[attention] as a GEMM of its shape.
+  std::vector<AttentionKernelCurve> attention_kernels;
 };
 
 // One GEMM of an op (per GEMM of a batched/grouped call): C[m x n] = A[m x k] B[k x n], elements.
@@ -105,6 +118,15 @@ double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flo
                           const GemmDims& dims);
 double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
                       const GemmDims& dims);
+// A fused causal attention core of `flops` (Megatron-Core's count: forward s^2 (qk + v) heads x batch per
+// call, backward attention_backward_factor x that) with head dims summing to `head_width`, from the
+// measured attention kernels of the bf16 calibration: the efficiency at `flops` of the measured head widths
+// bracketing `head_width`, linear in log2(head width) between them (the nearest beyond the ends);
+// t = max(min_kernel_s, flops / (peak x efficiency)). nullopt when the profile has no attention kernel of
+// that direction: the caller prices the op as a GEMM (kernel_seconds with OpClass::attention).
+std::optional<double> attention_kernel_seconds(const ComputeProfile& profile, bool backward, double flops,
+                                               double head_width);
+
 // The highest fraction of peak any kernel class is allowed after a fitted time scale: the best bf16
 // GEMM measured on H200 with cuBLASLt reaches 832 of 989 TFLOP/s (84 %) and a device-to-device copy
 // 4.25 of 4.8 TB/s (89 %) (calibrate/README.md, H200 reference numbers). Above it a prediction would

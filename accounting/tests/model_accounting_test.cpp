@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tiny_models.hpp"
 
 namespace moetwin {
@@ -139,6 +143,20 @@ TEST(ModelAccounting, ReproducesTheP5enProxyFlops) {
 }
 
 // shared/design/model-flops.md table (GFLOP/token at seq 4096), which reproduces the logged TFLOP/s.
+TEST(ModelAccounting, CatalogModelsWithoutLiveRunsMatchTheirPublishedTotals) {
+  // Total parameters as each model card states them (billions); ours count embeddings and, for GLM, the
+  // MTP layer (the cards leave it out: +1.3% on GLM-4.5, +3% on GLM-4.5-Air).
+  const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  const std::vector<std::pair<std::string, double>> published = {
+      {"mixtral-8x7b", 46.7},    {"mixtral-8x22b", 141.0},         {"deepseek-v2", 236.0},
+      {"deepseek-v2-lite", 15.7}, {"qwen3-coder-480b-a35b", 480.0}, {"glm-4.5", 355.0},
+      {"glm-4.5-air", 106.0}};
+  for (const auto& [name, billions] : published) {
+    const double total = static_cast<double>(count_parameters(c.model(name), 1).total()) / 1e9;
+    EXPECT_NEAR(total / billions, 1.0, 0.035) << name << ": " << total << " B";
+  }
+}
+
 TEST(ModelAccounting, ReproducesModelFlopsTable) {
   const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
   EXPECT_NEAR(model_flops_per_token(c.model("deepseek-v3"), 4096).total() / 1e9, 260.0, 0.05);

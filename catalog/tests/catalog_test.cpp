@@ -16,7 +16,7 @@ TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   const Catalog c = Catalog::load(kDir);
   EXPECT_EQ(c.gpus().size(), 4u);
   EXPECT_EQ(c.instances().size(), 4u);
-  EXPECT_EQ(c.models().size(), 5u);
+  EXPECT_EQ(c.models().size(), 12u);
   EXPECT_EQ(c.stacks().size(), 2u);
   EXPECT_EQ(c.default_stack().name, "nemo-26.04.01");
   EXPECT_EQ(c.dispatchers().size(), 4u);

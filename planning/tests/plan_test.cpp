@@ -43,9 +43,11 @@ std::string error_of(const PlanRequest& r) {
 TEST(PlanRequestCheck, ExactMessages) {
   PlanRequest r = small_request();
   r.model = "gpt-5";
-  EXPECT_EQ(error_of(r),
-            "<input>: --model: \"gpt-5\": a catalog model: one of deepseek-v3, kimi-k2, qwen3-235b-a22b, "
-            "qwen3-30b-a3b, uccl-dsv3-proxy");
+  EXPECT_EQ(
+      error_of(r),
+      "<input>: --model: \"gpt-5\": a catalog model: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
+      "glm-4.5, glm-4.5-air, kimi-k2, mixtral-8x22b, mixtral-8x7b, qwen3-235b-a22b, qwen3-30b-a3b, "
+      "qwen3-coder-480b-a35b, uccl-dsv3-proxy");
   r = small_request();
   r.instance = "p4d.24xlarge";
   EXPECT_EQ(error_of(r),

@@ -126,8 +126,9 @@ std::vector<Case> toml_cases() {
       {"NegativeSeed", base("kind = \"balanced\"", "kind = \"balanced\"\nseed = -1"),
        "bad.toml:21: routing.seed: -1: an integer in [0, 9223372036854775807]"},
       {"UnknownModel", base("name = \"deepseek-v3\"", "name = \"deepseek-v4\""),
-       "bad.toml:3: model.name: \"deepseek-v4\": one of deepseek-v3, kimi-k2, qwen3-235b-a22b, "
-       "qwen3-30b-a3b, uccl-dsv3-proxy"},
+       "bad.toml:3: model.name: \"deepseek-v4\": one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
+       "glm-4.5, glm-4.5-air, kimi-k2, mixtral-8x22b, mixtral-8x7b, qwen3-235b-a22b, qwen3-30b-a3b, "
+       "qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownStack", std::string(kBase) + "[stack]\nname = \"nemo-99\"\n",
        "bad.toml:22: stack.name: \"nemo-99\": one of megatron-lm-core_r0.17.0-nccl2.28.9, nemo-26.04.01"},
       {"UnknownStackKnob", std::string(kBase) + "[stack]\nname = \"nemo-26.04.01\"\nnccl_nchannels = 8\n",
@@ -302,8 +303,9 @@ std::vector<Case> csv_cases() {
        "runs.csv:2: recompute: block: one of none, selective, full"},
       {"UnknownOverlap", row(",off,", ",yes,"), "runs.csv:2: overlap: yes: one of on, off"},
       {"UnknownModel", row(",deepseek-v3,", ",deepseek-v4,"),
-       "runs.csv:2: model: deepseek-v4: one of deepseek-v3, kimi-k2, qwen3-235b-a22b, qwen3-30b-a3b, "
-       "uccl-dsv3-proxy"},
+       "runs.csv:2: model: deepseek-v4: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, glm-4.5, "
+       "glm-4.5-air, kimi-k2, mixtral-8x22b, mixtral-8x7b, qwen3-235b-a22b, qwen3-30b-a3b, "
+       "qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownDispatcher", row(",nccl-alltoall,", ",nccl,"),
        "runs.csv:2: dispatcher: nccl: one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, nccl-alltoall"},
       {"GpusColumnMismatch", row(",32,256,", ",32,255,"),

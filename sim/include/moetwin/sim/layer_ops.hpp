@@ -83,7 +83,8 @@ inline constexpr LayerOp kAttnCore{
     .bytes = "2 T (2 q + 2 v) / t",
     .source =
         "causal: half of 2 s^2 (q + v) per sequence; estimate: TE DotProductAttention's fused kernel "
-        "and one layout copy"};
+        "and one layout copy; time from the GPU's measured attention kernels by FLOPs per call and head "
+        "width where its profile has them, else as a GEMM of its shape"};
 inline constexpr LayerOp kAttnOutProj{.name = "attn.out_proj",
                                       .cls = LayerOpClass::gemm,
                                       .launches = 1,
@@ -242,7 +243,7 @@ inline constexpr LayerOp kAttnCoreBwd{
     .bytes = "4 T (2 q + 2 v) / t",
     .source =
         "FlashAttention backward: preprocess (rowsum of dO x O), the main kernel, dq conversion; "
-        "a = attention_backward_factor (5 GEMMs vs 2)"};
+        "a = attention_backward_factor (5 GEMMs vs 2); time as attn.core's, from the backward curves"};
 inline constexpr LayerOp kAttnQkvBwd{
     .name = "attn.qkv_bwd",
     .phase = OpPhase::backward,

@@ -79,13 +79,14 @@ std::map<std::string, LogCurve> fit_attention_kernels(const std::vector<Attentio
   // key -> flops -> efficiencies of the MHA calls of that size (std::map: ascending, deterministic).
   std::map<std::string, std::map<double, std::vector<double>>> by_key;
   std::map<std::string, int> calls;
+  bool any_mha = false;
   for (const AttentionPoint& p : points) {
-    if (p.kv_heads != p.heads) continue;
-    const std::string key = attention_kernel_key(p.backward, p.qk_dim, p.v_dim);
+    const std::string key = attention_kernel_key({p.backward, p.qk_dim, p.v_dim, p.kv_heads != p.heads});
     by_key[key][p.flops].push_back(p.flops / (p.seconds * peak_flops));
     ++calls[key];
+    any_mha = any_mha || p.kv_heads == p.heads;
   }
-  if (by_key.empty()) {
+  if (!any_mha) {
     throw InputError({path, 0}, "no rows with kv_heads = heads: the curves are fitted on multi-head calls");
   }
   std::map<std::string, LogCurve> curves;
@@ -121,7 +122,8 @@ std::map<std::string, LogCurve> fit_attention_kernels(const std::vector<Attentio
     std::vector<double> gqa;
     double signed_sum = 0;
     for (const AttentionPoint& p : points) {
-      if (p.kv_heads == p.heads || attention_kernel_key(p.backward, p.qk_dim, p.v_dim) != key) continue;
+      if (p.kv_heads == p.heads || attention_kernel_key({p.backward, p.qk_dim, p.v_dim, false}) != key)
+        continue;
       const double predicted_s = p.flops / (peak_flops * c.at(p.flops));
       gqa.push_back(std::abs(predicted_s / p.seconds - 1));
       signed_sum += predicted_s / p.seconds - 1;

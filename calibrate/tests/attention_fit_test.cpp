@@ -36,19 +36,24 @@ std::string error_of(Fn fn) {
   return "no error";
 }
 
-TEST(AttentionKernelKey, FormatsAndParsesDirectionAndHeadDims) {
-  EXPECT_EQ(attention_kernel_key(false, 192, 128), "fwd.q192v128");
-  EXPECT_EQ(attention_kernel_key(true, 56, 56), "bwd.q56v56");
-  bool backward = false;
-  int qk = 0;
-  int v = 0;
-  ASSERT_TRUE(parse_attention_kernel_key("bwd.q192v128", backward, qk, v));
-  EXPECT_TRUE(backward);
-  EXPECT_EQ(qk, 192);
-  EXPECT_EQ(v, 128);
-  for (const char* bad : {"fwd.q128", "fwd.q128v", "fwd.qv128", "fwd.q0v64", "fwd.q2048v64", "up.q64v64",
-                          "fwd.q64v64x", "fwdq64v64", "fwd.q-1v64"}) {
-    EXPECT_FALSE(parse_attention_kernel_key(bad, backward, qk, v)) << bad;
+TEST(AttentionKernelKey, FormatsAndParsesDirectionHeadDimsAndGroupedKv) {
+  EXPECT_EQ(attention_kernel_key({false, 192, 128, false}), "fwd.q192v128");
+  EXPECT_EQ(attention_kernel_key({true, 56, 56, false}), "bwd.q56v56");
+  EXPECT_EQ(attention_kernel_key({true, 128, 128, true}), "bwd.q128v128.gqa");
+  const auto k = parse_attention_kernel_key("bwd.q192v128");
+  ASSERT_TRUE(k.has_value());
+  EXPECT_TRUE(k->backward);
+  EXPECT_EQ(k->qk_dim, 192);
+  EXPECT_EQ(k->v_dim, 128);
+  EXPECT_FALSE(k->grouped_kv);
+  const auto g = parse_attention_kernel_key("fwd.q128v128.gqa");
+  ASSERT_TRUE(g.has_value());
+  EXPECT_TRUE(g->grouped_kv);
+  EXPECT_FALSE(g->backward);
+  for (const char* bad :
+       {"fwd.q128", "fwd.q128v", "fwd.qv128", "fwd.q0v64", "fwd.q2048v64", "up.q64v64", "fwd.q64v64x",
+        "fwdq64v64", "fwd.q-1v64", ".gqa", "fwd.q64v64.mqa", "fwd.q64v64.gqa.gqa"}) {
+    EXPECT_FALSE(parse_attention_kernel_key(bad).has_value()) << bad;
   }
 }
 
@@ -92,13 +97,15 @@ TEST(AttentionFit, AveragesEqualFlopsAndChecksGqaRows) {
   EXPECT_EQ(points[0].line, 3);
   std::vector<AttentionCurveReport> report;
   const auto curves = fit_attention_kernels(points, 1e15, csv, &report);
-  ASSERT_EQ(curves.size(), 2u);
+  ASSERT_EQ(curves.size(), 3u);
+  // The GQA row makes its own curve: 1e11 / (2e-4 x 1e15) = 0.5.
+  EXPECT_DOUBLE_EQ(curves.at("fwd.q128v128.gqa").y[0], 0.5);
   const LogCurve& fwd = curves.at("fwd.q128v128");
   ASSERT_EQ(fwd.x.size(), 2u);
   EXPECT_DOUBLE_EQ(fwd.y[0], 0.3);
   EXPECT_DOUBLE_EQ(fwd.y[1], 0.5);
   EXPECT_DOUBLE_EQ(curves.at("bwd.q192v128").y[0], 0.2);
-  ASSERT_EQ(report.size(), 2u);  // in key order: bwd.q192v128, fwd.q128v128
+  ASSERT_EQ(report.size(), 3u);  // in key order: bwd.q192v128, fwd.q128v128, fwd.q128v128.gqa
   EXPECT_EQ(report[1].key, "fwd.q128v128");
   EXPECT_EQ(report[1].calls, 3);
   EXPECT_EQ(report[1].points, 2);
@@ -110,6 +117,8 @@ TEST(AttentionFit, AveragesEqualFlopsAndChecksGqaRows) {
   EXPECT_NEAR(report[1].gqa_mean_signed, (1e11 / 3e14) / 2e-4 - 1, 1e-12);
   EXPECT_EQ(report[0].points, 1);
   EXPECT_EQ(report[0].loo_max, 0);
+  EXPECT_EQ(report[2].key, "fwd.q128v128.gqa");
+  EXPECT_EQ(report[2].gqa_checked, 0);
 }
 
 TEST(AttentionFit, StrictCsvErrorsNameFileLineColumnAndValue) {

@@ -154,13 +154,14 @@ ComputeProfile apply_calibration(ComputeProfile base, const CalibrationProfile& 
     base.fp8_calibration = std::move(fp8);
   }
   for (const auto& [key, curve] : profile.attention_kernels) {
-    AttentionKernelCurve a;
-    int qk = 0;
-    int v = 0;
     // The parser accepted only well-formed keys; a hand-built profile may not have.
-    if (!parse_attention_kernel_key(key, a.backward, qk, v))
+    const std::optional<AttentionKernelKey> k = parse_attention_kernel_key(key);
+    if (!k)
       throw InputError({path, 0}, "attention_kernel", key, "a key \"fwd.q<QK>v<V>\" or \"bwd.q<QK>v<V>\"");
-    a.head_width = qk + v;
+    AttentionKernelCurve a;
+    a.backward = k->backward;
+    a.grouped_kv = k->grouped_kv;
+    a.head_width = k->qk_dim + k->v_dim;
     a.flops = curve.x;
     a.efficiency = curve.y;
     cal.attention_kernels.push_back(std::move(a));

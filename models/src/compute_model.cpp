@@ -83,14 +83,16 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
   return roofline_seconds(profile, profile.peak_flops, cls, flops, bytes);
 }
 
-std::optional<double> attention_kernel_seconds(const ComputeProfile& profile, bool backward, double flops,
+namespace {
+
+// Multi-head efficiency at `flops` for `head_width`: linear in log2(width) between the bracketing measured
+// widths of `backward`'s MHA curves, the nearest beyond the ends; nullopt without any.
+std::optional<double> mha_attention_efficiency(const ComputeCalibration& cal, bool backward, double flops,
                                                double head_width) {
-  if (!profile.calibration || !(flops > 0) || !(head_width > 0)) return std::nullopt;
-  const ComputeCalibration& cal = *profile.calibration;
   const AttentionKernelCurve* lo = nullptr;  // widest measured width <= head_width
   const AttentionKernelCurve* hi = nullptr;  // narrowest measured width >= head_width
   for (const AttentionKernelCurve& c : cal.attention_kernels) {
-    if (c.backward != backward) continue;
+    if (c.backward != backward || c.grouped_kv) continue;
     if (c.head_width <= head_width && (lo == nullptr || c.head_width > lo->head_width)) lo = &c;
     if (c.head_width >= head_width && (hi == nullptr || c.head_width < hi->head_width)) hi = &c;
   }
@@ -98,11 +100,34 @@ std::optional<double> attention_kernel_seconds(const ComputeProfile& profile, bo
   if (lo == nullptr) lo = hi;
   if (hi == nullptr) hi = lo;
   const double e_lo = log2_interpolate(lo->flops, lo->efficiency, flops);
+  if (!(hi->head_width > lo->head_width)) return e_lo;
   const double e_hi = log2_interpolate(hi->flops, hi->efficiency, flops);
-  double efficiency = e_lo;
-  if (hi->head_width > lo->head_width) {
-    const double f = std::log2(head_width / lo->head_width) / std::log2(hi->head_width / lo->head_width);
-    efficiency = e_lo + f * (e_hi - e_lo);
+  const double f = std::log2(head_width / lo->head_width) / std::log2(hi->head_width / lo->head_width);
+  return e_lo + f * (e_hi - e_lo);
+}
+
+}  // namespace
+
+std::optional<double> attention_kernel_seconds(const ComputeProfile& profile, bool backward, double flops,
+                                               double head_width, bool grouped_kv) {
+  if (!profile.calibration || !(flops > 0) || !(head_width > 0)) return std::nullopt;
+  const ComputeCalibration& cal = *profile.calibration;
+  const std::optional<double> mha = mha_attention_efficiency(cal, backward, flops, head_width);
+  if (!mha) return std::nullopt;
+  double efficiency = *mha;
+  if (grouped_kv) {
+    // The GQA curve of this direction nearest in width (log2), as a ratio to the MHA efficiency there.
+    const AttentionKernelCurve* g = nullptr;
+    for (const AttentionKernelCurve& c : cal.attention_kernels) {
+      if (c.backward != backward || !c.grouped_kv) continue;
+      if (g == nullptr ||
+          std::abs(std::log2(c.head_width / head_width)) < std::abs(std::log2(g->head_width / head_width)))
+        g = &c;
+    }
+    if (g != nullptr) {
+      const std::optional<double> base = mha_attention_efficiency(cal, backward, flops, g->head_width);
+      if (base && *base > 0) efficiency *= log2_interpolate(g->flops, g->efficiency, flops) / *base;
+    }
   }
   if (!(efficiency > 0) || !(cal.peak_flops > 0)) return std::nullopt;
   return std::max(profile.min_kernel_s, flops / (cal.peak_flops * efficiency));

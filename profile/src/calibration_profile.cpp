@@ -313,27 +313,36 @@ void write_gemm_curve(std::ostream& o, const GemmCurve& g, int schema_version) {
 
 }  // namespace
 
-std::string attention_kernel_key(bool backward, int qk_dim, int v_dim) {
-  return std::string(backward ? "bwd" : "fwd") + ".q" + std::to_string(qk_dim) + "v" + std::to_string(v_dim);
+std::string attention_kernel_key(const AttentionKernelKey& key) {
+  return std::string(key.backward ? "bwd" : "fwd") + ".q" + std::to_string(key.qk_dim) + "v" +
+         std::to_string(key.v_dim) + (key.grouped_kv ? ".gqa" : "");
 }
 
-bool parse_attention_kernel_key(const std::string& key, bool& backward, int& qk_dim, int& v_dim) {
-  // "fwd.q128v128": direction, ".q", digits, "v", digits, nothing else.
-  if (key.size() < 8 || key.compare(3, 2, ".q") != 0) return false;
-  const std::string dir = key.substr(0, 3);
-  if (dir != "fwd" && dir != "bwd") return false;
-  const std::size_t v_at = key.find('v', 5);
-  if (v_at == std::string::npos || v_at == 5 || v_at + 1 >= key.size()) return false;
+std::optional<AttentionKernelKey> parse_attention_kernel_key(const std::string& text) {
+  // "fwd.q128v128" or "fwd.q128v128.gqa": direction, ".q", digits, "v", digits, optional ".gqa".
+  AttentionKernelKey key;
+  std::string body = text;
+  const std::string suffix = ".gqa";
+  if (body.size() > suffix.size() && body.compare(body.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    key.grouped_kv = true;
+    body.resize(body.size() - suffix.size());
+  }
+  if (body.size() < 8 || body.compare(3, 2, ".q") != 0) return std::nullopt;
+  const std::string dir = body.substr(0, 3);
+  if (dir != "fwd" && dir != "bwd") return std::nullopt;
+  const std::size_t v_at = body.find('v', 5);
+  if (v_at == std::string::npos || v_at == 5 || v_at + 1 >= body.size()) return std::nullopt;
   const auto digits = [](const std::string& t) {
     return !t.empty() && t.size() <= 4 && t.find_first_not_of("0123456789") == std::string::npos;
   };
-  const std::string q = key.substr(5, v_at - 5);
-  const std::string v = key.substr(v_at + 1);
-  if (!digits(q) || !digits(v)) return false;
-  qk_dim = std::stoi(q);
-  v_dim = std::stoi(v);
-  backward = dir == "bwd";
-  return qk_dim >= 1 && qk_dim <= 1024 && v_dim >= 1 && v_dim <= 1024;
+  const std::string q = body.substr(5, v_at - 5);
+  const std::string v = body.substr(v_at + 1);
+  if (!digits(q) || !digits(v)) return std::nullopt;
+  key.backward = dir == "bwd";
+  key.qk_dim = std::stoi(q);
+  key.v_dim = std::stoi(v);
+  if (key.qk_dim < 1 || key.qk_dim > 1024 || key.v_dim < 1 || key.v_dim > 1024) return std::nullopt;
+  return key;
 }
 
 CalibrationProfile parse_calibration_profile(const std::string& text, const std::string& path) {
@@ -399,11 +408,9 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
     Reader keys(root.table("attention_kernel"), path, "attention_kernel.");
     for (const std::string& key : keys.keys()) {
       Reader r(keys.table(key), path, "attention_kernel." + key + ".");
-      bool backward = false;
-      int qk = 0;
-      int v = 0;
-      if (!parse_attention_kernel_key(key, backward, qk, v)) {
-        keys.fail(key, "a table", "a key \"fwd.q<QK>v<V>\" or \"bwd.q<QK>v<V>\" (head dims 1..1024)");
+      if (!parse_attention_kernel_key(key)) {
+        keys.fail(key, "a table",
+                  "a key \"fwd.q<QK>v<V>\" or \"bwd.q<QK>v<V>\", optionally \".gqa\" (head dims 1..1024)");
       }
       p.attention_kernels[key] = read_curve(r, "flops", "efficiency", 1.0);
       r.finish();

@@ -564,7 +564,10 @@ class StageBuilder : public StageEmitter {
   int attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
                 bool backward_pass, bool backward_kernel, const GemmDims& dims) {
     const double width = (q_width() + v_width()) / heads();
-    if (const std::optional<double> s = attention_kernel_seconds(c_.cp, backward_kernel, flops, width))
+    const ModelSpec& m = c_.s.model;
+    const bool grouped_kv = m.attention == AttentionKind::gqa && m.query_groups < m.heads;
+    if (const std::optional<double> s =
+            attention_kernel_seconds(c_.cp, backward_kernel, flops, width, grouped_kv))
       return kernel_op(p, ch, rec.name, phase, *s, host_ns(rec.launches, backward_pass));
     return compute(p, ch, rec, phase, flops, bytes, backward_pass, dims);
   }

@@ -273,8 +273,8 @@ TEST(AttentionKernelSeconds, InterpolatesInFlopsAndHeadWidthAndFallsBackWithoutC
   p.min_kernel_s = 2e-6;
   EXPECT_FALSE(attention_kernel_seconds(p, false, 1e11, 256).has_value());  // no attention curves
   // Forward at head widths 128 and 256: efficiency 0.2 at 1e9 FLOPs .. 0.4 at 1e11 (128), 0.3 .. 0.6 (256).
-  p.calibration->attention_kernels.push_back({false, 128, {1e9, 1e11}, {0.2, 0.4}});
-  p.calibration->attention_kernels.push_back({false, 256, {1e9, 1e11}, {0.3, 0.6}});
+  p.calibration->attention_kernels.push_back({false, false, 128, {1e9, 1e11}, {0.2, 0.4}});
+  p.calibration->attention_kernels.push_back({false, false, 256, {1e9, 1e11}, {0.3, 0.6}});
   // Exact width, a measured size: 1e11 / (1e15 x 0.6).
   EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 1e11, 256), 1e11 / 6e14);
   // Between sizes, linear in log2(flops): 1e10 is halfway between 1e9 and 1e11 -> 0.45 at width 256.
@@ -287,6 +287,16 @@ TEST(AttentionKernelSeconds, InterpolatesInFlopsAndHeadWidthAndFallsBackWithoutC
   // Never below the smallest kernel time; no backward curve -> the caller's GEMM pricing.
   EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 10, 256), 2e-6);
   EXPECT_FALSE(attention_kernel_seconds(p, true, 1e11, 256).has_value());
+  // Grouped KV without a GQA curve: the multi-head time.
+  EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 1e11, 256, true), 1e11 / 6e14);
+  // A GQA curve at width 256 (0.45 at 1e9, 0.72 at 1e11: 1.5x and 1.2x the MHA curve there) scales the
+  // multi-head efficiency by that ratio, at the model's own width too: width 128 at 1e11 -> 0.4 x 1.2.
+  p.calibration->attention_kernels.push_back({false, true, 256, {1e9, 1e11}, {0.45, 0.72}});
+  EXPECT_NEAR(*attention_kernel_seconds(p, false, 1e11, 256, true), 1e11 / (1e15 * 0.72), 1e-15);
+  EXPECT_NEAR(*attention_kernel_seconds(p, false, 1e11, 128, true), 1e11 / (1e15 * 0.48), 1e-15);
+  EXPECT_NEAR(*attention_kernel_seconds(p, false, 1e9, 256, true), 1e9 / (1e15 * 0.45), 1e-17);
+  // Multi-head calls ignore it.
+  EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 1e11, 256, false), 1e11 / 6e14);
 }
 
 TEST(AttentionKernelSeconds, ShippedH200ProfileServesH200AndTheBorrowingH100) {

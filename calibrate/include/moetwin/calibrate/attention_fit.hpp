@@ -8,9 +8,10 @@
 // 4,096 at q/k = v = 128: 0.426 and 0.447 of peak), while rows (heads x tokens) alone do not separate a
 // long sequence from many heads (0.14-0.32 at 32,768 rows).
 //
-// The fit: rows with as many KV heads as query heads (GQA rows are only checked against the curve of
-// their head dims); per (direction, q/k, v) the efficiencies of equal-FLOPs calls averaged, ascending in
-// FLOPs. Each point is then predicted from the curve without it (leave one out) for the report.
+// The fit: per (direction, q/k, v, grouped KV) the efficiencies of equal-FLOPs calls averaged, ascending
+// in FLOPs; rows with fewer KV heads than query heads make the ".gqa" curves (the replay applies their
+// ratio to the multi-head curves, compute_model.hpp). Each point is then predicted from the curve without
+// it (leave one out), and the GQA rows by the multi-head curve of their dims, for the report.
 #pragma once
 
 #include <map>
@@ -50,7 +51,7 @@ struct AttentionCurveReport {
 };
 
 // The curves of `points` as efficiencies of `peak_flops` (the profile's peak_bf16_flops), with one report
-// per curve when `report` is given. InputError ({path, 0}) when no MHA row is left.
+// per curve when `report` is given. InputError ({path, 0}) when no row has kv_heads = heads.
 std::map<std::string, LogCurve> fit_attention_kernels(const std::vector<AttentionPoint>& points,
                                                       double peak_flops, const std::string& path,
                                                       std::vector<AttentionCurveReport>* report = nullptr);

@@ -44,6 +44,7 @@ struct GemmEfficiencyCurve {
 // linear in log2(flops), for one direction and head width (q/k + v head dims, elements).
 struct AttentionKernelCurve {
   bool backward = false;
+  bool grouped_kv = false;         // measured with fewer KV heads than query heads (GQA)
   double head_width = 0;           // qk_dim + v_dim
   std::vector<double> flops;       // ascending
   std::vector<double> efficiency;  // one per flops, in (0, 1]
@@ -120,12 +121,15 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
                       const GemmDims& dims);
 // A fused causal attention core of `flops` (Megatron-Core's count: forward s^2 (qk + v) heads x batch per
 // call, backward attention_backward_factor x that) with head dims summing to `head_width`, from the
-// measured attention kernels of the bf16 calibration: the efficiency at `flops` of the measured head widths
-// bracketing `head_width`, linear in log2(head width) between them (the nearest beyond the ends);
-// t = max(min_kernel_s, flops / (peak x efficiency)). nullopt when the profile has no attention kernel of
-// that direction: the caller prices the op as a GEMM (kernel_seconds with OpClass::attention).
+// measured attention kernels of the bf16 calibration. Efficiency: the multi-head curves of that direction
+// at `flops`, those of the measured head widths bracketing `head_width`, linear in log2(head width) between
+// them (the nearest beyond the ends). `grouped_kv` (fewer KV heads than query heads) and a measured GQA
+// curve: times the ratio of the GQA curve to the multi-head efficiency at the GQA curve's width and
+// `flops` (on the H200 GQA calls run up to 1.2x faster at mid sizes, loading less K and V).
+// t = max(min_kernel_s, flops / (peak x efficiency)). nullopt when the profile has no multi-head attention
+// kernel of that direction: the caller prices the op as a GEMM (kernel_seconds with OpClass::attention).
 std::optional<double> attention_kernel_seconds(const ComputeProfile& profile, bool backward, double flops,
-                                               double head_width);
+                                               double head_width, bool grouped_kv = false);
 
 // The highest fraction of peak any kernel class is allowed after a fitted time scale: the best bf16
 // GEMM measured on H200 with cuBLASLt reaches 832 of 989 TFLOP/s (84 %) and a device-to-device copy

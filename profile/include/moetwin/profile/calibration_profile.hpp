@@ -21,7 +21,7 @@
 //   FP8 GEMM time (optional [gemm_fp8."<op>"] tables, since 2026-12-01): the same formula and curve keys
 //              with peak_fp8_flops for the peak and gemm_fp8_bytes (E4M3 A and B, bf16 result) for the
 //              bytes; measured with cuBLASLt E4M3 x E4M3 -> bf16, per-tensor scales, fp32 accumulate.
-//   Attention kernels (optional [attention_kernel."<fwd|bwd>.q<QK>v<V>"] tables, since 2026-12-02): the
+//   Attention kernels (optional [attention_kernel."<fwd|bwd>.q<QK>v<V>[.gqa]"] tables, 2026-12-02): the
 //              fused causal attention core (cuDNN through scaled_dot_product_attention, as Transformer
 //              Engine runs it on Hopper) per direction and head dims (q/k, v), efficiency (fraction of
 //              peak_bf16_flops) piecewise linear in log2 of the call's FLOPs (Megatron-Core's causal
@@ -149,8 +149,8 @@ struct CalibrationProfile {
   std::map<std::string, GemmCurve> gemm_fp8;
   double peak_fp8_flops = 0;
   std::map<std::string, LogCurve> kernels;  // op -> bandwidth (bytes/s) vs bytes moved
-  // "<fwd|bwd>.q<QK>v<V>" (attention_kernel_key) -> efficiency (fraction of peak_bf16_flops) vs FLOPs per
-  // call. Empty: attention priced as a GEMM of its shape.
+  // "<fwd|bwd>.q<QK>v<V>[.gqa]" (attention_kernel_key) -> efficiency (fraction of peak_bf16_flops) vs FLOPs
+  // per call. Empty: attention priced as a GEMM of its shape.
   std::map<std::string, LogCurve> attention_kernels;
   std::map<std::string, TransportCurve> transports;
   std::optional<NvlinkCollectiveFit> nvlink;  // absent: no measurement on >= 2 GPUs
@@ -164,10 +164,19 @@ struct CalibrationProfile {
                                         double batch) const;
 };
 
-// The key of an attention-kernel curve: "fwd.q192v128" (direction, q/k and v head dims, elements).
-std::string attention_kernel_key(bool backward, int qk_dim, int v_dim);
-// The parts of such a key; false when `key` is not of that form (dims in 1 .. 1024).
-bool parse_attention_kernel_key(const std::string& key, bool& backward, int& qk_dim, int& v_dim);
+// What an attention-kernel curve was measured on: direction, q/k and v head dims (elements), and whether
+// the KV heads were fewer than the query heads (grouped-query attention, measured at 8 query heads per
+// KV head; key suffix ".gqa").
+struct AttentionKernelKey {
+  bool backward = false;
+  int qk_dim = 0;
+  int v_dim = 0;
+  bool grouped_kv = false;
+};
+// "fwd.q192v128", "bwd.q128v128.gqa".
+std::string attention_kernel_key(const AttentionKernelKey& key);
+// The parts of such a key; nullopt when `key` is not of that form (dims in 1 .. 1024).
+std::optional<AttentionKernelKey> parse_attention_kernel_key(const std::string& key);
 
 // Bytes of one (batched) bf16 GEMM call: 2 x (m k + k n + m n) x batch.
 double gemm_bytes(double m, double n, double k, double batch);

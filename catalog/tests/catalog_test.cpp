@@ -50,55 +50,44 @@ TEST(Catalog, UnknownNameListsKnownOnes) {
   }
 }
 
-TEST(Catalog, RejectsUnknownKeyWithFileAndLine) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "moetwin_catalog_test";
-  fs::create_directories(dir);
-  for (const char* f : {"instances.toml", "models.toml", "dispatchers.toml", "stacks.toml"}) {
-    fs::copy_file(fs::path(kDir) / f, dir / f, fs::copy_options::overwrite_existing);
-  }
-  std::ofstream(dir / "gpus.toml")
-      << "[X]\nbf16_tflops = 1\nfp8_tflops = 2\nhbm_gb = 1\nhbm_tbps = 1\n"
-         "nvlink_gen = 4\nnvlink_gbps_bidir = 900\nsms = 1\nmxfp8 = false\nsource = \"s\"\n"
-         "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, "
-         "elementwise = 0.5 }\nbogus = 3\n";
-  try {
-    Catalog::load(dir.string());
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("gpus.toml:12: [X].bogus: 3: no such key"), std::string::npos)
-        << e.what();
-  }
-}
-
-// Two GPUs in a gpus.toml of a scratch catalog; `b_extra` goes into [B] (e.g. its calibration_from).
-std::string load_error_with_gpus(const std::string& name, const std::string& b_sms,
-                                 const std::string& b_extra) {
+// The load error of a scratch catalog: the shipped files with `gpus_toml` as its gpus.toml ("" if none).
+std::string load_error_with_gpus_toml(const std::string& name, const std::string& gpus_toml) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("moetwin_catalog_test_" + name);
   fs::create_directories(dir);
   for (const char* f : {"instances.toml", "models.toml", "dispatchers.toml", "stacks.toml"}) {
     fs::copy_file(fs::path(kDir) / f, dir / f, fs::copy_options::overwrite_existing);
   }
-  const std::string common =
-      "bf16_tflops = 989\nfp8_tflops = 1979\nhbm_tbps = 3.35\nhbm_gb = 80\nnvlink_gen = 4\n"
-      "nvlink_gbps_bidir = 900\nmxfp8 = false\nsource = \"s\"\n"
-      "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, elementwise = 0.5 }\n";
-  // The shipped instances name H100-SXM, H200-SXM, B200 and B300: keep them defined.
-  std::ofstream(dir / "gpus.toml") << "[H200-SXM]\n"
-                                   << common << "sms = 132\n"
-                                   << "[H100-SXM]\n"
-                                   << common << "sms = " << b_sms << "\n"
-                                   << b_extra << "[B200]\n"
-                                   << common << "sms = 148\n"
-                                   << "[B300]\n"
-                                   << common << "sms = 148\n";
+  std::ofstream(dir / "gpus.toml") << gpus_toml;
   try {
     Catalog::load(dir.string());
   } catch (const InputError& e) {
     return e.what();
   }
   return "";
+}
+
+TEST(Catalog, RejectsUnknownKeyWithFileAndLine) {
+  const std::string e = load_error_with_gpus_toml(
+      "bogus",
+      "[X]\nbf16_tflops = 1\nfp8_tflops = 2\nhbm_gb = 1\nhbm_tbps = 1\n"
+      "nvlink_gen = 4\nnvlink_gbps_bidir = 900\nsms = 1\nmxfp8 = false\nsource = \"s\"\n"
+      "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, "
+      "elementwise = 0.5 }\nbogus = 3\n");
+  EXPECT_NE(e.find("gpus.toml:12: [X].bogus: 3: no such key"), std::string::npos) << e;
+}
+
+// The four GPUs the shipped instances name, all of one die except H100-SXM's `h100_sms`; `h100_extra` goes
+// into [H100-SXM] (e.g. its calibration_from).
+std::string load_error_with_gpus(const std::string& name, const std::string& h100_sms,
+                                 const std::string& h100_extra) {
+  const std::string common =
+      "bf16_tflops = 989\nfp8_tflops = 1979\nhbm_tbps = 3.35\nhbm_gb = 80\nnvlink_gen = 4\n"
+      "nvlink_gbps_bidir = 900\nmxfp8 = false\nsource = \"s\"\n"
+      "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, elementwise = 0.5 }\n";
+  return load_error_with_gpus_toml(name, "[H200-SXM]\n" + common + "sms = 132\n[H100-SXM]\n" + common +
+                                             "sms = " + h100_sms + "\n" + h100_extra + "[B200]\n" + common +
+                                             "sms = 148\n[B300]\n" + common + "sms = 148\n");
 }
 
 TEST(Catalog, CalibrationFromMustNameAGpuOfTheSameDie) {

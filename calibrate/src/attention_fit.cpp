@@ -2,7 +2,6 @@
 #include "moetwin/calibrate/attention_fit.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include "moetwin/common/csv.hpp"
@@ -16,25 +15,9 @@ namespace {
 const std::vector<std::string> kColumns = {"direction", "qk_dim", "v_dim", "heads",   "kv_heads",
                                            "seq",       "rows",   "flops", "median_s"};
 
-double number(const CsvTable& t, const CsvRow& row, const std::string& column, double lo, double hi) {
-  const std::string& text = row.fields[t.column(column)];
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < lo ||
-      value > hi) {
-    throw InputError({t.path, row.line}, column, text.empty() ? "empty" : text,
-                     "a number in [" + format_exact(lo) + ", " + format_exact(hi) + "]");
-  }
-  return value;
-}
-
-int integer(const CsvTable& t, const CsvRow& row, const std::string& column, int lo, int hi) {
-  const double v = number(t, row, column, lo, hi);
-  if (v != std::floor(v)) {
-    throw InputError({t.path, row.line}, column, row.fields[t.column(column)],
-                     "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return static_cast<int>(v);
+// "a number in [lo, hi]", the expectation of every numeric column.
+std::string range(double lo, double hi) {
+  return "a number in [" + format_exact(lo) + ", " + format_exact(hi) + "]";
 }
 
 }  // namespace
@@ -49,23 +32,22 @@ std::vector<AttentionPoint> read_attention_csv(const std::string& path) {
   }
   std::vector<AttentionPoint> out;
   for (const CsvRow& row : t.rows) {
+    const CsvRowReader r(t, row);
     AttentionPoint p;
     p.line = row.line;
-    const std::string& dir = row.fields[t.column("direction")];
-    if (dir != "fwd" && dir != "bwd") throw InputError({path, row.line}, "direction", dir, "fwd or bwd");
+    const std::string& dir = r.text("direction");
+    if (dir != "fwd" && dir != "bwd") r.fail("direction", "fwd or bwd");
     p.backward = dir == "bwd";
-    p.qk_dim = integer(t, row, "qk_dim", 1, 1024);
-    p.v_dim = integer(t, row, "v_dim", 1, 1024);
-    p.heads = integer(t, row, "heads", 1, 1 << 20);
-    p.kv_heads = integer(t, row, "kv_heads", 1, p.heads);
-    if (p.heads % p.kv_heads != 0) {
-      throw InputError({path, row.line}, "kv_heads", std::to_string(p.kv_heads),
-                       "a divisor of heads (" + std::to_string(p.heads) + ")");
-    }
-    p.seq = integer(t, row, "seq", 1, 1 << 24);
-    number(t, row, "rows", 1, 1e15);  // informative (heads x seq); present so the file is the probe's
-    p.flops = number(t, row, "flops", 1, 1e18);
-    p.seconds = number(t, row, "median_s", 1e-9, 100);
+    p.qk_dim = r.int32("qk_dim", 1, 1024);
+    p.v_dim = r.int32("v_dim", 1, 1024);
+    p.heads = r.int32("heads", 1, 1 << 20);
+    p.kv_heads = r.int32("kv_heads", 1, p.heads);
+    if (p.heads % p.kv_heads != 0) r.fail("kv_heads", "a divisor of heads (" + std::to_string(p.heads) + ")");
+    p.seq = r.int32("seq", 1, 1 << 24);
+    r.number("rows", 1, 1e15,
+             range(1, 1e15));  // informative (heads x seq); present so the file is the probe's
+    p.flops = r.number("flops", 1, 1e18, range(1, 1e18));
+    p.seconds = r.number("median_s", 1e-9, 100, range(1e-9, 100));
     out.push_back(p);
   }
   if (out.empty()) throw InputError({path, 0}, "no rows: expected the probe's attention sweep");
@@ -128,7 +110,6 @@ std::map<std::string, LogCurve> fit_attention_kernels(const std::vector<Attentio
       gqa.push_back(std::abs(predicted_s / p.seconds - 1));
       signed_sum += predicted_s / p.seconds - 1;
     }
-    std::sort(gqa.begin(), gqa.end());
     r.gqa_checked = static_cast<int>(gqa.size());
     if (!gqa.empty()) {
       r.gqa_median = median_of(gqa);

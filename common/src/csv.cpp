@@ -1,5 +1,7 @@
 #include "moetwin/common/csv.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -198,6 +200,50 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     fs::remove(tmp, ec);
     throw InputError({path, 0}, "cannot rename temporary file into place");
   }
+}
+
+const std::string& CsvRowReader::text(const std::string& column) const {
+  return row_.fields.at(table_.column(column));
+}
+
+void CsvRowReader::fail(const std::string& column, const std::string& expected) const {
+  const std::string& cell = text(column);
+  throw InputError(where(), column, cell.empty() ? "\"\"" : cell, expected);
+}
+
+std::int64_t CsvRowReader::integer(const std::string& column, std::int64_t min, std::int64_t max) const {
+  const std::string& s = text(column);
+  std::int64_t v = 0;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc() || ptr != end || v < min || v > max)
+    fail(column, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  return v;
+}
+
+int CsvRowReader::int32(const std::string& column, int min, int max) const {
+  return static_cast<int>(integer(column, min, max));
+}
+
+double CsvRowReader::number(const std::string& column, double min, double max,
+                            const std::string& expected) const {
+  const std::string& s = text(column);
+  double v = 0;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < min || v > max)
+    fail(column, expected);
+  return v;
+}
+
+std::string CsvRowReader::choice(const std::string& column, const std::vector<std::string>& allowed) const {
+  const std::string& s = text(column);
+  std::string list;
+  for (const auto& a : allowed) {
+    if (a == s) return s;
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  fail(column, "one of " + list);
 }
 
 }  // namespace moetwin

@@ -52,6 +52,30 @@ std::string error_of(const std::function<void()>& f) {
   return "no error";
 }
 
+// What the cell reader accepts and how it names what it refuses: file, line, column, cell, expectation.
+TEST(CsvRowReader, ReadsRangedCellsAndNamesWhatItRefuses) {
+  const CsvTable t = parse_csv("# c\nn,x,kind,blank\n3,2.5,b,\n", "f.csv");
+  const CsvRowReader r(t, t.rows[0]);
+  EXPECT_EQ(r.int32("n", 1, 8), 3);
+  EXPECT_DOUBLE_EQ(r.number("x", 0, 10, "a number"), 2.5);
+  EXPECT_EQ(r.choice("kind", {"a", "b"}), "b");
+  EXPECT_TRUE(r.has("blank"));
+  EXPECT_FALSE(r.has("missing"));
+  const auto error = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error([&] { r.int32("n", 4, 8); }), "f.csv:3: n: 3: an integer in [4, 8]");
+  EXPECT_EQ(error([&] { r.integer("x", 0, 8); }), "f.csv:3: x: 2.5: an integer in [0, 8]");
+  EXPECT_EQ(error([&] { r.number("x", 3, 10, "at least 3"); }), "f.csv:3: x: 2.5: at least 3");
+  EXPECT_EQ(error([&] { r.number("blank", 0, 1, "a number"); }), "f.csv:3: blank: \"\": a number");
+  EXPECT_EQ(error([&] { r.choice("kind", {"a", "c"}); }), "f.csv:3: kind: b: one of a, c");
+}
+
 TEST(Files, MissingFileAndDirectoryAreNamedAsSuch) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "moetwin-csv-files-test";

@@ -3,8 +3,6 @@
 #include "moetwin/scenario/live_runs.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <iterator>
 #include <limits>
@@ -26,62 +24,6 @@ const char* const kRequired[] = {"campaign",  "model",   "instance",   "nodes", 
                                  "dp",        "mb",      "gbs",        "seq",    "layers",
                                  "recompute", "overlap", "dispatcher", "iter_s", "tflops_gpu"};
 const char* const kOptional[] = {"cp", "source", "seed", "precision", "stack", "nccl_max_nchannels"};
-
-std::string shown(const std::string& text) {
-  return text.empty() ? "\"\"" : text;
-}
-
-// Reads the cells of one row by column name.
-class RowReader {
- public:
-  RowReader(const CsvTable& table, const CsvRow& row) : table_(table), row_(row) {}
-
-  bool has(const std::string& column) const { return table_.has_column(column); }
-  const std::string& text(const std::string& column) const { return row_.fields.at(table_.column(column)); }
-  InputLocation where() const { return {table_.path, row_.line}; }
-
-  [[noreturn]] void fail(const std::string& column, const std::string& expected) const {
-    throw InputError(where(), column, shown(text(column)), expected);
-  }
-
-  std::int64_t integer(const std::string& column, std::int64_t min, std::int64_t max) const {
-    const std::string& s = text(column);
-    std::int64_t v = 0;
-    const char* end = s.data() + s.size();
-    auto [ptr, ec] = std::from_chars(s.data(), end, v);
-    const std::string range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-    if (s.empty() || ec != std::errc() || ptr != end || v < min || v > max) fail(column, range);
-    return v;
-  }
-  int int32(const std::string& column, int min, int max) const {
-    return static_cast<int>(integer(column, min, max));
-  }
-
-  double number(const std::string& column, double min, double max, const std::string& expected) const {
-    const std::string& s = text(column);
-    double v = 0;
-    const char* end = s.data() + s.size();
-    auto [ptr, ec] = std::from_chars(s.data(), end, v);
-    if (s.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < min || v > max) {
-      fail(column, expected);
-    }
-    return v;
-  }
-
-  std::string choice(const std::string& column, const std::vector<std::string>& allowed) const {
-    const std::string& s = text(column);
-    std::string list;
-    for (const auto& a : allowed) {
-      if (a == s) return s;
-      list += (list.empty() ? "" : ", ") + a;
-    }
-    fail(column, "one of " + list);
-  }
-
- private:
-  const CsvTable& table_;
-  const CsvRow& row_;
-};
 
 template <typename Map>
 std::vector<std::string> names_of(const Map& map) {
@@ -105,7 +47,7 @@ void check_header(const CsvTable& table) {
 }
 
 LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catalog) {
-  const RowReader r(table, row);
+  const CsvRowReader r(table, row);
   LiveRun run;
   run.row = row;
   run.campaign = r.text("campaign");

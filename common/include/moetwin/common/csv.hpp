@@ -2,6 +2,7 @@
 // Fields may be quoted ("a,b" and "" for a quote). Used for live-run records and every row output.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -24,6 +25,30 @@ struct CsvTable {
   // Index of a header column; throws InputError naming the file and the missing column.
   std::size_t column(const std::string& name) const;
   bool has_column(const std::string& name) const;
+};
+
+// Reads the cells of one row by column name. A malformed cell is an InputError naming the file, the row's
+// line, the column, the cell ("" when empty) and what was expected; a missing column is CsvTable::column's.
+class CsvRowReader {
+ public:
+  CsvRowReader(const CsvTable& table, const CsvRow& row) : table_(table), row_(row) {}
+
+  bool has(const std::string& column) const { return table_.has_column(column); }
+  const std::string& text(const std::string& column) const;
+  InputLocation where() const { return {table_.path, row_.line}; }
+  [[noreturn]] void fail(const std::string& column, const std::string& expected) const;
+
+  // A whole integer in [min, max]: "an integer in [min, max]" otherwise.
+  std::int64_t integer(const std::string& column, std::int64_t min, std::int64_t max) const;
+  int int32(const std::string& column, int min, int max) const;
+  // A finite number in [min, max]; `expected` otherwise.
+  double number(const std::string& column, double min, double max, const std::string& expected) const;
+  // One of `allowed`: "one of a, b, c" otherwise.
+  std::string choice(const std::string& column, const std::vector<std::string>& allowed) const;
+
+ private:
+  const CsvTable& table_;
+  const CsvRow& row_;
 };
 
 // Parses CSV text; `path` is used in error messages only. Throws InputError on ragged rows,

@@ -8,6 +8,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/models/plackett_luce.hpp"
 #include "moetwin/models/rng.hpp"
 
 namespace moetwin {
@@ -312,6 +313,24 @@ LayerRoutingStats RoutingPlanner::layer_stats(int layer) const {
     return st;
   }
   const std::vector<double> w = expert_weights(layer);
+  if (s.kind == RoutingKind::zipf) {
+    // Plackett-Luce without groups: computed (plackett_luce.hpp), not sampled.
+    std::vector<std::pair<int, int>> blocks;
+    blocks.reserve(idx(s.experts + ranks + nodes));
+    for (int e = 0; e < s.experts; ++e) blocks.emplace_back(e, e + 1);
+    for (int r = 0; r < ranks; ++r) blocks.emplace_back(r * per_rank, (r + 1) * per_rank);
+    for (int n = 0; n < nodes; ++n)
+      blocks.emplace_back(n * per_node_ranks * per_rank,
+                          std::min(ranks, (n + 1) * per_node_ranks) * per_rank);
+    const std::vector<double> hit = plackett_luce_hit_probabilities(w, s.top_k, blocks);
+    for (int e = 0; e < s.experts; ++e) {
+      st.expert_share[idx(e)] = hit[idx(e)];
+      st.rank_share[idx(e / per_rank)] += hit[idx(e)];
+    }
+    for (int r = 0; r < ranks; ++r) st.rank_hit[idx(r)] = hit[idx(s.experts + r)];
+    for (int n = 0; n < nodes; ++n) st.node_hit[idx(n)] = hit[idx(s.experts + ranks + n)];
+    return st;
+  }
   TokenSampler sampler(w, s.top_k, s.kind == RoutingKind::group_limited ? s.groups : 0, s.topk_groups);
   Rng rng(derive_stream(s.seed, {stream_tag::routing_stats, static_cast<std::uint64_t>(layer)}));
   std::vector<int> chosen;

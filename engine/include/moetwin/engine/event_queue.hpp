@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "moetwin/common/time.hpp"
@@ -29,55 +30,83 @@ class EventQueue {
   std::size_t size() const { return heap_.size(); }
   std::uint64_t pushed() const { return next_seq_; }
 
+  // time >= 0 (simulated time starts at 0); logic_error otherwise.
   void push(TimeNs time, std::uint32_t type, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-    heap_.push_back(SimEvent{time, next_seq_++, type, a, b, c});
+    if (time < 0) throw_negative_time();
+    heap_.push_back(Entry{key_of(time, next_seq_++), type, a, b, c});
     sift_up(heap_.size() - 1);
   }
 
-  const SimEvent& top() const { return heap_.front(); }
+  // The next event (queue not empty).
+  SimEvent top() const { return event_of(heap_.front()); }
 
   SimEvent pop() {
-    SimEvent out = heap_.front();
-    heap_.front() = heap_.back();
+    const SimEvent out = event_of(heap_.front());
+    const Entry last = heap_.back();
     heap_.pop_back();
-    if (!heap_.empty()) sift_down(0);
+    if (!heap_.empty()) sift_down(last);
     return out;
   }
 
  private:
-  static bool before(const SimEvent& x, const SimEvent& y) {
-    return x.time < y.time || (x.time == y.time && x.seq < y.seq);
+  // (time, sequence) as one unsigned 128-bit key: time in the high word (>= 0, so its order is kept),
+  // sequence in the low word. One compare orders two events, without a branch on equal times.
+  __extension__ using Key = unsigned __int128;  // GCC and Clang; -Wpedantic knows it as an extension
+  struct Entry {
+    Key key;
+    std::uint32_t type, a, b, c;
+  };
+  static_assert(sizeof(Entry) == 32, "four children of a node span two cache lines");
+  static Key key_of(TimeNs time, std::uint64_t seq) {
+    return (static_cast<Key>(static_cast<std::uint64_t>(time)) << 64) | seq;
   }
+  static SimEvent event_of(const Entry& e) {
+    return SimEvent{static_cast<TimeNs>(static_cast<std::uint64_t>(e.key >> 64)),
+                    static_cast<std::uint64_t>(e.key),
+                    e.type,
+                    e.a,
+                    e.b,
+                    e.c};
+  }
+  [[noreturn]] static void throw_negative_time() {
+    throw std::logic_error("EventQueue::push: an event before time 0");
+  }
+
   static constexpr std::size_t kArity = 4;
   void sift_up(std::size_t i) {
-    SimEvent moving = heap_[i];
+    const Entry moving = heap_[i];
     while (i > 0) {
       const std::size_t parent = (i - 1) / kArity;
-      if (!before(moving, heap_[parent])) break;
+      if (!(moving.key < heap_[parent].key)) break;
       heap_[i] = heap_[parent];
       i = parent;
     }
     heap_[i] = moving;
   }
-  void sift_down(std::size_t i) {
+  // Places `moving` (the old last entry) into the hole at the root.
+  void sift_down(const Entry& moving) {
     const std::size_t n = heap_.size();
-    SimEvent moving = heap_[i];
+    std::size_t i = 0;
     for (;;) {
       const std::size_t first = kArity * i + 1;
       if (first >= n) break;
       std::size_t child = first;
+      Key best = heap_[first].key;
       const std::size_t last = first + kArity < n ? first + kArity : n;
       for (std::size_t c = first + 1; c < last; ++c) {
-        if (before(heap_[c], heap_[child])) child = c;
+        const Key k = heap_[c].key;
+        const bool smaller = k < best;
+        best = smaller ? k : best;
+        child = smaller ? c : child;
       }
-      if (!before(heap_[child], moving)) break;
+      if (!(best < moving.key)) break;
       heap_[i] = heap_[child];
       i = child;
     }
     heap_[i] = moving;
   }
 
-  std::vector<SimEvent> heap_;
+  std::vector<Entry> heap_;
   std::uint64_t next_seq_ = 0;
 };
 

@@ -23,6 +23,8 @@ RoutingSpec routing_spec_for(const Scenario& s) {
   spec.ranks_per_node = std::max(1, p.ep / nodes);
   spec.tokens_per_rank =
       static_cast<std::int64_t>(s.training.micro_batch) * s.training.seq_length / (p.tp * p.cp);
+  // Only the node-dedup dispatchers read distinct-token counts (traffic_matrix.hpp).
+  spec.dedup_counts = s.dispatcher.node_dedup;
   if (s.routing.kind == RoutingKind::group_limited) {
     spec.groups = s.model.router_groups;
     spec.topk_groups = s.model.router_topk_groups;

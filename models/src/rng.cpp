@@ -183,14 +183,15 @@ std::int64_t Rng::binomial(std::int64_t n, double p) {
   return flip ? n - k : k;
 }
 
-std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights) {
+void sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights,
+                        std::vector<std::int64_t>& counts) {
   double remaining_weight = 0;
   for (const double w : weights) {
     if (!(w >= 0.0) || !std::isfinite(w)) throw std::invalid_argument("sample_multinomial: bad weight");
     remaining_weight += w;
   }
   if (!(remaining_weight > 0.0)) throw std::invalid_argument("sample_multinomial: zero total weight");
-  std::vector<std::int64_t> counts(weights.size(), 0);
+  counts.assign(weights.size(), 0);
   std::int64_t remaining = n;
   for (std::size_t i = 0; i < weights.size() && remaining > 0; ++i) {
     if (i + 1 == weights.size()) {
@@ -203,6 +204,11 @@ std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std
     remaining_weight -= weights[i];
     if (remaining_weight <= 0.0) break;
   }
+}
+
+std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights) {
+  std::vector<std::int64_t> counts;
+  sample_multinomial(rng, n, weights, counts);
   return counts;
 }
 

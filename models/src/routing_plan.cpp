@@ -225,9 +225,11 @@ std::int64_t LayerRouting::copy(int src, int dst) const {
   return copies[idx(src * ep_ranks + dst)];
 }
 std::int64_t LayerRouting::rank_dedup(int src, int dst) const {
+  if (rank_tokens.empty()) throw std::logic_error("LayerRouting: plan drawn without distinct-token counts");
   return rank_tokens[idx(src * ep_ranks + dst)];
 }
 std::int64_t LayerRouting::node_dedup(int src, int node) const {
+  if (node_tokens.empty()) throw std::logic_error("LayerRouting: plan drawn without distinct-token counts");
   return node_tokens[idx(src * nodes + node)];
 }
 
@@ -409,12 +411,12 @@ LayerRouting RoutingPlanner::plan(int layer, int microbatch) const {
   const int rpn = out.ranks_per_node;
   const std::int64_t T = s.tokens_per_rank;
   out.copies.assign(idx(ranks * ranks), 0);
-  out.rank_tokens.assign(idx(ranks * ranks), 0);
-  out.node_tokens.assign(idx(ranks * nodes), 0);
   out.expert_tokens.assign(idx(s.experts), 0);
   Rng rng(out.stream_seed);
 
   if (s.sampling == RoutingSampling::per_token) {
+    out.rank_tokens.assign(idx(ranks * ranks), 0);
+    out.node_tokens.assign(idx(ranks * nodes), 0);
     const std::vector<double> w = expert_weights(layer);
     TokenSampler sampler(w, s.top_k, s.kind == RoutingKind::group_limited ? s.groups : 0, s.topk_groups);
     std::vector<int> chosen;
@@ -439,10 +441,12 @@ LayerRouting RoutingPlanner::plan(int layer, int microbatch) const {
   }
 
   const LayerRoutingStats& st = cached_stats(layer);
+  std::vector<std::int64_t> draws;
+  std::vector<double> share;
   const bool balanced = s.kind == RoutingKind::balanced;
   const std::int64_t copies_per_src = T * s.top_k;
+  // Copies per destination rank.
   for (int src = 0; src < ranks; ++src) {
-    // Copies per destination rank.
     if (balanced) {
       const std::int64_t base = copies_per_src / s.experts;
       const std::int64_t rem = copies_per_src % s.experts;
@@ -457,15 +461,31 @@ LayerRouting RoutingPlanner::plan(int layer, int microbatch) const {
         out.copies[idx(src * ranks + e / per_rank)] += c;
       }
     } else {
-      const std::vector<std::int64_t> c = sample_multinomial(rng, copies_per_src, st.rank_share);
-      for (int r = 0; r < ranks; ++r) out.copies[idx(src * ranks + r)] = c[idx(r)];
+      sample_multinomial(rng, copies_per_src, st.rank_share, draws);
+      for (int r = 0; r < ranks; ++r) out.copies[idx(src * ranks + r)] = draws[idx(r)];
     }
-    // Distinct tokens per destination rank, then per node, clamped into what the copies allow.
-    const std::int64_t cap_per_token = std::min(s.top_k, per_rank);
+  }
+  if (!balanced) {
+    // Split what each rank receives over its experts.
+    for (int r = 0; r < ranks; ++r) {
+      share.assign(st.expert_share.begin() + r * per_rank, st.expert_share.begin() + (r + 1) * per_rank);
+      sample_multinomial(rng, out.received(r), share, draws);
+      for (int i = 0; i < per_rank; ++i) out.expert_tokens[idx(r * per_rank + i)] = draws[idx(i)];
+    }
+  }
+  if (!s.dedup_counts) return out;
+  // Distinct tokens per destination rank, then per node, clamped into what the copies allow. Their own
+  // stream: the copies are the same whether or not these are drawn.
+  out.rank_tokens.assign(idx(ranks * ranks), 0);
+  out.node_tokens.assign(idx(ranks * nodes), 0);
+  Rng dedup_rng(derive_stream(s.seed, {stream_tag::routing_dedup, static_cast<std::uint64_t>(layer),
+                                       static_cast<std::uint64_t>(microbatch)}));
+  const std::int64_t cap_per_token = std::min(s.top_k, per_rank);
+  for (int src = 0; src < ranks; ++src) {
     for (int r = 0; r < ranks; ++r) {
       const std::int64_t c = out.copies[idx(src * ranks + r)];
       const double p = st.rank_hit[idx(r)];
-      std::int64_t d = balanced ? round_count(static_cast<double>(T) * p) : rng.binomial(T, p);
+      std::int64_t d = balanced ? round_count(static_cast<double>(T) * p) : dedup_rng.binomial(T, p);
       const std::int64_t hi = std::min(c, T);
       // The multinomial can exceed T * cap (it ignores the per-token cap): then hi bounds lo.
       const std::int64_t lo = std::min(hi, (c + cap_per_token - 1) / cap_per_token);
@@ -480,18 +500,8 @@ LayerRouting RoutingPlanner::plan(int layer, int microbatch) const {
         sum += out.rank_tokens[idx(src * ranks + r)];
       }
       const double p = st.node_hit[idx(n)];
-      std::int64_t d = balanced ? round_count(static_cast<double>(T) * p) : rng.binomial(T, p);
+      std::int64_t d = balanced ? round_count(static_cast<double>(T) * p) : dedup_rng.binomial(T, p);
       out.node_tokens[idx(src * nodes + n)] = std::clamp(d, lo, std::min(sum, T));
-    }
-  }
-  if (!balanced) {
-    // Split what each rank receives over its experts.
-    for (int r = 0; r < ranks; ++r) {
-      const std::int64_t received = out.received(r);
-      const std::vector<double> share(st.expert_share.begin() + r * per_rank,
-                                      st.expert_share.begin() + (r + 1) * per_rank);
-      const std::vector<std::int64_t> c = sample_multinomial(rng, received, share);
-      for (int i = 0; i < per_rank; ++i) out.expert_tokens[idx(r * per_rank + i)] = c[idx(i)];
     }
   }
   return out;

@@ -269,6 +269,23 @@ TEST(RoutingPlan, ZipfStatisticsMatchThePerTokenSampler) {
   }
 }
 
+// Without distinct-token counts (NCCL's per-copy all-to-all reads none) a plan draws the same copies and
+// expert loads, and asking it for dedup counts is a logic error.
+TEST(RoutingPlan, DedupCountsAreOptionalAndDoNotMoveTheCopies) {
+  RoutingSpec s = dsv3_like(RoutingKind::zipf, RoutingSampling::counts);
+  s.zipf_exponent = 1.0;
+  const LayerRouting with = RoutingPlanner(s).plan(2, 5);
+  s.dedup_counts = false;
+  const LayerRouting without = RoutingPlanner(s).plan(2, 5);
+  EXPECT_EQ(with.copies, without.copies);
+  EXPECT_EQ(with.expert_tokens, without.expert_tokens);
+  EXPECT_EQ(with.rank_tokens.size(), static_cast<std::size_t>(32 * 32));
+  EXPECT_TRUE(without.rank_tokens.empty());
+  EXPECT_THROW(without.rank_dedup(0, 0), std::logic_error);
+  EXPECT_THROW(without.node_dedup(0, 0), std::logic_error);
+  expect_conserved(with);
+}
+
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = std::string(MOETWIN_BINARY_DIR) + "/" + name;
   std::ofstream(path) << text;

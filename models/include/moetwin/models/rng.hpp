@@ -27,6 +27,7 @@ namespace stream_tag {
 inline constexpr std::uint64_t routing_layer = 0x726f7574'696e6701ULL;  // per-layer expert permutation
 inline constexpr std::uint64_t routing_stats = 0x726f7574'696e6702ULL;  // per-layer Monte Carlo stats
 inline constexpr std::uint64_t routing_batch = 0x726f7574'696e6703ULL;  // per (layer, microbatch) draws
+inline constexpr std::uint64_t routing_dedup = 0x726f7574'696e6704ULL;  // their distinct-token counts
 }  // namespace stream_tag
 
 // xoshiro256** 1.0: 256-bit state, period 2^256 - 1, seeded by four SplitMix64 outputs of `seed`.
@@ -62,6 +63,9 @@ class Rng {
 
 // Multinomial(n, weights) by conditional binomials (weights need not be normalised; all >= 0, sum > 0).
 std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights);
+// The same draws into `counts` (resized to weights.size()), for callers that reuse one buffer.
+void sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights,
+                        std::vector<std::int64_t>& counts);
 
 // Fisher-Yates shuffle of `items` with Rng::below.
 template <typename T>

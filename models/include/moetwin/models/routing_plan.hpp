@@ -76,6 +76,10 @@ struct RoutingSpec {
   ExpertHistogram histogram;         // histogram kind
   RoutingSampling sampling = RoutingSampling::counts;
   int stats_tokens = 16384;  // counts mode: Monte Carlo tokens per layer for non-closed-form kinds
+  // Counts mode: draw the distinct-token counts (LayerRouting::rank_tokens, node_tokens). The node-dedup
+  // dispatchers (DeepEP) read them; NCCL's per-copy all-to-all does not, and skipping them halves a
+  // skewed plan's draws. They come from their own stream, so the copies do not depend on this.
+  bool dedup_counts = true;
 
   int nodes() const;  // nodes the EP group spans
   // Throws InputError naming the field for an inconsistent spec.
@@ -93,13 +97,15 @@ struct LayerRouting {
   int experts = 0;
   int top_k = 0;
   std::int64_t tokens_per_rank = 0;
-  std::vector<std::int64_t> copies;         // [src][dst rank]: (token, expert) copies
+  std::vector<std::int64_t> copies;  // [src][dst rank]: (token, expert) copies
+  // Empty when the spec's dedup_counts is false (counts mode).
   std::vector<std::int64_t> rank_tokens;    // [src][dst rank]: distinct tokens (rank-level dedup)
   std::vector<std::int64_t> node_tokens;    // [src][dst node]: distinct tokens (node-level dedup)
   std::vector<std::int64_t> expert_tokens;  // [expert]: copies received by each expert
 
   int node_of(int rank) const { return rank / ranks_per_node; }
   std::int64_t copy(int src, int dst) const;
+  // logic_error when the plan has no distinct-token counts (RoutingSpec::dedup_counts false).
   std::int64_t rank_dedup(int src, int dst) const;
   std::int64_t node_dedup(int src, int node) const;
   // Copies received by `rank` (sum over sources) = tokens its grouped GEMM processes.

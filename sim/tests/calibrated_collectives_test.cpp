@@ -3,6 +3,7 @@
 #include "moetwin/models/calibrated_collectives.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -37,8 +38,13 @@ Scenario tp8(const std::string& instance) {
 
 // A directory with one H200 profile (schema 3: per-step-message bands) whose [nvlink] says: 20 us per
 // call, 2 us per step, all-reduce at 0.5 of NVLink below 1 MiB per step and 0.7 from there.
+// One directory per test and process: ctest runs the cases of this file as parallel processes, and a
+// shared directory let one case delete or rewrite the profile another was reading (a flaky failure).
 fs::path profile_dir() {
-  const fs::path dir = fs::temp_directory_path() / "moetwin-calibrated-collectives-test";
+  const fs::path dir = fs::temp_directory_path() /
+                       ("moetwin-calibrated-collectives-" +
+                        std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+                        std::to_string(::getpid()));
   fs::create_directories(dir);
   CalibrationProfile p;
   p.schema_version = 3;

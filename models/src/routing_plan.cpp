@@ -315,7 +315,7 @@ LayerRoutingStats RoutingPlanner::layer_stats(int layer) const {
     return st;
   }
   const std::vector<double> w = expert_weights(layer);
-  if (s.kind == RoutingKind::zipf) {
+  if (s.kind == RoutingKind::zipf || s.kind == RoutingKind::histogram) {
     // Plackett-Luce without groups: computed (plackett_luce.hpp), not sampled.
     std::vector<std::pair<int, int>> blocks;
     blocks.reserve(idx(s.experts + ranks + nodes));
@@ -325,9 +325,13 @@ LayerRoutingStats RoutingPlanner::layer_stats(int layer) const {
       blocks.emplace_back(n * per_node_ranks * per_rank,
                           std::min(ranks, (n + 1) * per_node_ranks) * per_rank);
     const std::vector<double> hit = plackett_luce_hit_probabilities(w, s.top_k, blocks);
+    double total = 0;
+    for (const double x : w) total += x;
     for (int e = 0; e < s.experts; ++e) {
-      st.expert_share[idx(e)] = hit[idx(e)];
-      st.rank_share[idx(e / per_rank)] += hit[idx(e)];
+      // A histogram's copies are proportional to its measured loads (the file is the ground truth for
+      // GEMM sizes); its distinct-token chances follow Plackett-Luce with the loads as weights.
+      st.expert_share[idx(e)] = s.kind == RoutingKind::histogram ? s.top_k * w[idx(e)] / total : hit[idx(e)];
+      st.rank_share[idx(e / per_rank)] += st.expert_share[idx(e)];
     }
     for (int r = 0; r < ranks; ++r) st.rank_hit[idx(r)] = hit[idx(s.experts + r)];
     for (int n = 0; n < nodes; ++n) st.node_hit[idx(n)] = hit[idx(s.experts + ranks + n)];

@@ -18,9 +18,9 @@
 //    standalone kernel benchmarks and tests.
 //  - counts (default): per layer, inclusion statistics (expected copies per token to each rank, probability
 //    that a token reaches a rank / a node) come from closed forms (uniform: balanced, zipf s=0), from
-//    quadrature of the Plackett-Luce model (zipf: plackett_luce.hpp, exact to ~1e-10), or from a Monte
-//    Carlo of `stats_tokens` tokens of the per-token sampler (group-limited, whose group walk has no such
-//    integral here, and histogram, whose floored weights span 12 orders of magnitude). Per (layer,
+//    quadrature of the Plackett-Luce model (zipf and histogram: plackett_luce.hpp, exact to ~1e-10), or
+//    from a Monte Carlo of `stats_tokens` tokens of the per-token sampler (group-limited, whose group
+//    walk has no such integral here). Per (layer,
 //    microbatch, source rank): copies per destination rank ~ Multinomial(T*top_k, share of each rank),
 //    distinct tokens per destination rank ~ Binomial(T, p_rank), per destination node ~ Binomial(T, p_node),
 //    each clamped into the range the copies allow (dedup <= copies, node >= max of its ranks, ...), and the

@@ -13,7 +13,7 @@ constexpr double kStep = 0.25;
 // Where the grid starts and ends: an integrand (or a block's remaining mass) below this is dropped.
 constexpr double kNegligible = 1e-15;
 // Grid points at most: the right end is reached long before this for any weights a double can hold
-// (every point multiplies t by e^(1/3); 10^5 points would pass 10^14000).
+// (every point multiplies t by e^(1/4); 10^5 points would pass 10^10000).
 constexpr int kMaxPoints = 100000;
 
 }  // namespace
@@ -65,24 +65,17 @@ std::vector<double> plackett_luce_hit_probabilities(const std::vector<double>& w
       continue;
     }
     for (std::size_t j = 0; j < w.size(); ++j) fired[j] = -std::expm1(-w[j] * t);
+    // One more expert, fired with probability p: the count distribution `from` shifts into `to`.
+    const auto add_expert = [k](const double* from, double* to, double p) {
+      to[0] = from[0] * (1.0 - p);
+      for (std::size_t c = 1; c < k; ++c) to[c] = from[c] * (1.0 - p) + from[c - 1] * p;
+    };
     std::fill(before.begin(), before.begin() + static_cast<std::ptrdiff_t>(k), 0.0);
     before[0] = 1.0;
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      const double* from = &before[i * k];
-      double* to = &before[(i + 1) * k];
-      const double p = fired[i];
-      to[0] = from[0] * (1.0 - p);
-      for (std::size_t c = 1; c < k; ++c) to[c] = from[c] * (1.0 - p) + from[c - 1] * p;
-    }
+    for (std::size_t i = 0; i < w.size(); ++i) add_expert(&before[i * k], &before[(i + 1) * k], fired[i]);
     std::fill(after.begin() + static_cast<std::ptrdiff_t>((rows - 1) * k), after.end(), 0.0);
     after[(rows - 1) * k] = 1.0;
-    for (std::size_t i = w.size(); i-- > 0;) {
-      const double* from = &after[(i + 1) * k];
-      double* to = &after[i * k];
-      const double p = fired[i];
-      to[0] = from[0] * (1.0 - p);
-      for (std::size_t c = 1; c < k; ++c) to[c] = from[c] * (1.0 - p) + from[c - 1] * p;
-    }
+    for (std::size_t i = w.size(); i-- > 0;) add_expert(&after[(i + 1) * k], &after[i * k], fired[i]);
     double tail = 0;  // largest remaining mass over the blocks: integral_t^inf <= F(t) exp(-W t)
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       const double* left = &before[static_cast<std::size_t>(blocks[b].first) * k];

@@ -337,7 +337,8 @@ LayerRoutingStats RoutingPlanner::layer_stats(int layer) const {
     for (int n = 0; n < nodes; ++n) st.node_hit[idx(n)] = hit[idx(s.experts + ranks + n)];
     return st;
   }
-  TokenSampler sampler(w, s.top_k, s.kind == RoutingKind::group_limited ? s.groups : 0, s.topk_groups);
+  // Group-limited routing: a Monte Carlo of the per-token sampler's group walk.
+  TokenSampler sampler(w, s.top_k, s.groups, s.topk_groups);
   Rng rng(derive_stream(s.seed, {stream_tag::routing_stats, static_cast<std::uint64_t>(layer)}));
   std::vector<int> chosen;
   std::vector<int> rank_mark(idx(ranks), -1);
@@ -356,12 +357,6 @@ LayerRoutingStats RoutingPlanner::layer_stats(int layer) const {
   }
   const double inv = 1.0 / static_cast<double>(s.stats_tokens);
   for (auto& x : st.expert_share) x *= inv;
-  if (s.kind == RoutingKind::histogram) {
-    // Copies proportional to the measured loads (the file is the ground truth for GEMM sizes).
-    double total = 0;
-    for (const double x : w) total += x;
-    for (int e = 0; e < s.experts; ++e) st.expert_share[idx(e)] = s.top_k * w[idx(e)] / total;
-  }
   for (int e = 0; e < s.experts; ++e) st.rank_share[idx(e / per_rank)] += st.expert_share[idx(e)];
   for (int r = 0; r < ranks; ++r) st.rank_hit[idx(r)] = rank_hits[idx(r)] * inv;
   for (int n = 0; n < nodes; ++n) st.node_hit[idx(n)] = node_hits[idx(n)] * inv;

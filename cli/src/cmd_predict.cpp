@@ -11,6 +11,7 @@
 #include "moetwin/common/gzip.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/parallel_for.hpp"
 #include "moetwin/engine/trace.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/reports/prediction_report.hpp"
@@ -36,6 +37,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string network;
     std::string calibration;
     bool require_fit = false;
+    int threads = 0;
   };
   auto opts = std::make_shared<Options>();
   add_row_input_options(cmd, *opts);
@@ -53,6 +55,10 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
   add_network_option(cmd, opts->network);
   cmd->add_flag("--require-fit", opts->require_fit,
                 "Exit 2 when the layout does not fit in HBM (default: predict it and warn)");
+  cmd->add_option("--threads", opts->threads,
+                  "Threads that price skewed routing plans (default: the cores, at most 16); the "
+                  "prediction is the same for any count")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--calibration", opts->calibration,
                   "Folder of per-GPU calibration profiles (default " + default_calibration_dir() +
                       "), `none` turns the per-GPU lookup off (catalog efficiencies; a scenario's own "
@@ -61,6 +67,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     PredictOptions options;
     options.profile = profile.sim;
+    options.threads = thread_count(opts->threads);
     if (opts->moe_cost == "balanced") options.moe_cost = PredictOptions::MoeCost::balanced;
     if (opts->calibration == "none")
       options.calibration = false;

@@ -108,6 +108,7 @@ BalancedMoeCost::BalancedMoeCost(const Scenario& s, std::shared_ptr<const CommCo
 void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                                   std::vector<MoeRankCost>& out) const {
   (void)layer, (void)microbatch, (void)ep_group;
+  const std::lock_guard<std::mutex> lock(cache_mutex_);
   if (ep_ranks != cached_ranks_) {
     MoeRankCost c = cost_;
     c.dispatch_ns = to_ns(comm_->seconds(CollectiveOp::all_to_all, a2a_bytes_, ep_ranks));

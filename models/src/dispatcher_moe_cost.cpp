@@ -78,6 +78,7 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
   const int data = ep_group * microbatches_ + microbatch;
   const std::int64_t count_class = planner_.count_class(layer, data);
   if (count_class >= 0) {
+    const std::lock_guard<std::mutex> lock(class_costs_mutex_);
     const auto hit = class_costs_.find(count_class);
     if (hit != class_costs_.end()) {
       out = hit->second;
@@ -114,7 +115,10 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
       c.combine_nvlink_s = static_cast<float>(combine.rank_legs[k].nvlink_s);
     }
   }
-  if (count_class >= 0) class_costs_.emplace(count_class, out);
+  if (count_class >= 0) {
+    const std::lock_guard<std::mutex> lock(class_costs_mutex_);
+    class_costs_.emplace(count_class, out);
+  }
 }
 
 }  // namespace moetwin

@@ -364,6 +364,7 @@ LayerRoutingStats RoutingPlanner::layer_stats(int layer) const {
 }
 
 const LayerRoutingStats& RoutingPlanner::cached_stats(int layer) const {
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
   auto it = stats_cache_.find(layer);
   if (it == stats_cache_.end()) it = stats_cache_.emplace(layer, layer_stats(layer)).first;
   return it->second;

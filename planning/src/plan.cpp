@@ -1,19 +1,16 @@
 #include "moetwin/planning/plan.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <tuple>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/parallel_for.hpp"
 #include "moetwin/planning/pareto.hpp"
 #include "moetwin/planning/settling_experiment.hpp"
 #include "moetwin/sim/prediction.hpp"
@@ -63,42 +60,6 @@ DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profil
   o.bubble_s = p.bubble.max_s;
   o.host_wait_s = p.host_wait.max_s;
   return o;
-}
-
-// Runs f(0..n-1) on `threads` threads (f must only touch its own index's data). Results do not depend
-// on the thread count. An exception other than InputError (which f handles) is a bug: rethrown here.
-template <typename F>
-void parallel_for(std::size_t n, int threads, F f) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    for (;;) {
-      const std::size_t k = next.fetch_add(1);
-      if (k >= n || failed.load()) return;
-      try {
-        f(k);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failed.exchange(true)) failure = std::current_exception();
-        return;
-      }
-    }
-  };
-  const int count =
-      static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, threads)), n));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < count; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
-int thread_count(int requested) {
-  if (requested > 0) return requested;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(hw, 1u, 16u));
 }
 
 bool faster(const DispatcherOutcome& a, const DispatcherOutcome& b) {

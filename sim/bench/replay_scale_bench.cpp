@@ -10,6 +10,7 @@
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/concat.hpp"
+#include "moetwin/common/parallel_for.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
@@ -32,9 +33,12 @@ Scenario dsv3(int nodes, int dp, bool zipf) {
 void run(benchmark::State& state, int nodes, int dp, bool zipf) {
   const Scenario s = dsv3(nodes, dp, zipf);
   const FittedProfile profile = resolve_fitted_profile("");
+  // As `moetwin predict` runs it: skewed routing plans priced on the cores (PredictOptions::threads).
+  PredictOptions options = predict_options_for(s, profile);
+  options.threads = thread_count(0);
   Prediction p;
   for (auto _ : state) {
-    p = predict(s, predict_options_for(s, profile));
+    p = predict(s, options);
     // Through a const: benchmark 1.7's DoNotOptimize(T&) ("+r,m") lets GCC 12 hand a double to a general
     // register and write garbage back into it.
     const double iteration_s = p.iteration_s;

@@ -60,7 +60,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   } else {
     out.collective_source = seams.comm->name();
   }
-  out.built = build_workload(scenario, options.profile, seams);
+  out.built = build_workload(scenario, options.profile, seams, options.threads);
   out.compute_source = out.built.compute.source;
   if (seams.moe != nullptr) out.warnings = seams.moe->warnings();
   EngineOptions eo;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -10,6 +9,7 @@
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/parallel_for.hpp"
 #include "moetwin/models/topology_comm.hpp"
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
@@ -1155,7 +1155,8 @@ std::vector<std::int32_t> duration_classes(const std::vector<CommEntry>& comm,
 
 }  // namespace
 
-BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const WorkloadSeams& seams) {
+BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const WorkloadSeams& seams,
+                             int threads) {
   const InputLocation where{s.source, 0};
   // Host time per op scales with the instance CPU's single-thread speed relative to the CPU the host
   // terms were fitted (or measured) on.
@@ -1252,9 +1253,18 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     // its entries, 8 bytes a cell instead of a copy.
     static const MoeRankCost kNoCost{};
     std::vector<const MoeRankCost*> table(L * M * static_cast<std::size_t>(S), &kNoCost);
-    // Costs by (EP group, cost class): one call per class and group (MoeCostModel::cost_class).
+    // Costs by (EP group, cost class): one call per class and group (MoeCostModel::cost_class), made in
+    // cell order; the cells without a class (skewed routing: every cell is its own random plan) are
+    // priced afterwards on `threads` threads, each into its own slot, so the table does not depend on the
+    // thread count.
+    struct Cell {
+      std::size_t li, mb, gi;
+      const std::vector<MoeRankCost>* costs;  // null: unclassed, priced into `answers` below
+      std::size_t answer;
+    };
+    std::vector<Cell> cells;
     std::map<std::pair<std::size_t, std::int64_t>, std::vector<MoeRankCost>> class_costs;
-    std::deque<std::vector<MoeRankCost>> answers;  // calls without a class
+    std::size_t unclassed = 0;
     for (std::size_t li = 0; li < L; ++li) {
       for (std::size_t mb = 0; mb < M; ++mb) {
         for (std::size_t gi = 0; gi < g.ep.size(); ++gi) {
@@ -1262,24 +1272,45 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
           if (members.front() / S != stage) continue;
           const int layer = b.moe_layers()[li];
           const std::int64_t key = moe->cost_class(layer, static_cast<int>(mb), static_cast<int>(gi));
-          const std::vector<MoeRankCost>* costs = nullptr;
-          const auto hit = key >= 0 ? class_costs.find({gi, key}) : class_costs.end();
-          if (hit != class_costs.end()) {
-            costs = &hit->second;
-          } else {
+          if (key < 0) {
+            cells.push_back(Cell{li, mb, gi, nullptr, unclassed++});
+            continue;
+          }
+          auto hit = class_costs.find({gi, key});
+          if (hit == class_costs.end()) {
             moe->layer_costs(layer, static_cast<int>(mb), static_cast<int>(gi), members, scratch);
             if (scratch.size() != members.size())
               throw std::logic_error("MoeCostModel: wrong number of ranks");
-            costs = key >= 0 ? &class_costs.emplace(std::make_pair(gi, key), scratch).first->second
-                             : &answers.emplace_back(scratch);
+            hit = class_costs.emplace(std::make_pair(gi, key), scratch).first;
           }
-          for (std::size_t k = 0; k < members.size(); ++k) {
-            const MoeRankCost& mc = (*costs)[k];
-            table[(li * M + mb) * static_cast<std::size_t>(S) + static_cast<std::size_t>(members[k] % S)] =
-                &mc;
-            b.moe_sms_ = std::max(b.moe_sms_, mc.sms);
-          }
+          cells.push_back(Cell{li, mb, gi, &hit->second, 0});
         }
+      }
+    }
+    std::vector<std::vector<MoeRankCost>> answers(unclassed);
+    {
+      std::vector<const Cell*> todo;
+      todo.reserve(unclassed);
+      for (const Cell& cell : cells) {
+        if (cell.costs == nullptr) todo.push_back(&cell);
+      }
+      parallel_for(todo.size(), threads, [&](std::size_t k) {
+        const Cell& cell = *todo[k];
+        const auto& members = g.ep[cell.gi];
+        std::vector<MoeRankCost>& priced = answers[cell.answer];
+        moe->layer_costs(b.moe_layers()[cell.li], static_cast<int>(cell.mb), static_cast<int>(cell.gi),
+                         members, priced);
+        if (priced.size() != members.size()) throw std::logic_error("MoeCostModel: wrong number of ranks");
+      });
+    }
+    for (const Cell& cell : cells) {
+      const auto& members = g.ep[cell.gi];
+      const std::vector<MoeRankCost>& costs = cell.costs != nullptr ? *cell.costs : answers[cell.answer];
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        const MoeRankCost& mc = costs[k];
+        table[(cell.li * M + cell.mb) * static_cast<std::size_t>(S) +
+              static_cast<std::size_t>(members[k] % S)] = &mc;
+        b.moe_sms_ = std::max(b.moe_sms_, mc.sms);
       }
     }
     Program prog;

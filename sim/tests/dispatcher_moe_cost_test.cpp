@@ -13,6 +13,7 @@
 #include "moetwin/models/topology_comm.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/sim/workload.hpp"
 
 namespace moetwin {
 namespace {
@@ -259,6 +260,40 @@ TEST(DispatcherMoeCost, Deterministic) {
   for (std::size_t k = 0; k < x.size(); ++k) EXPECT_EQ(x[k].dispatch_ns, y[k].dispatch_ns);
   const Scenario s = make("nccl-alltoall", zipf);
   EXPECT_EQ(predicted_iteration(s), predicted_iteration(s));
+}
+
+// The builder prices skewed plans on several threads (build_workload's `threads`): one model shared by
+// all of them, and the workload the same byte for byte as on one thread.
+TEST(DispatcherMoeCost, WorkloadIndependentOfBuildThreads) {
+  for (const std::string dispatcher : {"nccl-alltoall", "deepep-uccl"}) {
+    const Scenario s = make(dispatcher, "[routing]\nkind = \"zipf\"\nzipf_exponent = 1.0\nseed = 5\n");
+    WorkloadSeams seams;
+    seams.moe = std::make_shared<DispatcherMoeCost>(s);
+    const Workload one = build_workload(s, {}, seams, 1).workload;
+    seams.moe = std::make_shared<DispatcherMoeCost>(s);
+    const Workload four = build_workload(s, {}, seams, 4).workload;
+    ASSERT_EQ(one.var_offset, four.var_offset) << dispatcher;
+    ASSERT_EQ(one.var_durations.size(), four.var_durations.size()) << dispatcher;
+    for (std::size_t i = 0; i < one.var_durations.size(); ++i)
+      ASSERT_EQ(one.var_durations[i], four.var_durations[i]) << dispatcher << " slot " << i;
+    ASSERT_EQ(one.programs.size(), four.programs.size());
+    for (std::size_t p = 0; p < one.programs.size(); ++p) {
+      ASSERT_EQ(one.programs[p].size(), four.programs[p].size());
+      for (int i = 0; i < one.programs[p].size(); ++i) {
+        const OpSpec& a = one.programs[p].ops()[static_cast<std::size_t>(i)];
+        const OpSpec& b = four.programs[p].ops()[static_cast<std::size_t>(i)];
+        ASSERT_EQ(a.duration, b.duration) << dispatcher << " op " << i;
+        ASSERT_EQ(a.sms, b.sms) << dispatcher << " op " << i;
+        ASSERT_EQ(a.net_load, b.net_load) << dispatcher << " op " << i;
+      }
+      ASSERT_EQ(one.programs[p].net_loads(), four.programs[p].net_loads());
+    }
+    PredictOptions o;
+    o.threads = 3;
+    const Prediction threaded = predict(s, o);
+    o.threads = 1;
+    EXPECT_EQ(threaded.engine.iteration, predict(s, o).engine.iteration) << dispatcher;
+  }
 }
 
 TEST(DispatcherMoeCost, RejectsMismatchedGroup) {

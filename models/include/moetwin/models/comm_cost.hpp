@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,8 @@ class MoeCostModel {
   // `out` gets one entry per member of `ep_ranks` (global ranks in EP-rank order) for MoE layer
   // `layer` (0-based model order; MTP layers follow the decoder layers) and `microbatch`.
   // `ep_group` is the group's index in the job (distinct groups route different data).
+  // Calls may come from several threads at once (the workload builder spreads the calls of unclassed
+  // (layer, microbatch, group) cells, cost_class -1, over its threads): implementations guard any cache.
   virtual void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                            std::vector<MoeRankCost>& out) const = 0;
   // A key for reuse: two layer_costs calls for the same EP group (same ep_group and ep_ranks) whose
@@ -146,6 +149,7 @@ class BalancedMoeCost : public MoeCostModel {
   std::int64_t copies_per_rank_ = 0;  // (token, expert) copies each rank's dispatch sends
   // The A2A time depends only on the group's node pattern; the last group's answer is reused when the
   // next call is for the same members (the builder asks layer by layer for the same group).
+  mutable std::mutex cache_mutex_;  // guards the two below (layer_costs may be called from several threads)
   mutable std::vector<int> cached_ranks_;
   mutable std::vector<MoeRankCost> cached_;
 };

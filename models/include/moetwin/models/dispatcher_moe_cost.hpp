@@ -14,12 +14,13 @@
 //  - distinct EP groups (other data-parallel replicas of the expert side) route different data: group g
 //    uses the plan of (layer, g x microbatches + microbatch), so expert popularity (per layer) is shared
 //    and the per-microbatch samples differ. Plans are deterministic in Scenario.routing.seed.
-// The planner caches per-layer statistics, so an instance is not thread-safe (the workload builder calls
-// it from one thread).
+// Thread-safe: the planner's statistics cache and the count-class cache below are guarded by locks, and
+// the workload builder calls layer_costs from several threads.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,8 @@ class DispatcherMoeCost : public MoeCostModel {
   std::vector<std::string> warnings_;
   // Costs by the routing plan's count class (RoutingPlanner::count_class): plans of one class are equal
   // in every count, and the costs read nothing else, so balanced routing plans and prices each class
-  // once (at most one per expert) instead of once per (layer, microbatch, EP group). Not thread-safe,
-  // like the planner's statistics cache.
+  // once (at most one per expert) instead of once per (layer, microbatch, EP group).
+  mutable std::mutex class_costs_mutex_;
   mutable std::map<std::int64_t, std::vector<MoeRankCost>> class_costs_;
 };
 

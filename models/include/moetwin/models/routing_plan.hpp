@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -122,8 +123,8 @@ struct LayerRoutingStats {
   std::vector<double> node_hit;      // P(token has >= 1 expert on the node)
 };
 
-// Per-layer statistics are computed once and cached, so a planner is not thread-safe: use one per thread
-// (plans do not depend on which planner made them).
+// Per-layer statistics are computed once and cached under a lock, so one planner may plan from several
+// threads at once (plans do not depend on which planner or thread made them).
 class RoutingPlanner {
  public:
   explicit RoutingPlanner(RoutingSpec spec);  // validates
@@ -144,6 +145,7 @@ class RoutingPlanner {
  private:
   const LayerRoutingStats& cached_stats(int layer) const;
   RoutingSpec spec_;
+  mutable std::mutex stats_mutex_;  // guards stats_cache_ (std::map nodes do not move: references stay valid)
   mutable std::map<int, LayerRoutingStats> stats_cache_;
 };
 

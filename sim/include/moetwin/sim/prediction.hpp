@@ -31,6 +31,9 @@ struct PredictOptions {
   bool calibration = true;
   std::string calibration_dir;
   bool trace = false;  // keep every op's span (EngineResult::trace) for write_chrome_trace
+  // Threads the workload builder prices skewed routing plans on (build_workload); the prediction is the
+  // same for any count. 1 suits callers that already predict several scenarios in parallel.
+  int threads = 1;
 };
 
 // min / median (lower median) / max over ranks, seconds.

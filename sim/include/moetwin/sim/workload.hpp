@@ -177,7 +177,10 @@ double host_time_factor(const SimProfile& profile, const InstanceSpec& instance)
 // `profile` with its host-time terms scaled by host_time_factor.
 SimProfile host_scaled(const SimProfile& profile, const InstanceSpec& instance);
 
+// `threads`: the MoE costs of cells without a cost class (skewed routing: one routing plan each) are
+// priced on that many threads (MoeCostModel::layer_costs must then be thread-safe); the workload is the
+// same for any count.
 BuiltWorkload build_workload(const Scenario& scenario, const SimProfile& profile = {},
-                             const WorkloadSeams& seams = {});
+                             const WorkloadSeams& seams = {}, int threads = 1);
 
 }  // namespace moetwin

@@ -52,6 +52,13 @@ constexpr int kMaxStreams = 64;
 constexpr int kDepPosBits = 24;
 constexpr std::uint32_t kDepPosMask = (1u << kDepPosBits) - 1;
 
+// EngineOp::flags.
+constexpr std::uint8_t kOpComm = 1;  // a communication op
+// Something besides its own stream's next op waits for this op to finish: an op of another stream depends
+// on it, the host syncs on it, or it is the compute stream's last op before a device sync. A run of compute
+// ops replayed as one event (compute chains, below) ends at such an op.
+constexpr std::uint8_t kOpWatched = 2;
+
 // One op compiled for the engine: everything starting and finishing it needs, in 32 bytes, stored in
 // stream order so that a stream's head advances through contiguous memory. (The engine is bound by
 // cache misses: the Program's separate index arrays cost a miss each per event on large workloads.)
@@ -61,7 +68,7 @@ struct EngineOp {
   std::int32_t index = 0;         // program index
   std::uint32_t dep[2] = {0, 0};  // (stream << kDepPosBits) | (position in stream + 1), 0 = none
   std::uint16_t sms = 0;
-  std::uint8_t comm = 0;     // 1: communication op
+  std::uint8_t flags = 0;    // kOpComm | kOpWatched
   std::uint8_t channel = 0;  // ChannelKind; comm class in the high nibble
 };
 static_assert(sizeof(EngineOp) == 32, "EngineOp is meant to be half a cache line");
@@ -123,7 +130,7 @@ EngineProgram compile(const Program& p) {
                  (static_cast<std::uint32_t>(pos[du]) + 1u);
     }
     r.sms = o.sms;
-    r.comm = o.kind == OpKind::comm ? 1 : 0;
+    r.flags = o.kind == OpKind::comm ? kOpComm : 0;
     r.channel = static_cast<std::uint8_t>(static_cast<unsigned>(o.channel) |
                                           (static_cast<unsigned>(o.comm_class) << 4));
     e.ops[static_cast<std::size_t>(e.stream_begin[o.stream] + pos[i])] = r;
@@ -145,6 +152,23 @@ EngineProgram compile(const Program& p) {
   SyncPoint end;
   end.index = e.size;
   e.syncs.push_back(end);
+  const auto record = [&](int i) -> EngineOp& {
+    const auto iu = static_cast<std::size_t>(i);
+    return e.ops[static_cast<std::size_t>(e.stream_begin[ops[iu].stream] + pos[iu])];
+  };
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    for (const int d : ops[i].deps) {
+      if (d != kNoOp && ops[static_cast<std::size_t>(d)].stream != ops[i].stream)
+        record(d).flags |= kOpWatched;
+    }
+  }
+  for (const SyncPoint& sp : e.syncs) {
+    if (sp.index >= e.size) continue;
+    record(sp.index).flags |= kOpWatched;
+    const std::int32_t compute_drained = sp.device ? e.drain[static_cast<std::size_t>(sp.drain)] : 0;
+    if (compute_drained > 0)
+      e.ops[static_cast<std::size_t>(e.stream_begin[0] + compute_drained - 1)].flags |= kOpWatched;
+  }
   return e;
 }
 
@@ -171,8 +195,12 @@ struct RankRt {
   std::int32_t seg_start = 0;
   std::int32_t seg_end = 0;
   std::int32_t sync = 0;
-  // Running compute op (stream 0).
+  // Running compute chain (stream 0): the ops at stream positions chain_pos..chain_last run back to back;
+  // chain_pos is the one in progress (found lazily: see catch_up), compute_op the last one's program index
+  // (its finish event ends the chain), work_left / last_update the one in progress.
   std::int32_t compute_op = -1;
+  std::int32_t chain_pos = 0;
+  std::int32_t chain_last = 0;
   std::int64_t work_left = 0;  // SM-ns
   TimeNs last_update = 0;
   std::int32_t rate = 0;  // SMs
@@ -231,6 +259,7 @@ class Engine {
         opt_(o),
         ids_(rp.ranks),
         channel_size_(*rp.channel_size),
+        chains_(o.compute_chains && !o.trace),
         flow_(o.network == NetworkMode::flow) {
     const int n = static_cast<int>(rp.ranks.size());
     max_streams_ = 1;
@@ -387,7 +416,8 @@ class Engine {
       }
     }
     EngineResult result;
-    result.events = events;
+    result.events = events + chained_;  // the op-by-op replay's count: one finish event per chained op
+    result.stale_events = stale_;
     result.rate_solves = rate_solves_;
     result.shared_transfers = shared_transfers_;
     TimeNs end = 0;
@@ -448,16 +478,72 @@ class Engine {
     queue_.push(t, kWake, static_cast<std::uint32_t>(r), 0, 0);
   }
 
+  // The duration of `op` on the rank (its var slot resolved), ns.
+  TimeNs duration(const RankRt& rt, const EngineOp& op) const {
+    if (op.dur >= 0) return op.dur;
+    const std::int64_t at = (-op.dur - 1) * rt.var_stride;
+    return wide_ ? rt.var64[at] : rt.var32[at];
+  }
+
+  // Stream 0's op at position `pos` (stream 0's records come first in EngineProgram::ops).
+  static const EngineOp& compute_record(const RankRt& rt, std::int32_t pos) {
+    return rt.prog->ops[static_cast<std::size_t>(pos)];
+  }
+
+  // The end of the running chain: the op in progress, then each later op of the chain at the current rate,
+  // every op rounded up to whole ns as the op-by-op replay rounds it.
   void push_compute_finish(int r, const RankRt& rt, TimeNs now) {
-    const std::int64_t dt = (rt.work_left + rt.rate - 1) / rt.rate;
-    queue_.push(now + dt, kComputeFinish, static_cast<std::uint32_t>(r),
-                static_cast<std::uint32_t>(rt.compute_op), rt.version);
+    TimeNs end = now + (rt.work_left + rt.rate - 1) / rt.rate;
+    for (std::int32_t pos = rt.chain_pos + 1; pos <= rt.chain_last; ++pos) {
+      const std::int64_t work = duration(rt, compute_record(rt, pos)) * static_cast<std::int64_t>(w_.sms);
+      end += (work + rt.rate - 1) / rt.rate;
+    }
+    queue_.push(end, kComputeFinish, static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(rt.compute_op),
+                rt.version);
+  }
+
+  // Compute chains: a compute op whose successor on stream 0 is a compute op already issued, with its
+  // dependencies on other streams done, starts that successor the instant it ends, and when nothing else
+  // waits for it (kOpWatched unset) its end changes nothing else on the rank or beyond: no event is
+  // needed there. The chain is extended from its first op, just started at `now`, over such successors;
+  // one finish event ends it. Every op keeps the start, end and rounding of the op-by-op replay (a rate
+  // change first finds the op in progress: catch_up), the time-line categories are the same (compute
+  // throughout), and EngineResult::events counts the events the op-by-op replay pops.
+  void extend_chain(RankRt& rt, TimeNs now) {
+    const EngineOp* first = &compute_record(rt, rt.chain_pos);
+    const EngineOp* end = rt.prog->ops.data() + rt.prog->stream_count[0];
+    const EngineOp* last = first;
+    // A dependency on stream 0 is an earlier op of this stream: done by the time its successors run.
+    const auto dep_done = [&](std::uint32_t dep) { return dep < (1u << kDepPosBits) || done(rt, dep); };
+    while ((last->flags & kOpWatched) == 0 && last + 1 < end) {
+      const EngineOp& next = last[1];
+      if ((next.flags & kOpComm) != 0 || next.index > rt.seg_end || issue_time(rt, next) > now) break;
+      if (!dep_done(next.dep[0]) || !dep_done(next.dep[1])) break;
+      ++last;
+    }
+    const auto added = static_cast<std::int32_t>(last - first);
+    rt.chain_last = rt.chain_pos + added;
+    chained_ += static_cast<std::uint64_t>(added);
+  }
+
+  // Moves a chain to the op in progress at `now`: ops that end at or before `now` are over, and an op that
+  // ends exactly at `now` has started its successor (the op-by-op replay reaches the same state whichever
+  // of its two events at `now` it handles first). The last op of the chain is left to its finish event.
+  void catch_up(RankRt& rt, TimeNs now) const {
+    while (rt.chain_pos < rt.chain_last) {
+      const TimeNs end = rt.last_update + (rt.work_left + rt.rate - 1) / rt.rate;
+      if (end > now) return;
+      rt.last_update = end;
+      ++rt.chain_pos;
+      rt.work_left = duration(rt, compute_record(rt, rt.chain_pos)) * static_cast<std::int64_t>(w_.sms);
+    }
   }
 
   void change_steal(int r, std::int32_t delta, TimeNs now) {
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
     rt.stolen += delta;
     if (rt.compute_op < 0) return;
+    catch_up(rt, now);  // at the old rate
     const TimeNs elapsed = std::max<TimeNs>(0, now - rt.last_update);
     rt.work_left = std::max<std::int64_t>(0, rt.work_left - elapsed * rt.rate);
     rt.last_update = now;
@@ -477,15 +563,13 @@ class Engine {
       return;
     }
     if ((op.dep[0] != 0 && !done(rt, op.dep[0])) || (op.dep[1] != 0 && !done(rt, op.dep[1]))) return;
-    TimeNs dur = op.dur;
-    if (dur < 0) {
-      const std::int64_t at = (-dur - 1) * rt.var_stride;
-      dur = wide_ ? rt.var64[at] : rt.var32[at];
-    }
-    if (!op.comm) {
+    const TimeNs dur = duration(rt, op);
+    if ((op.flags & kOpComm) == 0) {  // compute ops run on stream 0 (Program::seal)
       st.state = kRunning;
       st.start = now;
-      rt.compute_op = op.index;
+      rt.chain_pos = rt.chain_last = st.pos;
+      if (chains_) extend_chain(rt, now);
+      rt.compute_op = compute_record(rt, rt.chain_last).index;
       rt.work_left = dur * static_cast<std::int64_t>(w_.sms);
       rt.last_update = now;
       rt.rate = std::max<std::int32_t>(1, w_.sms - rt.stolen);
@@ -703,7 +787,7 @@ class Engine {
       trace_.push_back(TraceSpan{ids_[static_cast<std::size_t>(r)], op.index, st.start, now,
                                  static_cast<std::uint8_t>(s), alone});
     }
-    if (op.comm) {
+    if ((op.flags & kOpComm) != 0) {
       stats.comm_total[op.channel >> 4] += now - st.start;
       if (alone >= 0 && now - st.start > alone) stats.shared_delay[op.channel >> 4] += now - st.start - alone;
     }
@@ -720,9 +804,14 @@ class Engine {
 
   void on_compute_finish(int r, int i, std::uint32_t version, TimeNs now) {
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
-    if (rt.compute_op != i || rt.version != version) return;  // superseded by a rate change
+    if (rt.compute_op != i || rt.version != version) {  // superseded by a rate change
+      ++stale_;
+      return;
+    }
     rt.compute_op = -1;
-    finish_op(r, rt, 0, now);  // compute ops run on stream 0 (Program::seal)
+    // The chain's ops, from the first (the stream's head) to the last, end here as far as the stats go:
+    // ops_run counts each, and `finish` is the latest end.
+    for (std::int32_t left = rt.chain_last - rt.streams[0].pos; left >= 0; --left) finish_op(r, rt, 0, now);
     advance(r, now);
   }
 
@@ -823,6 +912,9 @@ class Engine {
   const std::vector<std::int32_t>& channel_size_;
   int max_streams_ = 1;
   int current_rank_ = -1;
+  bool chains_ = true;         // EngineOptions::compute_chains (off with traces: every op has its span)
+  std::uint64_t chained_ = 0;  // ops that ended inside a chain, without an event of their own
+  std::uint64_t stale_ = 0;    // compute finish events superseded by a rate change
   std::vector<EngineProgram> programs_;
   // Per compiled program, slot-major, in the workload's width (one of the two is used).
   bool wide_ = false;
@@ -867,6 +959,7 @@ EngineResult run_engine(const Workload& workload, const EngineOptions& options) 
       EngineResult out;
       out.iteration = reduced.iteration;
       out.events = reduced.events;
+      out.stale_events = reduced.stale_events;
       out.rate_solves = reduced.rate_solves;
       out.shared_transfers = reduced.shared_transfers;
       out.replayed_ranks = sym.classes();

@@ -40,19 +40,27 @@ void expect_same(const EngineResult& full, const EngineResult& reduced, const st
 }
 
 // Runs both replays, under the closed form and under the flow model (links shared: a rank's time line
-// then also depends on what its partners' transfers share); returns the reduced one's replayed ranks.
+// then also depends on what its partners' transfers share), against the full op-by-op replay (no compute
+// chains); returns the reduced one's replayed ranks.
 int compare_replays(const Workload& w, const std::string& what) {
   int replayed = 0;
   for (const NetworkMode mode : {NetworkMode::closed_form, NetworkMode::flow}) {
+    EngineOptions op_by_op;
+    op_by_op.full_replay = true;
+    op_by_op.compute_chains = false;
+    op_by_op.network = mode;
     EngineOptions full;
     full.full_replay = true;
     full.network = mode;
     EngineOptions reduced;
     reduced.network = mode;
+    const EngineResult reference = run_engine(w, op_by_op);
     const EngineResult a = run_engine(w, full);
     const EngineResult b = run_engine(w, reduced);
     const std::string label = what + " (" + to_string(mode) + ")";
     EXPECT_EQ(a.replayed_ranks, w.ranks()) << label;
+    expect_same(reference, a, label + " chained");
+    EXPECT_EQ(reference.events - reference.stale_events, a.events - a.stale_events) << label;
     expect_same(a, b, label);
     replayed = b.replayed_ranks;
   }

@@ -55,8 +55,9 @@ constexpr std::uint32_t kDepPosMask = (1u << kDepPosBits) - 1;
 // EngineOp::flags.
 constexpr std::uint8_t kOpComm = 1;  // a communication op
 // Something besides its own stream's next op waits for this op to finish: an op of another stream depends
-// on it, the host syncs on it, or it is the compute stream's last op before a device sync. A run of compute
-// ops replayed as one event (compute chains, below) ends at such an op.
+// on it, the host syncs on it, or it is its stream's last op before a device sync. A run of compute ops
+// replayed as one event (compute chains, below) ends at such an op, and only after such an op ends are
+// the rank's other streams and its host retried (advance_stream).
 constexpr std::uint8_t kOpWatched = 2;
 
 // One op compiled for the engine: everything starting and finishing it needs, in 32 bytes, stored in
@@ -165,9 +166,14 @@ EngineProgram compile(const Program& p) {
   for (const SyncPoint& sp : e.syncs) {
     if (sp.index >= e.size) continue;
     record(sp.index).flags |= kOpWatched;
-    const std::int32_t compute_drained = sp.device ? e.drain[static_cast<std::size_t>(sp.drain)] : 0;
-    if (compute_drained > 0)
-      e.ops[static_cast<std::size_t>(e.stream_begin[0] + compute_drained - 1)].flags |= kOpWatched;
+    if (!sp.device) continue;
+    // A device sync waits for every stream's last op issued before it.
+    for (int s = 0; s < streams; ++s) {
+      const std::int32_t drained = e.drain[static_cast<std::size_t>(sp.drain + s)];
+      if (drained > 0)
+        e.ops[static_cast<std::size_t>(e.stream_begin[static_cast<std::size_t>(s)] + drained - 1)].flags |=
+            kOpWatched;
+    }
   }
   return e;
 }
@@ -242,6 +248,7 @@ struct Transfer {
 struct Member {
   std::int32_t rank = 0;
   std::int32_t stream = 0;  // the member's op is the head of this stream
+  bool watched = false;     // on_channel_finish: the op was kOpWatched
 };
 
 // The ranks one run replays: all of the workload's, or one representative per symmetry class with the
@@ -259,7 +266,7 @@ class Engine {
         opt_(o),
         ids_(rp.ranks),
         channel_size_(*rp.channel_size),
-        chains_(o.compute_chains && !o.trace),
+        shortcuts_(o.shortcuts && !o.trace),
         flow_(o.network == NetworkMode::flow) {
     const int n = static_cast<int>(rp.ranks.size());
     max_streams_ = 1;
@@ -568,7 +575,7 @@ class Engine {
       st.state = kRunning;
       st.start = now;
       rt.chain_pos = rt.chain_last = st.pos;
-      if (chains_) extend_chain(rt, now);
+      if (shortcuts_) extend_chain(rt, now);
       rt.compute_op = compute_record(rt, rt.chain_last).index;
       rt.work_left = dur * static_cast<std::int64_t>(w_.sms);
       rt.last_update = now;
@@ -809,10 +816,26 @@ class Engine {
       return;
     }
     rt.compute_op = -1;
+    const bool watched = (compute_record(rt, rt.chain_last).flags & kOpWatched) != 0;
     // The chain's ops, from the first (the stream's head) to the last, end here as far as the stats go:
     // ops_run counts each, and `finish` is the latest end.
     for (std::int32_t left = rt.chain_last - rt.streams[0].pos; left >= 0; --left) finish_op(r, rt, 0, now);
-    advance(r, now);
+    if (watched || !shortcuts_) {
+      advance(r, now);
+    } else {
+      advance_stream(r, 0, now);
+    }
+  }
+
+  // advance() after an unwatched op of stream `s` ended: nothing but the stream's next op waited for it,
+  // so no host sync was released and no other stream became ready (one that is ready at `now` for another
+  // reason, its issue time or another op's end, has an event at `now` of its own): only `s` is tried.
+  void advance_stream(int r, int s, TimeNs now) {
+    current_rank_ = r;
+    RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    if ((rt.live >> s & 1u) != 0) try_start(r, rt, s, now);
+    current_rank_ = -1;
+    touch(r, now);
   }
 
   void on_channel_finish(std::int32_t ch, TimeNs now) {
@@ -821,15 +844,21 @@ class Engine {
     for (std::int32_t m = 0; m < count; ++m) {
       const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
       RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
-      const std::uint16_t sms = head(rt, mem.stream).sms;
-      if (sms > 0) change_steal(mem.rank, -static_cast<std::int32_t>(sms), now);
+      const EngineOp& op = head(rt, mem.stream);
+      members_[static_cast<std::size_t>(c.offset + m)].watched = (op.flags & kOpWatched) != 0;
+      if (op.sms > 0) change_steal(mem.rank, -static_cast<std::int32_t>(op.sms), now);
       finish_op(mem.rank, rt, mem.stream, now, c.dur_max);
     }
     c.arrived = 0;
     c.dur_max = 0;
     // Members are advanced after the channel is reset: a member's next op may be on this channel.
     for (std::int32_t m = 0; m < count; ++m) {
-      advance(members_[static_cast<std::size_t>(c.offset + m)].rank, now);
+      const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
+      if (mem.watched || !shortcuts_) {
+        advance(mem.rank, now);
+      } else {
+        advance_stream(mem.rank, mem.stream, now);
+      }
     }
   }
 
@@ -912,7 +941,7 @@ class Engine {
   const std::vector<std::int32_t>& channel_size_;
   int max_streams_ = 1;
   int current_rank_ = -1;
-  bool chains_ = true;         // EngineOptions::compute_chains (off with traces: every op has its span)
+  bool shortcuts_ = true;      // EngineOptions::shortcuts (off with traces: every op has its span)
   std::uint64_t chained_ = 0;  // ops that ended inside a chain, without an event of their own
   std::uint64_t stale_ = 0;    // compute finish events superseded by a rate change
   std::vector<EngineProgram> programs_;

@@ -35,7 +35,7 @@ void expect_same(const EngineResult& a, const EngineResult& b, const std::string
 
 void compare_chained(const Workload& w, const std::string& what) {
   EngineOptions plain;
-  plain.compute_chains = false;
+  plain.shortcuts = false;
   plain.full_replay = true;
   EngineOptions chained;
   chained.full_replay = true;
@@ -89,7 +89,7 @@ TEST(ComputeChain, StealsInsideAndAtTheEdgesOfAChain) {
   p.add(second);
   const Workload w = one_rank(std::move(p), 3);
   EngineOptions plain;
-  plain.compute_chains = false;
+  plain.shortcuts = false;
   const EngineResult r = run_engine(w, plain);
   EXPECT_EQ(r.ranks[0].ops_run, 6);
   compare_chained(w, "steals");

@@ -47,7 +47,7 @@ int compare_replays(const Workload& w, const std::string& what) {
   for (const NetworkMode mode : {NetworkMode::closed_form, NetworkMode::flow}) {
     EngineOptions op_by_op;
     op_by_op.full_replay = true;
-    op_by_op.compute_chains = false;
+    op_by_op.shortcuts = false;
     op_by_op.network = mode;
     EngineOptions full;
     full.full_replay = true;

@@ -63,10 +63,11 @@ struct EngineOptions {
   // and their stats copied: the same iteration time and per-rank stats, fewer events.
   bool full_replay = false;
   NetworkMode network = NetworkMode::closed_form;
-  // Replay a run of compute ops that start back to back, none watched by anything but its successor, as
-  // one event (engine.cpp, compute chains): the same times and stats, fewer events handled. Off with
-  // `trace`. false: one event per op (tests compare the two).
-  bool compute_chains = true;
+  // Event shortcuts (engine.cpp): a run of compute ops that start back to back, none watched by anything
+  // but its successor, is one event (compute chains), and after an unwatched op ends only its own stream
+  // is retried. The same times, stats and event count (EngineResult::events) as without; off with
+  // `trace`. false: the plain op-by-op replay (tests compare the two).
+  bool shortcuts = true;
 };
 
 struct RankStats {
@@ -99,7 +100,7 @@ struct EngineResult {
   TimeNs iteration = 0;  // latest finish over all ranks (all start at 0)
   std::vector<RankStats> ranks;
   // Events of the replay that ran, op by op: popped ones (incl. stale rate-change events) plus one per
-  // compute op that ended inside a chain (EngineOptions::compute_chains).
+  // compute op that ended inside a chain (EngineOptions::shortcuts).
   std::uint64_t events = 0;
   // Of `events`, compute finish events a rate change superseded. Where a rate change and a compute op's
   // end fall on the same ns their order decides whether one more goes stale; chaining pushes a chain's

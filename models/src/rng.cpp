@@ -206,6 +206,42 @@ void sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& wei
   }
 }
 
+void sample_multinomial_rows(Rng* rngs, const std::int64_t* n, int rows, const double* weights, std::size_t m,
+                             std::size_t weight_stride, std::int64_t* counts) {
+  const auto nrows = static_cast<std::size_t>(rows);
+  // What sample_multinomial keeps per row: the weight and the count left.
+  std::vector<double> remaining_weight(nrows, 0.0);
+  std::vector<std::int64_t> remaining(n, n + nrows);
+  for (std::size_t l = 0; l < nrows; ++l) {
+    const double* w = weights + l * weight_stride;
+    for (std::size_t i = 0; i < m; ++i) {
+      if (!(w[i] >= 0.0) || !std::isfinite(w[i]))
+        throw std::invalid_argument("sample_multinomial: bad weight");
+      remaining_weight[l] += w[i];
+    }
+    if (!(remaining_weight[l] > 0.0)) throw std::invalid_argument("sample_multinomial: zero total weight");
+  }
+  std::fill(counts, counts + nrows * m, 0);
+  for (std::size_t i = 0; i < m; ++i) {
+    bool any = false;
+    for (std::size_t l = 0; l < nrows; ++l) {
+      if (remaining[l] <= 0 || !(remaining_weight[l] > 0.0)) continue;
+      const double w = weights[l * weight_stride + i];
+      if (i + 1 == m) {
+        counts[l * m + i] = remaining[l];
+        remaining[l] = 0;
+        continue;
+      }
+      const std::int64_t k = rngs[l].binomial(remaining[l], std::clamp(w / remaining_weight[l], 0.0, 1.0));
+      counts[l * m + i] = k;
+      remaining[l] -= k;
+      remaining_weight[l] -= w;
+      any = any || (remaining[l] > 0 && remaining_weight[l] > 0.0);
+    }
+    if (!any) break;
+  }
+}
+
 std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights) {
   std::vector<std::int64_t> counts;
   sample_multinomial(rng, n, weights, counts);

@@ -221,9 +221,6 @@ void RoutingSpec::validate() const {
   }
 }
 
-std::int64_t LayerRouting::copy(int src, int dst) const {
-  return copies[idx(src * ep_ranks + dst)];
-}
 std::int64_t LayerRouting::rank_dedup(int src, int dst) const {
   if (rank_tokens.empty()) throw std::logic_error("LayerRouting: plan drawn without distinct-token counts");
   return rank_tokens[idx(src * ep_ranks + dst)];
@@ -441,37 +438,41 @@ LayerRouting RoutingPlanner::plan(int layer, int microbatch) const {
   }
 
   const LayerRoutingStats& st = cached_stats(layer);
-  std::vector<std::int64_t> draws;
-  std::vector<double> share;
   const bool balanced = s.kind == RoutingKind::balanced;
   const std::int64_t copies_per_src = T * s.top_k;
-  // Copies per destination rank.
-  for (int src = 0; src < ranks; ++src) {
-    if (balanced) {
-      const std::int64_t base = copies_per_src / s.experts;
-      const std::int64_t rem = copies_per_src % s.experts;
-      const auto offset = static_cast<std::int64_t>(
-          (static_cast<std::uint64_t>(src) +
-           static_cast<std::uint64_t>(ranks) *
-               (static_cast<std::uint64_t>(layer) + static_cast<std::uint64_t>(microbatch))) *
-          static_cast<std::uint64_t>(rem) % static_cast<std::uint64_t>(s.experts));
-      for (int e = 0; e < s.experts; ++e) {
-        const std::int64_t c = base + (((e + offset) % s.experts) < rem ? 1 : 0);
-        out.expert_tokens[idx(e)] += c;
-        out.copies[idx(src * ranks + e / per_rank)] += c;
-      }
-    } else {
-      sample_multinomial(rng, copies_per_src, st.rank_share, draws);
-      for (int r = 0; r < ranks; ++r) out.copies[idx(src * ranks + r)] = draws[idx(r)];
+  // Copies per destination rank: balanced, every expert's even share (remainders rotated).
+  for (int src = 0; balanced && src < ranks; ++src) {
+    const std::int64_t base = copies_per_src / s.experts;
+    const std::int64_t rem = copies_per_src % s.experts;
+    const auto offset = static_cast<std::int64_t>(
+        (static_cast<std::uint64_t>(src) +
+         static_cast<std::uint64_t>(ranks) *
+             (static_cast<std::uint64_t>(layer) + static_cast<std::uint64_t>(microbatch))) *
+        static_cast<std::uint64_t>(rem) % static_cast<std::uint64_t>(s.experts));
+    for (int e = 0; e < s.experts; ++e) {
+      const std::int64_t c = base + (((e + offset) % s.experts) < rem ? 1 : 0);
+      out.expert_tokens[idx(e)] += c;
+      out.copies[idx(src * ranks + e / per_rank)] += c;
     }
   }
   if (!balanced) {
-    // Split what each rank receives over its experts.
+    // Each source's copies over the ranks, then each rank's received copies over its experts: one
+    // multinomial per row, each row from a stream of its own (sources {0, src}, ranks {1, r} under the
+    // plan's stream), all rows drawn together (sample_multinomial_rows).
+    std::vector<Rng> rngs;
+    rngs.reserve(idx(ranks));
+    for (int src = 0; src < ranks; ++src)
+      rngs.emplace_back(derive_stream(out.stream_seed, {0, static_cast<std::uint64_t>(src)}));
+    const std::vector<std::int64_t> per_src(idx(ranks), copies_per_src);
+    sample_multinomial_rows(rngs.data(), per_src.data(), ranks, st.rank_share.data(), idx(ranks), 0,
+                            out.copies.data());
+    std::vector<std::int64_t> received(idx(ranks));
     for (int r = 0; r < ranks; ++r) {
-      share.assign(st.expert_share.begin() + r * per_rank, st.expert_share.begin() + (r + 1) * per_rank);
-      sample_multinomial(rng, out.received(r), share, draws);
-      for (int i = 0; i < per_rank; ++i) out.expert_tokens[idx(r * per_rank + i)] = draws[idx(i)];
+      received[idx(r)] = out.received(r);
+      rngs[idx(r)] = Rng(derive_stream(out.stream_seed, {1, static_cast<std::uint64_t>(r)}));
     }
+    sample_multinomial_rows(rngs.data(), received.data(), ranks, st.expert_share.data(), idx(per_rank),
+                            idx(per_rank), out.expert_tokens.data());
   }
   if (!s.dedup_counts) return out;
   // Distinct tokens per destination rank, then per node, clamped into what the copies allow. Their own

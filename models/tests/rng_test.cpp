@@ -134,6 +134,39 @@ TEST(Rng, ZigguratNormalFollowsTheNormalDistribution) {
   EXPECT_GT(dof, 15);
 }
 
+// The interleaved rows draw what row-by-row sample_multinomial draws from the same streams: shared and
+// per-row weights, zero weights (also the last), rows with nothing to draw, a weight left at zero early.
+TEST(Rng, MultinomialRowsEqualRowByRowDraws) {
+  const std::vector<double> shared{0.5, 0.0, 2.0, 1e-9, 3.0, 0.0};
+  const std::vector<double> strided{1, 2, 0, 0, 0, 5, 1e-12, 1e-12, 4, 3, 2, 1};  // 4 rows of 3
+  const std::vector<std::int64_t> n{1000, 0, 37, 250000};
+  for (const bool per_row : {false, true}) {
+    const std::size_t m = per_row ? 3 : shared.size();
+    std::vector<Rng> rows, alone;
+    for (std::uint64_t l = 0; l < n.size(); ++l) {
+      rows.emplace_back(derive_stream(5, {l}));
+      alone.emplace_back(derive_stream(5, {l}));
+    }
+    std::vector<std::int64_t> counts(n.size() * m, -1);
+    sample_multinomial_rows(rows.data(), n.data(), static_cast<int>(n.size()),
+                            per_row ? strided.data() : shared.data(), m, per_row ? m : 0, counts.data());
+    for (std::size_t l = 0; l < n.size(); ++l) {
+      const std::vector<double> w =
+          per_row ? std::vector<double>(strided.begin() + static_cast<std::ptrdiff_t>(l * m),
+                                        strided.begin() + static_cast<std::ptrdiff_t>((l + 1) * m))
+                  : shared;
+      const std::vector<std::int64_t> want = sample_multinomial(alone[l], n[l], w);
+      for (std::size_t i = 0; i < m; ++i) EXPECT_EQ(counts[l * m + i], want[i]) << per_row << " row " << l;
+      EXPECT_EQ(rows[l].next(), alone[l].next()) << "row " << l << " used a different number of draws";
+    }
+  }
+  Rng r(1);
+  const std::int64_t one = 5;
+  std::int64_t out[2];
+  const double bad[] = {1.0, -1.0};
+  EXPECT_THROW(sample_multinomial_rows(&r, &one, 1, bad, 2, 0, out), std::invalid_argument);
+}
+
 TEST(AliasTable, FrequenciesFollowWeights) {
   const AliasTable t({1, 2, 3, 4});
   EXPECT_DOUBLE_EQ(t.probability(3), 0.4);

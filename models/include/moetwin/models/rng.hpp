@@ -67,6 +67,15 @@ std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std
 void sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights,
                         std::vector<std::int64_t>& counts);
 
+// Multinomial draws of several independent rows at once: row l (of `rows`) gets Multinomial(n[l], its
+// m weights, weights[l * weight_stride ...]; stride 0: one set for all) drawn from rngs[l] into
+// counts[l * m ...]: the same draws as sample_multinomial(rngs[l], n[l], those weights) row after row.
+// The rows' conditional-binomial chains (each draw waits for the count the previous one left: a sqrt,
+// a ziggurat normal, a rounding in a row) advance step by step together, so the CPU overlaps their
+// latencies.
+void sample_multinomial_rows(Rng* rngs, const std::int64_t* n, int rows, const double* weights, std::size_t m,
+                             std::size_t weight_stride, std::int64_t* counts);
+
 // Fisher-Yates shuffle of `items` with Rng::below.
 template <typename T>
 void shuffle(Rng& rng, std::vector<T>& items) {

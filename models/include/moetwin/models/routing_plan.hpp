@@ -105,7 +105,9 @@ struct LayerRouting {
   std::vector<std::int64_t> expert_tokens;  // [expert]: copies received by each expert
 
   int node_of(int rank) const { return rank / ranks_per_node; }
-  std::int64_t copy(int src, int dst) const;
+  std::int64_t copy(int src, int dst) const {  // inline: the traffic matrices read every cell
+    return copies[static_cast<std::size_t>(src * ep_ranks + dst)];
+  }
   // logic_error when the plan has no distinct-token counts (RoutingSpec::dedup_counts false).
   std::int64_t rank_dedup(int src, int dst) const;
   std::int64_t node_dedup(int src, int node) const;

@@ -41,6 +41,7 @@ enum EventType : std::uint32_t {
   kWake = 2,
   kTransferStart = 3,   // a transfer's latency has elapsed: it starts to use its links
   kTransferFinish = 4,  // a transfer's bytes are through (if its version is current)
+  kChannelStart = 5,    // every member is in by now (early arrivals: if its version is current)
 };
 enum StreamState : std::uint8_t { kIdle = 0, kRunning = 1, kRendezvous = 2 };
 // Categories of a rank's time line; 0..3 are the comm classes.
@@ -215,13 +216,19 @@ struct RankRt {
   TimeNs pending_wake = kNever;
   std::uint8_t cat = kCatBubble;
   TimeNs last_change = 0;
+  // Early arrival (try_arrive_early): the chain ends at arrive_at and the comm op after it is already a
+  // member of channel arrive_channel (its members_ entry arrive_member); kNever when none.
+  TimeNs arrive_at = kNever;
+  std::int32_t arrive_channel = -1;
+  std::int32_t arrive_member = -1;
 };
 
 struct ChannelRt {
   std::int32_t arrived = 0;
   std::int64_t offset = 0;  // into pending members
   TimeNs dur_max = 0;
-  TimeNs start = 0;  // when the running op started
+  TimeNs start = 0;                 // when the running op started
+  std::uint32_t start_version = 0;  // kChannelStart events of older versions are stale
 };
 
 // A link one transfer crosses and the fraction of it the transfer holds at rate 1.
@@ -249,6 +256,7 @@ struct Member {
   std::int32_t rank = 0;
   std::int32_t stream = 0;  // the member's op is the head of this stream
   bool watched = false;     // on_channel_finish: the op was kOpWatched
+  TimeNs arrival = 0;       // when the member is in (later than now for an early arrival)
 };
 
 // The ranks one run replays: all of the workload's, or one representative per symmetry class with the
@@ -381,7 +389,7 @@ class Engine {
       for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
     };
     if (ev.type == kTransferStart || ev.type == kTransferFinish) return;
-    if (ev.type == kChannelFinish) {
+    if (ev.type == kChannelFinish || ev.type == kChannelStart) {
       const ChannelRt& c = channels_[ev.a];
       lines(&c, sizeof(ChannelRt));
       return;
@@ -418,13 +426,18 @@ class Engine {
         case kTransferFinish:
           on_transfer_finish(static_cast<std::int32_t>(ev.a), ev.c, now);
           break;
+        case kChannelStart:
+          on_channel_start(static_cast<std::int32_t>(ev.a), ev.c, now);
+          break;
         default:
           throw std::logic_error("engine: bad event type");
       }
     }
     EngineResult result;
-    result.events = events + chained_;  // the op-by-op replay's count: one finish event per chained op
-    result.stale_events = stale_;
+    // The op-by-op replay's count: one finish event per chained op and per chain that arrived early, one
+    // stale finish event per rate change of such a chain; its channels start inside other events.
+    result.events = events + chained_ + early_finishes_ + early_stale_ - channel_starts_;
+    result.stale_events = stale_ + early_stale_;
     result.rate_solves = rate_solves_;
     result.shared_transfers = shared_transfers_;
     TimeNs end = 0;
@@ -500,13 +513,8 @@ class Engine {
   // The end of the running chain: the op in progress, then each later op of the chain at the current rate,
   // every op rounded up to whole ns as the op-by-op replay rounds it.
   void push_compute_finish(int r, const RankRt& rt, TimeNs now) {
-    TimeNs end = now + (rt.work_left + rt.rate - 1) / rt.rate;
-    for (std::int32_t pos = rt.chain_pos + 1; pos <= rt.chain_last; ++pos) {
-      const std::int64_t work = duration(rt, compute_record(rt, pos)) * static_cast<std::int64_t>(w_.sms);
-      end += (work + rt.rate - 1) / rt.rate;
-    }
-    queue_.push(end, kComputeFinish, static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(rt.compute_op),
-                rt.version);
+    queue_.push(chain_end(rt, now), kComputeFinish, static_cast<std::uint32_t>(r),
+                static_cast<std::uint32_t>(rt.compute_op), rt.version);
   }
 
   // Compute chains: a compute op whose successor on stream 0 is a compute op already issued, with its
@@ -548,6 +556,7 @@ class Engine {
 
   void change_steal(int r, std::int32_t delta, TimeNs now) {
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    settle(r, rt, now);
     rt.stolen += delta;
     if (rt.compute_op < 0) return;
     catch_up(rt, now);  // at the old rate
@@ -556,7 +565,86 @@ class Engine {
     rt.last_update = now;
     rt.rate = std::max<std::int32_t>(1, w_.sms - rt.stolen);
     ++rt.version;
-    push_compute_finish(r, rt, now);
+    if (rt.arrive_at == kNever) {
+      push_compute_finish(r, rt, now);
+      return;
+    }
+    // An early arrival moves with its chain's end.
+    ++early_stale_;
+    rt.arrive_at = chain_end(rt, now);
+    ChannelRt& c = channels_[static_cast<std::size_t>(rt.arrive_channel)];
+    members_[static_cast<std::size_t>(c.offset + rt.arrive_member)].arrival = rt.arrive_at;
+    if (c.arrived == channel_size_[static_cast<std::size_t>(rt.arrive_channel)])
+      schedule_start(rt.arrive_channel, now);
+  }
+
+  // Early arrivals: a chain whose last op is unwatched and is followed on stream 0 by a comm op that is
+  // issued with its dependencies done reaches that op's channel the instant the chain ends (the op-by-op
+  // replay's finish event there does nothing else: advance_stream). The op joins its channel now, with
+  // its arrival time; the chain ends without an event of its own (settle), and the channel starts at its
+  // members' latest arrival (schedule_start), which the chain's rate changes move (change_steal).
+  bool try_arrive_early(int r, RankRt& rt, TimeNs now) {
+    const EngineOp& last = compute_record(rt, rt.chain_last);
+    if ((last.flags & kOpWatched) != 0 || rt.chain_last + 1 >= rt.prog->stream_count[0]) return false;
+    const EngineOp& next = (&last)[1];
+    if ((next.flags & kOpComm) == 0 || next.index > rt.seg_end || issue_time(rt, next) > now) return false;
+    const auto dep_done = [&](std::uint32_t dep) { return dep < (1u << kDepPosBits) || done(rt, dep); };
+    if (!dep_done(next.dep[0]) || !dep_done(next.dep[1])) return false;
+    const std::int32_t ch = rt.channels[next.channel & 0x0f];
+    ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
+    rt.arrive_at = chain_end(rt, now);
+    rt.arrive_channel = ch;
+    rt.arrive_member = c.arrived;
+    members_[static_cast<std::size_t>(c.offset + c.arrived)] = Member{r, 0, false, rt.arrive_at};
+    ++c.arrived;
+    c.dur_max = std::max(c.dur_max, duration(rt, next));
+    if (c.arrived == channel_size_[static_cast<std::size_t>(ch)]) schedule_start(ch, now);
+    return true;
+  }
+
+  // A channel whose members are all in: it starts at their latest arrival, now or at an event then.
+  void schedule_start(std::int32_t ch, TimeNs now) {
+    ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
+    TimeNs at = now;
+    for (std::int32_t m = 0; m < c.arrived; ++m)
+      at = std::max(at, members_[static_cast<std::size_t>(c.offset + m)].arrival);
+    ++c.start_version;
+    if (at == now) {
+      start_channel(ch, now);
+    } else {
+      queue_.push(at, kChannelStart, static_cast<std::uint32_t>(ch), 0, c.start_version);
+    }
+  }
+
+  void on_channel_start(std::int32_t ch, std::uint32_t version, TimeNs now) {
+    ++channel_starts_;
+    if (channels_[static_cast<std::size_t>(ch)].start_version != version) return;  // an arrival moved
+    start_channel(ch, now);
+  }
+
+  // Ends a chain that arrived early once its end is reached (at or before `now`): the op-by-op replay's
+  // finish event at arrive_at, whose only effect was the comm op's arrival, already made. Called before
+  // anything reads the rank's state.
+  void settle(int r, RankRt& rt, TimeNs now) {
+    if (rt.arrive_at > now) return;
+    const TimeNs t = rt.arrive_at;
+    rt.arrive_at = kNever;
+    ++early_finishes_;
+    add_time(r, rt, t);  // compute until the end
+    rt.compute_op = -1;
+    for (std::int32_t left = rt.chain_last - rt.streams[0].pos; left >= 0; --left) finish_op(r, rt, 0, t);
+    rt.streams[0].state = kRendezvous;
+    rt.cat = category(rt, t);
+  }
+
+  // When the running chain ends at the current rate (push_compute_finish's event time).
+  TimeNs chain_end(const RankRt& rt, TimeNs now) const {
+    TimeNs end = now + (rt.work_left + rt.rate - 1) / rt.rate;
+    for (std::int32_t pos = rt.chain_pos + 1; pos <= rt.chain_last; ++pos) {
+      const std::int64_t work = duration(rt, compute_record(rt, pos)) * static_cast<std::int64_t>(w_.sms);
+      end += (work + rt.rate - 1) / rt.rate;
+    }
+    return end;
   }
 
   void try_start(int r, RankRt& rt, int s, TimeNs now) {
@@ -581,16 +669,16 @@ class Engine {
       rt.last_update = now;
       rt.rate = std::max<std::int32_t>(1, w_.sms - rt.stolen);
       ++rt.version;
-      push_compute_finish(r, rt, now);
+      if (!shortcuts_ || !try_arrive_early(r, rt, now)) push_compute_finish(r, rt, now);
       return;
     }
     const std::int32_t ch = rt.channels[op.channel & 0x0f];
     ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
     st.state = kRendezvous;
-    members_[static_cast<std::size_t>(c.offset + c.arrived)] = Member{r, s};
+    members_[static_cast<std::size_t>(c.offset + c.arrived)] = Member{r, s, false, now};
     ++c.arrived;
     c.dur_max = std::max(c.dur_max, dur);
-    if (c.arrived == channel_size_[static_cast<std::size_t>(ch)]) start_channel(ch, now);
+    if (c.arrived == channel_size_[static_cast<std::size_t>(ch)]) schedule_start(ch, now);
   }
 
   void start_channel(std::int32_t ch, TimeNs now) {
@@ -598,6 +686,7 @@ class Engine {
     for (std::int32_t m = 0; m < c.arrived; ++m) {
       const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
       RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
+      settle(mem.rank, rt, now);
       const EngineOp& op = head(rt, mem.stream);
       StreamRt& st = rt.streams[mem.stream];
       st.state = kRunning;
@@ -682,7 +771,10 @@ class Engine {
 
   void on_transfer_finish(std::int32_t t, std::uint32_t version, TimeNs now) {
     Transfer& x = transfers_[static_cast<std::size_t>(t)];
-    if (!x.active || x.version != version) return;  // superseded by a rate change
+    if (!x.active || x.version != version) {  // superseded by a rate change
+      ++stale_;
+      return;
+    }
     x.active = false;
     for (const LinkUse& u : x.loads) {
       std::vector<std::int32_t>& on = link_transfers_[static_cast<std::size_t>(u.link)];
@@ -811,6 +903,7 @@ class Engine {
 
   void on_compute_finish(int r, int i, std::uint32_t version, TimeNs now) {
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    settle(r, rt, now);
     if (rt.compute_op != i || rt.version != version) {  // superseded by a rate change
       ++stale_;
       return;
@@ -833,6 +926,7 @@ class Engine {
   void advance_stream(int r, int s, TimeNs now) {
     current_rank_ = r;
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    settle(r, rt, now);
     if ((rt.live >> s & 1u) != 0) try_start(r, rt, s, now);
     current_rank_ = -1;
     touch(r, now);
@@ -844,6 +938,7 @@ class Engine {
     for (std::int32_t m = 0; m < count; ++m) {
       const Member mem = members_[static_cast<std::size_t>(c.offset + m)];
       RankRt& rt = ranks_[static_cast<std::size_t>(mem.rank)];
+      settle(mem.rank, rt, now);
       const EngineOp& op = head(rt, mem.stream);
       members_[static_cast<std::size_t>(c.offset + m)].watched = (op.flags & kOpWatched) != 0;
       if (op.sms > 0) change_steal(mem.rank, -static_cast<std::int32_t>(op.sms), now);
@@ -871,6 +966,7 @@ class Engine {
   void advance(int r, TimeNs now) {
     current_rank_ = r;
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    settle(r, rt, now);
     check_host(rt, now);
     // Ascending stream order, as a plain loop over every stream would visit them.
     for (std::uint64_t m = rt.live; m != 0; m &= m - 1) try_start(r, rt, __builtin_ctzll(m), now);
@@ -893,8 +989,16 @@ class Engine {
     return kCatBubble;
   }
 
+  // Closes the rank's time-line interval at `now` and opens the next with its category then.
   void touch(int r, TimeNs now) {
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
+    settle(r, rt, now);
+    add_time(r, rt, now);
+    rt.cat = category(rt, now);
+  }
+
+  // Adds [last_change, now) to the rank's current category.
+  void add_time(int r, RankRt& rt, TimeNs now) {
     RankStats& s = stats_[static_cast<std::size_t>(r)];
     const TimeNs dt = now - rt.last_change;
     switch (rt.cat) {
@@ -915,7 +1019,6 @@ class Engine {
         break;
     }
     rt.last_change = now;
-    rt.cat = category(rt, now);
   }
 
   void check_finished(int r) {
@@ -941,9 +1044,12 @@ class Engine {
   const std::vector<std::int32_t>& channel_size_;
   int max_streams_ = 1;
   int current_rank_ = -1;
-  bool shortcuts_ = true;      // EngineOptions::shortcuts (off with traces: every op has its span)
-  std::uint64_t chained_ = 0;  // ops that ended inside a chain, without an event of their own
-  std::uint64_t stale_ = 0;    // compute finish events superseded by a rate change
+  bool shortcuts_ = true;             // EngineOptions::shortcuts (off with traces: every op has its span)
+  std::uint64_t chained_ = 0;         // ops that ended inside a chain, without an event of their own
+  std::uint64_t stale_ = 0;           // compute finish events superseded by a rate change
+  std::uint64_t early_finishes_ = 0;  // chains that ended without an event (early arrivals)
+  std::uint64_t early_stale_ = 0;     // rate changes of those chains
+  std::uint64_t channel_starts_ = 0;  // kChannelStart events popped
   std::vector<EngineProgram> programs_;
   // Per compiled program, slot-major, in the workload's width (one of the two is used).
   bool wide_ = false;

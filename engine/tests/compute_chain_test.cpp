@@ -1,5 +1,5 @@
-// Compute chains (engine.cpp): a run of back-to-back compute ops replayed as one event must give every
-// rank the stats, iteration time and event count of the op-by-op replay.
+// Event shortcuts (engine.cpp: compute chains, narrow retries, early arrivals) must give every rank the
+// stats, iteration time and event count (less stale events) of the plain op-by-op replay.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -115,10 +115,44 @@ TEST(ComputeChain, ChainsStopWhereAnotherStreamOrTheHostWaits) {
   p.add(compute(100, 5));
   const Workload w = one_rank(std::move(p), 100);
   const EngineResult r = run_engine(w);
-  // 0..100, 100..200 (comm 200..250 steals 10 SMs from op 2: 50 ns at 90 SMs, then 55 ns at 100 -> 305),
-  // op 3 305..405, host released at 405, op 5 issued 410 -> 510, op 6 510..540, op 7 545..645.
+  // Ops 0-3 run 0..400 back to back; the host, held by op 3's sync, issues the comm at 400 (400..450,
+  // 10 SMs) and op 5 at 405: 45 ns at 90 SMs, the remaining 59.5 ns at 100 -> 510; op 6 510..540 and its
+  // device sync release the host at 540; op 7 is issued at 545 and ends at 645.
   EXPECT_EQ(r.iteration, 645);
   compare_chained(w, "watched ops");
+}
+
+TEST(ComputeChain, EarlyArrivalsMoveWithTheirChains) {
+  // Two ranks: compute (rank 0: 100 ns, rank 1: 130 ns), then a TP collective of 30 ns on the compute
+  // stream, then 10 ns of compute. An EP kernel on stream 1 holding 50 of 100 SMs runs 20..60 ns and
+  // slows the first compute: rank 0 ends at 100 + 40 * 50 / 100 = 120, rank 1 at 150. Both join the
+  // collective at the end of their compute without an event there; it starts at 150, so the iteration
+  // ends at 150 + 30 + 10 = 190; rank 0 waits 30 ns for rank 1.
+  Program p;
+  OpSpec first = compute(0);
+  first.var_slot = p.new_var_slot();
+  p.add(first);
+  OpSpec ep = comm(40, ChannelKind::ep, 1, 50);
+  ep.host_ns = 20;
+  p.add(ep);
+  p.add(comm(30, ChannelKind::tp, 0, 0));
+  p.add(compute(10));
+  Workload w;
+  w.sms = 100;
+  p.seal(kStreams);
+  w.programs.push_back(std::move(p));
+  w.init_ranks(2);
+  w.var_durations = {100, 130};
+  w.var_offset = {0, 1};
+  w.add_group_channels(ChannelKind::tp, {{0, 1}});
+  w.add_group_channels(ChannelKind::ep, {{0}, {1}});
+  const EngineResult r = run_engine(w);
+  EXPECT_EQ(r.iteration, 190);
+  EXPECT_EQ(r.ranks[0].compute, 120 + 10);
+  EXPECT_EQ(r.ranks[0].bubble, 30);
+  EXPECT_EQ(r.ranks[1].compute, 150 + 10);
+  EXPECT_EQ(r.ranks[1].exposed[static_cast<int>(CommClass::tp)], 30);
+  compare_chained(w, "early arrivals");
 }
 
 // Random workloads: a few ranks running one program of compute ops (some with per-rank durations, host

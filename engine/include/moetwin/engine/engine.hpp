@@ -38,7 +38,14 @@
 // Speed: ops are compiled per stream into 32-byte records (the head of a stream walks contiguous
 // memory), per-rank durations are kept slot-major per program (ranks of a stage read neighbouring
 // values), and the next event's rank state is prefetched: on thousands of ranks the engine is bound by
-// cache misses, not by arithmetic.
+// cache misses, not by arithmetic. Events that would change nothing but the next op of one stream are
+// skipped (EngineOptions::shortcuts, engine.cpp): a run of compute ops that start back to back is one
+// event (compute chains); after an op that nothing else waits for ends only its stream is retried; and a
+// chain followed by a collective on the compute stream joins that collective's channel when it starts,
+// with the time it will end (early arrivals), so a collective of n ranks costs one event instead of n.
+// Ops nothing else waits for are found when the programs are compiled (kOpWatched: ops another stream
+// depends on, host syncs, each stream's last op before a device sync). The shortcuts give every op the
+// start and end of the plain replay; tests compare the two on random and on every live-run workload.
 #pragma once
 
 #include <cstdint>
@@ -102,10 +109,11 @@ struct EngineResult {
   // Events of the replay that ran, op by op: popped ones (incl. stale rate-change events) plus one per
   // compute op that ended inside a chain (EngineOptions::shortcuts).
   std::uint64_t events = 0;
-  // Of `events`, compute finish events a rate change superseded. Where a rate change and a compute op's
-  // end fall on the same ns their order decides whether one more goes stale; chaining pushes a chain's
-  // finish event earlier and so may break such ties the other way: events - stale_events is the same with
-  // and without chains (the shipped scenarios' counts came out identical, 2026-12-02).
+  // Of `events`, compute and transfer finish events a rate change superseded. How many go stale depends
+  // on the order of simultaneous events (a rate change and an op's end on the same ns; transfers that
+  // start together, re-solved one by one), which the shortcuts (EngineOptions::shortcuts) may change:
+  // events - stale_events does not depend on them, and the shipped scenarios' counts came out the same
+  // (closed form and flow, 2026-12-02).
   std::uint64_t stale_events = 0;
   int replayed_ranks = 0;              // ranks replayed: all, or one per symmetry class
   std::uint64_t rate_solves = 0;       // flow model: link-sharing solves (one per transfer start or end)

@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "engine_test_ops.hpp"
 #include "moetwin/engine/engine.hpp"
 
 namespace moetwin {
@@ -44,35 +45,17 @@ void compare_chained(const Workload& w, const std::string& what) {
   expect_same(run_engine(w, plain), run_engine(w, chained), what + " (reduced replay)");
 }
 
-OpSpec compute(TimeNs d, std::int32_t host_ns = 0) {
-  OpSpec op;
-  op.duration = d;
-  op.host_ns = host_ns;
-  return op;
-}
+using engine_test::compute;
 
 OpSpec comm(TimeNs d, ChannelKind ch, std::uint8_t stream, std::uint16_t sms) {
-  OpSpec op;
-  op.kind = OpKind::comm;
-  op.duration = d;
-  op.channel = ch;
-  op.comm_class = ch == ChannelKind::tp   ? CommClass::tp
-                  : ch == ChannelKind::dp ? CommClass::dp
-                                          : CommClass::ep;
-  op.stream = stream;
-  op.sms = sms;
-  return op;
+  const CommClass cls = ch == ChannelKind::tp   ? CommClass::tp
+                        : ch == ChannelKind::dp ? CommClass::dp
+                                                : CommClass::ep;
+  return engine_test::comm(d, ch, cls, stream, sms);
 }
 
 Workload one_rank(Program p, int sms) {
-  Workload w;
-  w.sms = sms;
-  p.seal(kStreams);
-  w.programs.push_back(std::move(p));
-  w.init_ranks(1);
-  w.add_group_channels(ChannelKind::tp, {{0}});
-  w.add_group_channels(ChannelKind::ep, {{0}});
-  return w;
+  return engine_test::single(std::move(p), sms, kStreams);
 }
 
 TEST(ComputeChain, StealsInsideAndAtTheEdgesOfAChain) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engine_test_ops.hpp"
+
 namespace moetwin {
 namespace {
 
@@ -10,34 +12,12 @@ constexpr int kStreamCompute = 0;
 constexpr int kStreamEpComm = 1;
 constexpr int kStreams = 2;
 
-OpSpec compute(TimeNs d, std::int32_t host_ns = 0) {
-  OpSpec op;
-  op.duration = d;
-  op.host_ns = host_ns;
-  return op;
-}
-
-OpSpec comm(TimeNs d, ChannelKind ch, CommClass cls, std::uint8_t stream, std::uint16_t sms = 0) {
-  OpSpec op;
-  op.kind = OpKind::comm;
-  op.duration = d;
-  op.channel = ch;
-  op.comm_class = cls;
-  op.stream = stream;
-  op.sms = sms;
-  return op;
-}
+using engine_test::comm;
+using engine_test::compute;
 
 // One rank, one program; channels of single members where needed.
 Workload single(Program p, int sms = 100) {
-  Workload w;
-  w.sms = sms;
-  p.seal(kStreams);
-  w.programs.push_back(std::move(p));
-  w.init_ranks(1);
-  w.add_group_channels(ChannelKind::tp, {{0}});
-  w.add_group_channels(ChannelKind::ep, {{0}});
-  return w;
+  return engine_test::single(std::move(p), sms, kStreams);
 }
 
 TEST(Engine, LaunchBoundKernelsWaitForTheHost) {

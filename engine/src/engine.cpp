@@ -514,6 +514,11 @@ class Engine {
     return wide_ ? rt.var64[at] : rt.var32[at];
   }
 
+  // The work of compute op `op` on the rank, SM-ns at the full SM count.
+  std::int64_t work_of(const RankRt& rt, const EngineOp& op) const {
+    return duration(rt, op) * static_cast<std::int64_t>(w_.sms);
+  }
+
   // Stream 0's op at position `pos` (stream 0's records come first in EngineProgram::ops).
   static const EngineOp& compute_record(const RankRt& rt, std::int32_t pos) {
     return rt.prog->ops[static_cast<std::size_t>(pos)];
@@ -537,17 +542,23 @@ class Engine {
     const EngineOp* first = &compute_record(rt, rt.chain_pos);
     const EngineOp* end = rt.prog->ops.data() + rt.prog->stream_count[0];
     const EngineOp* last = first;
-    // A dependency on stream 0 is an earlier op of this stream: done by the time its successors run.
-    const auto dep_done = [&](std::uint32_t dep) { return dep < (1u << kDepPosBits) || done(rt, dep); };
     while ((last->flags & kOpWatched) == 0 && last + 1 < end) {
       const EngineOp& next = last[1];
-      if ((next.flags & kOpComm) != 0 || next.index > rt.seg_end || issue_time(rt, next) > now) break;
-      if (!dep_done(next.dep[0]) || !dep_done(next.dep[1])) break;
+      if ((next.flags & kOpComm) != 0 || !ready_after_chain(rt, next, now)) break;
       ++last;
     }
     const auto added = static_cast<std::int32_t>(last - first);
     rt.chain_last = rt.chain_pos + added;
     chained_ += static_cast<std::uint64_t>(added);
+  }
+
+  // Whether stream 0's op `next`, after the chain running since `now`, can start the instant the chain
+  // ends: issued by now, and its dependencies done now (one on stream 0 is an earlier op of the stream,
+  // done by the time its successors run).
+  static bool ready_after_chain(const RankRt& rt, const EngineOp& next, TimeNs now) {
+    if (next.index > rt.seg_end || issue_time(rt, next) > now) return false;
+    const auto dep_done = [&](std::uint32_t dep) { return dep < (1u << kDepPosBits) || done(rt, dep); };
+    return dep_done(next.dep[0]) && dep_done(next.dep[1]);
   }
 
   // Moves a chain to the op in progress at `now`: ops that end at or before `now` are over, and an op that
@@ -559,7 +570,7 @@ class Engine {
       if (end > now) return;
       rt.last_update = end;
       ++rt.chain_pos;
-      rt.work_left = duration(rt, compute_record(rt, rt.chain_pos)) * static_cast<std::int64_t>(w_.sms);
+      rt.work_left = work_of(rt, compute_record(rt, rt.chain_pos));
     }
   }
 
@@ -596,9 +607,7 @@ class Engine {
     const EngineOp& last = compute_record(rt, rt.chain_last);
     if ((last.flags & kOpWatched) != 0 || rt.chain_last + 1 >= rt.prog->stream_count[0]) return false;
     const EngineOp& next = (&last)[1];
-    if ((next.flags & kOpComm) == 0 || next.index > rt.seg_end || issue_time(rt, next) > now) return false;
-    const auto dep_done = [&](std::uint32_t dep) { return dep < (1u << kDepPosBits) || done(rt, dep); };
-    if (!dep_done(next.dep[0]) || !dep_done(next.dep[1])) return false;
+    if ((next.flags & kOpComm) == 0 || !ready_after_chain(rt, next, now)) return false;
     const std::int32_t ch = rt.channels[next.channel & 0x0f];
     ChannelRt& c = channels_[static_cast<std::size_t>(ch)];
     rt.arrive_at = chain_end(rt, now);
@@ -640,8 +649,7 @@ class Engine {
     rt.arrive_at = kNever;
     ++early_finishes_;
     add_time(r, rt, t);  // compute until the end
-    rt.compute_op = -1;
-    for (std::int32_t left = rt.chain_last - rt.streams[0].pos; left >= 0; --left) finish_op(r, rt, 0, t);
+    end_chain(r, rt, t);
     rt.streams[0].state = kRendezvous;
     rt.cat = category(rt, t);
   }
@@ -650,8 +658,7 @@ class Engine {
   TimeNs chain_end(const RankRt& rt, TimeNs now) const {
     TimeNs end = now + (rt.work_left + rt.rate - 1) / rt.rate;
     for (std::int32_t pos = rt.chain_pos + 1; pos <= rt.chain_last; ++pos) {
-      const std::int64_t work = duration(rt, compute_record(rt, pos)) * static_cast<std::int64_t>(w_.sms);
-      end += (work + rt.rate - 1) / rt.rate;
+      end += (work_of(rt, compute_record(rt, pos)) + rt.rate - 1) / rt.rate;
     }
     return end;
   }
@@ -917,16 +924,20 @@ class Engine {
       ++stale_;
       return;
     }
-    rt.compute_op = -1;
     const bool watched = (compute_record(rt, rt.chain_last).flags & kOpWatched) != 0;
-    // The chain's ops, from the first (the stream's head) to the last, end here as far as the stats go:
-    // ops_run counts each, and `finish` is the latest end.
-    for (std::int32_t left = rt.chain_last - rt.streams[0].pos; left >= 0; --left) finish_op(r, rt, 0, now);
+    end_chain(r, rt, now);
     if (watched || !shortcuts_) {
       advance(r, now);
     } else {
       advance_stream(r, 0, now);
     }
+  }
+
+  // The running chain's ops, from the first (stream 0's head) to the last, end at `t` as far as the stats
+  // go: ops_run counts each, and `finish` is the latest end.
+  void end_chain(int r, RankRt& rt, TimeNs t) {
+    rt.compute_op = -1;
+    for (std::int32_t left = rt.chain_last - rt.streams[0].pos; left >= 0; --left) finish_op(r, rt, 0, t);
   }
 
   // advance() after an unwatched op of stream `s` ended: nothing but the stream's next op waited for it,
@@ -1055,7 +1066,7 @@ class Engine {
   int current_rank_ = -1;
   bool shortcuts_ = true;             // EngineOptions::shortcuts (off with traces: every op has its span)
   std::uint64_t chained_ = 0;         // ops that ended inside a chain, without an event of their own
-  std::uint64_t stale_ = 0;           // compute finish events superseded by a rate change
+  std::uint64_t stale_ = 0;           // compute and transfer finish events superseded by a rate change
   std::uint64_t early_finishes_ = 0;  // chains that ended without an event (early arrivals)
   std::uint64_t early_stale_ = 0;     // rate changes of those chains
   std::uint64_t channel_starts_ = 0;  // kChannelStart events popped

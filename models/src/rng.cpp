@@ -183,33 +183,10 @@ std::int64_t Rng::binomial(std::int64_t n, double p) {
   return flip ? n - k : k;
 }
 
-void sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights,
-                        std::vector<std::int64_t>& counts) {
-  double remaining_weight = 0;
-  for (const double w : weights) {
-    if (!(w >= 0.0) || !std::isfinite(w)) throw std::invalid_argument("sample_multinomial: bad weight");
-    remaining_weight += w;
-  }
-  if (!(remaining_weight > 0.0)) throw std::invalid_argument("sample_multinomial: zero total weight");
-  counts.assign(weights.size(), 0);
-  std::int64_t remaining = n;
-  for (std::size_t i = 0; i < weights.size() && remaining > 0; ++i) {
-    if (i + 1 == weights.size()) {
-      counts[i] = remaining;
-      break;
-    }
-    const double p = std::clamp(weights[i] / remaining_weight, 0.0, 1.0);
-    counts[i] = rng.binomial(remaining, p);
-    remaining -= counts[i];
-    remaining_weight -= weights[i];
-    if (remaining_weight <= 0.0) break;
-  }
-}
-
 void sample_multinomial_rows(Rng* rngs, const std::int64_t* n, int rows, const double* weights, std::size_t m,
                              std::size_t weight_stride, std::int64_t* counts) {
   const auto nrows = static_cast<std::size_t>(rows);
-  // What sample_multinomial keeps per row: the weight and the count left.
+  // Per row: the weight and the count left.
   std::vector<double> remaining_weight(nrows, 0.0);
   std::vector<std::int64_t> remaining(n, n + nrows);
   for (std::size_t l = 0; l < nrows; ++l) {
@@ -243,8 +220,8 @@ void sample_multinomial_rows(Rng* rngs, const std::int64_t* n, int rows, const d
 }
 
 std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights) {
-  std::vector<std::int64_t> counts;
-  sample_multinomial(rng, n, weights, counts);
+  std::vector<std::int64_t> counts(weights.size());
+  sample_multinomial_rows(&rng, &n, 1, weights.data(), weights.size(), 0, counts.data());
   return counts;
 }
 

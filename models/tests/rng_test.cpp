@@ -134,8 +134,9 @@ TEST(Rng, ZigguratNormalFollowsTheNormalDistribution) {
   EXPECT_GT(dof, 15);
 }
 
-// The interleaved rows draw what row-by-row sample_multinomial draws from the same streams: shared and
-// per-row weights, zero weights (also the last), rows with nothing to draw, a weight left at zero early.
+// Rows drawn together draw what each row drawn alone (sample_multinomial: one row; its golden values
+// above pin the recurrence) draws from the same stream: shared and per-row weights, zero weights (also
+// the last), rows with nothing to draw, a weight left at zero early.
 TEST(Rng, MultinomialRowsEqualRowByRowDraws) {
   const std::vector<double> shared{0.5, 0.0, 2.0, 1e-9, 3.0, 0.0};
   const std::vector<double> strided{1, 2, 0, 0, 0, 5, 1e-12, 1e-12, 4, 3, 2, 1};  // 4 rows of 3

@@ -62,14 +62,13 @@ class Rng {
 };
 
 // Multinomial(n, weights) by conditional binomials (weights need not be normalised; all >= 0, sum > 0).
+// std::invalid_argument for a negative or non-finite weight or a zero total.
 std::vector<std::int64_t> sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights);
-// The same draws into `counts` (resized to weights.size()), for callers that reuse one buffer.
-void sample_multinomial(Rng& rng, std::int64_t n, const std::vector<double>& weights,
-                        std::vector<std::int64_t>& counts);
 
 // Multinomial draws of several independent rows at once: row l (of `rows`) gets Multinomial(n[l], its
 // m weights, weights[l * weight_stride ...]; stride 0: one set for all) drawn from rngs[l] into
-// counts[l * m ...]: the same draws as sample_multinomial(rngs[l], n[l], those weights) row after row.
+// counts[l * m ...]: the same draws as sample_multinomial(rngs[l], n[l], those weights) row after row
+// (which is this with one row).
 // The rows' conditional-binomial chains (each draw waits for the count the previous one left: a sqrt,
 // a ziggurat normal, a rounding in a row) advance step by step together, so the CPU overlaps their
 // latencies.

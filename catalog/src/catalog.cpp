@@ -182,7 +182,8 @@ DispatcherTransport parse_transport(StrictTable& t, const std::string& key) {
   return DispatcherTransport::nccl;
 }
 
-DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t) {
+DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t,
+                               const std::map<std::string, InstanceSpec>& instances) {
   DispatcherSpec d;
   d.name = name;
   d.description = t.string("description");
@@ -206,12 +207,29 @@ DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t) {
     m.value = term.number("value", m.min, m.max);
     m.fitted = term.boolean("fitted");
     m.source = term.string("source");
+    m.instance = term.string_or("instance", "");
     if (m.source.empty())
       throw InputError(term.where("source"), term.name("source"), "\"\"", "where the value comes from");
+    bool unscoped_seen = false;
     for (const ModelParam& other : d.terms) {
-      if (other.name == m.name)
+      if (other.name == m.name && other.instance == m.instance) {
         throw InputError(term.where("name"), term.name("name"), concat({"\"", m.name, "\""}),
-                         concat({"a term name not used before in [[", name, ".terms]]"}));
+                         m.instance.empty() ? concat({"a term name not used before in [[", name, ".terms]]"})
+                                            : concat({"one term per name and instance (\"", m.instance,
+                                                      "\" has one already)"}));
+      }
+      if (other.name == m.name && other.instance.empty()) unscoped_seen = true;
+    }
+    if (!m.instance.empty() && instances.count(m.instance) == 0) {
+      std::string known;
+      for (const auto& [k, _] : instances) known += (known.empty() ? "" : ", ") + k;
+      throw InputError(term.where("instance"), term.name("instance"), concat({"\"", m.instance, "\""}),
+                       "an instance defined in instances.toml: one of " + known);
+    }
+    if (!m.instance.empty() && !unscoped_seen) {
+      throw InputError(term.where("instance"), term.name("instance"), concat({"\"", m.instance, "\""}),
+                       concat({"an instance-scoped term after the unscoped term ", m.name,
+                               " it overrides (the value every other instance takes)"}));
     }
     term.finish();
     d.terms.push_back(std::move(m));
@@ -234,6 +252,7 @@ StackSpec read_stack(const std::string& name, StrictTable& t, bool& is_default) 
   s.uccl = t.string_or("uccl", "");
   s.nvshmem = t.string_or("nvshmem", "");
   s.ofi_platform_aws = t.boolean("ofi_platform_aws");
+  s.ofi_multi_recv = t.boolean_or("ofi_multi_recv", false);
   if (auto env = t.table("nccl_env")) {
     s.nccl_env = read_nccl_knobs(*env);
     env->finish();
@@ -303,8 +322,9 @@ Catalog Catalog::load(const std::string& dir) {
   });
   for_each_entry((fs::path(dir) / "models.toml").string(),
                  [&](const std::string& n, StrictTable& t) { c.models_[n] = read_model(n, t); });
-  for_each_entry((fs::path(dir) / "dispatchers.toml").string(),
-                 [&](const std::string& n, StrictTable& t) { c.dispatchers_[n] = read_dispatcher(n, t); });
+  for_each_entry((fs::path(dir) / "dispatchers.toml").string(), [&](const std::string& n, StrictTable& t) {
+    c.dispatchers_[n] = read_dispatcher(n, t, c.instances_);
+  });
   const std::string stacks_path = (fs::path(dir) / "stacks.toml").string();
   for_each_entry(stacks_path, [&](const std::string& n, StrictTable& t) {
     bool is_default = false;

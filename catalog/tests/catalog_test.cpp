@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -17,7 +18,7 @@ TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   EXPECT_EQ(c.gpus().size(), 4u);
   EXPECT_EQ(c.instances().size(), 4u);
   EXPECT_EQ(c.models().size(), 12u);
-  EXPECT_EQ(c.stacks().size(), 2u);
+  EXPECT_EQ(c.stacks().size(), 3u);  // nemo-26.04.01, megatron-lm core_r0.17.0, nemo-26.08
   EXPECT_EQ(c.default_stack().name, "nemo-26.04.01");
   EXPECT_EQ(c.dispatchers().size(), 4u);
   const GpuSpec& h200 = c.gpu("H200-SXM");
@@ -103,6 +104,54 @@ TEST(Catalog, CalibrationFromMustNameAGpuOfTheSameDie) {
       << unknown;
   const std::string self = load_error_with_gpus("self", "132", "calibration_from = \"H100-SXM\"\n");
   EXPECT_NE(self.find("[H100-SXM].calibration_from: \"H100-SXM\": another GPU"), std::string::npos) << self;
+}
+
+// The load error of a scratch catalog: the shipped files with `extra` appended to dispatchers.toml.
+std::string load_error_with_dispatcher_terms(const std::string& name, const std::string& extra) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("moetwin_catalog_scoped_test_" + name);
+  fs::create_directories(dir);
+  for (const char* f : {"gpus.toml", "instances.toml", "models.toml", "dispatchers.toml", "stacks.toml"}) {
+    fs::copy_file(fs::path(kDir) / f, dir / f, fs::copy_options::overwrite_existing);
+  }
+  std::ofstream(dir / "dispatchers.toml", std::ios::app) << "\n" << extra;
+  try {
+    Catalog::load(dir.string());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string scoped_term(const std::string& term, const std::string& instance) {
+  return "[[deepep-uccl.terms]]\nname = \"" + term + "\"\ninstance = \"" + instance +
+         "\"\nvalue = 1e-06\nunit = \"s\"\nmin = 0\nmax = 2e-05\nfitted = true\nsource = \"test\"\n";
+}
+
+TEST(Catalog, InstanceScopedTermsAreCheckedStrictly) {
+  const Catalog c = Catalog::load(kDir);
+  const DispatcherSpec& uccl = c.dispatcher("deepep-uccl");
+  const auto scoped = std::count_if(uccl.terms.begin(), uccl.terms.end(), [](const ModelParam& m) {
+    return m.name == "per_message_s" && !m.instance.empty();
+  });
+  EXPECT_GE(scoped, 3);  // p5, p5en and p6-b200 each priced by their own low-latency rows
+  const std::string unknown = load_error_with_dispatcher_terms("unknown", scoped_term("per_message_s", "p9"));
+  EXPECT_NE(unknown.find("dispatchers.toml:"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("[deepep-uccl].terms[18].instance: \"p9\": an instance defined in instances.toml"),
+            std::string::npos)
+      << unknown;
+  const std::string orphan =
+      load_error_with_dispatcher_terms("orphan", scoped_term("per_node_s", "p5.48xlarge"));
+  EXPECT_NE(orphan.find(".instance: \"p5.48xlarge\": an instance-scoped term after the unscoped term "
+                        "per_node_s it overrides"),
+            std::string::npos)
+      << orphan;
+  const std::string twice =
+      load_error_with_dispatcher_terms("twice", scoped_term("per_message_s", "p5.48xlarge"));
+  EXPECT_NE(twice.find(".name: \"per_message_s\": one term per name and instance (\"p5.48xlarge\" has one "
+                       "already)"),
+            std::string::npos)
+      << twice;
 }
 
 }  // namespace

@@ -116,15 +116,16 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
         for (const PreparedBench* b : set)
           if (b != held) rest.push_back(b);
         auto copy = make_dispatcher_model(model->spec());
-        copy->set_params(fit_dispatcher_params(*model, rest));
+        copy->set_params(calibrate_dispatcher_params(*model, rest));
         for (const double e : bench_errors(*held, predict_bench(*copy, *held)))
           loo_errors[name].push_back(std::fabs(e));
       }
-      model->set_params(fit_dispatcher_params(*model, set));
+      model->set_params(calibrate_dispatcher_params(*model, set));
     }
   }
   s << "# dispatch benchmark: predicted vs measured (" << o.bench << "); GB/s as each benchmark reports it\n";
-  s << "# * = acceptance set (B300/p5, normal or matched, 16-64 ranks)\n";
+  s << "# * = calibration and acceptance set (catalog instances, 16-64 ranks, normal, matched or "
+       "low-latency)\n";
   s << "line,instance,ranks,transport,mode,meas_dispatch_gbps,pred_dispatch_gbps,err_dispatch,meas_combine_"
        "gbps,"
        "pred_combine_gbps,err_combine,meas_dispatch_us,pred_dispatch_us,meas_combine_us,pred_combine_us,"
@@ -141,18 +142,23 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
       continue;
     }
     const BenchPrediction p = predict_bench(*models.at(r.transport), b);
-    auto err = [](double pred, double meas) { return meas > 0 ? pct(pred / meas - 1.0) : std::string(); };
+    // The error the calibration scores: on GB/s, or on time where the row compares on time.
+    auto err = [&](A2aDirection d) {
+      const std::optional<double> e = bench_error(b, p, d);
+      return e ? pct(*e) : std::string();
+    };
     s << num(r.dispatch_gbps, 1) << ',' << format_fixed(p.dispatch_gbps, 1) << ','
-      << err(p.dispatch_gbps, r.dispatch_gbps) << ',' << num(r.combine_gbps, 1) << ','
-      << format_fixed(p.combine_gbps, 1) << ',' << err(p.combine_gbps, r.combine_gbps) << ','
-      << num(r.dispatch_us, 0) << ',' << format_fixed(p.dispatch_us, 0) << ',' << num(r.combine_us, 0) << ','
+      << err(A2aDirection::dispatch) << ',' << num(r.combine_gbps, 1) << ','
+      << format_fixed(p.combine_gbps, 1) << ',' << err(A2aDirection::combine) << ',' << num(r.dispatch_us, 0)
+      << ',' << format_fixed(p.dispatch_us, 0) << ',' << num(r.combine_us, 0) << ','
       << format_fixed(p.combine_us, 0) << ',' << (in_acceptance_set(r) ? "*" : "") << '\n';
     for (const double e : bench_errors(b, p)) {
       all_errors[r.transport].push_back(std::fabs(e));
       if (in_acceptance_set(r)) acc_errors[r.transport].push_back(std::fabs(e));
     }
   }
-  s << "# median absolute error of GB/s per transport (acceptance set | all modelled rows"
+  s << "# median absolute error per transport, on GB/s or on time as each row compares (acceptance set | all "
+       "modelled rows"
     << (o.fit ? " | leave-one-row-out on the acceptance set" : "") << ")\n";
   for (const auto& [name, errs] : all_errors) {
     s << "# " << name << ": " << (acc_errors.count(name) ? pct(median(acc_errors.at(name))) : "-")
@@ -164,8 +170,8 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
   s << "# parameters" << (o.fit ? " (fitted on the acceptance set)" : " (defaults)") << "\n";
   for (const auto& [name, model] : models)
     for (const auto& prm : model->params().all())
-      s << "# " << name << '.' << prm.name << " = " << format_significant(prm.value, 4) << ' ' << prm.unit
-        << (prm.fitted ? " [fitted]" : "") << '\n';
+      s << "# " << name << '.' << prm.name << (prm.instance.empty() ? "" : "@" + prm.instance) << " = "
+        << format_significant(prm.value, 4) << ' ' << prm.unit << (prm.fitted ? " [fitted]" : "") << '\n';
   return s.str();
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "moetwin/common/concat.hpp"
@@ -48,8 +49,9 @@ void finish(A2aCost& c, const A2aTraffic& t, const std::vector<double>& rank_s) 
 //   t_r = latency_rounds x base_latency                      (handshake rounds, aws-ofi-nccl tuner hint)
 //       + per_remote_peer_s x remote peers of r             (per send/recv pair to another node)
 //       + max(network_s, nvlink_s)                           (one copy per (token, expert), legs overlap)
-//       + net_chunk_s x (chunks at the run's P2P chunk - chunks at the calibration chunk)
-//                                                            (per-chunk proxy work, serial per GPU)
+//       + net_chunk_s x host_time_factor x (chunks at the run's P2P chunk - at the calibration chunk)
+//                                                            (per-chunk proxy work on the host CPU,
+//                                                             serial per GPU)
 // and on dispatch, probs_calls more calls of probs_bytes_per_copy per copy (Megatron's fp32 probabilities
 // A2A): each latency + per-peer + its bytes over the legs + one chunk per remote peer.
 // Chunks: per remote peer ceil(bytes to it / chunk), over the rank's network peers (per_copy_traffic's
@@ -75,7 +77,7 @@ class NcclAlltoallModel final : public DispatcherModel {
     const std::vector<LegTimes> legs =
         network().leg_times(t, hw, p.get("network_efficiency"), p.get("nvlink_efficiency"));
     const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
-    const double chunk_s = p.get("net_chunk_s");
+    const double chunk_s = p.get("net_chunk_s") * hw.host_time_factor;
     const double cal_chunk = p.get("calibration_chunk_bytes");
     const bool dispatch = direction == A2aDirection::dispatch;
     const double probs_calls = dispatch && hw.megatron_dispatch ? p.get("probs_calls") : 0.0;
@@ -169,35 +171,41 @@ class DeepEpModel final : public DispatcherModel {
                   " has no EFA-GDA (GPU-initiated RDMA); modelled in proxy fallback mode (one proxy thread)");
     return w;
   }
-  A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
+  // One RDMA write's serial cost on the GPU's posting path, s: who posts it (CPU proxy threads, NVSHMEM's
+  // host proxy thread, or the GPU itself) at that path's per-write cost on this instance, plus the wait
+  // for a slot in the in-flight window (a write completes after about one network round trip: Little's
+  // law), shared over the posting threads.
+  double message_s(const DispatchHardware& hw) const override {
+    const std::string& inst = hw.instance.name;
     const ParamSet& p = params();
-    const DispatcherSpec& s = spec();
-    const bool combine = direction == A2aDirection::combine;
-    const double gen_factor =
-        hw.instance.efa_gen > 0 && hw.instance.efa_gen <= 2 ? p.get("efa_gen2_efficiency") : 1.0;
-    const double eff = p.get(combine ? "combine_efficiency" : "rdma_efficiency") * gen_factor;
-    const std::vector<LegTimes> legs = network().leg_times(t, hw, eff, p.get("nvlink_efficiency"));
-    const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
-    // Who posts the RDMA writes, and at what cost per write.
-    double per_message = p.get("per_message_s");
+    double per_message = p.get("per_message_s", inst);
     double threads = 1;
-    switch (s.transport) {
+    switch (spec().transport) {
       case DispatcherTransport::cpu_proxy:
-        threads = std::max(1, s.proxy_threads_per_gpu);
+        threads = std::max(1, spec().proxy_threads_per_gpu);
         break;
       case DispatcherTransport::host_proxy:
         threads = 1;  // NVSHMEM libfabric: one host proxy thread per PE
         break;
       case DispatcherTransport::gpu_initiated:
-        if (!hw.instance.gpu_initiated_rdma) per_message = p.get("fallback_per_message_s");
+        if (!hw.instance.gpu_initiated_rdma) per_message = p.get("fallback_per_message_s", inst);
         break;
       case DispatcherTransport::nccl:
         throw std::logic_error("DeepEpModel with an nccl transport");
     }
-    const double chunk = p.get("chunk_tokens");
-    // A poster keeps at most inflight_writes RDMA writes outstanding; each completes after about one
-    // network round trip (the instance base latency): a Little's-law rate limit per posting thread.
-    const double window_wait = hw.instance.base_latency_s / p.get("inflight_writes");
+    const double window_wait = hw.instance.base_latency_s / p.get("inflight_writes", inst);
+    return (per_message + window_wait) / threads;
+  }
+
+  A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
+    const std::string& inst = hw.instance.name;
+    const ParamSet& p = params();
+    const bool combine = direction == A2aDirection::combine;
+    const std::vector<LegTimes> legs =
+        network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
+    const double latency = p.get("latency_rounds", inst) * hw.instance.base_latency_s;
+    const double chunk = p.get("chunk_tokens", inst);
+    const double per_write = message_s(hw);
     std::vector<double> rank_s(legs.size());
     std::vector<double> proxy(legs.size());
     for (std::size_t r = 0; r < legs.size(); ++r) {
@@ -206,14 +214,14 @@ class DeepEpModel final : public DispatcherModel {
       const double tokens = static_cast<double>(combine ? l.network_tokens_in : l.network_tokens_out);
       const double peers = static_cast<double>(combine ? l.network_peers_in : l.network_peers_out);
       const double messages = tokens > 0 ? std::ceil(tokens / chunk) + peers : 0.0;
-      proxy[r] = messages * (per_message + window_wait) / threads;
+      proxy[r] = messages * per_write;
       rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, proxy[r]});
     }
     A2aCost c;
     finish(c, t, rank_s);
     c.rank_legs = legs;
     c.latency_s = latency;
-    c.sms = s.sms;
+    c.sms = spec().sms;
     c.warnings = check(hw, t.ranks);
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
@@ -225,6 +233,54 @@ class DeepEpModel final : public DispatcherModel {
          "RDMA writes x (per-message cost + round trip / in-flight window) / threads"},
     };
     return c;
+  }
+
+  // Low-latency kernels (DeepEP test_low_latency.py; ll_latency_rounds): every (token, expert) copy for
+  // another node is its own RDMA write to the expert's rank (no node deduplication, no chunking); copies
+  // for the same node go over NVLink. Per rank: ll_latency_rounds x base latency + max(network bytes /
+  // (rail bw x efficiency), NVLink bytes / (NVLink bw x efficiency), remote copies x message_s).
+  // `t` is per_copy_traffic of the call's routing.
+  std::optional<A2aCost> low_latency_cost(const A2aTraffic& t, A2aDirection direction,
+                                          const DispatchHardware& hw) const override {
+    const std::string& inst = hw.instance.name;
+    const ParamSet& p = params();
+    if (!p.has("ll_latency_rounds")) return std::nullopt;
+    const bool combine = direction == A2aDirection::combine;
+    const std::vector<LegTimes> legs =
+        network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
+    const double latency = p.get("ll_latency_rounds", inst) * hw.instance.base_latency_s;
+    const double per_write = message_s(hw);
+    std::vector<double> rank_s(legs.size());
+    std::vector<double> writes(legs.size());
+    for (std::size_t r = 0; r < legs.size(); ++r) {
+      const RankLegs& l = t.legs[r];
+      writes[r] = static_cast<double>(combine ? l.network_tokens_in : l.network_tokens_out) * per_write;
+      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, writes[r]});
+    }
+    A2aCost c;
+    finish(c, t, rank_s);
+    c.rank_legs = legs;
+    c.latency_s = latency;
+    c.sms = spec().sms;
+    const auto g = static_cast<std::size_t>(c.gating_rank);
+    c.terms = {
+        {"latency", latency, "ll_latency_rounds x instance base latency"},
+        {"network", legs[g].network_s, "per-copy RDMA bytes / (rail bw x efficiency)"},
+        {"nvlink", legs[g].nvlink_s, "same-node copies over NVLink / (NVLink bw x efficiency)"},
+        {"proxy_messages", writes[g], "one RDMA write per remote (token, expert) copy x message_s"},
+    };
+    return c;
+  }
+
+ private:
+  // The RDMA leg's efficiency on this instance: rdma_efficiency (combine: combine_efficiency), x
+  // efa_gen2_efficiency on EFA generation <= 2 NICs (dispatchers.toml says why).
+  double network_efficiency(const DispatchHardware& hw, bool combine) const {
+    const std::string& inst = hw.instance.name;
+    const ParamSet& p = params();
+    const double gen_factor =
+        hw.instance.efa_gen > 0 && hw.instance.efa_gen <= 2 ? p.get("efa_gen2_efficiency", inst) : 1.0;
+    return p.get(combine ? "combine_efficiency" : "rdma_efficiency", inst) * gen_factor;
   }
 };
 

@@ -54,8 +54,11 @@ DispatcherMoeCost::DispatcherMoeCost(const Scenario& s)
   warnings_ = model_->check(hw_, s.parallel.ep);
 }
 
-DispatcherMoeCost::DispatcherMoeCost(const Scenario& s, const std::map<std::string, double>& model_params)
+DispatcherMoeCost::DispatcherMoeCost(const Scenario& s, const std::map<std::string, double>& model_params,
+                                     double host_time_factor)
     : DispatcherMoeCost(s) {
+  if (!(host_time_factor > 0)) throw std::logic_error("DispatcherMoeCost: host time factor <= 0");
+  hw_.host_time_factor = host_time_factor;
   const std::string prefix = s.dispatcher.name + ".";
   ParamSet params = model_->params();
   bool changed = false;

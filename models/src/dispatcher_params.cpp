@@ -9,10 +9,21 @@ namespace moetwin {
 
 ParamSet::ParamSet(std::vector<ModelParam> params) : params_(std::move(params)) {}
 
-const ModelParam* ParamSet::find(const std::string& name) const {
+const ModelParam* ParamSet::find(const std::string& name, const std::string& instance) const {
   for (const auto& p : params_)
-    if (p.name == name) return &p;
+    if (p.name == name && p.instance == instance) return &p;
   return nullptr;
+}
+
+double ParamSet::get(const std::string& name, const std::string& instance) const {
+  if (!instance.empty()) {
+    if (const ModelParam* p = find(name, instance)) return p->value;
+  }
+  return get(name);
+}
+
+bool ParamSet::scoped(const std::string& name, const std::string& instance) const {
+  return !instance.empty() && find(name, instance) != nullptr;
 }
 
 double ParamSet::get(const std::string& name) const {
@@ -22,8 +33,12 @@ double ParamSet::get(const std::string& name) const {
 }
 
 void ParamSet::set(const std::string& name, double value) {
+  set(name, "", value);
+}
+
+void ParamSet::set(const std::string& name, const std::string& instance, double value) {
   for (auto& p : params_) {
-    if (p.name != name) continue;
+    if (p.name != name || p.instance != instance) continue;
     if (!(value >= p.min && value <= p.max))
       throw InputError({"dispatcher parameters", 0}, name, format_exact(value),
                        "a value in [" + format_exact(p.min) + ", " + format_exact(p.max) + "] " + p.unit);
@@ -31,8 +46,10 @@ void ParamSet::set(const std::string& name, double value) {
     return;
   }
   std::string known;
-  for (const auto& p : params_) known += (known.empty() ? "" : ", ") + p.name;
-  throw InputError({"dispatcher parameters", 0}, "parameter", name, "one of: " + known);
+  for (const auto& p : params_)
+    known += (known.empty() ? "" : ", ") + p.name + (p.instance.empty() ? "" : "@" + p.instance);
+  throw InputError({"dispatcher parameters", 0}, "parameter", instance.empty() ? name : name + "@" + instance,
+                   "one of: " + known);
 }
 
 ParamSet default_dispatcher_params(const DispatcherSpec& dispatcher) {

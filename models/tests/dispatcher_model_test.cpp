@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "moetwin/common/input_error.hpp"
 #include "tiny_routing.hpp"
@@ -71,7 +72,8 @@ TEST(DispatcherModel, DeepEpTermsHandComputed) {
   p.set("rdma_efficiency", 1.0);
   p.set("combine_efficiency", 1.0);
   p.set("per_message_s", 0.0);
-  p.set("inflight_writes", 3.75);  // 75 us round trip / 3.75 writes in flight = 20 us per write
+  p.set("per_message_s", "p5.48xlarge", 0.0);  // p5's own value (its low-latency rows) overrides
+  p.set("inflight_writes", 3.75);              // 75 us round trip / 3.75 writes in flight = 20 us per write
   m->set_params(p);
   const DispatchHardware hw = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
   const A2aTraffic t = m->traffic(tiny_plan(), 1e6);
@@ -91,6 +93,7 @@ TEST(DispatcherModel, DeepEpTermsHandComputed) {
   up.set("latency_rounds", 1);
   up.set("rdma_efficiency", 1.0);
   up.set("per_message_s", 0.0);
+  up.set("per_message_s", "p5.48xlarge", 0.0);
   up.set("inflight_writes", 3.75);
   up.set("efa_gen2_efficiency", 1.0);
   u->set_params(up);
@@ -125,6 +128,54 @@ TEST(DispatcherModel, ValidityLimits) {
   const A2aTraffic t = gin->traffic(tiny_plan(), 1e3);
   EXPECT_GT(gin->cost(t, A2aDirection::dispatch, p5).terms[3].seconds,
             gin->cost(t, A2aDirection::dispatch, b300).terms[3].seconds);
+}
+
+TEST(DispatcherModel, PerMessageCostIsTheInstancesOwn) {
+  auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
+  ParamSet p = u->params();
+  p.set("per_message_s", 1e-6);
+  p.set("per_message_s", "p5.48xlarge", 4e-6);
+  p.set("inflight_writes", 3.75);
+  u->set_params(p);
+  EXPECT_DOUBLE_EQ(u->params().get("per_message_s", "p5.48xlarge"), 4e-6);
+  EXPECT_DOUBLE_EQ(u->params().get("per_message_s", "p6-b300.48xlarge"), 1e-6);  // unscoped
+  EXPECT_TRUE(u->params().scoped("per_message_s", "p5.48xlarge"));
+  EXPECT_FALSE(u->params().scoped("per_message_s", "p6-b300.48xlarge"));
+  // One write on p5: (4 us + 75 us / 3.75 in flight) / 4 proxy threads = 6 us; on p6-b300: (1 + 35 / 3.75)
+  // / 4 = 2.5833 us.
+  const DispatchHardware p5 = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
+  const DispatchHardware b300 = DispatchHardware::from_catalog(catalog(), "p6-b300.48xlarge", 2);
+  EXPECT_NEAR(u->message_s(p5), 6e-6, 1e-15);
+  EXPECT_NEAR(u->message_s(b300), (1e-6 + 35e-6 / 3.75) / 4, 1e-15);
+  // NVSHMEM: one host proxy thread; NCCL's all-to-all has no posting path of its own.
+  EXPECT_EQ(make_dispatcher_model(catalog().dispatcher("nccl-alltoall"))->message_s(p5), 0.0);
+  EXPECT_THROW(p.set("per_message_s", "p9", 1e-6), InputError);
+}
+
+TEST(DispatcherModel, LowLatencyKernelsHandComputed) {
+  auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
+  ParamSet p = u->params();
+  p.set("ll_latency_rounds", 1);
+  p.set("rdma_efficiency", 1.0);
+  p.set("efa_gen2_efficiency", 1.0);
+  p.set("per_message_s", "p5.48xlarge", 4e-6);
+  p.set("inflight_writes", 3.75);
+  u->set_params(p);
+  const DispatchHardware hw = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
+  // Rank 0 sends 3 copies: one to its node's rank 1 over NVLink, two to node 1 over RDMA, one write each
+  // (no node deduplication in the low-latency kernels). 75 us + max(2 MB / 50 GB/s = 40 us, 2 writes x 6 us
+  // = 12 us) = 115 us.
+  const A2aTraffic t = per_copy_traffic(tiny_plan(), 1e6);
+  const std::optional<A2aCost> d = u->low_latency_cost(t, A2aDirection::dispatch, hw);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->duration_ns, 115000);
+  EXPECT_EQ(d->gating_rank, 0);
+  // With 100 kB copies the writes gate: 75 us + max(200 kB / 50 GB/s = 4 us, 2 x 6 us = 12 us) = 87 us.
+  const A2aTraffic small = per_copy_traffic(tiny_plan(), 1e5);
+  EXPECT_EQ(u->low_latency_cost(small, A2aDirection::dispatch, hw)->duration_ns, 87000);
+  // NCCL's all-to-all has no low-latency kernels.
+  const auto nccl = make_dispatcher_model(catalog().dispatcher("nccl-alltoall"));
+  EXPECT_FALSE(nccl->low_latency_cost(t, A2aDirection::dispatch, hw).has_value());
 }
 
 }  // namespace

@@ -55,6 +55,21 @@ std::string network_line(const Prediction& p) {
                  " s longer than alone, overlapped or not)"});
 }
 
+// Which component of the stack set the P2P network chunk the prediction assumed (catalog's
+// p2p_net_chunk_bytes decides it in this order).
+std::string chunk_origin(const Scenario& s) {
+  const StackSpec& st = s.stack.spec;
+  if (st.nccl_env.p2p_net_chunk_bytes > 0 && s.stack.p2p_net_chunk_bytes == st.nccl_env.p2p_net_chunk_bytes)
+    return "NCCL_P2P_NET_CHUNKSIZE as the stack's launcher sets it";
+  if (st.ofi_platform_aws && s.instance.ofi_platform_p2p_chunk_bytes > 0 &&
+      s.stack.p2p_net_chunk_bytes == s.instance.ofi_platform_p2p_chunk_bytes)
+    return "aws-ofi-nccl platform-aws default on " + s.instance.name;
+  if (s.stack.p2p_net_chunk_bytes == kNcclDefaultP2pNetChunkBytes)
+    return st.ofi_platform_aws ? "NCCL's default: no platform-aws value for " + s.instance.name
+                               : "NCCL's default: aws-ofi-nccl built without platform-aws";
+  return "set by the scenario";
+}
+
 }  // namespace
 
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
@@ -71,14 +86,19 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
                          ", collectives: " + p.built.comm_model + ")"},
       {"stack", s.stack.spec.name + (s.stack.from_default ? " (default: no [stack] table)" : "") +
-                    ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) + " KiB" +
+                    ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) +
+                    " KiB (" + chunk_origin(s) + ")" +
                     (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
                          ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
+                         : "") +
+                    (s.stack.spec.ofi_multi_recv
+                         ? ", aws-ofi-nccl multi-receive on (not modelled: NCCL per-chunk cost as without it)"
                          : "")},
       {"precision", to_string(s.training.precision)},
       {"profile", profile_label(profile)},
       {"compute", p.compute_source},
       {"collectives", p.collective_source},
+      {"dispatcher terms", p.built.a2a_source},
       {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
                         format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" +
                         ", 80%: " + band_source(profile, novelty) + ")"},

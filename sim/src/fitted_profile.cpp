@@ -31,7 +31,9 @@ namespace {
 
 // 2: a2a_time_scale multiplies the dispatcher models' transfer terms only (their handshake latency is
 // not scaled); schema 1 scaled the whole call, so its fitted values mean something else.
-constexpr int kProfileSchemaVersion = 2;
+// 3: the DeepEP per-remote-node and per-remote-token terms hold at the reference instance and the per-call
+// term at the reference CPU (a2a_transfer.hpp); schema 2's held wherever the rows were.
+constexpr int kProfileSchemaVersion = 3;
 
 // Bounds: wide enough that the fit is free to find the answer, narrow enough that a parameter cannot
 // absorb a missing mechanism by going unphysical.
@@ -80,17 +82,23 @@ const std::vector<FreeParameter>& parameter_table() {
        0},
       {"a2a_time_scale", "x", 1.0, 1.5,
        "dispatch/combine transfer time over the dispatcher model (its handshake latency unscaled)", 0},
-      {"a2a_latency_s", "s", 0.0, 5e-3, "fixed time per dispatch/combine call (host sync, proxy round trip)",
+      {"a2a_latency_s", "s", 0.0, 5e-3,
+       "fixed time per dispatch/combine call (host sync, proxy round trip), at the reference CPU (8559C); on "
+       "another instance x its host time factor (a2a_transfer.hpp)",
        0},
       {"a2a_per_copy_s", "s", 0.0, 0.5e-6, "time per received token copy per dispatch/combine call", 2e-8},
       {"a2a_fill_tokens", "tokens", 0.0, 1024.0,
        "pipeline fill per peer per dispatch/combine call: fill x (EP-1) x hidden x 2 B / link bandwidth",
        128},
-      {"a2a_node_latency_s", "s", 0.0, 3e-3, "time per dispatch/combine call per remote node of the EP group",
+      {"a2a_node_latency_s", "s", 0.0, 3e-3,
+       "time per dispatch/combine call per remote node of the EP group, at the reference instance "
+       "(p6-b300); elsewhere x one RDMA write's cost on the dispatcher's posting path there over here "
+       "(per_message_s per instance, low-latency benchmarks; a2a_transfer.hpp)",
        2e-4},
       {"a2a_remote_token_s", "s", 0.0, 1e-6,
        "time per token sent to (combine: received from) another node per dispatch/combine call, whatever the "
-       "hidden size",
+       "hidden size, at the reference instance (p6-b300); elsewhere x the posting path's write cost there "
+       "over here (a2a_transfer.hpp)",
        5e-8},
   };
   return table;
@@ -109,8 +117,9 @@ struct LiveFitMeaning {
 };
 constexpr LiveFitMeaning kLiveFitMeanings[] = {
     {"net_chunk_s",
-     "NCCL P2P time per network chunk beyond its bytes (proxy, rendezvous, completion), serial per GPU; "
-     "charged for the chunks a run's P2P chunk size adds over nccl-tests' 512 KiB",
+     "NCCL P2P time per network chunk beyond its bytes (proxy, rendezvous, completion), serial per GPU, at "
+     "the reference CPU (8559C): the proxy thread's host work, x the host time factor elsewhere; charged for "
+     "the chunks a run's P2P chunk size adds over nccl-tests' 512 KiB",
      2e-6},
 };
 
@@ -333,8 +342,9 @@ bool node_dedup_dispatcher(const std::string& name) {
   return record != nullptr && dedups_by_node(*record);
 }
 
-// The dispatchers whose fitted terms make the generic ones: the node-dedup (DeepEP) family's when any was
-// fitted, else every fitted dispatcher's (set_generic_a2a_from_dispatchers says why).
+}  // namespace
+
+// set_generic_a2a_from_dispatchers says why the DeepEP family's terms stand for each other.
 std::vector<std::string> generic_a2a_source_names(const SimProfile& p) {
   const bool any_deepep = std::any_of(p.a2a_by_dispatcher.begin(), p.a2a_by_dispatcher.end(),
                                       [](const auto& entry) { return node_dedup_dispatcher(entry.first); });
@@ -344,8 +354,6 @@ std::vector<std::string> generic_a2a_source_names(const SimProfile& p) {
   }
   return names;
 }
-
-}  // namespace
 
 void set_generic_a2a_from_dispatchers(SimProfile& p) {
   std::vector<double> scales, latencies, per_copy, fill, node_latencies, remote_token;
@@ -393,8 +401,9 @@ FittedProfile load_fitted_profile(const std::string& path) {
   if (p.schema_version < kProfileSchemaVersion) {
     throw InputError({path, 0}, "schema_version", std::to_string(p.schema_version),
                      "schema " + std::to_string(kProfileSchemaVersion) +
-                         " (schema 1 scaled the dispatchers' handshake latency with a2a_time_scale: refit "
-                         "with `moetwin validate --fit ... --write-profile`)");
+                         " (schema 1 scaled the dispatchers' handshake latency with a2a_time_scale; schema 2 "
+                         "held the DeepEP terms on whatever instance the rows ran, not the reference "
+                         "instance: refit with `moetwin validate --fit ... --write-profile`)");
   }
   p.fitted_at = root.string("fitted_at");
   p.fitted_on = root.string("fitted_on");
@@ -661,7 +670,8 @@ std::string fitted_profile_toml(const FittedProfile& p) {
 PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile& profile) {
   PredictOptions o;
   o.profile = profile.sim;
-  o.seams.moe = std::make_shared<DispatcherMoeCost>(scenario, profile.sim.model_params);
+  o.seams.moe = std::make_shared<DispatcherMoeCost>(scenario, profile.sim.model_params,
+                                                    host_time_factor(profile.sim, scenario.instance));
   return o;
 }
 

@@ -43,6 +43,15 @@ std::vector<RegistryEntry> parameter_registry(const FittedProfile& profile, cons
                           own ? fitted_layer : (profile.fitted ? "generic (no runs of it)" : "default")));
     }
     for (const ModelParam& term : spec.terms) {
+      if (!term.instance.empty()) {
+        // An instance's own value (per_message_s per instance from its low-latency rows): the record's
+        // value; the live fit does not move it (it is a benchmark calibration, not a training term).
+        out.push_back({concat({name, ".", term.name, "@", term.instance}),
+                       concat({scope, ", instance ", term.instance}),
+                       term.fitted ? "calibrated on kernel benchmarks" : "default", term.value, term.unit,
+                       term.min, term.max, term.source});
+        continue;
+      }
       const std::string key = concat({name, ".", term.name});
       const bool live = profile.fitted && profile.sim.model_params.count(key) > 0;
       RegistryEntry e =

@@ -44,7 +44,8 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
                                                             : options.calibration_dir;
   WorkloadSeams seams = options.seams;
   if (seams.moe == nullptr && options.moe_cost == PredictOptions::MoeCost::dispatcher)
-    seams.moe = std::make_shared<DispatcherMoeCost>(scenario, options.profile.model_params);
+    seams.moe = std::make_shared<DispatcherMoeCost>(scenario, options.profile.model_params,
+                                                    host_time_factor(options.profile, scenario.instance));
   // One profile lookup (directory scan, cached parse) serves both seams.
   std::optional<ScenarioCalibration> calibration;
   if (seams.compute == nullptr || seams.comm == nullptr) calibration = calibration_for(scenario, dir);

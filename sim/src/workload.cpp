@@ -11,6 +11,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/parallel_for.hpp"
 #include "moetwin/models/topology_comm.hpp"
+#include "moetwin/sim/a2a_transfer.hpp"
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
@@ -1186,7 +1187,13 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     moe = std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
-  SimProfile::A2aFit a2a = prof.a2a_for(s.dispatcher.name);
+  // The dispatcher's in-training terms carried from the reference instance (and CPU) to this one by the
+  // mechanisms they stand for (a2a_transfer.hpp); `fitted`'s host reference, not the scaled copy's.
+  const A2aTransfer transfer = a2a_transfer(fitted, s.dispatcher, s.instance);
+  SimProfile::A2aFit a2a = transferred(prof.a2a_for(s.dispatcher.name), transfer);
+  out.a2a_source = transfer.describe(
+      prof.a2a_by_dispatcher.count(s.dispatcher.name) > 0 ? "own fitted" : "generic (no runs of it)",
+      s.instance.name);
   if (const auto st = prof.stack_a2a_scale.find(s.stack.spec.name); st != prof.stack_a2a_scale.end())
     a2a.time_scale *= st->second;
   if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0) ||

@@ -272,11 +272,14 @@ TEST(FittedProfile, OutOfBoundsParameterIsAnInputError) {
                     {"parameters.a2a_time_scale: 3.55", "a number in [1, 1.5]"});
 }
 
-TEST(FittedProfile, SchemaOneProfileIsAnInputErrorAskingForARefit) {
+TEST(FittedProfile, OlderSchemaProfileIsAnInputErrorAskingForARefit) {
   // Schema 1 scaled the dispatchers' handshake latency too: its a2a_time_scale means something else,
-  // so loading it would shift every prediction silently.
-  expect_load_error("schema1.toml", "schema_version = 2", "schema_version = 1",
+  // so loading it would shift every prediction silently. Schema 2 held the DeepEP per-node and per-token
+  // terms on whatever instance its rows ran, not at the reference instance.
+  expect_load_error("schema1.toml", "schema_version = 3", "schema_version = 1",
                     {"schema_version: 1", "refit"});
+  expect_load_error("schema2.toml", "schema_version = 3", "schema_version = 2",
+                    {"schema_version: 2", "reference instance", "refit"});
 }
 
 TEST(FittedProfile, UnknownFitObjectiveIsAnInputError) {

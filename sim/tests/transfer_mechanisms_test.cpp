@@ -11,9 +11,13 @@
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/models/compute_model.hpp"
+#include "moetwin/models/dispatcher_model.hpp"
 #include "moetwin/models/dispatcher_moe_cost.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/a2a_transfer.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/workload.hpp"
 
 namespace moetwin {
@@ -166,6 +170,73 @@ TEST(TransferMechanisms, HostTimeScalesWithTheInstanceCpu) {
   // Unknown reference: unscaled.
   prof.host_reference_cpu_score = 0;
   EXPECT_DOUBLE_EQ(host_time_factor(prof, catalog().instance("p5.48xlarge")), 1.0);
+}
+
+TEST(TransferMechanisms, DeepEpTermsScaleWithTheInstancesPostingPath) {
+  SimProfile prof;
+  SimProfile::A2aFit uccl;
+  uccl.latency_s = 2e-3;
+  uccl.node_latency_s = 3e-4;
+  uccl.remote_token_s = 5e-8;
+  prof.a2a_by_dispatcher["deepep-uccl"] = uccl;
+  prof.a2a_by_dispatcher["deepep-nvshmem"] = uccl;
+  set_generic_a2a_from_dispatchers(prof);
+  const InstanceSpec& p5 = catalog().instance("p5.48xlarge");
+  const InstanceSpec& b300 = catalog().instance("p6-b300.48xlarge");
+  // What one remote copy of test_low_latency.py's call (128 tokens x top-8 over 4 nodes, even spread)
+  // costs, dispatch and combine, from the dispatcher's low-latency terms on that instance.
+  const auto message = [](const std::string& d, const InstanceSpec& i) {
+    DispatchHardware hw;
+    hw.instance = i;
+    hw.gpu = catalog().gpu(i.gpu);
+    hw.nodes = 4;
+    const auto m = make_dispatcher_model(catalog().dispatcher(d));
+    const int rpn = i.gpus;
+    const int ranks = 4 * rpn;
+    const auto traffic = [&](bool fp8) {
+      A2aTraffic t;
+      t.ranks = ranks;
+      t.ranks_per_node = rpn;
+      t.nodes = 4;
+      t.bytes_per_token = token_bytes(7168, fp8);
+      RankLegs l;
+      l.network_tokens_out = l.network_tokens_in = 1024 * (ranks - rpn) / ranks;
+      l.network_out = l.network_in = static_cast<double>(l.network_tokens_out) * t.bytes_per_token;
+      l.nvlink_out = l.nvlink_in = static_cast<double>(1024 * (rpn - 1) / ranks) * t.bytes_per_token;
+      l.copies_out = l.copies_in = 1024;
+      t.legs.assign(static_cast<std::size_t>(ranks), l);
+      return t;
+    };
+    const auto d = m->low_latency_cost(traffic(true), A2aDirection::dispatch, hw);
+    const auto c = m->low_latency_cost(traffic(false), A2aDirection::combine, hw);
+    return static_cast<double>(d->duration_ns + c->duration_ns) * 1e-9 /
+           (2.0 * static_cast<double>(1024 * (ranks - rpn) / ranks));
+  };
+  // Own terms: one UCCL-EP write on p5 over one on p6-b300 (the reference), both from the catalog's
+  // instance-scoped per_message_s; the per-call term scales with the host CPU.
+  const A2aTransfer t = a2a_transfer(prof, catalog().dispatcher("deepep-uccl"), p5);
+  EXPECT_DOUBLE_EQ(t.proxy_factor, message("deepep-uccl", p5) / message("deepep-uccl", b300));
+  EXPECT_GT(t.proxy_factor, 3.0);  // p5's low-latency rows: UCCL-EP copies cost several times p6-b300's
+  EXPECT_DOUBLE_EQ(t.host_factor, 2257.0 / 1668.0);
+  const SimProfile::A2aFit moved = transferred(uccl, t);
+  EXPECT_DOUBLE_EQ(moved.node_latency_s, 3e-4 * t.proxy_factor);
+  EXPECT_DOUBLE_EQ(moved.remote_token_s, 5e-8 * t.proxy_factor);
+  EXPECT_DOUBLE_EQ(moved.latency_s, 2e-3 * t.host_factor);
+  // On the reference instance nothing moves.
+  const A2aTransfer at_ref = a2a_transfer(prof, catalog().dispatcher("deepep-uccl"), b300);
+  EXPECT_DOUBLE_EQ(at_ref.proxy_factor, 1.0);
+  EXPECT_DOUBLE_EQ(at_ref.host_factor, 1.0);
+  // A dispatcher without runs: its own write cost here over the median of its relatives' at the reference
+  // (two relatives: the mean of the two).
+  const InstanceSpec& b200 = catalog().instance("p6-b200.48xlarge");
+  const A2aTransfer gin = a2a_transfer(prof, catalog().dispatcher("deepep-v2-gin"), b200);
+  const double relatives = (message("deepep-uccl", b300) + message("deepep-nvshmem", b300)) / 2;
+  EXPECT_DOUBLE_EQ(gin.reference_message_s, relatives);
+  EXPECT_DOUBLE_EQ(gin.proxy_factor, message("deepep-v2-gin", b200) / relatives);
+  // NCCL's all-to-all has no posting path: only the host factor applies.
+  const A2aTransfer nccl = a2a_transfer(prof, catalog().dispatcher("nccl-alltoall"), p5);
+  EXPECT_DOUBLE_EQ(nccl.proxy_factor, 1.0);
+  EXPECT_NE(t.describe("own fitted", p5.name).find("x" + format_fixed(t.proxy_factor, 2)), std::string::npos);
 }
 
 }  // namespace

@@ -111,6 +111,11 @@ struct ModelParam {
   double max = 0;
   bool fitted = false;  // calibrated on kernel benchmarks (see `source` for which)
   std::string source;   // publication, documentation, or the calibration run that set it
+  // Scope: "" = every instance; else the catalog instance whose measurements set this value. A scoped term
+  // overrides the unscoped term of the same name on that instance only (a CPU proxy's cost per RDMA write
+  // is the instance's: its CPU and its NICs), so a value measured on one instance is never applied to
+  // another.
+  std::string instance;
 };
 
 struct DispatcherSpec {
@@ -150,6 +155,11 @@ struct StackSpec {
   // aws-ofi-nccl configured with --enable-platform-aws: the instance's platform defaults apply
   // (InstanceSpec::ofi_platform_p2p_chunk_bytes); without it NCCL's own defaults stay.
   bool ofi_platform_aws = false;
+  // aws-ofi-nccl multi-receive (1.20+, on by default; before it needed NCCL_OFI_EAGER_MAX_SIZE=-1): one
+  // posted receive matches several peers' messages, which its release notes say "improves alltoall
+  // performance". No live run measured a stack with it, so the NCCL per-chunk cost (net_chunk_s), fitted on
+  // stacks without it, is applied unchanged and predictions say so (a2a-mechanisms.md section 6).
+  bool ofi_multi_recv = false;
   NcclKnobs nccl_env;  // what the stack's launcher sets
   // How this stack's published runs configure Megatron's alltoall dispatcher:
   // --moe-pad-expert-input-to-capacity (drop-and-pad at capacity factor 1: equal splits, no token-count

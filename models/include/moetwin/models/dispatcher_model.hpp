@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,10 @@ struct DispatchHardware {
   // A dispatch inside Megatron training: the alltoall dispatcher follows the tokens' all-to-all with the
   // routing probabilities' (probs_calls); the standalone benchmarks (`dispatch --bench`) have no such call.
   bool megatron_dispatch = false;
+  // Host CPU work on this instance over the reference CPU the live-run terms were fitted on (sim's
+  // host_time_factor: reference single-thread score / this CPU's). NCCL's per-chunk network P2P work
+  // (net_chunk_s) runs in its proxy thread on the host and scales with it; 1 in the kernel benchmarks.
+  double host_time_factor = 1;
 
   // EFA bandwidth with affinity to one GPU, per direction, bytes/s (nics_per_gpu x nic bandwidth).
   double rail_bandwidth() const;
@@ -107,6 +112,16 @@ class DispatcherModel {
   // Cost of one call. `traffic` is dispatch-direction; combine sends the same tokens back.
   virtual A2aCost cost(const A2aTraffic& traffic, A2aDirection direction,
                        const DispatchHardware& hw) const = 0;
+  // The low-latency kernels' cost of one call (DeepEP test_low_latency.py), `traffic` per_copy_traffic of
+  // its routing; nullopt for dispatchers without low-latency kernels or without the terms for them.
+  virtual std::optional<A2aCost> low_latency_cost(const A2aTraffic&, A2aDirection,
+                                                  const DispatchHardware&) const {
+    return std::nullopt;
+  }
+  // Serial time one RDMA write costs this dispatcher's posting path on `hw`'s instance (per-write cost and
+  // the in-flight window's wait, over the posting threads), s; 0 for NCCL's all-to-all (no such path).
+  // The in-training DeepEP terms scale with it across instances (sim's workload builder).
+  virtual double message_s(const DispatchHardware&) const { return 0; }
   // Validity limits: throws InputError for a scale the dispatcher cannot run, returns warnings otherwise.
   virtual std::vector<std::string> check(const DispatchHardware& hw, int ranks) const = 0;
 

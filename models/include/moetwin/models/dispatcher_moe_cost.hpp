@@ -42,7 +42,9 @@ class DispatcherMoeCost : public MoeCostModel {
   explicit DispatcherMoeCost(const Scenario& scenario);
   // With fitted values of the dispatcher model's own parameters, keyed "<dispatcher>.<parameter>"
   // (SimProfile::model_params); keys of other dispatchers are ignored.
-  DispatcherMoeCost(const Scenario& scenario, const std::map<std::string, double>& model_params);
+  // host_time_factor: the instance CPU's host work over the fit's reference CPU (DispatchHardware's).
+  DispatcherMoeCost(const Scenario& scenario, const std::map<std::string, double>& model_params,
+                    double host_time_factor = 1);
   std::string name() const override { return "routing+" + model_->name(); }
   void layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
                    std::vector<MoeRankCost>& out) const override;

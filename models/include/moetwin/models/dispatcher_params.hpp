@@ -14,16 +14,23 @@ class ParamSet {
  public:
   ParamSet() = default;
   explicit ParamSet(std::vector<ModelParam> params);
-  // Throws std::logic_error for an unknown name (a bug in the model, not user input).
+  // The unscoped value (every instance's unless it has its own). Throws std::logic_error for an unknown
+  // name (a bug in the model, not user input).
   double get(const std::string& name) const;
+  // The value on `instance`: its instance-scoped term when the record has one, else the unscoped term.
+  double get(const std::string& name, const std::string& instance) const;
+  // True when `instance` has its own value of `name` (ModelParam::instance).
+  bool scoped(const std::string& name, const std::string& instance) const;
   bool has(const std::string& name) const { return find(name) != nullptr; }
   // Throws InputError when the value is outside [min, max] or the name is unknown.
   void set(const std::string& name, double value);
+  // Sets `instance`'s own value of `name` (which must exist). Throws as set().
+  void set(const std::string& name, const std::string& instance, double value);
   const std::vector<ModelParam>& all() const { return params_; }
   std::vector<ModelParam>& mutable_all() { return params_; }
 
  private:
-  const ModelParam* find(const std::string& name) const;
+  const ModelParam* find(const std::string& name, const std::string& instance = "") const;
   std::vector<ModelParam> params_;
 };
 

@@ -56,6 +56,9 @@ inline constexpr double kBackwardLaunchRatio = 0.5;
 // and a median across families would pick, term by term, nccl-alltoall's 0 (its kernel model carries its
 // per-peer costs) or the smaller DeepEP value: a set of terms no measured dispatcher has.
 void set_generic_a2a_from_dispatchers(SimProfile& profile);
+// The dispatchers whose fitted terms make the generic ones: the node-dedup (DeepEP) family's when any was
+// fitted, else every fitted dispatcher's; in name order.
+std::vector<std::string> generic_a2a_source_names(const SimProfile& profile);
 
 // Relative error (predicted - measured) / measured quantiles of the cross-validated residuals.
 struct ResidualSummary {

@@ -77,6 +77,10 @@ struct SimProfile {
   // cpu_geekbench6_single). On another instance they scale by this / its CPU's score (host_scaled). Default:
   // p6-b300.48xlarge's Xeon 8559C (2257), the CPU of the live runs the shipped host terms were fitted on.
   double host_reference_cpu_score = 2257;
+  // The instance the DeepEP dispatchers' per-remote-node and per-remote-token in-training terms (A2aFit)
+  // hold for; on another instance they scale with the cost of one RDMA write on the dispatcher's posting
+  // path there over here (a2a_transfer.hpp). p6-b300.48xlarge: the instance of the 51 live runs.
+  std::string proxy_reference_instance = "p6-b300.48xlarge";
   double grad_bytes = 4;   // bytes per gradient element reduced over DP (fp32 grad reduce)
   double param_bytes = 2;  // bytes per parameter all-gathered (bf16)
   // Adam step bytes per local parameter: read fp32 param, grad, m, v (16), write param, m, v (12) and the
@@ -167,6 +171,9 @@ struct BuiltWorkload {
   int microbatches = 0;
   std::string comm_model;
   std::string moe_model;
+  // Where the dispatcher's in-training terms come from and how they were carried to this instance
+  // (A2aTransfer::describe).
+  std::string a2a_source;
 };
 
 // Throws InputError for scenarios the replay cannot represent (e.g. vpp > 1 with microbatches not a

@@ -11,9 +11,17 @@
 //    sampled per token.
 //  - nccl-alltoall (mode "matched"): nccl-tests alltoall_perf busbw = (bytes per rank / time) x (n-1)/n, at
 //    the EP payload: 4096 tokens x 7168 x 2 bytes (56 MiB) per rank, equal chunks to every rank.
-//  - low-latency rows and instances not in the catalog are listed but not modelled.
+//  - low-latency (test_low_latency.py): 128 tokens per rank, top-8 of 256 experts routed uniformly per token;
+//    every (token, expert) copy for another node is its own RDMA write (DispatcherModel::low_latency_cost).
+//    GB/s = all copies (own node included) x token bytes / time. Rows giving one dispatch+combine time
+//    (dispatch_us set, combine_us and both GB/s empty: UCCL and DeepEP v1 on p6-b200) are compared on the
+//    sum.
+//  - DeepEP v2 (gpu-initiated) rows count GB/s on the scale-out leg only (RESULTS-b200.md): network bytes.
+//  - instances not in the catalog, and transports without low-latency terms, are listed but not modelled.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,8 +54,9 @@ struct BenchShape {
   int hidden = 7168;
   int top_k = 8;
   int experts = 256;
-  bool fp8_dispatch = true;  // combine is always BF16
-  int max_topk_groups = 4;   // test_internode.py: num_topk_groups = min(num_nodes, 4)
+  bool fp8_dispatch = true;      // combine is always BF16
+  std::int64_t ll_tokens = 128;  // low-latency rows: test_low_latency.py --num-tokens
+  int max_topk_groups = 4;       // test_internode.py: num_topk_groups = min(num_nodes, 4)
   std::uint64_t seed = 1;
 };
 
@@ -60,6 +69,9 @@ struct PreparedBench {
   A2aTraffic dispatch;             // dispatch-direction traffic with dispatch-dtype bytes
   A2aTraffic combine;              // same routing, BF16 bytes
   double nccl_bytes_per_rank = 0;  // nccl rows: nccl-tests size
+  bool low_latency = false;        // a low-latency kernel row (dispatch/combine are per-copy traffic)
+  bool summed = false;             // the row gives one dispatch+combine time (in dispatch_us)
+  bool time_first = false;         // compare on time where the row gives one (DeepEP v2's GB/s is its SO leg)
   std::vector<std::string> warnings;
 };
 
@@ -75,14 +87,29 @@ PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, c
 BenchPrediction predict_bench(const DispatcherModel& model, const PreparedBench& bench);
 // Relative errors (pred/measured - 1) of the GB/s legs that have a measurement.
 std::vector<double> bench_errors(const PreparedBench& bench, const BenchPrediction& prediction);
+// One direction's error: predicted speed / measured - 1 on GB/s, or measured / predicted time where the row
+// compares on time (summed rows: their one time, on the dispatch side); nullopt where nothing is measured.
+std::optional<double> bench_error(const PreparedBench& bench, const BenchPrediction& prediction,
+                                  A2aDirection direction);
 
-// The acceptance subset: B300 (p6-b300) and p5 rows, normal/matched mode, 16-64 ranks.
+// The acceptance subset: rows of catalog instances at 16-64 ranks, normal/matched and low-latency mode
+// (the calibration set of `dispatch --bench --fit`; instance-scoped terms are fitted on their instance's
+// rows only).
 bool in_acceptance_set(const KernelBenchRow& row);
 
 // Fits the model's `fitted` parameters (within bounds) to the rows, minimising the sum of squared log
 // errors of the GB/s legs, by a deterministic bounded pattern search. Returns the fitted set. (An L1
 // objective was tried: same in-sample medians, worse leave-one-out error.)
-ParamSet fit_dispatcher_params(const DispatcherModel& model, const std::vector<const PreparedBench*>& rows);
+// `free` (optional) limits the search to the fitted parameters it accepts.
+ParamSet fit_dispatcher_params(const DispatcherModel& model, const std::vector<const PreparedBench*>& rows,
+                               const std::function<bool(const ModelParam&)>& free = {});
+// The calibration `dispatch --bench --fit` runs, in three stages so that each kind of row sets what it
+// measures: (1) the normal-kernel rows set every fitted term but ll_latency_rounds; (2) the low-latency rows,
+// one RDMA write per remote copy, set the cost of a write per instance (per_message_s, scoped and unscoped)
+// and ll_latency_rounds; (3) the normal rows refit the rest with the write cost held. A transport without
+// low-latency rows takes stage 1 only.
+ParamSet calibrate_dispatcher_params(const DispatcherModel& model,
+                                     const std::vector<const PreparedBench*>& rows);
 
 double median(std::vector<double> values);
 

@@ -1,0 +1,108 @@
+#include "moetwin/sim/a2a_transfer.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/common/statistics.hpp"
+#include "moetwin/models/dispatcher_model.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+
+namespace moetwin {
+namespace {
+
+// The standard low-latency call (DeepEP test_low_latency.py: 128 tokens per rank, top-8, hidden 7168, FP8
+// dispatch and BF16 combine) over 4 nodes of `instance`, copies spread evenly over the ranks.
+A2aTraffic reference_ll_traffic(const InstanceSpec& instance, double bytes_per_token) {
+  constexpr int kNodes = 4;
+  constexpr std::int64_t kCopies = 128 * 8;
+  const int rpn = std::max(1, instance.gpus);
+  const int ranks = rpn * kNodes;
+  A2aTraffic t;
+  t.ranks = ranks;
+  t.ranks_per_node = rpn;
+  t.nodes = kNodes;
+  t.bytes_per_token = bytes_per_token;
+  RankLegs l;
+  l.network_tokens_out = l.network_tokens_in = kCopies * (ranks - rpn) / ranks;
+  const std::int64_t same_node = kCopies * (rpn - 1) / ranks;
+  l.network_out = l.network_in = static_cast<double>(l.network_tokens_out) * bytes_per_token;
+  l.nvlink_out = l.nvlink_in = static_cast<double>(same_node) * bytes_per_token;
+  l.tokens = 128;
+  l.copies_out = l.copies_in = kCopies;
+  l.network_peers_out = l.network_peers_in = ranks - rpn;
+  l.nvlink_peers_out = rpn - 1;
+  t.legs.assign(static_cast<std::size_t>(ranks), l);
+  return t;
+}
+
+// Time per remote token copy of the standard low-latency call (dispatch and combine) on `instance`: what
+// pushing one copy through the dispatcher's posting path costs there, handshakes and bytes included (the
+// quantity the instance's low-latency benchmarks measure; message_s alone is ill-conditioned where a call
+// is handshake-bound). Falls back to message_s for a dispatcher without low-latency terms.
+double copy_cost_s(const DispatcherSpec& dispatcher, const InstanceSpec& instance) {
+  if (!dispatcher.node_dedup) return 0;
+  DispatchHardware hw;
+  hw.instance = instance;
+  hw.gpu = Catalog::shared_default().gpu(instance.gpu);
+  hw.nodes = 4;
+  const auto model = make_dispatcher_model(dispatcher);
+  const A2aTraffic fp8 = reference_ll_traffic(instance, token_bytes(7168, true));
+  const A2aTraffic bf16 = reference_ll_traffic(instance, token_bytes(7168, false));
+  const std::optional<A2aCost> d = model->low_latency_cost(fp8, A2aDirection::dispatch, hw);
+  const std::optional<A2aCost> c = model->low_latency_cost(bf16, A2aDirection::combine, hw);
+  const auto remote = static_cast<double>(fp8.legs.front().network_tokens_out);
+  if (!d || !c || !(remote > 0)) return model->message_s(hw);
+  return static_cast<double>(d->duration_ns + c->duration_ns) * 1e-9 / (2 * remote);
+}
+
+}  // namespace
+
+A2aTransfer a2a_transfer(const SimProfile& profile, const DispatcherSpec& dispatcher,
+                         const InstanceSpec& instance) {
+  A2aTransfer t;
+  t.host_factor = host_time_factor(profile, instance);
+  t.reference_instance = profile.proxy_reference_instance;
+  if (!dispatcher.node_dedup) return t;
+  const Catalog& catalog = Catalog::shared_default();
+  const auto ref = catalog.instances().find(profile.proxy_reference_instance);
+  if (ref == catalog.instances().end()) return t;
+  t.message_s = copy_cost_s(dispatcher, instance);
+  if (profile.a2a_by_dispatcher.count(dispatcher.name) > 0) {
+    t.reference_message_s = copy_cost_s(dispatcher, ref->second);
+  } else {
+    std::vector<double> relatives;
+    for (const std::string& name : generic_a2a_source_names(profile)) {
+      const auto record = catalog.dispatchers().find(name);
+      if (record == catalog.dispatchers().end() || !record->second.node_dedup) continue;
+      relatives.push_back(copy_cost_s(record->second, ref->second));
+    }
+    t.reference_message_s =
+        relatives.empty() ? copy_cost_s(dispatcher, ref->second) : median_of(std::move(relatives));
+  }
+  if (t.message_s > 0 && t.reference_message_s > 0) t.proxy_factor = t.message_s / t.reference_message_s;
+  return t;
+}
+
+SimProfile::A2aFit transferred(SimProfile::A2aFit a2a, const A2aTransfer& transfer) {
+  a2a.node_latency_s *= transfer.proxy_factor;
+  a2a.remote_token_s *= transfer.proxy_factor;
+  a2a.latency_s *= transfer.host_factor;
+  return a2a;
+}
+
+std::string A2aTransfer::describe(const std::string& terms_label, const std::string& instance) const {
+  std::string s = terms_label + " in-training terms";
+  if (message_s > 0) {
+    s += "; on " + instance + " per-node and per-token terms x" + format_fixed(proxy_factor, 2) +
+         " (one token copy through its posting path " + format_fixed(message_s * 1e6, 2) + " us vs " +
+         format_fixed(reference_message_s * 1e6, 2) + " us on " + reference_instance +
+         ", from the instances' low-latency kernel benchmarks)";
+  }
+  s += ", per-call x" + format_fixed(host_factor, 2) + " (host CPU)";
+  return s;
+}
+
+}  // namespace moetwin

@@ -86,7 +86,9 @@ TEST(Compare, NodeShorthandKeepsTheLayoutAndSettlesAtBothScales) {
   EXPECT_EQ(c.entries[1].scenario.parallel.tp, c.entries[0].scenario.parallel.tp);
   const ComparePair& p = c.pairs[0];
   EXPECT_EQ(p.differs, (std::vector<std::string>{"nodes", "layout"}));
-  if (!p.beyond) EXPECT_NE(p.settle_with.find("their own node counts"), std::string::npos);
+  if (!p.beyond) {
+    EXPECT_NE(p.settle_with.find("their own node counts"), std::string::npos) << p.settle_with;
+  }
 }
 
 TEST(Compare, ShorthandsRefuseBadValues) {

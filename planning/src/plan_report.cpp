@@ -280,7 +280,8 @@ std::string render_plan_text(const Plan& plan, bool explain) {
   if (plan.reference_nodes > 0) {
     out += concat({"  scaling of each node count's fastest at global batch ", std::to_string(r.global_batch),
                    ": speedup against ", std::to_string(plan.reference_nodes),
-                   " nodes, scaling_eff = speedup / node ratio, node_h_per_1e9_tok = node-hours per 1e9 "
+                   plan.reference_nodes == 1 ? " node" : " nodes",
+                   ", scaling_eff = speedup / node ratio, node_h_per_1e9_tok = node-hours per 1e9 "
                    "tokens\n"});
   }
   out += "\n";

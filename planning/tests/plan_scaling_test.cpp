@@ -54,7 +54,7 @@ TEST(PlanScaling, EachNodeCountAgainstTheSmallest) {
   }
   const std::string text = render_plan_text(plan, false);
   EXPECT_NE(text.find("scaling_eff"), std::string::npos);
-  EXPECT_NE(text.find("speedup against 1 nodes"), std::string::npos) << text;
+  EXPECT_NE(text.find("speedup against 1 node,"), std::string::npos) << text;
   const ResultTable t = plan_options_table(plan);
   EXPECT_EQ(t.rows[0][t.column("precision")].text, "bf16");
   EXPECT_EQ(t.rows[0][t.column("routing")].text, "balanced");

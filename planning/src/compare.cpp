@@ -202,7 +202,13 @@ Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile&
     CompareEntry& e = c.entries[k];
     e.label = inputs[k].label;
     e.scenario = inputs[k].scenario;
-    const Prediction p = predict(e.scenario, predict_options_for(e.scenario, profile));
+    Prediction p;
+    try {
+      p = predict(e.scenario, predict_options_for(e.scenario, profile));
+    } catch (const InputError& error) {
+      // Which entry failed: the dispatcher seam's limits are per scenario.
+      throw InputError({e.label, 0}, error.what());
+    }
     e.iteration_s = p.iteration_s;
     e.tokens_per_s = p.tokens_per_s;
     e.tflops_per_gpu = p.model_tflops_per_gpu;

@@ -97,7 +97,8 @@ TEST(RecommendPp, NoValidPointExitsTwoWithEveryReason) {
 }
 
 TEST(RecommendPp, AutoPicksAValidPpAndSaysWhich) {
-  // 16 nodes: the scenario's pp 8 leaves tp x dp = 16 < ep 32; pp 4 is the nearest valid size.
+  // 16 nodes: the scenario's pp 8 leaves tp x dp = 16 < ep 32; pp 4 is the nearest valid size (the CSV's
+  // layout columns: nodes, tp, pp, vpp, ep, dp, mb).
   const CliRun r = moetwin("recommend " + kDefault + " --nodes 16 --mb 4 --profile none --threads 2");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("16 nodes: pp 4 (the scenario's pp 8 does not do: invalid: "), std::string::npos)
@@ -106,7 +107,7 @@ TEST(RecommendPp, AutoPicksAValidPpAndSaysWhich) {
   const CliRun csv = moetwin("recommend " + kDefault + " --nodes 16 --mb 4 --profile none --format csv");
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_NE(csv.out.find("\n"
-                         "deepseek-v3,p6-b300.48xlarge,16,4,4,deepep-uccl,ok,"),
+                         "deepseek-v3,p6-b300.48xlarge,16,8,4,1,32,4,4,deepep-uccl,ok,"),
             std::string::npos)
       << csv.out;
   // An explicit pp is kept, and a bad one named.

@@ -16,7 +16,7 @@ const std::string kDir = std::string(MOETWIN_SOURCE_DIR) + "/catalog/data";
 TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   const Catalog c = Catalog::load(kDir);
   EXPECT_EQ(c.gpus().size(), 4u);
-  EXPECT_EQ(c.instances().size(), 4u);
+  EXPECT_EQ(c.instances().size(), 5u);
   EXPECT_EQ(c.models().size(), 12u);
   EXPECT_EQ(c.stacks().size(), 3u);  // nemo-26.04.01, megatron-lm core_r0.17.0, nemo-26.08
   EXPECT_EQ(c.default_stack().name, "nemo-26.04.01");
@@ -38,6 +38,29 @@ TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   EXPECT_EQ(dsv3.mtp_layers, 1);
   EXPECT_EQ(dsv3.router_groups, 8);
   EXPECT_EQ(c.dispatcher("deepep-v2-gin").fallback_transport, DispatcherTransport::cpu_proxy);
+}
+
+// p5e.48xlarge is the H200 on p5's network and host: everything but the GPU is p5's, the GPU is p5en's.
+TEST(Catalog, P5eIsTheH200OnP5sNetwork) {
+  const Catalog c = Catalog::load(kDir);
+  const InstanceSpec& p5e = c.instance("p5e.48xlarge");
+  const InstanceSpec& p5 = c.instance("p5.48xlarge");
+  EXPECT_EQ(p5e.gpu, "H200-SXM");
+  EXPECT_EQ(p5e.gpu, c.instance("p5en.48xlarge").gpu);
+  EXPECT_EQ(p5e.gpus, 8);
+  EXPECT_EQ(p5e.efa_gen, p5.efa_gen);
+  EXPECT_EQ(p5e.efa_nics, 32);
+  EXPECT_DOUBLE_EQ(p5e.nic_bandwidth, 12.5e9);  // 100 Gb/s per NIC, 3.2 Tb/s per node
+  EXPECT_EQ(p5e.nics_per_gpu, p5.nics_per_gpu);
+  EXPECT_EQ(p5e.gpu_initiated_rdma, p5.gpu_initiated_rdma);
+  EXPECT_DOUBLE_EQ(p5e.base_latency_s, p5.base_latency_s);
+  EXPECT_EQ(p5e.cpu, p5.cpu);
+  EXPECT_EQ(p5e.cpu_cores, p5.cpu_cores);
+  EXPECT_DOUBLE_EQ(p5e.cpu_single_thread_score, p5.cpu_single_thread_score);
+  EXPECT_DOUBLE_EQ(p5e.price_usd_per_hour, 0);  // capacity blocks only: plan asks for --price
+  EXPECT_FALSE(p5e.source.empty());
+  EXPECT_FALSE(p5e.cpu_source.empty());
+  EXPECT_NE(p5e.price_source.find("--price"), std::string::npos);
 }
 
 TEST(Catalog, UnknownNameListsKnownOnes) {

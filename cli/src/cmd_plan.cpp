@@ -5,30 +5,64 @@
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/planning/plan_report.hpp"
+#include "moetwin/planning/scenario_choices.hpp"
+#include "moetwin/planning/scenario_file.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sweep/progress.hpp"
 
 namespace moetwin::cli {
 
+namespace {
+
+struct PlanOptions {
+  PlanRequest request;
+  std::string profile;
+  std::string network;
+  bool explain = false;
+  std::string format = "text";
+  std::string out;
+  std::string precision, recompute, routing;
+  std::string write_scenarios;
+  std::size_t top = kTextOptions;
+};
+
+// The plan's command line as its options read (what a written scenario quotes as its origin); the
+// defaults of the search's tuning flags are left out.
+std::string plan_command_line(const PlanOptions& o) {
+  const PlanRequest& r = o.request;
+  const PlanRequest defaults;
+  std::string s = concat({"moetwin plan --model ", r.model, " --instance ", r.instance, " --tokens ",
+                          format_significant(r.tokens, 6), " --min-nodes ", std::to_string(r.min_nodes),
+                          " --max-nodes ", std::to_string(r.max_nodes), " --gbs ",
+                          std::to_string(r.global_batch), " --seq ", std::to_string(r.seq_length)});
+  if (r.deadline_days > 0) s += " --deadline " + format_exact(r.deadline_days);
+  if (r.price_usd_per_hour >= 0) s += " --price " + format_exact(r.price_usd_per_hour);
+  if (!o.precision.empty()) s += " --precision " + o.precision;
+  if (!o.recompute.empty()) s += " --recompute " + o.recompute;
+  if (!o.routing.empty()) s += " --routing " + o.routing;
+  if (r.seed_layouts != defaults.seed_layouts) s += " --screen " + std::to_string(r.seed_layouts);
+  if (r.explore_window != defaults.explore_window) s += " --window " + format_exact(r.explore_window);
+  if (r.max_layouts_per_node_count != defaults.max_layouts_per_node_count)
+    s += " --max-layouts " + std::to_string(r.max_layouts_per_node_count);
+  if (!o.profile.empty()) s += " --profile " + o.profile;
+  if (!o.network.empty()) s += " --network " + o.network;
+  return s;
+}
+
+}  // namespace
+
 void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   CLI::App* cmd = app.add_subcommand(
       "plan",
       "Capacity plan: feasible layouts per node count, time to train, cost, Pareto front, dispatcher");
-  struct Options {
-    PlanRequest request;
-    std::string profile;
-    std::string network;
-    bool explain = false;
-    std::string format = "text";
-    std::string out;
-  };
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<PlanOptions>();
   PlanRequest& r = opts->request;
   cmd->add_option("--model", r.model, "Catalog model (e.g. kimi-k2)")->required();
   cmd->add_option("--instance", r.instance, "Catalog instance (e.g. p6-b300.48xlarge)")->required();
@@ -51,6 +85,24 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--max-layouts", r.max_layouts_per_node_count,
                   "Most layouts predicted per node count (default 160; a plan that reaches it says so)");
   cmd->add_option("--threads", r.threads, "Predictions in parallel (default: the cores, at most 16)");
+  cmd->add_option(
+      "--precision", opts->precision,
+      "Training precision of every option: bf16 (default), fp8-hybrid, fp8-current, fp8-blockwise, "
+      "mxfp8");
+  cmd->add_option("--recompute", opts->recompute,
+                  "Activation recompute of every option: none, selective, full (default: per layout the "
+                  "lightest that fits)");
+  cmd->add_option("--routing", opts->routing,
+                  "Expert routing: balanced (default), zipf:S (popularity ~ 1/rank^S, S in (0, 5]), "
+                  "group-limited, histogram:FILE (layer,expert,load CSV)");
+  CLI::Option* write = cmd->add_option(
+      "--write-scenarios", opts->write_scenarios,
+      "Write each listed option as a scenario file into this folder (created; its parent must exist)");
+  cmd->add_option("--top", opts->top,
+                  "With --write-scenarios: how many options, by rank (default " +
+                      std::to_string(kTextOptions) + ", the ones the text lists)")
+      ->check(CLI::Range(1, 100000))
+      ->needs(write);
   cmd->add_option("--profile", opts->profile, "Fitted profile (default: the shipped one; 'none' = unfitted)");
   add_network_option(cmd, opts->network);
   cmd->add_flag("--explain", opts->explain, "List every rejected candidate with the reason");
@@ -64,7 +116,14 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       throw InputError({"", 0}, "--deadline", format_exact(opts->request.deadline_days),
                        "days > 0 (leave --deadline out for no deadline)");
     }
+    if (!opts->precision.empty())
+      opts->request.choices.precision = parse_precision_choice(opts->precision, "--precision");
+    if (!opts->recompute.empty())
+      opts->request.choices.recompute = parse_recompute_choice(opts->recompute, "--recompute");
+    if (!opts->routing.empty())
+      opts->request.choices.routing = parse_routing_choice(opts->routing, "--routing");
     check_plan_request(catalog, opts->request);
+    if (!opts->write_scenarios.empty()) check_scenario_dir(opts->write_scenarios);
     const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     // On a terminal a bar per node count (with ETA) under the per-node-count lines; otherwise the lines.
     std::unique_ptr<SweepProgress> bar;
@@ -99,6 +158,13 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       content = render_plan_text(plan, opts->explain);
     }
     emit_output(content, opts->out);
+    if (!opts->write_scenarios.empty()) {
+      const std::vector<std::string> files =
+          write_plan_scenarios(plan, catalog, opts->write_scenarios, opts->top, plan_command_line(*opts));
+      std::cerr << "plan: wrote " << files.size() << " scenario file" << (files.size() == 1 ? "" : "s")
+                << " to " << opts->write_scenarios << (files.empty() ? "" : " (first: " + files.front() + ")")
+                << '\n';
+    }
   });
 }
 

@@ -7,8 +7,10 @@
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/recommend.hpp"
 #include "moetwin/planning/recommend_report.hpp"
+#include "moetwin/planning/scenario_choices.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 
@@ -26,6 +28,7 @@ struct RecommendOptions {
   std::string network;
   std::string format = "text";
   std::string out;
+  std::string precision, recompute, routing;
 };
 
 // --pp as RecommendRequest::pp_auto and pp.
@@ -71,6 +74,23 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       ->delimiter(',');
   cmd->add_option("--gbs", o->request.global_batch, "Global batch (default: the scenario's)")
       ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option(
+      "--precision", o->precision,
+      "Training precision (default: the scenario's): bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
+      "mxfp8");
+  cmd->add_option("--recompute", o->recompute,
+                  "Activation recompute (default: the scenario's): none, selective, full");
+  cmd->add_option("--routing", o->routing,
+                  "Expert routing (default: the scenario's): balanced, zipf:S (S in (0, 5]), group-limited, "
+                  "histogram:FILE (layer,expert,load CSV)");
+  cmd->add_option(
+         "--tokens", o->request.tokens,
+         "Tokens to train on (e.g. 1e12): adds days, node-hours and cost per point, as plan computes "
+         "them")
+      ->check(CLI::Range(kMinPlanTokens, kMaxPlanTokens));
+  cmd->add_option("--price", o->request.price_usd_per_hour,
+                  "USD per node-hour (default: the catalog's price)")
+      ->check(CLI::Range(0.0, 1e9));
   add_profile_option(cmd, o->profile);
   add_network_option(cmd, o->network);
   cmd->add_option("--threads", o->request.threads,
@@ -81,7 +101,11 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([o, &global] {
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
-    const Scenario base = load_scenario_file(o->scenario, catalog);
+    ScenarioChoices choices;
+    if (!o->precision.empty()) choices.precision = parse_precision_choice(o->precision, "--precision");
+    if (!o->recompute.empty()) choices.recompute = parse_recompute_choice(o->recompute, "--recompute");
+    if (!o->routing.empty()) choices.routing = parse_routing_choice(o->routing, "--routing");
+    const Scenario base = apply_scenario_choices(load_scenario_file(o->scenario, catalog), choices);
     const FittedProfile profile = resolve_profile_choice(o->profile, o->network);
     RecommendRequest request = o->request;
     parse_pp(*o, request);

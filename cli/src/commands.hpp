@@ -28,6 +28,7 @@ void add_report_command(CLI::App& app, const GlobalOptions& global);
 void add_sweep_command(CLI::App& app, const GlobalOptions& global);
 void add_validate_command(CLI::App& app, const GlobalOptions& global);
 void add_recommend_command(CLI::App& app, const GlobalOptions& global);
+void add_compare_command(CLI::App& app, const GlobalOptions& global);
 void add_catalog_command(CLI::App& app, const GlobalOptions& global);
 void add_params_command(CLI::App& app, const GlobalOptions& global);
 

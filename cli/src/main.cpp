@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
   cli::add_sweep_command(app, global);
   cli::add_validate_command(app, global);
   cli::add_recommend_command(app, global);
+  cli::add_compare_command(app, global);
   cli::add_catalog_command(app, global);
   cli::add_params_command(app, global);
 

@@ -94,6 +94,9 @@ Scenario scenario_for(const Candidate& candidate, const ModelSpec& model, const 
   s.training.moe_pad_to_capacity = request.stack.spec.alltoall_pad_to_capacity;
   s.routing.kind = RoutingKind::balanced;
   s.routing.seed = 1;
+  // Precision and routing as asked; recompute is the candidate's (fit_candidate applies a fixed choice).
+  if (request.choices.precision) s.training.precision = *request.choices.precision;
+  if (request.choices.routing) s.routing = *request.choices.routing;
   return s;
 }
 
@@ -126,7 +129,9 @@ CandidateCheck fit_candidate(Candidate& candidate, const ModelSpec& model, const
                              const PlanRequest& request) {
   CandidateCheck last;
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
-    if (r == Recompute::full && candidate.overlap_moe_a2a) break;
+    if (request.choices.recompute && r != *request.choices.recompute) continue;
+    // overlap excludes full recompute: validate_scenario says so when it is the fixed choice.
+    if (r == Recompute::full && candidate.overlap_moe_a2a && !request.choices.recompute) break;
     candidate.recompute = r;
     last = check_scenario(scenario_for(candidate, model, instance, gpu, dispatcher, request));
     // Recompute does not change validity: an invalid layout stays invalid.

@@ -11,14 +11,14 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/parallel_for.hpp"
+#include "moetwin/models/routing_plan.hpp"
 #include "moetwin/planning/pareto.hpp"
 #include "moetwin/planning/settling_experiment.hpp"
+#include "moetwin/planning/training_cost.hpp"
 #include "moetwin/sim/prediction.hpp"
 
 namespace moetwin {
 namespace {
-
-constexpr double kSecondsPerDay = 86400.0;
 
 template <typename Map>
 std::string known_names(const Map& map) {
@@ -121,6 +121,20 @@ void check_plan_request(const Catalog& catalog, const PlanRequest& r) {
   }
   if (r.threads < 0) throw InputError(flag, "--threads", std::to_string(r.threads), "an integer >= 0");
   (void)catalog.dispatcher(r.fit_dispatcher);
+  // Choices every option would fail on are refused once, here, rather than as a rejection per layout.
+  const GpuSpec& gpu = catalog.gpu(catalog.instance(r.instance).gpu);
+  if (r.choices.precision && is_fp8(*r.choices.precision) && !(gpu.fp8_flops > 0)) {
+    throw InputError(flag, "--precision", to_string(*r.choices.precision),
+                     "bf16 on " + gpu.name + " (no FP8 tensor cores in the catalog)");
+  }
+  if (r.choices.precision && *r.choices.precision == Precision::mxfp8 && !gpu.mxfp8) {
+    throw InputError(flag, "--precision", "mxfp8",
+                     "a recipe " + gpu.name +
+                         " can run (MXFP8 block scaling needs Blackwell tensor cores): bf16, fp8-hybrid, "
+                         "fp8-current or fp8-blockwise");
+  }
+  if (r.choices.routing && r.choices.routing->kind == RoutingKind::histogram)
+    (void)read_expert_histogram(r.choices.routing->histogram_path, catalog.model(r.model).experts);
 }
 
 namespace {
@@ -436,12 +450,14 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
   const double deadline_s = request.deadline_days * kSecondsPerDay;
   for (PlanOption& o : plan.options) {
     const DispatcherOutcome& b = o.best();
-    const double iterations = request.tokens / tokens_per_iteration;
-    o.days = iterations * b.iteration_s / kSecondsPerDay;
-    o.days_lo = iterations * b.band.lo_s / kSecondsPerDay;
-    o.days_hi = iterations * b.band.hi_s / kSecondsPerDay;
-    o.node_hours = o.candidate.nodes * o.days * 24.0;
-    o.cost_usd = plan.price_usd_per_hour > 0 ? o.node_hours * plan.price_usd_per_hour : -1;
+    const TrainingCost cost = training_cost(b.iteration_s, b.band.lo_s, b.band.hi_s, o.candidate.nodes,
+                                            request.tokens, tokens_per_iteration, plan.price_usd_per_hour);
+    o.days = cost.days;
+    o.days_lo = cost.days_lo;
+    o.days_hi = cost.days_hi;
+    o.node_hours = cost.node_hours;
+    o.cost_usd = cost.cost_usd;
+    o.node_hours_per_gtoken = node_hours_per_gtoken(b.iteration_s, o.candidate.nodes, tokens_per_iteration);
     o.meets_deadline = deadline_s <= 0 || o.days * kSecondsPerDay <= deadline_s;
     o.meets_deadline_pessimistic = deadline_s <= 0 || o.days_hi * kSecondsPerDay <= deadline_s;
     const Novelty novelty = novelty_of(
@@ -452,6 +468,34 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       o.margin_pct = (o.outcomes[1].iteration_s / b.iteration_s - 1.0) * 100.0;
       o.margin_exceeds_uncertainty =
           margin_exceeds_uncertainty(profile, b.slowest_s, o.outcomes[1].fastest_s, novelty);
+    }
+  }
+  // Scaling across node counts: each option and each node count's fastest against the fastest option at
+  // the smallest node count that has one (the global batch is the same for all: strong scaling).
+  {
+    const NodeCountSearch* reference = nullptr;
+    for (const NodeCountSearch& n : plan.searched) {
+      if (n.fastest_s > 0) {
+        reference = &n;
+        break;
+      }
+    }
+    if (reference != nullptr) {
+      plan.reference_nodes = reference->nodes;
+      plan.reference_s = reference->fastest_s;
+      for (PlanOption& o : plan.options) {
+        const Scaling s =
+            scaling_against(plan.reference_s, plan.reference_nodes, o.best().iteration_s, o.candidate.nodes);
+        o.speedup = s.speedup;
+        o.scaling_efficiency = s.efficiency;
+      }
+      for (NodeCountSearch& n : plan.searched) {
+        if (!(n.fastest_s > 0)) continue;
+        const Scaling s = scaling_against(plan.reference_s, plan.reference_nodes, n.fastest_s, n.nodes);
+        n.speedup = s.speedup;
+        n.scaling_efficiency = s.efficiency;
+        n.node_hours_per_gtoken = node_hours_per_gtoken(n.fastest_s, n.nodes, tokens_per_iteration);
+      }
     }
   }
   std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {

@@ -64,7 +64,9 @@ ResultTable brief_table(const Plan& plan, bool pareto_only, std::size_t limit) {
 // What the search did per node count.
 ResultTable searched_table(const Plan& plan) {
   ResultTable t;
-  t.columns = {"nodes", "layouts", "fit", "groups", "predicted", "predictions", "fastest_s", "note"};
+  t.columns = {"nodes",       "layouts",   "fit",     "groups",      "predicted",
+               "predictions", "fastest_s", "speedup", "scaling_eff", "node_h_per_1e9_tok",
+               "note"};
   for (const NodeCountSearch& n : plan.searched) {
     std::string note;
     if (n.fitting == 0) {
@@ -74,7 +76,10 @@ ResultTable searched_table(const Plan& plan) {
     }
     t.add_row({Cell::integer(n.nodes), Cell::integer(n.layouts), Cell::integer(n.fitting),
                Cell::integer(n.groups), Cell::integer(n.groups_predicted), Cell::integer(n.predictions),
-               n.fastest_s > 0 ? Cell::fixed(n.fastest_s, 3) : Cell("-"), note});
+               n.fastest_s > 0 ? Cell::fixed(n.fastest_s, 3) : Cell("-"),
+               n.fastest_s > 0 ? Cell::fixed(n.speedup, 2) : Cell("-"),
+               n.fastest_s > 0 ? Cell::fixed(n.scaling_efficiency, 2) : Cell("-"),
+               n.fastest_s > 0 ? Cell::fixed(n.node_hours_per_gtoken, 2) : Cell("-"), note});
   }
   return t;
 }
@@ -111,10 +116,15 @@ std::string option_line(const Plan& plan, int index) {
                  "\n"});
 }
 
-// Options listed in the text output (all of them are in --format csv / json).
-constexpr std::size_t kTextOptions = 20;
-
 }  // namespace
+
+std::string plan_precision(const Plan& plan) {
+  return plan.request.choices.precision ? to_string(*plan.request.choices.precision) : "bf16";
+}
+
+std::string plan_routing(const Plan& plan) {
+  return plan.request.choices.routing ? routing_choice_text(*plan.request.choices.routing) : "balanced";
+}
 
 ResultTable plan_options_table(const Plan& plan) {
   ResultTable t;
@@ -166,7 +176,12 @@ ResultTable plan_options_table(const Plan& plan) {
                "bubble_s_max",
                "host_wait_s_max",
                "settle_with",
-               "settle_node_hours"};
+               "settle_node_hours",
+               "precision",
+               "routing",
+               "node_hours_per_1e9_tokens",
+               "speedup",
+               "scaling_efficiency"};
   for (std::size_t i = 0; i < plan.options.size(); ++i) {
     const PlanOption& o = plan.options[i];
     const Candidate& c = o.candidate;
@@ -220,7 +235,12 @@ ResultTable plan_options_table(const Plan& plan) {
                Cell::fixed(b.bubble_s, 6),
                Cell::fixed(b.host_wait_s, 6),
                o.settle_with,
-               o.settle_with.empty() ? Cell("") : Cell::fixed(o.settle_node_hours, 2)});
+               o.settle_with.empty() ? Cell("") : Cell::fixed(o.settle_node_hours, 2),
+               plan_precision(plan),
+               plan_routing(plan),
+               Cell::fixed(o.node_hours_per_gtoken, 4),
+               Cell::fixed(o.speedup, 4),
+               Cell::fixed(o.scaling_efficiency, 4)});
   }
   return t;
 }
@@ -243,6 +263,10 @@ std::string render_plan_text(const Plan& plan, bool explain) {
                     ? concat({"$", format_fixed(plan.price_usd_per_hour, 2), " per node-hour (",
                               plan.price_source, ")"})
                     : "unknown (" + plan.price_source + "): costs in node-hours only"},
+      {"training", concat({plan_precision(plan), ", recompute ",
+                           r.choices.recompute ? to_string(*r.choices.recompute)
+                                               : "the lightest that fits (--recompute to fix it)",
+                           ", routing ", plan_routing(plan)})},
       {"profile", plan.profile},
       {"searched", std::to_string(plan.enumerated) + " layouts over node counts " +
                        std::to_string(r.min_nodes) + ".." + std::to_string(r.max_nodes) + ", " +
@@ -252,7 +276,15 @@ std::string render_plan_text(const Plan& plan, bool explain) {
   };
   std::string out = render_key_values(kv) + "\n";
   out += "node counts searched (" + std::to_string(r.min_nodes) + ".." + std::to_string(r.max_nodes) +
-         "):\n" + render_text(searched_table(plan)) + "\n";
+         "):\n" + render_text(searched_table(plan));
+  if (plan.reference_nodes > 0) {
+    out += concat({"  scaling of each node count's fastest at global batch ", std::to_string(r.global_batch),
+                   ": speedup against ", std::to_string(plan.reference_nodes),
+                   plan.reference_nodes == 1 ? " node" : " nodes",
+                   ", scaling_eff = speedup / node ratio, node_h_per_1e9_tok = node-hours per 1e9 "
+                   "tokens\n"});
+  }
+  out += "\n";
   if (plan.options.empty()) {
     out += "recommendation: none: no layout on " + std::to_string(r.min_nodes) + ".." +
            std::to_string(r.max_nodes) +
@@ -306,16 +338,36 @@ std::string render_plan_json(const Plan& plan, const OutputContext& context, boo
                      "recommended_meets_deadline",
                      "fastest_rank",
                      "cheapest_rank",
-                     "min_nodes"};
+                     "min_nodes",
+                     "precision",
+                     "recompute",
+                     "routing",
+                     "scaling_reference_nodes"};
   const PlanRequest& r = plan.request;
   summary.add_row(
-      {r.model, r.instance, Cell::exact(r.tokens), Cell::exact(r.deadline_days), Cell::integer(r.max_nodes),
-       Cell::integer(r.global_batch), Cell::integer(r.seq_length), Cell::exact(plan.price_usd_per_hour),
-       plan.price_source, plan.profile, Cell::integer(plan.enumerated), Cell::integer(plan.predictions),
+      {r.model,
+       r.instance,
+       Cell::exact(r.tokens),
+       Cell::exact(r.deadline_days),
+       Cell::integer(r.max_nodes),
+       Cell::integer(r.global_batch),
+       Cell::integer(r.seq_length),
+       Cell::exact(plan.price_usd_per_hour),
+       plan.price_source,
+       plan.profile,
+       Cell::integer(plan.enumerated),
+       Cell::integer(plan.predictions),
        Cell::integer(static_cast<std::int64_t>(plan.options.size())),
-       Cell::integer(static_cast<std::int64_t>(plan.rejected.size())), Cell::integer(plan.recommended + 1),
-       Cell::boolean(plan.recommended_meets_deadline), Cell::integer(plan.fastest + 1),
-       Cell::integer(plan.cheapest + 1), Cell::integer(r.min_nodes)});
+       Cell::integer(static_cast<std::int64_t>(plan.rejected.size())),
+       Cell::integer(plan.recommended + 1),
+       Cell::boolean(plan.recommended_meets_deadline),
+       Cell::integer(plan.fastest + 1),
+       Cell::integer(plan.cheapest + 1),
+       Cell::integer(r.min_nodes),
+       plan_precision(plan),
+       r.choices.recompute ? std::string(to_string(*r.choices.recompute)) : std::string("lightest that fits"),
+       plan_routing(plan),
+       Cell::integer(plan.reference_nodes)});
   const ResultTable options = plan_options_table(plan);
   const ResultTable rejected = plan_rejected_table(plan);
   const ResultTable searched = searched_table(plan);

@@ -3,13 +3,69 @@
 #include <algorithm>
 
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/planning/scenario_choices.hpp"
+#include "moetwin/planning/training_cost.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 
 namespace moetwin {
 
 namespace {
 
-// The cells after the first seven of an "ok" point of `group`.
+// The point of the same dispatcher and micro-batch at the smallest node count where it is ok: the scaling
+// reference of `pt` (itself when none is smaller); nullptr when `pt` is not ok.
+const RecommendPoint* scaling_reference(const Recommendation& r, const RecommendPoint& pt) {
+  if (pt.status != "ok") return nullptr;
+  const RecommendPoint* best = &pt;
+  for (const RecommendPoint& q : r.points) {
+    if (q.status == "ok" && q.dispatcher == pt.dispatcher && q.mb == pt.mb && q.nodes < best->nodes)
+      best = &q;
+  }
+  return best;
+}
+
+// Scaling, node-hours per token and (with --tokens) time to train and cost of an "ok" point: the columns
+// plan has, by the same arithmetic (training_cost.hpp).
+void add_cost_cells(const Recommendation& r, const RecommendPoint& pt, const FittedProfile& profile,
+                    std::vector<Cell>& row) {
+  const Scenario& s = r.rows[pt.row].scenario;
+  const double t = r.predictions[pt.row].iteration_s;
+  const double tokens_per_iteration = static_cast<double>(s.training.global_batch) * s.training.seq_length;
+  const RecommendPoint* ref = scaling_reference(r, pt);
+  const Scaling scaling = scaling_against(r.predictions[ref->row].iteration_s, ref->nodes, t, pt.nodes);
+  row.push_back(Cell::integer(ref->nodes));
+  row.push_back(Cell::fixed(scaling.speedup, 4));
+  row.push_back(Cell::fixed(scaling.efficiency, 4));
+  row.push_back(Cell::fixed(node_hours_per_gtoken(t, pt.nodes, tokens_per_iteration), 4));
+  if (!(r.tokens > 0)) {
+    for (int k = 0; k < 5; ++k) row.emplace_back("");
+    return;
+  }
+  const Novelty novelty = novelty_of(s, profile);
+  const TrainingCost cost = training_cost(t, band_for(profile, pt.fastest_s, novelty).lo_s,
+                                          band_for(profile, pt.slowest_s, novelty).hi_s, pt.nodes, r.tokens,
+                                          tokens_per_iteration, r.price_usd_per_hour);
+  row.push_back(Cell::fixed(cost.days, 3));
+  row.push_back(Cell::fixed(cost.days_lo, 3));
+  row.push_back(Cell::fixed(cost.days_hi, 3));
+  row.push_back(Cell::fixed(cost.node_hours, 1));
+  row.push_back(cost.cost_usd < 0 ? Cell("") : Cell::fixed(cost.cost_usd, 0));
+}
+
+// The columns add_cost_cells fills.
+const std::vector<std::string>& cost_columns() {
+  static const std::vector<std::string> columns = {"scaling_reference_nodes",
+                                                   "speedup",
+                                                   "scaling_efficiency",
+                                                   "node_hours_per_1e9_tokens",
+                                                   "days",
+                                                   "days_lo",
+                                                   "days_hi",
+                                                   "node_hours",
+                                                   "cost_usd"};
+  return columns;
+}
+
+// The cells after the first eleven of an "ok" point of `group`.
 void add_prediction_cells(const Recommendation& r, const RecommendGroup& group, const RecommendPoint& pt,
                           const FittedProfile& profile, std::vector<Cell>& row) {
   const Prediction& p = r.predictions[pt.row].detail;
@@ -37,6 +93,30 @@ void add_prediction_cells(const Recommendation& r, const RecommendGroup& group, 
   for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
 }
 
+// The text's table: the layout, the prediction and its lag, scaling and, with --tokens, time and cost.
+std::vector<std::string> brief_columns(const Recommendation& r) {
+  std::vector<std::string> c = {"nodes",
+                                "tp",
+                                "pp",
+                                "ep",
+                                "dp",
+                                "mb",
+                                "dispatcher",
+                                "status",
+                                "predicted_iter_s",
+                                "predicted_lo_s",
+                                "predicted_hi_s",
+                                "novelty_level",
+                                "a2a_terms",
+                                "behind_winner_pct",
+                                "behind_beyond_uncertainty",
+                                "speedup",
+                                "scaling_efficiency",
+                                "node_hours_per_1e9_tokens"};
+  if (r.tokens > 0) c.insert(c.end(), {"days", "node_hours", "cost_usd"});
+  return c;
+}
+
 std::string lines_of(const std::vector<std::string>& lines) {
   std::string t;
   for (const std::string& l : lines) t += "  " + l + "\n";
@@ -50,7 +130,11 @@ ResultTable recommendation_table(const Recommendation& r, const FittedProfile& p
   table.columns = {"model",
                    "instance",
                    "nodes",
+                   "tp",
                    "pp",
+                   "vpp",
+                   "ep",
+                   "dp",
                    "mb",
                    "dispatcher",
                    "status",
@@ -72,18 +156,29 @@ ResultTable recommendation_table(const Recommendation& r, const FittedProfile& p
   for (const std::string& c : predict_columns()) {
     if (c != "predicted_iter_s") table.columns.push_back(c);
   }
+  for (const std::string& c : cost_columns()) table.columns.push_back(c);
   for (const RecommendGroup& group : r.groups) {
     for (std::size_t k = group.first; k < group.first + r.dispatchers.size(); ++k) {
       const RecommendPoint& pt = r.points[k];
+      // The layout rescale gives the point (recommend.cpp make_point): tp, vpp and ep kept, dp derived.
+      const Scenario& base = r.base;
+      const int dp = pt.nodes * base.instance.gpus % (base.parallel.tp * base.parallel.cp * pt.pp) == 0
+                         ? pt.nodes * base.instance.gpus / (base.parallel.tp * base.parallel.cp * pt.pp)
+                         : 0;
       std::vector<Cell> row = {r.base.model.name,
                                r.base.instance.name,
                                Cell::integer(pt.nodes),
+                               Cell::integer(base.parallel.tp),
                                Cell::integer(pt.pp),
+                               Cell::integer(base.parallel.vpp),
+                               Cell::integer(base.parallel.ep),
+                               dp > 0 ? Cell::integer(dp) : Cell(""),
                                Cell::integer(pt.mb),
                                pt.dispatcher,
                                pt.status};
       if (pt.status == "ok") {
         add_prediction_cells(r, group, pt, profile, row);
+        add_cost_cells(r, pt, profile, row);
       } else {
         while (row.size() < table.columns.size()) row.emplace_back("");
       }
@@ -115,18 +210,30 @@ FootnotedTable footnote_statuses(const ResultTable& table, const std::vector<std
 
 std::string render_recommendation_text(const Recommendation& r, const ResultTable& table,
                                        const FittedProfile& profile, const std::string& scenario_path) {
-  const FootnotedTable brief =
-      footnote_statuses(table, {"nodes", "pp", "mb", "dispatcher", "status", "predicted_iter_s",
-                                "predicted_lo_s", "predicted_hi_s", "novelty_level", "a2a_terms",
-                                "behind_winner_pct", "behind_beyond_uncertainty"});
+  const FootnotedTable brief = footnote_statuses(table, brief_columns(r));
   std::string footnotes;
   for (std::size_t k = 0; k < brief.footnotes.size(); ++k) {
     footnotes += "  [" + std::to_string(k + 1) + "] " + brief.footnotes[k] + "\n";
   }
   std::string content =
-      render_key_values({{"scenario", scenario_path},
-                         {"model / instance", r.base.model.name + " on " + r.base.instance.name},
-                         {"profile", profile_label(profile)}}) +
+      render_key_values(
+          {{"scenario", scenario_path},
+           {"model / instance", r.base.model.name + " on " + r.base.instance.name},
+           {"training", std::string(to_string(r.base.training.precision)) + ", recompute " +
+                            to_string(r.base.training.recompute) + ", routing " +
+                            routing_choice_text(r.base.routing) + ", global batch " +
+                            std::to_string(r.base.training.global_batch)},
+           {"scaling",
+            "speedup and scaling_efficiency of each dispatcher and micro-batch against its smallest "
+            "node count; node_hours_per_1e9_tokens = nodes x hours per 1e9 tokens"},
+           {"time to train", r.tokens > 0
+                                 ? format_significant(r.tokens, 4) + " tokens; price " +
+                                       (r.price_usd_per_hour > 0
+                                            ? "$" + format_fixed(r.price_usd_per_hour, 2) +
+                                                  " per node-hour (" + r.price_source + ")"
+                                            : "unknown (" + r.price_source + "): costs in node-hours only")
+                                 : std::string("--tokens T adds days, node-hours and cost per point")},
+           {"profile", profile_label(profile)}}) +
       "\n" + render_text(brief.table) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
       (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") + lines_of(r.pp_notes) +
       "\nuncertainty:\n  " +

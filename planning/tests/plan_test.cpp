@@ -51,8 +51,8 @@ TEST(PlanRequestCheck, ExactMessages) {
   r = small_request();
   r.instance = "p4d.24xlarge";
   EXPECT_EQ(error_of(r),
-            "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of p5.48xlarge, p5en.48xlarge, "
-            "p6-b200.48xlarge, p6-b300.48xlarge");
+            "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of p5.48xlarge, p5e.48xlarge, "
+            "p5en.48xlarge, p6-b200.48xlarge, p6-b300.48xlarge");
   r = small_request();
   const std::string tokens_range =
       "a number of tokens in [1e6, 1e15] (e.g. 1e12; DeepSeek-V3 pre-trained on 1.48e13)";

@@ -10,6 +10,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/version.hpp"
+#include "moetwin/reports/compare_summary.hpp"
 #include "moetwin/reports/report_figures.hpp"
 
 namespace moetwin {
@@ -29,6 +30,9 @@ std::string pct(double fraction) {
 std::vector<std::string> table_columns(const ReportInput& in) {
   std::vector<std::string> wanted;
   switch (in.kind) {
+    case ReportKind::compare:
+      wanted = compare_table_columns();
+      break;
     case ReportKind::plan:
       wanted = {"rank",
                 "nodes",
@@ -246,6 +250,9 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
   std::vector<std::string> out;
   const std::size_t n = in.rows.size();
   switch (in.kind) {
+    case ReportKind::compare:
+      out = compare_summary_lines(in);
+      break;
     case ReportKind::plan: {
       std::size_t pareto = 0;
       for (std::size_t r = 0; r < n; ++r) pareto += is_true(in.cell(r, {"pareto"})) ? 1 : 0;

@@ -125,6 +125,8 @@ const char* to_string(ReportKind kind) {
       return "recommend";
     case ReportKind::predict:
       return "predict";
+    case ReportKind::compare:
+      return "compare";
   }
   return "?";
 }
@@ -154,6 +156,7 @@ double ReportInput::number(std::size_t row, const std::vector<std::string>& name
 }
 
 ReportKind detect_report_kind(const std::vector<std::string>& c, const std::string& path) {
+  if (has_all(c, {"ratio", "ratio_lo", "ratio_hi", "verdict"})) return ReportKind::compare;
   if (has_all(c, {"days", "node_hours", "pareto"})) return ReportKind::plan;
   if (has_all(c, {"winner", "margin_pct", "predicted_lo_s", "predicted_hi_s"}) ||
       has_all(c, {"winner", "margin_pct", "lo_s", "hi_s"}))
@@ -166,7 +169,8 @@ ReportKind detect_report_kind(const std::vector<std::string>& c, const std::stri
                    "the output of plan (days, node_hours, pareto), recommend (winner, margin_pct, "
                    "predicted_lo_s, predicted_hi_s), "
                    "validate or predict --runs (error_pct or iter_err_pct, predicted_iter_s), sweep (point, "
-                   "status, iteration_s) or predict (scenario, predicted_iter_s)");
+                   "status, iteration_s), predict (scenario, predicted_iter_s) or compare (ratio, ratio_lo, "
+                   "ratio_hi, verdict)");
 }
 
 ReportInput parse_report_input(const std::string& text, const std::string& path) {

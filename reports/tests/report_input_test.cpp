@@ -28,6 +28,10 @@ TEST(ReportInput, DetectsEveryKindFromItsColumns) {
   EXPECT_EQ(load_report_input(fixture("validate.csv")).kind, ReportKind::validate);
   EXPECT_EQ(load_report_input(fixture("sweep.csv")).kind, ReportKind::sweep);
   EXPECT_EQ(detect_report_kind({"point", "status", "predicted_iter_s"}, "x"), ReportKind::sweep);
+  // compare carries predict's scenario and predicted_iter_s too: its ratio columns decide.
+  EXPECT_EQ(
+      detect_report_kind({"scenario", "predicted_iter_s", "ratio", "ratio_lo", "ratio_hi", "verdict"}, "x"),
+      ReportKind::compare);
 }
 
 TEST(ReportInput, UnknownColumnsNameTheSignatures) {
@@ -39,7 +43,9 @@ TEST(ReportInput, UnknownColumnsNameTheSignatures) {
         std::string(e.what()),
         "t.csv: columns: 2 columns: the output of plan (days, node_hours, pareto), recommend (winner, "
         "margin_pct, predicted_lo_s, predicted_hi_s), validate or predict --runs (error_pct or iter_err_pct, "
-        "predicted_iter_s), sweep (point, status, iteration_s) or predict (scenario, predicted_iter_s)");
+        "predicted_iter_s), sweep (point, status, iteration_s), predict (scenario, predicted_iter_s) or "
+        "compare "
+        "(ratio, ratio_lo, ratio_hi, verdict)");
   }
 }
 

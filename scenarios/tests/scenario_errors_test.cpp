@@ -148,8 +148,8 @@ std::vector<Case> toml_cases() {
        "bad.toml:17: training.precision: \"mxfp8\": a recipe H200-SXM can run (MXFP8 block scaling needs "
        "Blackwell tensor cores): bf16, fp8-hybrid, fp8-current or fp8-blockwise"},
       {"UnknownInstance", base("instance = \"p6-b300.48xlarge\"", "instance = \"p6-b300\""),
-       "bad.toml:5: cluster.instance: \"p6-b300\": one of p5.48xlarge, p5en.48xlarge, p6-b200.48xlarge, "
-       "p6-b300.48xlarge"},
+       "bad.toml:5: cluster.instance: \"p6-b300\": one of p5.48xlarge, p5e.48xlarge, p5en.48xlarge, "
+       "p6-b200.48xlarge, p6-b300.48xlarge"},
       {"UnknownDispatcher", base("name = \"nccl-alltoall\"", "name = \"deepep\""),
        "bad.toml:18: dispatcher.name: \"deepep\": one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, "
        "nccl-alltoall"},

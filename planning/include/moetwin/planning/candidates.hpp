@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/planning/scenario_choices.hpp"
 #include "moetwin/scenario/scenario.hpp"
 
 namespace moetwin {
@@ -37,6 +38,10 @@ struct PlanRequest {
   // The software stack every option runs (its NCCL chunking, padding, stack-scoped terms); make_plan
   // fills an empty one with the catalog's default, as a scenario without a [stack] table gets.
   StackChoice stack;
+  // --precision, --routing and --recompute (scenario_choices.hpp) for every option: precision and routing
+  // as given (default bf16, balanced: the live runs'); recompute, when given, is fixed instead of the
+  // lightest that fits (fit_candidate).
+  ScenarioChoices choices;
 };
 
 // The token range `plan` accepts: a million (one small iteration) to a quadrillion (70x DeepSeek-V3's
@@ -74,7 +79,8 @@ std::vector<Candidate> enumerate_candidates(const ModelSpec& model, const Instan
                                             const PlanRequest& request, int nodes);
 
 // The scenario of a candidate with `dispatcher` (balanced routing, seed 1, bf16, distributed optimizer,
-// DP overlap on: the live runs' settings). Not validated: see check_candidate.
+// DP overlap on: the live runs' settings, unless request.choices says otherwise). Not validated: see
+// check_candidate.
 Scenario scenario_for(const Candidate& candidate, const ModelSpec& model, const InstanceSpec& instance,
                       const GpuSpec& gpu, const DispatcherSpec& dispatcher, const PlanRequest& request);
 
@@ -92,7 +98,8 @@ struct CandidateCheck {
 CandidateCheck check_scenario(const Scenario& scenario);
 
 // Picks the lightest recompute (none, selective, full) under which the candidate fits with `dispatcher`
-// and returns the check of that choice, setting candidate.recompute. When none fits, the check of full
+// and returns the check of that choice, setting candidate.recompute; with request.choices.recompute set,
+// only that one. When none fits, the check of full
 // recompute (the smallest footprint) is returned; an invalid layout returns the first invalid verdict.
 // overlap_moe_a2a excludes full recompute (Megatron), so such candidates stop at selective.
 CandidateCheck fit_candidate(Candidate& candidate, const ModelSpec& model, const InstanceSpec& instance,

@@ -60,10 +60,13 @@ struct PlanOption {
   double days = 0, days_lo = 0, days_hi = 0;  // time to train, central and band, days
   double node_hours = 0;                      // nodes x hours
   double cost_usd = -1;                       // node_hours x price; < 0 when no price is known
-  bool meets_deadline = true;                 // central estimate within the deadline (true if none)
-  bool meets_deadline_pessimistic = true;     // slow end of the band within the deadline
-  double margin_pct = 0;                      // runner-up over winner iteration time - 1, percent
-  bool margin_exceeds_uncertainty = false;    // sim/fitted_profile.hpp margin_exceeds_uncertainty()
+  double node_hours_per_gtoken = 0;           // node-hours per 1e9 tokens (training_cost.hpp)
+  // Strong scaling against the fastest option at the plan's smallest node count (Plan::reference_*).
+  double speedup = 1, scaling_efficiency = 1;
+  bool meets_deadline = true;               // central estimate within the deadline (true if none)
+  bool meets_deadline_pessimistic = true;   // slow end of the band within the deadline
+  double margin_pct = 0;                    // runner-up over winner iteration time - 1, percent
+  bool margin_exceeds_uncertainty = false;  // sim/fitted_profile.hpp margin_exceeds_uncertainty()
   // Where the option lies outside the profile's live runs (Novelty::level() and summary()); the band and
   // the margin rule are taken at it.
   std::string novelty_level = "covered", novelty;
@@ -83,8 +86,10 @@ struct NodeCountSearch {
   int groups = 0;   // (tp, pp, ep, dp, mb) groups of the fitting layouts
   int groups_predicted = 0;
   int predictions = 0;
-  bool capped = false;      // the search stopped at max_layouts_per_node_count
-  double fastest_s = 0;     // fastest predicted iteration; 0 when nothing was predicted
+  bool capped = false;   // the search stopped at max_layouts_per_node_count
+  double fastest_s = 0;  // fastest predicted iteration; 0 when nothing was predicted
+  // The fastest's scaling against Plan::reference_* and its node-hours per 1e9 tokens (0 when none).
+  double speedup = 0, scaling_efficiency = 0, node_hours_per_gtoken = 0;
   std::string none_reason;  // why nothing fits here ("" when something does): the lightest layout's check
 };
 
@@ -112,6 +117,10 @@ struct Plan {
   int cheapest = -1;
   int recommended = -1;
   bool recommended_meets_deadline = false;
+  // The scaling reference: the smallest node count with an option, and its fastest iteration (0 when
+  // there are no options).
+  int reference_nodes = 0;
+  double reference_s = 0;
   int enumerated = 0;   // candidates enumerated over all node counts
   int predictions = 0;  // predict() calls
 };

@@ -14,8 +14,15 @@ namespace moetwin {
 // predicted_iter_s, lo_s, hi_s, predicted_tokens_s, predicted_tflops_gpu, days, days_lo, days_hi,
 // node_hours, cost_usd (empty when no price), meets_deadline, meets_deadline_pessimistic, pareto,
 // recommended, fastest, cheapest, memory_gib, hbm_gib, compute_s_max, exposed_{tp,ep,pp,dp}_s_max,
-// bubble_s_max, host_wait_s_max.
+// bubble_s_max, host_wait_s_max, settle_with, settle_node_hours, precision, routing,
+// node_hours_per_1e9_tokens, speedup, scaling_efficiency.
 ResultTable plan_options_table(const Plan& plan);
+// Options listed in the text output (all of them are in --format csv / json); also what
+// `plan --write-scenarios` writes by default.
+constexpr std::size_t kTextOptions = 20;
+// The plan's precision ("bf16" unless --precision) and routing ("balanced", "zipf:1.2", ...).
+std::string plan_precision(const Plan& plan);
+std::string plan_routing(const Plan& plan);
 // candidate, dispatcher, reason.
 ResultTable plan_rejected_table(const Plan& plan);
 // Summary, recommendation, Pareto front, every option; with `explain` the rejected candidates.

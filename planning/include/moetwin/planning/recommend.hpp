@@ -34,6 +34,9 @@ struct RecommendRequest {
   std::vector<int> pp;
   int global_batch = 0;  // sequences per iteration; 0: the scenario's
   int threads = 2;       // predictions in parallel (results identical for any count)
+  // --tokens: time to train and cost per point (training_cost.hpp, as plan computes them); 0 = none.
+  double tokens = 0;
+  double price_usd_per_hour = -1;  // per node; < 0 = the catalog's price
 };
 
 // One (node count, micro-batch, dispatcher).
@@ -81,6 +84,9 @@ struct Recommendation {
   std::vector<std::string> ties;        // per tie: the margin and the run that settles it
   std::vector<std::string> crossovers;  // see crossovers()
   double uncertainty = -1;              // margin_uncertainty(profile): in family; < 0: the band rule
+  double tokens = 0;                    // RecommendRequest::tokens
+  double price_usd_per_hour = 0;        // the request's or the catalog's; 0 = unknown
+  std::string price_source;
 };
 
 // Throws InputError for a dispatcher not in the catalog (--dispatchers).

@@ -12,11 +12,14 @@
 
 namespace moetwin {
 
-// One row per point, in Recommendation::points order. Columns: model, instance, nodes, pp, mb, dispatcher,
-// status, predicted_iter_s, predicted_lo_s, predicted_hi_s, novelty_level, novelty, a2a_terms, winner,
-// margin_pct, margin_uncertainty_pct, margin_exceeds_uncertainty, behind_winner_pct,
-// behind_beyond_uncertainty, settle_with, settle_node_hours, settle_margin_after_pct, then the rest of
-// predict_columns(). A point whose status is not "ok" has only the first seven.
+// One row per point, in Recommendation::points order. Columns: model, instance, nodes, tp, pp, vpp, ep, dp,
+// mb, dispatcher, status, predicted_iter_s, predicted_lo_s, predicted_hi_s, novelty_level, novelty,
+// a2a_terms, winner, margin_pct, margin_uncertainty_pct, margin_exceeds_uncertainty, behind_winner_pct,
+// behind_beyond_uncertainty, settle_with, settle_node_hours, settle_margin_after_pct, the rest of
+// predict_columns(), then scaling_reference_nodes, speedup, scaling_efficiency (the point's dispatcher and
+// micro-batch against its smallest node count), node_hours_per_1e9_tokens and, with --tokens, days,
+// days_lo, days_hi, node_hours, cost_usd (plan's arithmetic, training_cost.hpp). A point whose status is
+// not "ok" has only the first eleven.
 ResultTable recommendation_table(const Recommendation& r, const FittedProfile& profile);
 
 // `columns` of `table` with every status other than "ok" shortened to its kind and a footnote number

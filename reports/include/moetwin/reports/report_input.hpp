@@ -1,4 +1,5 @@
-// The inputs of `moetwin report`: the CSV or JSON outputs of plan, sweep, validate and recommend, read
+// The inputs of `moetwin report`: the CSV or JSON outputs of plan, sweep, validate, recommend, predict and
+// compare, read
 // back as a table of text cells, with their kind detected from the columns and a SHA-256 of the bytes
 // (the report's context block lists both, so a report names exactly what it was made from).
 #pragma once
@@ -9,7 +10,7 @@
 
 namespace moetwin {
 
-enum class ReportKind { plan, sweep, validate, recommend, predict };
+enum class ReportKind { plan, sweep, validate, recommend, predict, compare };
 const char* to_string(ReportKind kind);
 
 struct ReportInput {
@@ -37,6 +38,7 @@ struct ReportInput {
 };
 
 // Kind from the columns, first rule that matches:
+//   compare: ratio, ratio_lo, ratio_hi, verdict;
 //   plan: days, node_hours, pareto;   recommend: winner, margin_pct, lo_s, hi_s;
 //   validate: error_pct, predicted_iter_s;   sweep: point, status, and iteration_s or predicted_iter_s;
 //   predict: scenario, predicted_iter_s (`predict SCENARIO`; `predict --runs` output reads as validate:

@@ -1,0 +1,36 @@
+// A scenario as a complete scenario file, and `plan --write-scenarios DIR [--top N]`: each listed option
+// of a plan written as the scenario it was predicted as, so `predict FILE` reproduces the plan's number and
+// `compare`, `recommend` and `inspect` start from the plan's layout instead of a hand-copied one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "moetwin/planning/plan.hpp"
+#include "moetwin/scenario/scenario.hpp"
+
+namespace moetwin {
+
+// The TOML text of `s` with every table written out (model, cluster, parallelism, training with its
+// precision, dispatcher, stack, routing; scenarios/README.md), each key at its value rather than its
+// default, so that parse_scenario reads back the same scenario and a reader sees every choice. `comment`
+// lines go first, each prefixed "# ". The model is written by its catalog name: the scenario's model must
+// be the catalog's (plan never overrides it); NCCL knobs are the stack's own (plan sets none).
+std::string scenario_file_text(const Scenario& s, const std::vector<std::string>& comment);
+
+// The file name of a plan option: its rank (two digits, so a listing sorts as the plan ranks), layout and
+// dispatcher, e.g. "01-n32-tp1-pp8-vpp2-ep8-dp32-mb1-none-overlap-nccl-alltoall.toml".
+std::string option_file_name(std::size_t rank, const PlanOption& option);
+
+// Writes the scenarios of the first `top` options (by rank; all when fewer) into `dir`, creating the
+// folder (its parent must exist, as for --out) and each file atomically. `command` is the plan's command
+// line, quoted in each file's comment. Returns the paths written, in rank order.
+std::vector<std::string> write_plan_scenarios(const Plan& plan, const Catalog& catalog,
+                                              const std::string& dir, std::size_t top,
+                                              const std::string& command);
+
+// Throws InputError when `dir` cannot take the scenarios: a file, or a folder whose parent does not
+// exist. Called before the plan runs, so a typo does not cost a minute of search.
+void check_scenario_dir(const std::string& dir);
+
+}  // namespace moetwin

@@ -1,0 +1,134 @@
+#include "moetwin/planning/scenario_file.hpp"
+
+#include <filesystem>
+
+#include "moetwin/common/concat.hpp"
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/common/quoted_string.hpp"
+#include "moetwin/planning/plan_report.hpp"
+
+namespace moetwin {
+
+namespace {
+
+std::string kv(const std::string& key, const std::string& value) {
+  return key + " = " + value + "\n";
+}
+std::string kv(const std::string& key, int value) {
+  return kv(key, std::to_string(value));
+}
+std::string flag(const std::string& key, bool value) {
+  return kv(key, value ? "true" : "false");
+}
+std::string text(const std::string& key, const std::string& value) {
+  return kv(key, quoted_string(value));
+}
+
+}  // namespace
+
+std::string scenario_file_text(const Scenario& s, const std::vector<std::string>& comment) {
+  std::string out;
+  for (const std::string& line : comment) out += "# " + line + "\n";
+  out += "# Schema: scenarios/README.md.\n";
+  out += text("name", s.name);
+  if (!s.description.empty()) out += text("description", s.description);
+  out += "\n[model]\n" + text("name", s.model.name);
+  out += "\n[cluster]\n" + text("instance", s.instance.name) + kv("nodes", s.nodes);
+  const ParallelLayout& p = s.parallel;
+  out += "\n[parallelism]\n" + kv("tp", p.tp) + kv("pp", p.pp) + kv("vpp", p.vpp) + kv("ep", p.ep) +
+         kv("etp", p.etp) + kv("cp", p.cp) + kv("dp", p.dp);
+  const TrainingConfig& t = s.training;
+  out += "\n[training]\n" + kv("micro_batch", t.micro_batch) + kv("global_batch", t.global_batch) +
+         kv("seq_length", t.seq_length) + text("recompute", to_string(t.recompute)) + flag("bf16", t.bf16) +
+         text("precision", to_string(t.precision)) + flag("fp8_dispatch", t.fp8_dispatch) +
+         flag("moe_pad_to_capacity", t.moe_pad_to_capacity) +
+         flag("distributed_optimizer", t.distributed_optimizer) + flag("overlap_moe_a2a", t.overlap_moe_a2a) +
+         flag("overlap_grad_reduce", t.overlap_grad_reduce) +
+         flag("overlap_param_gather", t.overlap_param_gather);
+  out += "\n[dispatcher]\n" + text("name", s.dispatcher.name);
+  out += "\n[stack]\n" + text("name", s.stack.spec.name);
+  out += "\n[routing]\n" + text("kind", to_string(s.routing.kind));
+  if (s.routing.kind == RoutingKind::zipf) out += kv("zipf_exponent", format_exact(s.routing.zipf_exponent));
+  if (s.routing.kind == RoutingKind::histogram) out += text("histogram", s.routing.histogram_path);
+  out += kv("seed", std::to_string(s.routing.seed));
+  return out;
+}
+
+std::string option_file_name(std::size_t rank, const PlanOption& o) {
+  const Candidate& c = o.candidate;
+  const ParallelLayout& p = c.parallel;
+  const std::string number = rank < 10 ? "0" + std::to_string(rank) : std::to_string(rank);
+  return concat({number,
+                 "-n",
+                 std::to_string(c.nodes),
+                 "-tp",
+                 std::to_string(p.tp),
+                 "-pp",
+                 std::to_string(p.pp),
+                 "-vpp",
+                 std::to_string(p.vpp),
+                 "-ep",
+                 std::to_string(p.ep),
+                 "-dp",
+                 std::to_string(p.dp),
+                 "-mb",
+                 std::to_string(c.micro_batch),
+                 "-",
+                 to_string(c.recompute),
+                 c.overlap_moe_a2a ? "-overlap" : "",
+                 "-",
+                 o.best().dispatcher,
+                 ".toml"});
+}
+
+void check_scenario_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  if (fs::exists(dir, ec)) throw InputError({"", 0}, "--write-scenarios", dir, "a folder (it is a file)");
+  check_output_path(dir);  // its parent folder exists
+}
+
+std::vector<std::string> write_plan_scenarios(const Plan& plan, const Catalog& catalog,
+                                              const std::string& dir, std::size_t top,
+                                              const std::string& command) {
+  namespace fs = std::filesystem;
+  check_scenario_dir(dir);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    fs::create_directory(dir, ec);
+    if (ec) throw InputError({dir, 0}, concat({"cannot create the folder: ", ec.message()}));
+  }
+  const PlanRequest& r = plan.request;
+  const ModelSpec& model = catalog.model(r.model);
+  const InstanceSpec& instance = catalog.instance(r.instance);
+  const GpuSpec& gpu = catalog.gpu(instance.gpu);
+  std::vector<std::string> written;
+  for (std::size_t i = 0; i < plan.options.size() && i < top; ++i) {
+    const PlanOption& o = plan.options[i];
+    const DispatcherOutcome& b = o.best();
+    Scenario s = scenario_for(o.candidate, model, instance, gpu, catalog.dispatcher(b.dispatcher), r);
+    const std::string file = option_file_name(i + 1, o);
+    s.name = fs::path(file).stem().string();
+    s.description =
+        concat({"plan option ", std::to_string(i + 1), ": ", o.candidate.label(), " ", b.dispatcher});
+    const std::vector<std::string> comment = {
+        concat({"Written by `", command, "`"}),
+        concat({"(moetwin plan, profile ", plan.profile, "): option ", std::to_string(i + 1), " of ",
+                std::to_string(plan.options.size()), ", ", format_fixed(b.iteration_s, 6),
+                " s/iteration predicted (band ", format_fixed(b.band.lo_s, 3), "..",
+                format_fixed(b.band.hi_s, 3), " s), ", format_fixed(o.days, 1), " days and ",
+                format_fixed(o.node_hours, 0), " node-hours for ", format_significant(r.tokens, 4),
+                " tokens."}),
+        "`moetwin predict` on this file with the same profile reproduces that number.",
+    };
+    const std::string path = (fs::path(dir) / file).string();
+    write_file_atomically(path, scenario_file_text(s, comment));
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace moetwin

@@ -1,0 +1,133 @@
+// plan --write-scenarios: a written option is the scenario the plan predicted (predict on it gives the
+// plan's number exactly), every table is written out, and the file reads back through the strict parser.
+#include "moetwin/planning/scenario_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "moetwin/common/csv.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/planning/plan.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/prediction.hpp"
+
+namespace moetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+PlanRequest small_request() {
+  PlanRequest r;
+  r.model = "qwen3-30b-a3b";
+  r.instance = "p5en.48xlarge";
+  r.tokens = 1e9;
+  r.min_nodes = 1;
+  r.max_nodes = 1;
+  r.global_batch = 16;
+  r.seq_length = 4096;
+  r.seed_layouts = 1;
+  r.max_layouts_per_node_count = 2;
+  r.threads = 2;
+  return r;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) / ("scenario_file_test_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+TEST(ScenarioFile, WrittenOptionsPredictThePlansNumberExactly) {
+  PlanRequest r = small_request();
+  r.choices.precision = Precision::fp8_hybrid;
+  r.choices.routing = parse_routing_choice("zipf:1.2", "--routing");
+  const FittedProfile profile = resolve_fitted_profile("none");
+  const Plan plan = make_plan(catalog(), r, profile);
+  ASSERT_GE(plan.options.size(), 2u);
+  const fs::path dir = fresh_dir("predict");
+  const std::vector<std::string> files =
+      write_plan_scenarios(plan, catalog(), dir.string(), 2, "moetwin plan ...");
+  ASSERT_EQ(files.size(), 2u);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const PlanOption& o = plan.options[i];
+    EXPECT_EQ(fs::path(files[i]).filename().string(), option_file_name(i + 1, o));
+    const std::string text = read_text_file(files[i]);
+    EXPECT_NE(text.find("# Written by `moetwin plan ...`"), std::string::npos) << text;
+    for (const char* table :
+         {"[model]", "[cluster]", "[parallelism]", "[training]", "[dispatcher]", "[stack]", "[routing]"})
+      EXPECT_NE(text.find(table), std::string::npos) << table;
+    EXPECT_NE(text.find("precision = \"fp8-hybrid\""), std::string::npos) << text;
+    EXPECT_NE(text.find("zipf_exponent = 1.2"), std::string::npos) << text;
+    const Scenario s = load_scenario_file(files[i], catalog());
+    EXPECT_EQ(s.parallel.tp, o.candidate.parallel.tp);
+    EXPECT_EQ(s.parallel.pp, o.candidate.parallel.pp);
+    EXPECT_EQ(s.parallel.ep, o.candidate.parallel.ep);
+    EXPECT_EQ(s.parallel.dp, o.candidate.parallel.dp);
+    EXPECT_EQ(s.training.micro_batch, o.candidate.micro_batch);
+    EXPECT_EQ(s.training.recompute, o.candidate.recompute);
+    EXPECT_EQ(s.dispatcher.name, o.best().dispatcher);
+    EXPECT_EQ(s.training.precision, Precision::fp8_hybrid);
+    EXPECT_EQ(s.routing.kind, RoutingKind::zipf);
+    // Exactly the plan's number: the same scenario, the same profile.
+    EXPECT_EQ(predict(s, predict_options_for(s, profile)).iteration_s, o.best().iteration_s);
+  }
+}
+
+TEST(ScenarioFile, TopDefaultsToAllWhenFewerAndFolderRules) {
+  const Plan plan = make_plan(catalog(), small_request(), resolve_fitted_profile("none"));
+  const fs::path dir = fresh_dir("top");
+  const std::vector<std::string> files = write_plan_scenarios(plan, catalog(), dir.string(), 1000, "x");
+  EXPECT_EQ(files.size(), plan.options.size());
+  // The folder's parent must exist; a file is not a folder.
+  EXPECT_THROW(check_scenario_dir((dir / "missing" / "deeper").string()), InputError);
+  EXPECT_THROW(check_scenario_dir(files.front()), InputError);
+  EXPECT_NO_THROW(check_scenario_dir(dir.string()));
+}
+
+TEST(ScenarioChoices, ParsesAndRefuses) {
+  EXPECT_EQ(parse_precision_choice("fp8-hybrid", "--precision"), Precision::fp8_hybrid);
+  EXPECT_EQ(parse_recompute_choice("selective", "--recompute"), Recompute::selective);
+  const RoutingConfig z = parse_routing_choice("zipf:0.8", "--routing");
+  EXPECT_EQ(z.kind, RoutingKind::zipf);
+  EXPECT_DOUBLE_EQ(z.zipf_exponent, 0.8);
+  EXPECT_EQ(routing_choice_text(z), "zipf:0.8");
+  EXPECT_EQ(parse_routing_choice("balanced", "--routing").kind, RoutingKind::balanced);
+  EXPECT_EQ(parse_routing_choice("group-limited", "--routing").kind, RoutingKind::group_limited);
+  try {
+    parse_precision_choice("fp4", "--precision");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "<input>: --precision: \"fp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, mxfp8");
+  }
+  for (const char* bad :
+       {"zipf", "zipf:0", "zipf:6", "zipf:x", "balanced:1", "histogram:/no/such.csv", "uniform"})
+    EXPECT_THROW(parse_routing_choice(bad, "--routing"), InputError) << bad;
+  EXPECT_THROW(parse_recompute_choice("block", "--recompute"), InputError);
+}
+
+TEST(ScenarioChoices, PlanRefusesFp8OnAGpuWithoutIt) {
+  PlanRequest r = small_request();
+  r.instance = "p6-b300.48xlarge";
+  r.choices.precision = Precision::mxfp8;
+  EXPECT_NO_THROW(check_plan_request(catalog(), r));  // Blackwell runs MXFP8
+  r.instance = "p5en.48xlarge";
+  EXPECT_THROW(check_plan_request(catalog(), r), InputError);  // Hopper does not
+}
+
+TEST(ScenarioChoices, FixedRecomputeIsEveryOptions) {
+  PlanRequest r = small_request();
+  r.choices.recompute = Recompute::full;
+  const Plan plan = make_plan(catalog(), r, resolve_fitted_profile("none"));
+  ASSERT_FALSE(plan.options.empty());
+  for (const PlanOption& o : plan.options) EXPECT_EQ(o.candidate.recompute, Recompute::full);
+}
+
+}  // namespace
+}  // namespace moetwin

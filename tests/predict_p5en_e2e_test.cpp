@@ -66,8 +66,8 @@ TEST(PredictP5en, TextSaysStackPrecisionAndChunk) {
   ASSERT_EQ(run("predict " + kSource + "/scenarios/live/uccl-p5en-4n-20260430.toml", out, err), 0)
       << read_text_file(err.string());
   const std::string text = read_text_file(out.string());
-  EXPECT_NE(text.find("megatron-lm-core_r0.17.0-nccl2.28.9, NCCL P2P net chunk 512 KiB, alltoall padded to "
-                      "capacity"),
+  EXPECT_NE(text.find("megatron-lm-core_r0.17.0-nccl2.28.9, NCCL P2P net chunk 512 KiB (aws-ofi-nccl "
+                      "platform-aws default on p5en.48xlarge), alltoall padded to capacity"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("fp8-hybrid"), std::string::npos) << text;
@@ -75,7 +75,8 @@ TEST(PredictP5en, TextSaysStackPrecisionAndChunk) {
   ASSERT_EQ(run("predict " + kSource + "/scenarios/default.toml", out, err), 0)
       << read_text_file(err.string());
   EXPECT_NE(read_text_file(out.string())
-                .find("nemo-26.04.01 (default: no [stack] table), NCCL P2P net chunk 128 KiB"),
+                .find("nemo-26.04.01 (default: no [stack] table), NCCL P2P net chunk 128 KiB (NCCL's default: "
+                      "aws-ofi-nccl built without platform-aws)"),
             std::string::npos);
 }
 

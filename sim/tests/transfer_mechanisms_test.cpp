@@ -185,12 +185,12 @@ TEST(TransferMechanisms, DeepEpTermsScaleWithTheInstancesPostingPath) {
   const InstanceSpec& b300 = catalog().instance("p6-b300.48xlarge");
   // What one remote copy of test_low_latency.py's call (128 tokens x top-8 over 4 nodes, even spread)
   // costs, dispatch and combine, from the dispatcher's low-latency terms on that instance.
-  const auto message = [](const std::string& d, const InstanceSpec& i) {
+  const auto message = [](const std::string& name, const InstanceSpec& i) {
     DispatchHardware hw;
     hw.instance = i;
     hw.gpu = catalog().gpu(i.gpu);
     hw.nodes = 4;
-    const auto m = make_dispatcher_model(catalog().dispatcher(d));
+    const auto m = make_dispatcher_model(catalog().dispatcher(name));
     const int rpn = i.gpus;
     const int ranks = 4 * rpn;
     const auto traffic = [&](bool fp8) {

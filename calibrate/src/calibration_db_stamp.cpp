@@ -170,7 +170,7 @@ std::string stamp_calibration_db(const std::string& path, double timeout_s) {
   if (child.timed_out) {
     remove_staged();
     throw InputError({path, 0}, "libhdf5 did not finish reading it within " + seconds_text(timeout_s) +
-                                    " s (the shipped 1.3 MB databases take well under a second)" +
+                                    " s (the shipped 1.6 MB databases take about a second)" +
                                     nothing_written);
   }
   if (WIFSIGNALED(child.status)) {

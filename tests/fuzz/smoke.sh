@@ -55,7 +55,7 @@ for target in $targets; do
   [ -n "${MOETWIN_FUZZ_MAX_LEN:-}" ] && dict+=(-max_len="$MOETWIN_FUZZ_MAX_LEN")
   case "$target" in
     scenario_fuzz | sweep_fuzz | fitted_profile_fuzz | calibration_profile_fuzz) dict+=(-dict="$root/tests/fuzz/toml.dict") ;;
-    # Whole database files (up to 1.35 MB): libFuzzer's default cap (the largest seed, at most 1 MiB) would
+    # Whole database files (up to 1.6 MB): libFuzzer's default cap (the largest seed, at most 1 MiB) would
     # cut the largest seeds short, and every mutant of a cut file fails only the length check.
     calibration_db_bytes_fuzz) [ -z "${MOETWIN_FUZZ_MAX_LEN:-}" ] && dict+=(-max_len=2097152) ;;
   esac

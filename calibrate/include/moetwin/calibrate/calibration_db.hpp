@@ -29,8 +29,8 @@
 namespace moetwin {
 
 inline constexpr int kCalibrationDbSchemaVersion = 1;
-// Largest database the reader loads (it holds the file in memory twice while parsing): 256 MiB, ~190x
-// the largest shipped one (calibrate/data/h200-run5.h5, 1.35 MB, a full `all` run).
+// Largest database the reader loads (it holds the file in memory twice while parsing): 256 MiB, ~160x
+// the largest shipped one (calibrate/data/h200-run5.h5, 1.6 MB stamped, a full `all` run).
 inline constexpr std::uint64_t kMaxCalibrationDbBytes = std::uint64_t{256} << 20;
 
 // Where and with what the samples were taken. Unknown strings stay empty, unknown numbers 0.

@@ -12,7 +12,7 @@
 //   xxh64 <16 lowercase hex digits: XXH64, seed 0, of the bytes after the stamp>
 // XXH64 (Yann Collet's xxHash, https://github.com/Cyan4973/xxHash, doc/xxhash_spec.md) rather than a
 // CRC: 64 bits, so a random change goes unnoticed with probability 2^-64, and it reads 8 bytes a step
-// (the fuzz target hashes up to 1.3 MB a run). It detects damage, not forgery: a file crafted to carry a
+// (the fuzz target hashes up to 1.6 MB a run). It detects damage, not forgery: a file crafted to carry a
 // matching stamp reaches libhdf5 (see calibration_db.hpp).
 #pragma once
 

@@ -185,7 +185,7 @@ TEST(CalibrationDb, RejectsMissingAndNonHdf5Files) {
     read_calibration_db(path);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("not an HDF5 file"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("not a calibration database"), std::string::npos);
   }
   std::filesystem::remove(path);
 }

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(kVersion) + " (" + kGitRevision + ")");
   calibrate_cli::add_import_commands(app);
   calibrate_cli::add_show_command(app);
+  calibrate_cli::add_stamp_command(app);
   calibrate_cli::add_fabric_command(app);
   calibrate_cli::add_fit_command(app);
   calibrate_cli::add_gpu_commands(app);

@@ -8,6 +8,7 @@ namespace moetwin::calibrate_cli {
 
 void add_import_commands(CLI::App& app);
 void add_show_command(CLI::App& app);
+void add_stamp_command(CLI::App& app);
 void add_fabric_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 // gemm, kernels, launch, nccl: real ones in CUDA builds, stubs that exit 4 otherwise.

@@ -11,16 +11,27 @@
 //                                  "label:<key>" (string) for string parameters
 //                           dataset "samples" (double[count]): the raw samples, in `unit`
 // Experiment names are flat (no '/'), e.g. "gemm.m8192.n8192.k8192".
+//
+// The file: a 512-byte stamp (magic, schema version, length and XXH64 checksum of the rest; the HDF5
+// user block, db_file_stamp.hpp) followed by the HDF5 file in the 1.8 format (metadata checksums on).
+// The reader checks the stamp before libhdf5 parses anything, so a damaged file is an InputError naming
+// it, never a crash or a hang inside libhdf5; it then bounds every count it reads by the file's size.
+// Files written before the stamp (before 2026-12-04) are refused until `moetwin-calibrate stamp FILE`
+// has read them once, in a child process that a crash or hang cannot take down, and rewritten them.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace moetwin {
 
 inline constexpr int kCalibrationDbSchemaVersion = 1;
+// Largest database the reader loads (it holds the file in memory twice while parsing): 256 MiB, ~160x
+// the largest shipped one (calibrate/data/h200-run5.h5, 1.6 MB stamped, a full `all` run).
+inline constexpr std::uint64_t kMaxCalibrationDbBytes = std::uint64_t{256} << 20;
 
 // Where and with what the samples were taken. Unknown strings stay empty, unknown numbers 0.
 struct Provenance {
@@ -102,12 +113,26 @@ bool same_measurement(const Experiment& a, const Experiment& b);
 void pool_repeated_run(CalibrationDb& db, const CalibrationDb& repeat, const std::string& path);
 
 // Writes atomically (temporary file in the same directory, then rename): a failed or interrupted
-// write never leaves a half-written database. Throws InputError if the path is not writable.
+// write never leaves a half-written database. Stamps the file. Throws InputError if the path is not
+// writable.
 void write_calibration_db(const CalibrationDb& db, const std::string& path);
-// Throws InputError for a missing file, a file that is not HDF5, or a different schema version.
+// Throws InputError naming `path` for a missing file, a directory, a file over kMaxCalibrationDbBytes, an
+// unstamped file (with the command that stamps it), a stamp that does not match the bytes (damage), and
+// whatever libhdf5 or the layout check refuses after that.
 CalibrationDb read_calibration_db(const std::string& path);
+// The same from a whole file's bytes; `path` names them in errors (the fuzz target's entry).
+CalibrationDb read_calibration_db_bytes(std::string_view file, const std::string& path);
 // Reads `path` when it exists, else returns an empty db (used to append to a database).
 CalibrationDb read_or_create_calibration_db(const std::string& path);
+
+// `moetwin-calibrate stamp`: checks and stamps a database written before the stamp, in place (atomic).
+// libhdf5 reads the unstamped file in a child process: a crash or a read that takes longer than
+// `timeout_s` seconds ends the child, and the file is refused as damaged (InputError naming it); nothing
+// is written then. The child writes the database through write_calibration_db to a file beside `path`,
+// which this process reads back (stamp verified) before renaming it over `path`: the data are the same,
+// the HDF5 bytes are new. A file already stamped is verified and left as it is; one whose stamp does not
+// match is refused, never re-stamped. Returns what happened, one line for the user.
+std::string stamp_calibration_db(const std::string& path, double timeout_s);
 
 }  // namespace moetwin
 

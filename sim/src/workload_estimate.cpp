@@ -17,13 +17,18 @@
 namespace moetwin {
 namespace {
 
-// Ops one microbatch's pass of one decoder layer emits on a rank, forward + backward, including a full
-// recompute's second forward: attention block (TP all-gather, projections, core attention, output
-// projection, reduce-scatter, norms) ~8 forward ops, a dense MLP ~5, a MoE MLP (router, counts
-// all-gather, permute, dispatch, two expert GEMMs, shared expert, combine, unpermute) ~14; backward about
-// twice the forward; a full recompute one more forward. Upper bounds, checked by the test.
-constexpr double kDenseLayerOps = 60;
-constexpr double kMoeLayerOps = 110;
+// Ops one microbatch's pass of one decoder layer emits on a rank, forward + backward: attention block (TP
+// all-gather, projections, core attention, output projection, reduce-scatter, norms), a dense MLP (AG,
+// SwiGLU GEMMs, RS) or a MoE MLP (router, counts all-gather, permute, dispatch, expert GEMMs, shared expert,
+// combine, unpermute); backward mirrors the forward. Measured on the built workloads of the shipped
+// scenarios (sim/tests/workload_estimate_test.cpp): ~24 per MoE layer pass without recompute (Qwen3-30B,
+// TP2), ~47 with full recompute (DeepSeek-V3 and Kimi-K2, MLA, TP8); these are upper bounds of them.
+constexpr double kDenseLayerOps = 30;
+constexpr double kMoeLayerOps = 36;
+// A full recompute re-runs the whole layer forward before its backward (about half the pass again); a
+// selective one re-runs core attention (two ops, rounded up).
+constexpr double kFullRecomputeFactor = 1.5;
+constexpr double kSelectiveRecomputeOps = 4;
 // Per microbatch and chunk: embedding or loss ops, the P2P sends/receives and their syncs.
 constexpr double kChunkOps = 24;
 // Per stage: DP reduce-scatter / all-gather per chunk, optimizer step, stream joins.
@@ -86,7 +91,11 @@ WorkloadEstimate estimate_workload(const Scenario& s) {
       dense = per - moe;
       chunks = std::max(1, par.vpp);
     }
-    const double ops = M * (dense * kDenseLayerOps + moe * kMoeLayerOps + chunks * kChunkOps) + kStageOps;
+    const double recompute = s.training.recompute == Recompute::full ? kFullRecomputeFactor : 1.0;
+    const double selective = s.training.recompute == Recompute::selective ? kSelectiveRecomputeOps : 0.0;
+    const double per_mb = (dense * (kDenseLayerOps * recompute + selective) +
+                           moe * (kMoeLayerOps * recompute + selective) + chunks * kChunkOps);
+    const double ops = M * per_mb + kStageOps;
     const double vars = M * moe * kMoeLayerVars + ops / 4;  // comm slots: at most one op in four
     e.ops += ops;
     e.durations += vars * S;

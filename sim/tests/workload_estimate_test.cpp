@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
@@ -27,16 +28,38 @@ Scenario shipped(const std::string& path) {
 void expect_bounds(const Scenario& s) {
   const WorkloadEstimate e = estimate_workload(s);
   const BuiltWorkload built = build_workload(s);
-  const double ops = static_cast<double>(built.workload.total_ops());
+  double ops = 0;
+  for (const Program& p : built.workload.programs) ops += p.size();
+  const double events = static_cast<double>(built.workload.total_ops());  // each rank runs its program once
   EXPECT_GE(e.ops, ops) << s.name;
   EXPECT_LE(e.ops, 2.5 * ops) << s.name;
+  EXPECT_GE(e.events, events) << s.name;
+  EXPECT_LE(e.events, 2.5 * events) << s.name;
+  std::cout << s.name << ": ops " << e.ops << " / " << ops << ", durations " << e.durations << " / "
+            << built.workload.var_durations.size() << ", bytes " << e.bytes << '\n';
   EXPECT_GE(e.durations, static_cast<double>(built.workload.var_durations.size())) << s.name;
   EXPECT_EQ(e.microbatches, built.microbatches) << s.name;
   EXPECT_EQ(e.ranks, built.groups.world) << s.name;
   EXPECT_LT(e.bytes, 1e9) << s.name;  // the shipped scenarios replay in well under 1 GB
 }
 
+Scenario made(const std::string& recompute, int vpp, bool overlap) {
+  const std::string text =
+      "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\n[cluster]\ninstance = "
+      "\"p5en.48xlarge\"\nnodes = 2\n[parallelism]\ntp = 2\npp = 2\nvpp = " +
+      std::to_string(vpp) +
+      "\nep = 8\netp = 1\ncp = 1\ndp = 4\n[training]\nmicro_batch = 1\nglobal_batch = 16\n"
+      "seq_length = 4096\nrecompute = \"" +
+      recompute + "\"\noverlap_moe_a2a = " + (overlap ? "true" : "false") +
+      "\n[dispatcher]\nname = \"nccl-alltoall\"\n";
+  return parse_scenario(text, "test.toml", catalog());
+}
+
 TEST(WorkloadEstimate, BoundsTheBuiltWorkload) {
+  expect_bounds(made("none", 1, false));
+  expect_bounds(made("selective", 1, false));
+  expect_bounds(made("full", 2, false));
+  expect_bounds(made("selective", 2, true));
   expect_bounds(shipped("scenarios/default.toml"));
   expect_bounds(shipped("scenarios/examples/qwen3-30b-p5en-2n.toml"));
   expect_bounds(shipped("scenarios/examples/kimi-k2-p5-32n.toml"));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +24,7 @@ const std::string kData = kSource + "/tests/reliability/";
 const std::string kMoetwin = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
 const std::string kCalibrate = std::string(MOETWIN_BINARY_DIR) + "/calibrate/moetwin-calibrate";
 
-struct Run {
+struct CliRun {
   int code = -1;    // exit code; -1 when killed by a signal
   int signal = 0;   // the signal, when killed
   std::string out;  // stdout
@@ -41,13 +42,13 @@ fs::path work_dir() {
 }
 
 // `command` through the shell, stdout and stderr captured unless the command redirects stdout itself.
-Run run(const std::string& command, bool capture_stdout = true) {
+CliRun run(const std::string& command, bool capture_stdout = true) {
   const fs::path out = work_dir() / "stdout.txt", err = work_dir() / "stderr.txt";
   fs::remove(out);
   const std::string cmd = "MOETWIN_CATALOG=" + kSource + "/catalog/data " + command +
                           (capture_stdout ? " >" + out.string() : std::string()) + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
-  Run r;
+  CliRun r;
   if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   if (capture_stdout && fs::exists(out)) r.out = read_text_file(out.string());
@@ -55,7 +56,7 @@ Run run(const std::string& command, bool capture_stdout = true) {
   return r;
 }
 
-Run moetwin(const std::string& args, bool capture_stdout = true) {
+CliRun moetwin(const std::string& args, bool capture_stdout = true) {
   return run(kMoetwin + " " + args, capture_stdout);
 }
 
@@ -75,13 +76,13 @@ class Reliability : public ::testing::Test {
 // --- 44.2: what would not fit in memory -------------------------------------------------------------
 
 TEST_F(Reliability, OversizedScenarioIsRefusedWithTheEstimate) {
-  const Run r = moetwin("predict " + kData + "res-nodes100k-gbs1e9.toml");
+  const CliRun r = moetwin("predict " + kData + "res-nodes100k-gbs1e9.toml");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "res-nodes100k-gbs1e9.toml: workload: ");
   EXPECT_HAS(r.err, "80000 microbatches on 800000 GPUs");
   EXPECT_HAS(r.err, "fewer microbatches");
   EXPECT_HAS(r.err, "MOETWIN_MAX_WORKLOAD_GIB");
-  const Run i = moetwin("inspect " + kData + "res-nodes100k-gbs1e9.toml");
+  const CliRun i = moetwin("inspect " + kData + "res-nodes100k-gbs1e9.toml");
   EXPECT_EQ(i.code, 0) << i.err;
   EXPECT_HAS(i.out, "workload estimate: ops ");
   EXPECT_HAS(i.out, "over it: predict refuses it");
@@ -93,7 +94,7 @@ const std::string kSmall = kSource + "/scenarios/examples/qwen3-30b-p5en-2n.toml
 
 TEST_F(Reliability, OutToAFullDeviceFails) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
-  const Run r = moetwin("predict " + kSmall + " --out /dev/full");
+  const CliRun r = moetwin("predict " + kSmall + " --out /dev/full");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "/dev/full: write error");
   EXPECT_TRUE(fs::is_character_file("/dev/full"));  // written in place, never renamed over
@@ -102,7 +103,7 @@ TEST_F(Reliability, OutToAFullDeviceFails) {
 TEST_F(Reliability, StdoutToAFullDeviceFails) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
   for (const char* format : {"text", "csv", "json"}) {
-    const Run r = moetwin("predict " + kSmall + " --format " + format + " >/dev/full", false);
+    const CliRun r = moetwin("predict " + kSmall + " --format " + format + " >/dev/full", false);
     EXPECT_EQ(r.code, 2) << format << ": " << r.err;
     EXPECT_HAS(r.err, "standard output");
     EXPECT_HAS(r.err, "write error");
@@ -113,13 +114,14 @@ TEST_F(Reliability, OutputOverItsOwnInputIsRefused) {
   const fs::path copy = work_dir() / "own.toml";
   fs::copy_file(kSmall, copy, fs::copy_options::overwrite_existing);
   const std::string before = read_text_file(copy.string());
-  const Run r = moetwin("predict " + copy.string() + " --out " + copy.string());
+  const CliRun r = moetwin("predict " + copy.string() + " --out " + copy.string());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "--out");
   EXPECT_HAS(r.err, "overwrite what the command reads");
   EXPECT_EQ(read_text_file(copy.string()), before);
   // The same file under another name (./, a symlink) is the same file.
-  const Run r2 = moetwin("predict " + copy.string() + " --out=" + (work_dir() / "." / "own.toml").string());
+  const CliRun r2 =
+      moetwin("predict " + copy.string() + " --out=" + (work_dir() / "." / "own.toml").string());
   EXPECT_EQ(r2.code, 2) << r2.err;
   EXPECT_EQ(read_text_file(copy.string()), before);
 }
@@ -128,8 +130,8 @@ TEST_F(Reliability, FailedReportLeavesNoFile) {
   const fs::path csv = work_dir() / "p.csv", html = work_dir() / "r.html";
   ASSERT_EQ(moetwin("predict " + kSmall + " --format csv --out " + csv.string()).code, 0);
   fs::remove(html);
-  const Run r = moetwin("report " + csv.string() + " --out " + html.string() + " --markdown " +
-                        (work_dir() / "missing" / "dir").string());
+  const CliRun r = moetwin("report " + csv.string() + " --out " + html.string() + " --markdown " +
+                           (work_dir() / "missing" / "dir").string());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "does not exist");
   EXPECT_FALSE(fs::exists(html));
@@ -138,7 +140,7 @@ TEST_F(Reliability, FailedReportLeavesNoFile) {
 
 // --- 44.4 / 43.4: impossible measurements ---------------------------------------------------------------
 
-Run calibrate_import(const std::string& kind, const std::string& file) {
+CliRun calibrate_import(const std::string& kind, const std::string& file) {
   const fs::path db = work_dir() / (file + ".h5");
   fs::remove(db);
   return run(kCalibrate + " import " + kind + " " + kData + file + " --db " + db.string());
@@ -146,10 +148,10 @@ Run calibrate_import(const std::string& kind, const std::string& file) {
 
 TEST_F(Reliability, NcclTestsNonPositiveTimes) {
   if (!fs::exists(kCalibrate)) GTEST_SKIP() << "moetwin-calibrate not built";
-  const Run neg = calibrate_import("nccl-tests", "nt-negtime.log");
+  const CliRun neg = calibrate_import("nccl-tests", "nt-negtime.log");
   EXPECT_EQ(neg.code, 2) << neg.err;
-  EXPECT_HAS(neg.err, "nt-negtime.log:25: out_of_place time (us): -42.41");
-  const Run zero = calibrate_import("nccl-tests", "nt-zerotime.log");
+  EXPECT_HAS(neg.err, "nt-negtime.log:29: out_of_place time (us): -42.41");
+  const CliRun zero = calibrate_import("nccl-tests", "nt-zerotime.log");
   EXPECT_EQ(zero.code, 2) << zero.err;
   EXPECT_HAS(zero.err, "nt-zerotime.log:");
   EXPECT_HAS(zero.err, "a positive time");
@@ -172,45 +174,48 @@ TEST_F(Reliability, NcclTestsInconsistentRows) {
     const fs::path db = work_dir() / (name + ".h5");
     return run(kCalibrate + " import nccl-tests " + (work_dir() / name).string() + " --db " + db.string());
   };
-  const Run ok = import("ok.log",
-                        "     1048576        262144     float     sum      -1  1271.30    0.82    1.55       "
-                        "0  1322.22    0.79    1.49       0");
+  const CliRun ok =
+      import("ok.log",
+             "     1048576        262144     float     sum      -1  1271.30    0.82    1.55       "
+             "0  1322.22    0.79    1.49       0");
   EXPECT_EQ(ok.code, 0) << ok.err;
-  const Run bw = import("bw.log",
-                        "     1048576        262144     float     sum      -1  1271.30   82.48    1.55       "
-                        "0  1322.22    0.79    1.49       0");
+  const CliRun bw =
+      import("bw.log",
+             "     1048576        262144     float     sum      -1  1271.30   82.48    1.55       "
+             "0  1322.22    0.79    1.49       0");
   EXPECT_EQ(bw.code, 2) << bw.err;
   EXPECT_HAS(bw.err, "bw.log:4: out_of_place algbw (GB/s): 82.48: size / time = 0.82 GB/s within 5%");
-  const Run count = import("count.log",
-                           "     1048576        262000     float     sum      -1  1271.30    0.82    1.55    "
-                           "   0  1322.22    0.79    1.49       0");
+  const CliRun count =
+      import("count.log",
+             "     1048576        262000     float     sum      -1  1271.30    0.82    1.55    "
+             "   0  1322.22    0.79    1.49       0");
   EXPECT_EQ(count.code, 2) << count.err;
   EXPECT_HAS(count.err, "count.log:4: count: 262000");
 }
 
 TEST_F(Reliability, DeepepNegativeTimes) {
   if (!fs::exists(kCalibrate)) GTEST_SKIP() << "moetwin-calibrate not built";
-  const Run r = calibrate_import("deepep", "dp-negtime.log");
+  const CliRun r = calibrate_import("deepep", "dp-negtime.log");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_HAS(r.err, "dp-negtime.log:30: ");
+  EXPECT_HAS(r.err, "dp-negtime.log:29: dispatch time: -544.47 us: ");
   EXPECT_HAS(r.err, "-544.47 us");
   EXPECT_HAS(r.err, "a positive time");
 }
 
-Run import_log(const std::string& path) {
+CliRun import_log(const std::string& path) {
   return moetwin("import megatron-log " + path + " --scenario " + kSource + "/scenarios/default.toml");
 }
 
 TEST_F(Reliability, MegatronLogTwoRunsReloggedIterationsAndWorldSize) {
-  const Run two = import_log(kData + "mlog-tworuns-samelayout.log");
+  const CliRun two = import_log(kData + "mlog-tworuns-samelayout.log");
   EXPECT_EQ(two.code, 2) << two.err;
   EXPECT_HAS(two.err, "mlog-tworuns-samelayout.log:28: arguments: a second argument dump");
   EXPECT_HAS(two.err, "line 2");
-  const Run dup = import_log(kData + "mlog-dupiter-diff.log");
+  const CliRun dup = import_log(kData + "mlog-dupiter-diff.log");
   EXPECT_EQ(dup.code, 2) << dup.err;
-  EXPECT_HAS(dup.err, "mlog-dupiter-diff.log:26: iteration 6: 300 s");
+  EXPECT_HAS(dup.err, "mlog-dupiter-diff.log:27: iteration 6: 300 s");
   EXPECT_HAS(dup.err, "line 24 (30 s)");
-  const Run world = import_log(kData + "mlog-world.log");
+  const CliRun world = import_log(kData + "mlog-world.log");
   EXPECT_EQ(world.code, 2) << world.err;
   EXPECT_HAS(world.err, "mlog-world.log:17: world_size: 200: tp x pp x cp x dp = 256");
   EXPECT_TRUE(world.out.empty()) << world.out;
@@ -220,7 +225,8 @@ TEST_F(Reliability, MegatronLogTwoRunsReloggedIterationsAndWorldSize) {
 // then each fact changed to another model's: refused with the key, both values and the line.
 TEST_F(Reliability, MegatronLogOfAnotherModelIsRefused) {
   std::string base = read_text_file(kData + "mlog-world.log");
-  base.replace(base.find("world_size ...................................... 200"), 52,
+  const std::string bad_world = "world_size ...................................... 200";
+  base.replace(base.find(bad_world), bad_world.size(),
                "world_size ...................................... 256");
   const std::string facts =
       "  num_experts ..................................... 256\n"
@@ -235,7 +241,7 @@ TEST_F(Reliability, MegatronLogOfAnotherModelIsRefused) {
   base.insert(base.find(end), facts);
   const fs::path good = work_dir() / "dsv3.log";
   std::ofstream(good) << base;
-  const Run ok = import_log(good.string());
+  const CliRun ok = import_log(good.string());
   EXPECT_EQ(ok.code, 0) << ok.err;
   EXPECT_HAS(ok.out, "deepseek-v3");
   struct Case {
@@ -262,7 +268,7 @@ TEST_F(Reliability, MegatronLogOfAnotherModelIsRefused) {
         1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
     const fs::path log = work_dir() / ("other-" + c.key + ".log");
     std::ofstream(log) << text;
-    const Run r = import_log(log.string());
+    const CliRun r = import_log(log.string());
     EXPECT_EQ(r.code, 2) << c.key << ": " << r.err;
     EXPECT_HAS(r.err, log.filename().string() + ":" + std::to_string(line) + ": " + c.key + ": " + c.theirs +
                           ": " + c.ours);
@@ -271,26 +277,26 @@ TEST_F(Reliability, MegatronLogOfAnotherModelIsRefused) {
 }
 
 TEST_F(Reliability, LoggedTflopsAgainstTheModelsFlops) {
-  const Run warn = moetwin("validate --runs " + kData + "tflops-x5.csv --format csv");
+  const CliRun warn = moetwin("validate --runs " + kData + "tflops-x5.csv --format csv");
   EXPECT_EQ(warn.code, 0) << warn.err;
   EXPECT_HAS(warn.err, "warning: " + kData + "tflops-x5.csv:2: tflops_gpu: 425.5, expected ");
-  const Run strict = moetwin("validate --runs " + kData + "tflops-x5.csv --strict");
+  const CliRun strict = moetwin("validate --runs " + kData + "tflops-x5.csv --strict");
   EXPECT_EQ(strict.code, 2) << strict.err;
   EXPECT_HAS(strict.err, "tflops-x5.csv:2: tflops_gpu: 425.5: ");
-  const Run predict = moetwin("predict --runs " + kData + "tflops-x5.csv --strict");
+  const CliRun predict = moetwin("predict --runs " + kData + "tflops-x5.csv --strict");
   EXPECT_EQ(predict.code, 2) << predict.err;
   EXPECT_HAS(predict.err, "tflops-x5.csv:2: tflops_gpu: 425.5: ");
 }
 
 TEST_F(Reliability, DuplicateLiveRunRows) {
-  const Run r = moetwin("validate --runs " + kData + "duprow-diff.csv");
+  const CliRun r = moetwin("validate --runs " + kData + "duprow-diff.csv");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "duprow-diff.csv:3: iter_s: 20: one measurement per cell: ");
   EXPECT_HAS(r.err, "duprow-diff.csv:2");
 }
 
 TEST_F(Reliability, TinyTflopsIsAnErrorNotInf) {
-  const Run r = moetwin("inspect --runs " + kData + "live-runs-tflops-1e-320.csv");
+  const CliRun r = moetwin("inspect --runs " + kData + "live-runs-tflops-1e-320.csv");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "live-runs-tflops-1e-320.csv:");
   EXPECT_HAS(r.err, "tflops_gpu: 1e-320");
@@ -300,13 +306,13 @@ TEST_F(Reliability, TinyTflopsIsAnErrorNotInf) {
 // --- 44.5 ------------------------------------------------------------------------------------------------
 
 TEST_F(Reliability, ByteOrderMarkAccepted) {
-  const Run r = moetwin("inspect --runs " + kData + "bom.csv");
+  const CliRun r = moetwin("inspect --runs " + kData + "bom.csv");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_HAS(r.out, "dsv3-b300-32n-20260601");
 }
 
 TEST_F(Reliability, BenchErrorsNameFileAndLine) {
-  const Run r = moetwin("dispatch --bench " + kData + "bench-ranks1e6.csv");
+  const CliRun r = moetwin("dispatch --bench " + kData + "bench-ranks1e6.csv");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_HAS(r.err, "bench-ranks1e6.csv:51: ranks: 1000000: an integer in [1, 65536]");
 }

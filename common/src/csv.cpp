@@ -207,8 +207,10 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   std::error_code ec;
   // A device, pipe or socket (/dev/stdout, /dev/full, a FIFO) cannot be replaced by a rename (renaming
   // over /dev/full would turn the device into a file): written in place, and its errors reported.
+  // /dev/stdout of a command redirected into a file is a link to a regular file: written in place too.
   const fs::file_status st = fs::status(target, ec);
-  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+  const bool device_path = path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
+  if (!ec && fs::exists(st) && (!fs::is_regular_file(st) || device_path)) {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr)
       throw InputError({path, 0}, concat({"cannot open for writing: ", std::strerror(errno)}));

@@ -11,6 +11,7 @@
 #include "moetwin/calibrate/importers.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 
 namespace moetwin {
 
@@ -194,7 +195,20 @@ ImportResult import_deepep(const std::string& text, const std::string& path) {
   int line_no = 0;
   const bool ends_with_newline = !text.empty() && text.back() == '\n';
 
+  // Every value is a measurement: a kernel never takes zero or negative time, and a bandwidth is never
+  // negative. A row that says otherwise is refused at its line instead of entering a fit.
   const auto add = [&](Experiment e, int line) {
+    for (const double seconds : e.samples) {
+      if (!(seconds > 0))
+        throw InputError({path, line}, concat({e.labels["phase"], " time"}),
+                         concat({format_exact(seconds * 1e6), " us"}),
+                         "a positive time (no kernel takes zero or negative time)");
+    }
+    for (const char* key : {"notify_s", "nvl_bw_Bps", "rdma_bw_Bps"}) {
+      const auto it = e.params.find(key);
+      if (it != e.params.end() && !(it->second >= 0))
+        throw InputError({path, line}, key, format_exact(it->second), "a non-negative measurement");
+    }
     if (!names.insert(e.name).second) e.name += concat({".l", std::to_string(line)});
     out.push_back(std::move(e));
   };

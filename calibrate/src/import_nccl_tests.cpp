@@ -1,4 +1,5 @@
 // Importer of nccl-tests `*_perf` output (format described in importers.hpp).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "moetwin/calibrate/importers.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 
 namespace moetwin {
 
@@ -107,6 +109,23 @@ std::optional<Columns> parse_header(const std::vector<std::string>& tokens) {
   if (placement != 1 || c.type == 0) return std::nullopt;
   return c;
 }
+
+// Bytes per element of an nccl-tests data type (its type column); 0 = not known here (not checked).
+double type_bytes(const std::string& type) {
+  static const std::map<std::string, double> bytes = {
+      {"int8", 1},  {"uint8", 1},    {"char", 1},    {"f8e4m3", 1},  {"f8e5m2", 1},
+      {"half", 2},  {"bfloat16", 2}, {"float16", 2}, {"bf16", 2},    {"fp16", 2},
+      {"int32", 4}, {"uint32", 4},   {"float", 4},   {"float32", 4}, {"int", 4},
+      {"int64", 8}, {"uint64", 8},   {"double", 8},  {"float64", 8}};
+  const auto it = bytes.find(type);
+  return it == bytes.end() ? 0 : it->second;
+}
+
+// nccl-tests prints algbw = size / time in GB/s (1e9 B/s) with two decimals: the printed value is within
+// half a hundredth of size / time, and a copy edited by hand or a timer that went wrong is not. 5% on top of
+// the rounding leaves room for the older formats' coarser time column.
+constexpr double kAlgbwTolerance = 0.05;
+constexpr double kAlgbwRounding = 0.005;  // GB/s: half the last printed digit
 
 struct Row {
   int line;
@@ -287,9 +306,44 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
       };
       const double size = number(columns.size, "size");
       const double count = number(columns.count, "count");
+      if (!(size > 0) || !(count > 0) || size != std::floor(size) || count != std::floor(count)) {
+        throw InputError(
+            {path, row.line}, !(size > 0) || size != std::floor(size) ? "size" : "count",
+            !(size > 0) || size != std::floor(size) ? row.fields[columns.size] : row.fields[columns.count],
+            "a positive whole number");
+      }
+      // nccl-tests prints size = max(send, receive bytes) and count = elements of its byte count: they
+      // agree up to a whole factor of at most the rank count (gathers and scatters), never otherwise.
+      if (const double word = type_bytes(row.fields[columns.type]); word > 0) {
+        const double elements_bytes = count * word;
+        const double ratio = std::max(size, elements_bytes) / std::min(size, elements_bytes);
+        const double max_ratio = test.ranks > 0 ? test.ranks : 65536;
+        if (ratio != std::floor(ratio) || ratio > max_ratio) {
+          throw InputError({path, row.line}, "count", row.fields[columns.count],
+                           concat({"a count of ", row.fields[columns.type], " elements (", format_exact(word),
+                                   " B each) matching size ", row.fields[columns.size],
+                                   " B (equal, or a whole factor of at most the ranks apart)"}));
+        }
+      }
       for (int p = 0; p < 2; ++p) {
         if (row.fields[columns.time[p]] == "N/A") continue;
         const double time_us = number(columns.time[p], "time");
+        if (!(time_us > 0)) {
+          throw InputError({path, row.line}, concat({placements[p], " time (us)"}),
+                           row.fields[columns.time[p]],
+                           "a positive time (no collective takes zero or negative time)");
+        }
+        if (row.fields[columns.algbw[p]] != "N/A") {
+          const double algbw = number(columns.algbw[p], "algbw");
+          const double expected = size / (time_us * 1e3);  // GB/s
+          if (std::abs(algbw - expected) > kAlgbwTolerance * expected + kAlgbwRounding) {
+            throw InputError({path, row.line}, concat({placements[p], " algbw (GB/s)"}),
+                             row.fields[columns.algbw[p]],
+                             concat({"size / time = ", format_fixed(expected, 2),
+                                     " GB/s within 5% (the row's size, time and bandwidth contradict each "
+                                     "other)"}));
+          }
+        }
         std::string name = concat({prefix, ".", row.fields[columns.size]});
         if (types.size() > 1) name += concat({".", name_safe(row.fields[columns.type])});
         if (redops.size() > 1) name += concat({".", name_safe(row.fields[*columns.redop])});

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/models/dispatcher_model.hpp"
@@ -94,7 +95,18 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
   shape.seed = o.seed;
   std::vector<PreparedBench> prepared;
   prepared.reserve(rows.size());
-  for (const auto& r : rows) prepared.push_back(prepare_bench(r, catalog, shape));
+  for (const auto& r : rows) {
+    // The dispatcher models check the row's hardware and sizes without knowing the file: their errors are
+    // given the row's file and line here.
+    try {
+      prepared.push_back(prepare_bench(r, catalog, shape));
+    } catch (const InputError& e) {
+      if (e.where().file == o.bench) throw;
+      throw InputError({o.bench, r.line}, "row",
+                       concat({r.transport, " on ", std::to_string(r.ranks), " ranks"}),
+                       concat({"a configuration the dispatcher model accepts (", e.what(), ")"}));
+    }
+  }
   // One model per transport, optionally calibrated on the acceptance rows.
   std::map<std::string, std::unique_ptr<DispatcherModel>> models;
   std::map<std::string, std::vector<const PreparedBench*>> accept;

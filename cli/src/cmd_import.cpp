@@ -1,6 +1,7 @@
 // `moetwin import megatron-log LOG...`: Megatron-LM / Megatron-Bridge / NeMo 2.0 logs -> live-run CSV rows.
 // A scenario (or layout flags) supplies what the log does not print; what it prints is checked against it.
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -27,6 +28,28 @@ struct ImportLogOptions {
   int gpus_per_node = 0;  // 0 = the instance's (8 without an instance)
 };
 
+// The facts of `m` a Megatron log prints. The dense FFN size only where the model has dense layers (an
+// all-MoE model's ffn_hidden_size is unused and configs set it freely); the padded vocabulary only with a
+// known tp (Megatron pads to make_vocab_size_divisible_by x tp).
+ExpectedModel expected_model(const ModelSpec& m, std::optional<int> tp) {
+  ExpectedModel e;
+  e.experts = m.experts;
+  if (m.experts > 0) {
+    e.top_k = m.top_k;
+    e.expert_ffn_hidden = m.expert_ffn_hidden;
+    e.shared_ffn_hidden = m.shared_ffn_hidden;
+  }
+  e.hidden = m.hidden;
+  if (m.experts == 0 || m.dense_layers > 0) e.ffn_hidden = m.ffn_hidden;
+  e.heads = m.heads;
+  e.vocab = m.vocab;
+  if (tp && *tp > 0 && m.vocab_pad_multiple > 0) {
+    const long long multiple = static_cast<long long>(m.vocab_pad_multiple) * *tp;
+    e.padded_vocab = static_cast<int>((m.vocab + multiple - 1) / multiple * multiple);
+  }
+  return e;
+}
+
 std::optional<int> given(int v) {
   return v > 0 ? std::optional<int>(v) : std::nullopt;
 }
@@ -36,8 +59,10 @@ std::optional<int> given(int v) {
 LogImportOptions resolve(const ImportLogOptions& o, const Catalog& catalog) {
   LogImportOptions r = o.import;
   GivenLayout& g = r.given;
+  std::optional<ModelSpec> scenario_model;  // the scenario's model (its layers may differ from the catalog's)
   if (!o.scenario.empty()) {
     const Scenario s = load_scenario_file(o.scenario, catalog);
+    scenario_model = s.model;
     g.source = concat({"scenario ", o.scenario});
     const auto set_text = [&](std::string& field, const std::string& value, const char* flag) {
       if (!field.empty() && field != value)
@@ -87,7 +112,11 @@ LogImportOptions resolve(const ImportLogOptions& o, const Catalog& catalog) {
   if (!o.overlap.empty()) g.overlap = o.overlap == "on", any_flag = true;
   if (o.scenario.empty() && any_flag) g.source = "the layout flags";
   // Names the twin cannot resolve are refused here, not at the first prediction.
-  if (!r.model.empty()) catalog.model(r.model);
+  if (!r.model.empty()) {
+    r.model_facts = expected_model(scenario_model ? *scenario_model : catalog.model(r.model), g.tp);
+    r.model_facts.source = scenario_model ? concat({"model ", r.model, " (scenario ", o.scenario, ")"})
+                                          : concat({"model ", r.model});
+  }
   r.gpus_per_node = o.gpus_per_node > 0 ? o.gpus_per_node : 8;
   if (!r.instance.empty()) {
     const InstanceSpec& inst = catalog.instance(r.instance);

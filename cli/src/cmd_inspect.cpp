@@ -1,13 +1,17 @@
 // `moetwin inspect SCENARIO.toml | --runs FILE.csv`: parameters, layers per stage, model FLOPs and
 // per-GPU memory with a fits verdict. Wiring only; the work is in reports/inspect_report.
+#include <iostream>
 #include <memory>
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/inspect_report.hpp"
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/workload_estimate.hpp"
 
 namespace moetwin::cli {
 
@@ -71,6 +75,18 @@ void add_inspect_command(CLI::App& app, const GlobalOptions& global) {
       } else {
         content = render_inspect_text(s, in);
       }
+      // The replay's size (workload_estimate.hpp): a scenario predict would refuse says so here already.
+      const WorkloadEstimate estimate = estimate_workload(s);
+      const double limit = workload_limit_bytes();
+      const std::string line =
+          concat({"workload estimate: ", describe(estimate), " (limit ",
+                  format_significant(limit / 1073741824.0, 3), " GiB, MOETWIN_MAX_WORKLOAD_GIB: ",
+                  estimate.bytes <= limit ? "within it)"
+                                          : "over it: predict refuses it; use fewer microbatches or nodes)"});
+      if (opts->format == "text")
+        content += line + "\n";
+      else
+        std::cerr << line << '\n';  // CSV and JSON keep their schema
     }
     emit_output(content, opts->out);
   });

@@ -37,6 +37,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string network;
     std::string calibration;
     bool require_fit = false;
+    bool strict = false;  // --strict (with --runs): logged TFLOP/s vs the model's FLOPs beyond 5% is an error
     int threads = 0;
   };
   auto opts = std::make_shared<Options>();
@@ -55,6 +56,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
   add_network_option(cmd, opts->network);
   cmd->add_flag("--require-fit", opts->require_fit,
                 "Exit 2 when the layout does not fit in HBM (default: predict it and warn)");
+  add_strict_option(cmd, opts->strict);
   cmd->add_option("--threads", opts->threads,
                   "Threads that price skewed routing plans (default: the cores, at most 16); the "
                   "prediction is the same for any count")
@@ -86,6 +88,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         throw InputError({"", 0}, "--trace", opts->trace, "a single scenario (not --runs)");
       const LiveRunTable table = read_live_runs(opts->runs, catalog);
       print_row_warnings(table);
+      check_row_flops(table, opts->strict);
       ResultTable result;
       result.columns = table.header;
       for (const std::string& c : predict_columns()) result.columns.push_back(c);

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 
 #include "commands.hpp"
+#include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/reports/html_report.hpp"
 
@@ -28,6 +30,16 @@ std::string generated_utc() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// --markdown DIR: an existing folder, or a new one whose parent exists (write_markdown_report creates it).
+void check_markdown_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  if (fs::exists(dir, ec))
+    throw InputError({dir, 0}, "--markdown", dir, "a folder for report.md (it is a file)");
+  check_output_path(dir);  // its parent folder exists
 }
 
 }  // namespace
@@ -64,8 +76,13 @@ void add_report_command(CLI::App& app, const GlobalOptions& global) {
     o.title = opts->title;
     o.generated_utc = generated_utc();
     o.profile = opts->profile;
-    emit_output(render_html_report(inputs, o), opts->out);
+    // A command that fails leaves no output: the Markdown folder is checked and the HTML rendered before
+    // anything is written, and the HTML (atomic) goes last, after the Markdown and its figures (gnuplot)
+    // succeeded.
+    if (!opts->markdown.empty()) check_markdown_folder(opts->markdown);
+    const std::string html = render_html_report(inputs, o);
     if (!opts->markdown.empty()) write_markdown_report(inputs, o, opts->markdown);
+    emit_output(html, opts->out);
   });
 }
 

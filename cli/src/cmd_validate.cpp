@@ -41,6 +41,7 @@ struct ValidateOptions : RowInput {
   int outer = 4;
   int threads = 2;
   std::string write_profile;
+  bool strict = false;  // --strict: logged TFLOP/s vs the model's FLOPs beyond 5% is an error
 };
 
 // On a terminal one bar per stage of the fit (fit, wider fit, cross-validation), advanced per replay of
@@ -115,6 +116,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--threads", o->threads, "Rows replayed in parallel (results identical for any count)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--write-profile", o->write_profile, "With --fit: write the fitted profile (TOML) here");
+  add_strict_option(cmd, o->strict);
   cmd->callback([o, &global, huber_option] {
     if (!o->fit && huber_option->count() > 0)
       throw InputError({"", 0}, "--huber", format_exact(o->huber), "--fit (it is the fit's objective)");
@@ -126,6 +128,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     const Catalog catalog = Catalog::load(catalog_dir);
     LiveRunTable table = read_live_runs(o->runs, catalog);
     print_row_warnings(table);
+    check_row_flops(table, o->strict);
     for (const std::string& name : o->exclude) {
       const auto before = table.runs.size();
       std::erase_if(table.runs, [&](const LiveRun& r) { return r.scenario.name == name; });

@@ -58,7 +58,19 @@ double parse_size(const std::string& text);
 // Prints every live-run row's repair warnings (LiveRun::warnings) on stderr, prefixed "warning: ".
 void print_row_warnings(const LiveRunTable& table);
 
-// Writes `content` to `out_path` atomically, or to stdout when out_path is empty or "-".
+// --strict: a row whose logged TFLOP/s disagrees with iter_s and the twin's model FLOPs by more than 5%
+// (logged_flops.hpp) is an error instead of a warning.
+void add_strict_option(CLI::App* cmd, bool& strict);
+// The logged-TFLOP/s check of every row: warnings on stderr, or (strict) an InputError for the first.
+void check_row_flops(const LiveRunTable& table, bool strict);
+
+// Writes `content` to `out_path` atomically, or to stdout when out_path is empty or "-"; a write error
+// (a full disk, a closed pipe) is an InputError, never a success with the output lost.
 void emit_output(const std::string& content, const std::string& out_path);
+// Flushes and closes stdout at exit: "" or "write error: REASON" (main turns it into exit 2).
+std::string finish_stdout();
+// Exit 2 before any work when an output option (--out, --write-profile, --trace) names a file another
+// argument reads (`predict x.toml --out x.toml` would overwrite its own input).
+void refuse_output_over_input(int argc, char** argv);
 
 }  // namespace moetwin::cli

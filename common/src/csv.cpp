@@ -1,13 +1,16 @@
 #include "moetwin/common/csv.hpp"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "moetwin/common/concat.hpp"
 
@@ -86,7 +89,10 @@ std::string trim(const std::string& s) {
 CsvTable parse_csv(const std::string& text, const std::string& path) {
   CsvTable table;
   table.path = path;
-  std::size_t pos = 0;
+  // A UTF-8 byte-order mark (Excel's "CSV UTF-8" and many Windows tools write one) is not part of the first
+  // column's name.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  std::size_t pos = text.compare(0, kBom.size(), kBom) == 0 ? kBom.size() : 0;
   int line = 1;
   bool have_header = false;
   while (pos < text.size()) {
@@ -178,27 +184,56 @@ void check_output_path(const std::string& path) {
   }
 }
 
+namespace {
+
+// Writes `content` to an open stdio stream and closes it, every error caught: a full disk shows at the
+// write, at the flush or only at the close (NFS, quotas). Returns "" or the system's reason.
+std::string write_and_close(std::FILE* f, const std::string& content) {
+  std::string error;
+  if (!content.empty() && std::fwrite(content.data(), 1, content.size(), f) != content.size())
+    error = std::strerror(errno);
+  if (std::fflush(f) != 0 && error.empty()) error = std::strerror(errno);
+  if (std::ferror(f) && error.empty()) error = "write error";
+  if (std::fclose(f) != 0 && error.empty()) error = std::strerror(errno);
+  return error;
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
   check_output_path(path);
   const fs::path target(path);
-  const fs::path tmp = target.string() + ".tmp-moetwin";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError({path, 0}, "cannot open file for writing (permissions?)");
-    out << content;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw InputError({path, 0}, "write error");
-    }
-  }
   std::error_code ec;
+  // A device, pipe or socket (/dev/stdout, /dev/full, a FIFO) cannot be replaced by a rename (renaming
+  // over /dev/full would turn the device into a file): written in place, and its errors reported.
+  // /dev/stdout of a command redirected into a file is a link to a regular file: written in place too.
+  const fs::file_status st = fs::status(target, ec);
+  const bool device_path = path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
+  if (!ec && fs::exists(st) && (!fs::is_regular_file(st) || device_path)) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr)
+      throw InputError({path, 0}, concat({"cannot open for writing: ", std::strerror(errno)}));
+    const std::string error = write_and_close(f, content);
+    if (!error.empty()) throw InputError({path, 0}, concat({"write error: ", error, " (output lost)"}));
+    return;
+  }
+  const fs::path tmp = target.string() + ".tmp-moetwin";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    throw InputError({path, 0}, concat({"cannot open file for writing (", std::strerror(errno), ")"}));
+  }
+  // The temporary file never outlives a failure: a full disk leaves neither it nor a truncated output.
+  const std::string error = write_and_close(f, content);
+  if (!error.empty()) {
+    fs::remove(tmp, ec);
+    throw InputError({path, 0}, concat({"write error: ", error, " (nothing written)"}));
+  }
   fs::rename(tmp, target, ec);
   if (ec) {
+    const std::string reason = ec.message();
     fs::remove(tmp, ec);
-    throw InputError({path, 0}, "cannot rename temporary file into place");
+    throw InputError({path, 0}, concat({"cannot rename temporary file into place (", reason, ")"}));
   }
 }
 

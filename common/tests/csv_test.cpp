@@ -99,5 +99,42 @@ TEST(Files, MissingFileAndDirectoryAreNamedAsSuch) {
   fs::remove_all(dir);
 }
 
+// Excel's "CSV UTF-8" and other Windows tools start the file with a byte-order mark: it is not part of the
+// first column's name (shared/data/bad-inputs/bom.csv read "campaign" as missing).
+TEST(Csv, ByteOrderMarkIsSkipped) {
+  const auto t = parse_csv(
+      "\xEF\xBB\xBF"
+      "campaign,b\n1,2\n",
+      "bom.csv");
+  EXPECT_EQ(t.header.at(0), "campaign");
+  EXPECT_EQ(t.rows.at(0).line, 2);
+  // Only at the start of the file.
+  EXPECT_EQ(parse_csv("a,b\n\xEF\xBB\xBF"
+                      "1,2\n",
+                      "t.csv")
+                .rows.at(0)
+                .fields.at(0),
+            "\xEF\xBB\xBF"
+            "1");
+}
+
+// A device is written in place (renaming over /dev/full would replace the device) and its write error
+// reported; a failed write leaves no temporary file.
+TEST(Csv, WriteErrorsAreReported) {
+  namespace fs = std::filesystem;
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  try {
+    write_file_atomically("/dev/full", std::string(1 << 16, 'x'));
+    FAIL() << "wrote to /dev/full";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("/dev/full: write error: ", 0), 0u) << e.what();
+  }
+  EXPECT_TRUE(fs::is_character_file("/dev/full"));
+  EXPECT_FALSE(fs::exists("/dev/full.tmp-moetwin"));
+  // /dev/null takes anything.
+  EXPECT_NO_THROW(write_file_atomically("/dev/null", "x"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
 }  // namespace
 }  // namespace moetwin

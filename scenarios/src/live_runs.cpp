@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "moetwin/common/concat.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "scenario_rules.hpp"
 
@@ -18,6 +20,45 @@ namespace moetwin {
 namespace {
 
 using detail::Field;
+
+constexpr double kMinLoggedTflops = 1e-3;  // TFLOP/s per GPU: 1 GFLOP/s
+
+// The columns that do not name the cell: the measurement and where it was read.
+bool is_measurement(const std::string& column) {
+  return column == "iter_s" || column == "tflops_gpu" || column == "source";
+}
+
+// Two rows of one cell (campaign, model, layout, dispatcher, ...: every column but the measurement) would
+// both be scored, as if the run were measured twice: with different times one of them is wrong and no
+// command can tell which (an error naming both lines); with the same time a copied row (a warning on the
+// second one, which is still read).
+// `across_files`: only pairs from different files (each file was checked on its own already).
+void check_duplicate_rows(LiveRunTable& table, bool across_files = false) {
+  std::map<std::vector<std::string>, std::size_t> first;  // cell -> index of its first run
+  for (std::size_t i = 0; i < table.runs.size(); ++i) {
+    LiveRun& run = table.runs[i];
+    std::vector<std::string> key;
+    for (std::size_t c = 0; c < table.header.size(); ++c) {
+      if (!is_measurement(table.header[c])) key.push_back(run.row.fields[c]);
+    }
+    const auto [it, inserted] = first.emplace(std::move(key), i);
+    if (inserted) continue;
+    const LiveRun& earlier = table.runs[it->second];
+    const auto colon = run.scenario.source.rfind(':');
+    if (across_files && earlier.scenario.source.substr(0, earlier.scenario.source.rfind(':')) ==
+                            run.scenario.source.substr(0, colon))
+      continue;
+    if (earlier.iter_s != run.iter_s) {
+      throw InputError({run.scenario.source.substr(0, colon), run.row.line}, "iter_s",
+                       format_exact(run.iter_s),
+                       concat({"one measurement per cell: ", earlier.scenario.source,
+                               " has the same campaign, layout and dispatcher with iter_s ",
+                               format_exact(earlier.iter_s), " (remove or relabel one of them)"}));
+    }
+    run.warnings.push_back(concat({run.scenario.source, ": duplicate of ", earlier.scenario.source,
+                                   " (same cell and iter_s): both rows are scored"}));
+  }
+}
 
 const char* const kRequired[] = {"campaign",  "model",   "instance",   "nodes",  "gpus",
                                  "tp",        "pp",      "vpp",        "ep",     "etp",
@@ -103,6 +144,10 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
   // Bounds only reject nonsense: 1 ns .. ~30 years per iteration, 0 .. 1e9 TFLOP/s per GPU.
   run.iter_s = r.number("iter_s", 1e-9, 1e9, "a positive number of seconds (mean iteration time)");
   run.tflops_gpu = r.number("tflops_gpu", 0, 1e9, "a number >= 0 (logged model TFLOP/s per GPU)");
+  // Below 1 GFLOP/s per GPU no training run logs anything: such a value is a garbled cell, and its ratio to
+  // the model's FLOPs would overflow (1e-320 printed as inf). 0 still means "not logged".
+  if (run.tflops_gpu > 0 && run.tflops_gpu < kMinLoggedTflops)
+    r.fail("tflops_gpu", "0 (not logged) or at least 0.001 TFLOP/s per GPU");
   run.source = r.has("source") ? r.text("source") : "";
 
   t.precision =
@@ -143,6 +188,7 @@ LiveRunTable parse_live_runs(const CsvTable& table, const Catalog& catalog) {
   out.header = table.header;
   out.runs.reserve(table.rows.size());
   for (const CsvRow& row : table.rows) out.runs.push_back(parse_row(table, row, catalog));
+  check_duplicate_rows(out);
   return out;
 }
 
@@ -172,6 +218,7 @@ LiveRunTable read_live_runs(const std::vector<std::string>& paths, const Catalog
       out.runs.push_back(std::move(run));
     }
   }
+  check_duplicate_rows(out, true);
   return out;
 }
 

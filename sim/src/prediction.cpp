@@ -9,6 +9,7 @@
 #include "moetwin/models/calibrated_collectives.hpp"
 #include "moetwin/models/calibrated_compute.hpp"
 #include "moetwin/models/dispatcher_moe_cost.hpp"
+#include "moetwin/sim/workload_estimate.hpp"
 
 namespace moetwin {
 
@@ -37,6 +38,8 @@ std::string rank_name(const ParallelLayout& p, int rank) {
 }
 
 Prediction predict(const Scenario& scenario, const PredictOptions& options) {
+  // Before the cost models: on 800,000 GPUs their setup alone takes 20 s (workload_estimate.hpp).
+  check_workload_size(scenario, estimate_workload(scenario), workload_limit_bytes());
   Prediction out;
   out.scenario = scenario.name;
   const std::string dir = !options.calibration              ? std::string()

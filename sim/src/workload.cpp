@@ -15,6 +15,7 @@
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
+#include "moetwin/sim/workload_estimate.hpp"
 #include "moetwin/topology/placement.hpp"
 
 namespace moetwin {
@@ -1172,6 +1173,8 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
                      "microbatches (gbs / (mb x dp) = " + std::to_string(out.microbatches) +
                          ") divisible by pp with vpp > 1 (Megatron's interleaved schedule)");
   }
+  // Refused before anything is allocated when it would not fit (workload_estimate.hpp).
+  check_workload_size(s, estimate_workload(s), workload_limit_bytes());
   out.layout = make_pipeline_layout(s.model, par, where);
   out.groups = megatron_rank_groups(par, s.instance.gpus);
   out.compute = seams.compute != nullptr ? *seams.compute : ComputeProfile::from_gpu(s.gpu);

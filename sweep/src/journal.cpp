@@ -181,15 +181,23 @@ SweepJournal::SweepJournal(std::string path, const std::string& identity, std::s
     std::string content = header + "\n";
     for (const auto& [id, row] : rows_) content += encode(row) + "\n";
     const std::string tmp = path_ + ".tmp";
+    // On a failure (a full disk) the temporary file is removed: no 0-byte ".tmp" is left behind.
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || !write_all(fd, content)) {
-      if (fd >= 0) ::close(fd);
-      throw InputError({path_, 0}, std::string("cannot write the sweep journal: ") + std::strerror(errno));
-    }
-    ::close(fd);
+    const bool written = fd >= 0 && write_all(fd, content);
+    int err = errno;
+    const bool closed = fd >= 0 && ::close(fd) == 0;
+    if (written && !closed) err = errno;
     std::error_code ec;
+    if (!written || !closed) {
+      if (fd >= 0) fs::remove(tmp, ec);
+      throw InputError({path_, 0}, std::string("cannot write the sweep journal: ") + std::strerror(err));
+    }
     fs::rename(tmp, path_, ec);
-    if (ec) throw InputError({path_, 0}, "cannot rename the sweep journal into place: " + ec.message());
+    if (ec) {
+      const std::string reason = ec.message();
+      fs::remove(tmp, ec);
+      throw InputError({path_, 0}, "cannot rename the sweep journal into place: " + reason);
+    }
   }
   fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd_ < 0) {

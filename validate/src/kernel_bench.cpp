@@ -29,7 +29,10 @@ double parse_optional(const CsvTable& t, const CsvRow& row, const std::string& c
   return x;
 }
 
-int parse_positive_int(const CsvTable& t, const CsvRow& row, const std::string& column) {
+constexpr int kMaxBenchRanks = 65536;
+constexpr int kMaxBenchNodes = 100000;
+
+int parse_positive_int(const CsvTable& t, const CsvRow& row, const std::string& column, int max) {
   const std::string& v = row.fields[t.column(column)];
   std::size_t used = 0;
   int x = 0;
@@ -38,8 +41,8 @@ int parse_positive_int(const CsvTable& t, const CsvRow& row, const std::string& 
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != v.size() || x <= 0)
-    throw InputError({t.path, row.line}, column, v, "a positive integer");
+  if (used == 0 || used != v.size() || x <= 0 || x > max)
+    throw InputError({t.path, row.line}, column, v, "an integer in [1, " + std::to_string(max) + "]");
   return x;
 }
 
@@ -76,8 +79,10 @@ std::vector<KernelBenchRow> read_kernel_bench(const std::string& path) {
     k.line = r.line;
     k.instance = r.fields[t.column("instance")];
     k.gpu = r.fields[t.column("gpu")];
-    k.ranks = parse_positive_int(t, r, "ranks");
-    k.nodes = parse_positive_int(t, r, "nodes");
+    // Bounds as a scenario's: at most 100,000 nodes, and an EP group of at most 65,536 ranks (the routing
+    // planner's and the dispatcher models' range; the benchmarks have 8 to 64).
+    k.ranks = parse_positive_int(t, r, "ranks", kMaxBenchRanks);
+    k.nodes = parse_positive_int(t, r, "nodes", kMaxBenchNodes);
     k.transport = r.fields[t.column("transport")];
     k.mode = r.fields[t.column("mode")];
     k.dispatch_gbps = parse_optional(t, r, "dispatch_gbps");

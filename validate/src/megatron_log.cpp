@@ -17,6 +17,10 @@
 namespace moetwin {
 namespace {
 
+// A re-printed iteration (several ranks, a second logger) repeats the same value; Megatron prints times
+// to 0.1 ms, so 1% separates a copy from a different measurement of the same iteration number.
+constexpr double kRelogTolerance = 0.01;
+
 // Markers of the iteration-line formats (Megatron-LM training_log; Megatron-Bridge step timing; NeMo 2.0
 // progress line).
 constexpr std::string_view kLmElapsed = "elapsed time per iteration (ms):";
@@ -27,21 +31,15 @@ constexpr std::string_view kNemoStep = "train_step_timing in s:";
 
 // The arguments the importer reads; other logged settings are not its business (and may repeat freely).
 const std::set<std::string, std::less<>>& layout_keys() {
-  static const std::set<std::string, std::less<>> keys = {"tensor_model_parallel_size",
-                                                          "pipeline_model_parallel_size",
-                                                          "virtual_pipeline_model_parallel_size",
-                                                          "expert_model_parallel_size",
-                                                          "expert_tensor_parallel_size",
-                                                          "context_parallel_size",
-                                                          "data_parallel_size",
-                                                          "world_size",
-                                                          "micro_batch_size",
-                                                          "global_batch_size",
-                                                          "seq_length",
-                                                          "num_layers",
-                                                          "recompute_granularity",
-                                                          "overlap_moe_expert_parallel_comm",
-                                                          "moe_token_dispatcher_type"};
+  static const std::set<std::string, std::less<>> keys = {
+      "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+      "expert_model_parallel_size", "expert_tensor_parallel_size", "context_parallel_size",
+      "data_parallel_size", "world_size", "micro_batch_size", "global_batch_size", "seq_length", "num_layers",
+      "recompute_granularity", "overlap_moe_expert_parallel_comm", "moe_token_dispatcher_type",
+      // Model facts (ExpectedModel).
+      "num_experts", "num_moe_experts", "moe_router_topk", "hidden_size", "ffn_hidden_size",
+      "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size", "num_attention_heads", "vocab_size",
+      "padded_vocab_size"};
   return keys;
 }
 
@@ -286,8 +284,9 @@ ParsedLog parse_log(const std::string& text, const std::string& path, const LogI
   ImportedRun& run = parsed.run;
   run.source = path;
   std::vector<IterationSample> numbered, steps;
-  std::map<int, int> first_line_of;  // iteration number -> line it was counted at
+  std::map<int, std::size_t> counted_at;  // iteration number -> index into `numbered`
   int duplicates = 0;
+  int arguments_line = 0;  // line of the first Megatron-LM argument dump
   std::istringstream in(text);
   std::string line;
   int line_no = 0;
@@ -297,6 +296,17 @@ ParsedLog parse_log(const std::string& text, const std::string& path, const LogI
     const bool complete = ends_with_newline || in.peek() != std::char_traits<char>::eof();
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const InputLocation where{path, line_no};
+    // Megatron-LM prints its arguments once per run: a second dump means a second run in this log.
+    if (line.find(" arguments ---") != std::string::npos &&
+        line.find("end of arguments") == std::string::npos) {
+      if (arguments_line > 0) {
+        throw InputError(where, "arguments", "a second argument dump",
+                         concat({"one run per log (the first starts at line ", std::to_string(arguments_line),
+                                 "; a restarted or appended run: split the log and import each part)"}));
+      }
+      arguments_line = line_no;
+      continue;
+    }
     if (auto kv = dotted_argument(line)) {
       parsed.args.add(kv->first, kv->second, line_no);
       continue;
@@ -329,10 +339,22 @@ ParsedLog parse_log(const std::string& text, const std::string& path, const LogI
             *field(line, kNemoStep, After::bar_or_end, complete, where, "train_step_timing in s");
         s.iter_s = positive_iteration_s(step_s, where, "train_step_timing in s", step_s);
       }
-      if (!first_line_of.emplace(s.iteration, line_no).second) {
+      if (const auto seen = counted_at.find(s.iteration); seen != counted_at.end()) {
+        // Several ranks or loggers print the same line; a different time is another run's iteration (or a
+        // re-logged one) and no median can say which is right.
+        const IterationSample& first = numbered[seen->second];
+        if (std::abs(s.iter_s - first.iter_s) > kRelogTolerance * first.iter_s) {
+          throw InputError(where, concat({"iteration ", std::to_string(s.iteration)}),
+                           concat({format_exact(s.iter_s), " s"}),
+                           concat({"the time logged for it at line ", std::to_string(first.line), " (",
+                                   format_exact(first.iter_s),
+                                   " s) within 1%: an iteration logged twice at different times (two runs "
+                                   "or a resumed run in one log: split it)"}));
+        }
         ++duplicates;
         continue;
       }
+      counted_at.emplace(s.iteration, numbered.size());
       numbered.push_back(s);
       continue;
     }
@@ -461,6 +483,35 @@ class LayoutMerge {
   const std::string& path_;
 };
 
+// Every model fact the log prints must be the expected model's: a log of another model would file a row
+// the refit reads as this model's.
+void check_model_facts(const ArgumentTable& args, const ExpectedModel& m, const std::string& path) {
+  const auto check = [&](const std::string& key, std::optional<int> logged,
+                         const std::optional<int>& expected, const char* what) {
+    if (!logged || !expected || *logged == *expected) return;
+    throw InputError({path, args.line_of(key)}, key, std::to_string(*logged),
+                     concat({std::to_string(*expected), " (", what, " of ", m.source,
+                             "): the log is of another model; pass the matching --scenario or --model"}));
+  };
+  // Megatron-LM logs num_experts (None for a dense model); Megatron-Bridge's config num_moe_experts.
+  const std::string experts_key = args.has("num_experts") ? "num_experts" : "num_moe_experts";
+  const std::optional<int> experts = args.has(experts_key) ? args.integer(experts_key, 0) : std::nullopt;
+  check(experts_key, experts, m.experts, "routed experts");
+  const bool moe = experts.value_or(m.experts.value_or(0)) > 0;
+  // A dense model's log prints the router's default top-k and FFN sizes it never uses.
+  if (moe) {
+    check("moe_router_topk", args.integer("moe_router_topk"), m.top_k, "experts per token");
+    check("moe_ffn_hidden_size", args.integer("moe_ffn_hidden_size"), m.expert_ffn_hidden, "expert FFN size");
+    check("moe_shared_expert_intermediate_size", args.integer("moe_shared_expert_intermediate_size", 0),
+          m.shared_ffn_hidden, "shared-expert FFN size");
+  }
+  check("hidden_size", args.integer("hidden_size"), m.hidden, "hidden size");
+  check("ffn_hidden_size", args.integer("ffn_hidden_size"), m.ffn_hidden, "dense FFN size");
+  check("num_attention_heads", args.integer("num_attention_heads"), m.heads, "attention heads");
+  check("vocab_size", args.integer("vocab_size"), m.vocab, "vocabulary");
+  check("padded_vocab_size", args.integer("padded_vocab_size"), m.padded_vocab, "padded vocabulary");
+}
+
 std::string dispatcher_from(const ArgumentTable& args, const LogImportOptions& options,
                             const std::string& path) {
   const auto type = args.text("moe_token_dispatcher_type");
@@ -553,6 +604,13 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
   if (model_parallel > (1 << 20))
     throw InputError({path, 0}, "tensor x pipeline x context parallel size", std::to_string(model_parallel),
                      "at most 1048576 GPUs");
+  if (logged_dp && world > 0 && static_cast<long long>(*logged_dp) * model_parallel != world) {
+    throw InputError(
+        {path, args.line_of("world_size")}, "world_size", std::to_string(world),
+        concat({"tp x pp x cp x dp = ", std::to_string(model_parallel * *logged_dp), " (data_parallel_size ",
+                std::to_string(*logged_dp), " at line ", std::to_string(args.line_of("data_parallel_size")),
+                "): the logged sizes contradict each other"}));
+  }
   if (!logged_dp && world > 0) {
     if (world % model_parallel != 0)
       throw InputError({path, args.line_of("world_size")}, "world_size", std::to_string(world),
@@ -593,6 +651,7 @@ ImportedRun import_megatron_log(const std::string& text, const std::string& path
   if (g.overlap) given_overlap = *g.overlap ? "True" : "False";
   const std::string overlap =
       merge.text("overlap_moe_expert_parallel_comm", logged_overlap, given_overlap, "overlap", "False");
+  check_model_facts(args, options.model_facts, path);
   const std::string dispatcher = dispatcher_from(args, options, path);
   if (options.model.empty())
     throw InputError({path, 0}, "model", "not logged",

@@ -327,3 +327,55 @@ TEST(MegatronLog, BridgeConfigLinesAndGivenLayoutMismatch) {
 
 }  // namespace
 }  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// Issue 43.4: every model fact the log prints is checked against the expected model; a dense model's log
+// prints router defaults that are not checked.
+TEST(MegatronLog, ModelFactsMustBeTheExpectedModels) {
+  LogImportOptions o = dsv3_options();
+  o.model_facts.source = "model deepseek-v3";
+  o.model_facts.experts = 256;
+  o.model_facts.top_k = 8;
+  o.model_facts.hidden = 7168;
+  o.model_facts.heads = 128;
+  std::string text = kArgs + "  num_experts .... 256\n  moe_router_topk .... 8\n  hidden_size .... 7168\n";
+  for (int i = 1; i <= 4; ++i) text += lm_line(i, "1000.0");
+  EXPECT_EQ(error_of(text, o), "no error");
+  std::string kimi = text;
+  kimi.replace(kimi.find("num_experts .... 256"), 20, "num_experts .... 384");
+  EXPECT_EQ(
+      error_of(kimi, o),
+      "x.log:9: num_experts: 384: 256 (routed experts of model deepseek-v3): the log is of another model; "
+      "pass the matching --scenario or --model");
+  std::string bridge = text;  // Megatron-Bridge names it num_moe_experts
+  bridge.replace(bridge.find("num_experts .... 256"), 20, "num_moe_experts .... 64");
+  EXPECT_EQ(error_of(bridge, o).substr(0, 29), "x.log:9: num_moe_experts: 64:");
+  std::string dense = text;  // a dense log: None experts, its top-k default not compared
+  dense.replace(dense.find("num_experts .... 256"), 20, "num_experts .... None");
+  dense.replace(dense.find("moe_router_topk .... 8"), 22, "moe_router_topk .... 2");
+  EXPECT_EQ(error_of(dense, o).substr(0, 27), "x.log:9: num_experts: 0: 25");
+  o.model_facts.experts = 0;
+  o.model_facts.top_k.reset();
+  EXPECT_EQ(error_of(dense, o), "no error");
+}
+
+// Issue 44.4: one log, one run.
+TEST(MegatronLog, SecondRunOrReloggedIterationIsRefused) {
+  std::string text = "---- arguments ----\n" + kArgs + "---- end of arguments ----\n";
+  for (int i = 1; i <= 4; ++i) text += lm_line(i, "1000.0");
+  EXPECT_EQ(error_of(text, dsv3_options()), "no error");
+  EXPECT_EQ(error_of(text + lm_line(3, "1000.0"), dsv3_options()), "no error");  // a copy: counted once
+  EXPECT_EQ(error_of(text + lm_line(3, "10000.0"), dsv3_options()),
+            "x.log:15: iteration 3: 10 s: the time logged for it at line 13 (1 s) within 1%: an iteration "
+            "logged twice at different times (two runs or a resumed run in one log: split it)");
+  EXPECT_EQ(error_of(text + text, dsv3_options()).substr(0, 53),
+            "x.log:15: arguments: a second argument dump: one run ");
+  std::string world = kArgs + "  world_size .... 16\n";
+  for (int i = 1; i <= 4; ++i) world += lm_line(i, "1000.0");
+  EXPECT_EQ(error_of(world, dsv3_options()).substr(0, 46), "x.log:9: world_size: 16: tp x pp x cp x dp = 8");
+}
+
+}  // namespace
+}  // namespace moetwin

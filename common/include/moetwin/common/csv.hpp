@@ -51,8 +51,8 @@ class CsvRowReader {
   const CsvRow& row_;
 };
 
-// Parses CSV text; `path` is used in error messages only. Throws InputError on ragged rows,
-// unterminated quotes, empty or duplicate header names.
+// Parses CSV text (a leading UTF-8 byte-order mark is skipped); `path` is used in error messages only. Throws
+// InputError on ragged rows, unterminated quotes, empty or duplicate header names.
 CsvTable parse_csv(const std::string& text, const std::string& path);
 // Reads and parses a file; throws InputError if it cannot be opened.
 CsvTable read_csv_file(const std::string& path);

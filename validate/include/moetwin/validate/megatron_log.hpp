@@ -17,7 +17,12 @@
 // world_size, micro/global batch, seq_length, num_layers, recompute_granularity,
 // overlap_moe_expert_parallel_comm, moe_token_dispatcher_type. What the log does not print comes from
 // LogImportOptions (a scenario or flags); what it prints is checked against them (a mismatch is an error
-// naming both values).
+// naming both values). Model facts (experts, top-k, hidden, FFN sizes, heads, vocabulary) are checked
+// against LogImportOptions::model_facts the same way.
+//
+// One log, one run: a second argument dump, or an iteration number logged again with a different time
+// (a restarted or appended run; a re-logged iteration at another time), is an error naming both lines;
+// the same iteration printed again with the same time (several ranks or loggers) is counted once.
 #pragma once
 
 #include <optional>
@@ -34,6 +39,22 @@ struct GivenLayout {
   std::optional<bool> overlap;           // overlap_moe_expert_parallel_comm
 };
 
+// The model facts the user's scenario (or --model) states, checked against what the log prints: a log of
+// another model (a Kimi-K2 log, 384 experts, filed as a DeepSeek-V3 row) would corrupt a refit. Unset = not
+// checked. Megatron-LM's argument names (Bridge: num_moe_experts for num_experts) are in the .cpp.
+struct ExpectedModel {
+  std::string source;  // e.g. "model deepseek-v3 (scenario a.toml)": names the supplier in mismatch errors
+  std::optional<int> experts;            // num_experts (None = 0, a dense model)
+  std::optional<int> top_k;              // moe_router_topk (MoE models only; dense logs print a default)
+  std::optional<int> hidden;             // hidden_size
+  std::optional<int> ffn_hidden;         // ffn_hidden_size (dense layers' FFN)
+  std::optional<int> expert_ffn_hidden;  // moe_ffn_hidden_size
+  std::optional<int> shared_ffn_hidden;  // moe_shared_expert_intermediate_size (None = 0)
+  std::optional<int> heads;              // num_attention_heads
+  std::optional<int> vocab;              // vocab_size (raw)
+  std::optional<int> padded_vocab;       // padded_vocab_size (vocab padded to pad multiple x tp)
+};
+
 struct LogImportOptions {
   // Warm-up iterations dropped from the statistics (each iteration counted once, whatever prints it).
   // -1 = automatic: the leading iterations slower than kWarmupFactor x the median of the log's second half,
@@ -47,6 +68,7 @@ struct LogImportOptions {
   int nodes = 0;              // 0 = world size / gpus_per_node
   int gpus_per_node = 8;      // to derive nodes from world size
   GivenLayout given;
+  ExpectedModel model_facts;
 };
 
 inline constexpr double kWarmupFactor = 1.05;

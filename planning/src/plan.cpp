@@ -107,6 +107,11 @@ void check_plan_request(const Catalog& catalog, const PlanRequest& r) {
   if (!std::isfinite(r.price_usd_per_hour)) {
     throw InputError(flag, "--price", format_exact(r.price_usd_per_hour), "USD per node-hour >= 0");
   }
+  if (!(r.hbm_headroom >= 0 && r.hbm_headroom <= kMaxHbmHeadroom)) {
+    throw InputError(flag, "--hbm-headroom", format_exact(r.hbm_headroom),
+                     "a share of HBM in [0, " + format_exact(kMaxHbmHeadroom) + "] (default " +
+                         format_exact(kDefaultHbmHeadroom) + ")");
+  }
   if (r.global_batch < 1) throw InputError(flag, "--gbs", std::to_string(r.global_batch), "an integer >= 1");
   if (r.seq_length < 1) throw InputError(flag, "--seq", std::to_string(r.seq_length), "an integer >= 1");
   if (r.seed_layouts < 1) {
@@ -454,7 +459,10 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
           margin_exceeds_uncertainty(profile, b.slowest_s, o.outcomes[1].fastest_s, novelty);
     }
   }
+  for (PlanOption& o : plan.options)
+    o.within_headroom = o.best().memory_bytes <= hbm_usable_bytes(o.hbm_bytes, request.hbm_headroom);
   std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {
+    if (a.within_headroom != b.within_headroom) return a.within_headroom;
     if (a.days != b.days) return a.days < b.days;
     if (a.node_hours != b.node_hours) return a.node_hours < b.node_hours;
     return a.candidate.label() < b.candidate.label();
@@ -469,8 +477,11 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
   plan.fastest = 0;
   plan.cheapest = 0;
   int cheapest_in_time = -1;
+  // Options beyond the headroom (ranked last) are objectives only when no option is within it.
+  const bool any_within = plan.options.front().within_headroom;
   for (std::size_t i = 0; i < plan.options.size(); ++i) {
     const PlanOption& o = plan.options[i];
+    if (any_within && !o.within_headroom) break;
     if (o.node_hours < plan.options[static_cast<std::size_t>(plan.cheapest)].node_hours) {
       plan.cheapest = static_cast<int>(i);
     }

@@ -254,6 +254,7 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
                          const RecommendRequest& request) {
   Recommendation r;
   r.base = base;
+  r.hbm_headroom = request.hbm_headroom;
   r.nodes = request.nodes;
   r.micro_batches =
       request.micro_batches.empty() ? std::vector<int>{base.training.micro_batch} : request.micro_batches;

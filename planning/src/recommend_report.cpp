@@ -2,12 +2,19 @@
 
 #include <algorithm>
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 
 namespace moetwin {
 
 namespace {
+
+// The memory estimate of a valid point's scenario (closed form; the point was checked to fit).
+MemoryEstimate point_memory(const Scenario& s) {
+  return estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {s.source, 0}));
+}
 
 // The cells after the first seven of an "ok" point of `group`.
 void add_prediction_cells(const Recommendation& r, const RecommendGroup& group, const RecommendPoint& pt,
@@ -35,6 +42,22 @@ void add_prediction_cells(const Recommendation& r, const RecommendGroup& group, 
   row.push_back(settles_this ? Cell::fixed(settle.margin_after * 100, 2) : Cell(""));
   const std::vector<Cell> cells = predict_cells(p);
   for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
+  const MemoryEstimate memory = point_memory(r.rows[pt.row].scenario);
+  row.push_back(Cell::fixed(memory.worst().total() / kGiB, 2));
+  row.push_back(Cell::fixed(memory.hbm_bytes / kGiB, 2));
+  row.push_back(Cell::boolean(within_hbm_headroom(memory, r.hbm_headroom)));
+}
+
+// One warning line per valid point beyond the HBM headroom.
+std::string memory_warnings(const Recommendation& r) {
+  std::string out;
+  for (const RecommendPoint& pt : r.points) {
+    if (pt.status != "ok") continue;
+    const Scenario& s = r.rows[pt.row].scenario;
+    const std::string w = hbm_headroom_warning(s, point_memory(s), r.hbm_headroom);
+    if (!w.empty()) out += "warning: " + pt.label() + ", " + pt.dispatcher + ": " + w + "\n";
+  }
+  return out.empty() ? out : "\n" + out;
 }
 
 std::string lines_of(const std::vector<std::string>& lines) {
@@ -72,6 +95,7 @@ ResultTable recommendation_table(const Recommendation& r, const FittedProfile& p
   for (const std::string& c : predict_columns()) {
     if (c != "predicted_iter_s") table.columns.push_back(c);
   }
+  for (const char* c : {"memory_gib", "hbm_gib", "within_hbm_headroom"}) table.columns.push_back(c);
   for (const RecommendGroup& group : r.groups) {
     for (std::size_t k = group.first; k < group.first + r.dispatchers.size(); ++k) {
       const RecommendPoint& pt = r.points[k];
@@ -118,7 +142,8 @@ std::string render_recommendation_text(const Recommendation& r, const ResultTabl
   const FootnotedTable brief =
       footnote_statuses(table, {"nodes", "pp", "mb", "dispatcher", "status", "predicted_iter_s",
                                 "predicted_lo_s", "predicted_hi_s", "novelty_level", "a2a_terms",
-                                "behind_winner_pct", "behind_beyond_uncertainty"});
+                                "behind_winner_pct", "behind_beyond_uncertainty", "memory_gib",
+                                "within_hbm_headroom"});
   std::string footnotes;
   for (std::size_t k = 0; k < brief.footnotes.size(); ++k) {
     footnotes += "  [" + std::to_string(k + 1) + "] " + brief.footnotes[k] + "\n";
@@ -128,6 +153,7 @@ std::string render_recommendation_text(const Recommendation& r, const ResultTabl
                          {"model / instance", r.base.model.name + " on " + r.base.instance.name},
                          {"profile", profile_label(profile)}}) +
       "\n" + render_text(brief.table) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
+      memory_warnings(r) +
       (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") + lines_of(r.pp_notes) +
       "\nuncertainty:\n  " +
       (r.uncertainty >= 0

@@ -52,7 +52,9 @@ TEST(HtmlReport, SummaryLines) {
       plan[1],
       "Recommended: 32 nodes, tp8 pp8 vpp1 ep32 dp4 mb1 recompute full, nccl-alltoall: 17.5 days (11.667 to "
       "35.0), 13440.0 node-hours, USD 1344000.");
-  EXPECT_EQ(plan[2], "It meets the deadline (central estimate); the slow end of the band does not.");
+  EXPECT_EQ(plan[2], "Uncertainty: 80% band 4.667 to 14.0 s per iteration.");
+  EXPECT_EQ(plan[3], "Memory: 150.00 of 268.22 GiB per GPU.");
+  EXPECT_EQ(plan[4], "It meets the deadline (central estimate); the slow end of the band does not.");
   const auto validate = summary_lines(in[2]);
   EXPECT_EQ(validate[0], "4 runs: median |error| 10.0%; within 10%: 2 of 4, within 20%: 3 of 4.");
   EXPECT_EQ(validate[1], "Worst: c2 nccl-alltoall (25.0%).");

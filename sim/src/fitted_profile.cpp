@@ -383,6 +383,10 @@ std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const Fit
   return out;
 }
 
+double NoveltyBand::unit_width() const {
+  return per_unit >= 0 ? per_unit : std::log1p(std::max(error_hi, 0.0));
+}
+
 FittedProfile load_fitted_profile(const std::string& path) {
   const toml::table root_table = parse_toml(read_text_file(path), path);
   StrictTable root(root_table, path, "");
@@ -480,7 +484,8 @@ FittedProfile load_fitted_profile(const std::string& path) {
         p.novelty_bands[d] = {r.rows, -std::min(r.p90_abs, 0.95), r.p90_abs,
                               concat({"measured: p90 |error| of ", std::to_string(r.rows),
                                       " held-out rows new in GPU, instance, stack or precision "
-                                      "([cross_validated_novel] of an older profile)"})};
+                                      "([cross_validated_novel] of an older profile)"}),
+                              -1};
       }
     }
   }
@@ -495,6 +500,8 @@ FittedProfile load_fitted_profile(const std::string& path) {
       b.error_lo = t->number("error_lo", -0.95, 0);
       b.error_hi = t->number("error_hi", 0, 100);
       b.source = t->string("source");
+      // Optional: profiles written before distances read their band as one unit's (NoveltyBand).
+      if (t->has("per_unit")) b.per_unit = t->number("per_unit", 0, 10);
       t->finish();
       p.novelty_bands[to_string(d)] = std::move(b);
     }
@@ -527,6 +534,27 @@ FittedProfile load_fitted_profile(const std::string& path) {
     p.coverage.pp_regimes = list("pp_regimes");
     p.coverage.tps = list("tps");
     p.coverage.ep_spans = list("ep_spans");
+    // Optional (profiles before routing was a dimension cover every routing).
+    p.coverage.routings = list("routings");
+    // Optional: [coverage.model_shapes."<model>"] (profiles before distances: a new model is 1 unit away).
+    const toml::table* raw_shapes = root_table["coverage"]["model_shapes"].as_table();
+    if (std::optional<StrictTable> shapes = cov->table("model_shapes"); shapes && raw_shapes != nullptr) {
+      for (const auto& entry : *raw_shapes) {
+        const std::string name(entry.first.str());
+        std::optional<StrictTable> t = shapes->table(name);
+        if (!t) continue;
+        ModelShape m;
+        m.hidden = t->int32("hidden", 1, 1000000);
+        m.expert_ffn_hidden = t->int32("expert_ffn_hidden", 0, 1000000);
+        m.experts = t->int32("experts", 0, 1000000);
+        m.top_k = t->int32("top_k", 0, 1000000);
+        m.layers = t->int32("layers", 1, 1000000);
+        m.attention = t->string("attention");
+        t->finish();
+        p.coverage.model_shapes[name] = m;
+      }
+      shapes->finish();
+    }
     if (cov->has("nodes_min") || cov->has("nodes_max")) {
       const int lo = cov->int32("nodes_min", 1, 1000000);
       const int hi = cov->int32("nodes_max", lo, 1000000);
@@ -620,14 +648,14 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   s += residual_toml("cross_validated", "out of sample: each row predicted by the fit without its group",
                      p.cross_validated);
   if (!p.novelty_bands.empty()) {
-    s += "\n# Bands for predictions new to the fit in one dimension (80% of signed relative errors, "
-         "predicted - "
-         "measured\n# over measured): measured on held-out campaigns that were new in it, or a stated "
-         "prior.\n";
+    s += "\n# Growth of the 80% band per unit of distance in each novelty dimension (per_unit: log half-width\n"
+         "# per unit, combined in quadrature; error_lo / error_hi: one unit alone): measured on held-out\n"
+         "# campaigns that were new in it, or a stated prior.\n";
     for (const auto& [dimension, b] : p.novelty_bands) {
       s += "[novelty_bands." + dimension + "]\nrows = " + std::to_string(b.rows) +
            "\nerror_lo = " + format_exact(b.error_lo) + "\nerror_hi = " + format_exact(b.error_hi) +
            "\nsource = " + quoted_string(b.source) + "\n";
+      if (b.per_unit >= 0) s += "per_unit = " + format_exact(b.per_unit) + "\n";
     }
   }
   if (!p.coverage.empty()) {
@@ -638,10 +666,17 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "\nprecisions = " + toml_array(p.coverage.precisions) +
          "\nmodels = " + toml_array(p.coverage.models) +
          "\npp_regimes = " + toml_array(p.coverage.pp_regimes) + "\ntps = " + toml_array(p.coverage.tps) +
-         "\nep_spans = " + toml_array(p.coverage.ep_spans) + "\n";
+         "\nep_spans = " + toml_array(p.coverage.ep_spans) + "\nroutings = " + toml_array(p.coverage.routings) +
+         "\n";
     if (!p.coverage.nodes.empty()) {
       s += "nodes_min = " + std::to_string(p.coverage.nodes.front()) +
            "\nnodes_max = " + std::to_string(p.coverage.nodes.back()) + "\n";
+    }
+    for (const auto& [name, m] : p.coverage.model_shapes) {
+      s += "[coverage.model_shapes." + quoted_string(name) + "]  # size and shape: a new model's distance\n" +
+           "hidden = " + std::to_string(m.hidden) + "\nexpert_ffn_hidden = " + std::to_string(m.expert_ffn_hidden) +
+           "\nexperts = " + std::to_string(m.experts) + "\ntop_k = " + std::to_string(m.top_k) +
+           "\nlayers = " + std::to_string(m.layers) + "\nattention = " + quoted_string(m.attention) + "\n";
     }
   }
   const auto margin_toml = [&s](const char* table, const char* scope, const MarginResidualSummary& m) {
@@ -680,23 +715,35 @@ ErrorRange in_family_errors(const FittedProfile& profile) {
   return {-kPriorError, kPriorError};
 }
 
-ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
-  ErrorRange r = in_family_errors(profile);
-  if (!profile.fitted) return r;
+// The squared log width the novel dimensions add (quadrature of per-unit growth x distance).
+double novelty_width_squared(const FittedProfile& profile, const Novelty& novelty) {
+  double w2 = 0;
   for (const NovelValue& v : novelty.novel) {
     if (v.dimension == NoveltyDimension::dispatcher) continue;
     const auto it = profile.novelty_bands.find(to_string(v.dimension));
-    const double lo = it == profile.novelty_bands.end() ? -kPriorError : it->second.error_lo;
-    const double hi = it == profile.novelty_bands.end() ? kPriorError : it->second.error_hi;
-    r.lo = std::min(r.lo, lo);
-    r.hi = std::max(r.hi, hi);
+    const double u = it == profile.novelty_bands.end() ? kUnbandedPerUnit : it->second.unit_width();
+    w2 += (u * v.distance) * (u * v.distance);
   }
+  return w2;
+}
+
+ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
+  ErrorRange r = in_family_errors(profile);
+  if (!profile.fitted) return r;
+  const double w2 = novelty_width_squared(profile, novelty);
+  if (!(w2 > 0)) return r;
+  // Per side in log space: the in-family half-width and the novelty width in quadrature.
+  const double lo = std::max(0.0, -std::log1p(std::max(r.lo, -0.95)));
+  const double hi = std::max(0.0, std::log1p(r.hi));
+  r.lo = std::expm1(-std::sqrt(lo * lo + w2));
+  r.hi = std::expm1(std::sqrt(hi * hi + w2));
   return r;
 }
 
 UncertaintyBand band_of(double predicted_s, const ErrorRange& e) {
-  // measured = predicted / (1 + error): the largest error gives the smallest measured time.
-  return {predicted_s / (1 + e.hi), predicted_s / (1 + std::max(e.lo, -0.95))};
+  // measured = predicted / (1 + error): the largest error gives the smallest measured time. The low error
+  // is not clipped at -95% here: a band that far out says so (novelty_errors keeps it above -100%).
+  return {predicted_s / (1 + e.hi), predicted_s / (1 + std::max(e.lo, -0.9999))};
 }
 
 }  // namespace
@@ -720,14 +767,17 @@ std::string band_source(const FittedProfile& profile, const Novelty& novelty) {
     if (v.dimension == NoveltyDimension::dispatcher) continue;
     const auto it = profile.novelty_bands.find(to_string(v.dimension));
     widened += widened.empty() ? "" : "; ";
-    widened += concat({to_string(v.dimension), " ", v.value, ": "});
-    if (it == profile.novelty_bands.end())
-      widened += "+-50% (no band in the profile: the unfitted twin's errors)";
-    else
-      widened += concat({format_fixed(it->second.error_lo * 100, 0), "%..+",
-                         format_fixed(it->second.error_hi * 100, 0), "%, ", it->second.source});
+    widened += concat({to_string(v.dimension), " ", v.value, " at distance ", format_fixed(v.distance, 1), ": "});
+    if (it == profile.novelty_bands.end()) {
+      widened += "+-50% per unit (no band in the profile: the unfitted twin's errors)";
+    } else {
+      widened += concat({"+-", format_fixed(std::expm1(it->second.unit_width()) * 100, 0), "% per unit, ",
+                         it->second.source});
+    }
   }
-  return widened.empty() ? s : concat({s, ", widened for ", widened});
+  return widened.empty() ? s
+                         : concat({s, ", widened in quadrature (combined distance ",
+                                   format_fixed(novelty.distance(), 1), ") for ", widened});
 }
 
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/planning/settling_experiment.hpp"
 #include "moetwin/scenario/live_runs.hpp"
@@ -34,6 +35,7 @@ struct RecommendRequest {
   std::vector<int> pp;
   int global_batch = 0;  // sequences per iteration; 0: the scenario's
   int threads = 2;       // predictions in parallel (results identical for any count)
+  double hbm_headroom = kDefaultHbmHeadroom;  // HBM share kept free (accounting/hbm_headroom.hpp)
 };
 
 // One (node count, micro-batch, dispatcher).
@@ -81,6 +83,7 @@ struct Recommendation {
   std::vector<std::string> ties;        // per tie: the margin and the run that settles it
   std::vector<std::string> crossovers;  // see crossovers()
   double uncertainty = -1;              // margin_uncertainty(profile): in family; < 0: the band rule
+  double hbm_headroom = kDefaultHbmHeadroom;  // the request's: points beyond it are warned about
 };
 
 // Throws InputError for a dispatcher not in the catalog (--dispatchers).

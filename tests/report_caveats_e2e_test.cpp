@@ -55,10 +55,11 @@ TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
   const std::string plan_csv = (dir_ / "plan.csv").string();
   const std::string rec_csv = (dir_ / "rec.csv").string();
   // A small plan (Qwen3-30B on 1-2 p5en nodes: a new model and platform to the fit) without a deadline.
-  Result r = moetwin("plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --gbs 16 --max-nodes 2 "
-                     "--screen 1 --max-layouts 2 --threads 2 --profile " +
-                         profile + " --format csv --out " + plan_csv,
-                     dir_);
+  Result r = moetwin(
+      "plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --gbs 16 --max-nodes 2 "
+      "--screen 1 --max-layouts 2 --threads 2 --profile " +
+          profile + " --format csv --out " + plan_csv,
+      dir_);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string plan_text = read_text_file(plan_csv);
   EXPECT_EQ(plan_text.rfind("# moetwin_version: ", 0), 0u) << plan_text.substr(0, 200);
@@ -74,13 +75,13 @@ TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string html = read_text_file(html_path);
   // Per row: band, novelty level and dimensions, settling run, margin uncertainty, memory.
-  for (const char* column :
-       {"<th>predicted_lo_s</th>", "<th>predicted_hi_s</th>", "<th>novelty_level</th>", "<th>novelty</th>",
-        "<th>settle_with</th>", "<th>margin_uncertainty_pct</th>", "<th>memory_gib</th>",
-        "<th>within_hbm_headroom</th>"})
+  for (const char* column : {"<th>predicted_lo_s</th>", "<th>predicted_hi_s</th>", "<th>novelty_level</th>",
+                             "<th>novelty</th>", "<th>settle_with</th>", "<th>margin_uncertainty_pct</th>",
+                             "<th>memory_gib</th>", "<th>within_hbm_headroom</th>"})
     EXPECT_NE(html.find(column), std::string::npos) << column;
   EXPECT_NE(html.find("model=qwen3-30b-a3b"), std::string::npos);  // the plan's novelty dimensions
-  EXPECT_NE(html.find("novelty platform"), std::string::npos);      // ... in the summary too
+  // ... and in the summary (p5en: covered platform, new model, EP span and scale)
+  EXPECT_NE(html.find("novelty configuration (new to the fit: model=qwen3-30b-a3b"), std::string::npos);
   EXPECT_NE(html.find("Settling run: measure"), std::string::npos);
   EXPECT_NE(html.find("a lower bound"), std::string::npos);
   // The profile, from the CSV comment headers, in each input's summary and in the context.
@@ -104,10 +105,10 @@ TEST_F(ReportCaveats, PlanTextQuotesNarrowingAsALowerBoundAndShowsMemory) {
   EXPECT_NE(r.out.find(" memory "), std::string::npos) << r.out;  // the options tables' column
   for (std::size_t at = r.out.find("% -> "); at != std::string::npos; at = r.out.find("% -> ", at + 1))
     EXPECT_NE(r.out.substr(at, 80).find("(a lower bound"), std::string::npos) << r.out.substr(at, 80);
-  EXPECT_EQ(moetwin("plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --hbm-headroom 0.9",
-                    dir_)
-                .code,
-            2);
+  EXPECT_EQ(
+      moetwin("plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --hbm-headroom 0.9", dir_)
+          .code,
+      2);
 }
 
 }  // namespace

@@ -81,8 +81,8 @@ std::vector<MemoryCheck> check_measured_memory(const std::string& checks_csv, co
                                                   : st.total();
     c.measured_bytes = r.number("measured_mib", 1, 1e7, "MiB > 0") * kMiB;
     c.error = c.predicted_bytes / c.measured_bytes - 1;
-    c.label = concat({model, " L", std::to_string(s.model.layers), " tp", std::to_string(s.parallel.tp), " pp",
-                      std::to_string(s.parallel.pp), " ep", std::to_string(s.parallel.ep), " dp",
+    c.label = concat({model, " L", std::to_string(s.model.layers), " tp", std::to_string(s.parallel.tp),
+                      " pp", std::to_string(s.parallel.pp), " ep", std::to_string(s.parallel.ep), " dp",
                       std::to_string(s.parallel.dp), " mb", std::to_string(s.training.micro_batch), " seq",
                       std::to_string(s.training.seq_length), " ", to_string(s.training.recompute), " stage ",
                       std::to_string(stage)});

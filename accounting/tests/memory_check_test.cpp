@@ -33,9 +33,18 @@ TEST(MemoryCheck, ErrorPerSourceAgainstMeasuredPeaks) {
   }
   ASSERT_EQ(summary.back().source, "all");
   EXPECT_EQ(summary.back().rows, 15);
-  // What the docs quote: the bounds below are the measured numbers rounded out, not targets.
-  EXPECT_LT(summary.back().median_abs, 0.25);
-  for (const MemoryCheckSummary& s : summary) EXPECT_LT(std::abs(s.worst), 0.6) << s.source;
+  // What the docs quote (2026-12-04: median |error| 40%, worst +76%): the bounds below are those numbers
+  // rounded out, not targets. Where the counter is PyTorch's (allocated, reserved) the model errs high on
+  // every row: a layout it says fits did fit; the totals of whole processes (nvidia-smi-like, LOW-rated
+  // ms-swift figures) it underestimates by up to 25%, which the HBM headroom is for.
+  EXPECT_LT(summary.back().median_abs, 0.45);
+  for (const MemoryCheckSummary& s : summary) EXPECT_LT(std::abs(s.worst), 0.8) << s.source;
+  for (const MemoryCheck& c : checks) {
+    if (c.compare == "total")
+      EXPECT_GT(c.error, -0.3) << c.label;
+    else
+      EXPECT_GT(c.error, 0) << c.label;
+  }
 }
 
 TEST(MemoryCheck, BadRowNamesFileLineAndColumn) {

@@ -92,11 +92,10 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
     std::string content;
     if (opts->format == "csv") {
       // The comment header names the profile, deadline and headroom for `moetwin report`.
-      content = csv_context_header(
-                    OutputContext{"plan", catalog_dir, {}},
-                    {{"profile", profile_label(profile)},
-                     {"deadline_days", format_exact(opts->request.deadline_days)},
-                     {"hbm_headroom", format_exact(opts->request.hbm_headroom)}}) +
+      content = csv_context_header(OutputContext{"plan", catalog_dir, {}},
+                                   {{"profile", profile_label(profile)},
+                                    {"deadline_days", format_exact(opts->request.deadline_days)},
+                                    {"hbm_headroom", format_exact(opts->request.hbm_headroom)}}) +
                 render_csv(plan_options_table(plan));
       // The CSV stays one table (what `moetwin report` reads); the rejected ones go to stderr.
       if (opts->explain) std::cerr << "rejected candidates:\n" << render_text(plan_rejected_table(plan));

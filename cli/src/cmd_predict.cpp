@@ -204,7 +204,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
             concat({memory_use_text(memory.worst().total(), memory.hbm_bytes), " per GPU on stage ",
                     std::to_string(memory.worst_stage), " (the most loaded; ",
                     within_hbm_headroom(memory, opts->hbm_headroom) ? "within" : "BEYOND", " the ",
-                    format_fixed(opts->hbm_headroom * 100, 0), "% HBM headroom; `moetwin inspect` breaks it down)"}));
+                    format_fixed(opts->hbm_headroom * 100, 0),
+                    "% HBM headroom; `moetwin inspect` breaks it down)"}));
       }
       if (!opts->trace.empty()) {
         std::vector<std::string> names;

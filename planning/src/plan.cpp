@@ -468,9 +468,16 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
     return a.candidate.label() < b.candidate.label();
   });
   // Pareto on (days, node-hours): the price is one constant per plan, so the front is the same in USD.
+  // Options beyond the HBM headroom join the front only when no option is within it.
+  const bool any_within = !plan.options.empty() && plan.options.front().within_headroom;
   std::vector<TimeCost> points;
-  for (const PlanOption& o : plan.options) points.push_back({o.days, o.node_hours});
-  for (std::size_t i : pareto_front(points)) plan.options[i].pareto = true;
+  std::vector<std::size_t> on_front;  // option index of each point
+  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+    if (any_within && !plan.options[i].within_headroom) continue;
+    points.push_back({plan.options[i].days, plan.options[i].node_hours});
+    on_front.push_back(i);
+  }
+  for (std::size_t k : pareto_front(points)) plan.options[on_front[k]].pareto = true;
   if (plan.options.empty()) return plan;
   // Objectives: fastest (options are ranked by time), cheapest (fewest node-hours, faster on ties) and,
   // with a deadline, the cheapest that meets it.
@@ -478,7 +485,6 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
   plan.cheapest = 0;
   int cheapest_in_time = -1;
   // Options beyond the headroom (ranked last) are objectives only when no option is within it.
-  const bool any_within = plan.options.front().within_headroom;
   for (std::size_t i = 0; i < plan.options.size(); ++i) {
     const PlanOption& o = plan.options[i];
     if (any_within && !o.within_headroom) break;

@@ -46,14 +46,15 @@ std::string margin_text(const PlanOption& o) {
 // "252.1 GiB 94%!" (the chosen dispatcher's most loaded stage; '!' beyond the HBM headroom).
 std::string memory_text(const PlanOption& o) {
   const double used = o.best().memory_bytes;
-  return concat({format_fixed(used / kGiB, 1), " GiB ", format_fixed(o.hbm_bytes > 0 ? used / o.hbm_bytes * 100 : 0, 0),
-                 "%", o.within_headroom ? "" : "!"});
+  return concat({format_fixed(used / kGiB, 1), " GiB ",
+                 format_fixed(o.hbm_bytes > 0 ? used / o.hbm_bytes * 100 : 0, 0), "%",
+                 o.within_headroom ? "" : "!"});
 }
 
 // The Pareto front (pareto_only) or the first `limit` options, ranked.
 ResultTable brief_table(const Plan& plan, bool pareto_only, std::size_t limit) {
   ResultTable t;
-  t.columns = {"rank", "nodes",     "layout",     "dispatcher", "iter_s",   "band_s", "memory",
+  t.columns = {"rank", "nodes",     "layout",     "dispatcher", "iter_s",   "band_s",           "memory",
                "days", "days_band", "node_hours", "cost",       "deadline", "dispatcher_margin"};
   for (std::size_t i = 0; i < plan.options.size() && t.rows.size() < limit; ++i) {
     const PlanOption& o = plan.options[i];
@@ -62,10 +63,9 @@ ResultTable brief_table(const Plan& plan, bool pareto_only, std::size_t limit) {
     t.add_row({Cell::integer(static_cast<std::int64_t>(i + 1)), Cell::integer(o.candidate.nodes),
                layout_text(o.candidate), dispatcher_text(b), Cell::fixed(b.iteration_s, 3),
                format_fixed(b.band.lo_s, 2) + ".." + format_fixed(b.band.hi_s, 2), memory_text(o),
-               Cell::fixed(o.days, 1),
-               format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1), Cell::fixed(o.node_hours, 0),
-               money(o.cost_usd), plan.request.deadline_days <= 0 ? "-" : (o.meets_deadline ? "yes" : "no"),
-               margin_text(o)});
+               Cell::fixed(o.days, 1), format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1),
+               Cell::fixed(o.node_hours, 0), money(o.cost_usd),
+               plan.request.deadline_days <= 0 ? "-" : (o.meets_deadline ? "yes" : "no"), margin_text(o)});
   }
   return t;
 }
@@ -129,11 +129,11 @@ std::string option_line(const Plan& plan, int index) {
 std::string memory_headroom_line(const Plan& plan) {
   int beyond = 0;
   for (const PlanOption& o : plan.options) beyond += o.within_headroom ? 0 : 1;
-  return concat({"options must leave ", format_fixed(plan.request.hbm_headroom * 100, 0),
-                 "% of HBM free (--hbm-headroom: what the memory model misses; accounting/hbm_headroom.hpp); ",
-                 std::to_string(beyond), " of ", std::to_string(plan.options.size()),
-                 " options use more and rank last (memory column '!'",
-                 beyond > 0 ? "; --explain lists them)" : ")"});
+  return concat(
+      {"options must leave ", format_fixed(plan.request.hbm_headroom * 100, 0),
+       "% of HBM free (--hbm-headroom: what the memory model misses; accounting/hbm_headroom.hpp); ",
+       std::to_string(beyond), " of ", std::to_string(plan.options.size()),
+       " options use more and rank last (memory column '!'", beyond > 0 ? "; --explain lists them)" : ")"});
 }
 
 // The options beyond the HBM headroom, for --explain.
@@ -143,10 +143,10 @@ ResultTable beyond_headroom_table(const Plan& plan) {
   for (std::size_t i = 0; i < plan.options.size(); ++i) {
     const PlanOption& o = plan.options[i];
     if (o.within_headroom) continue;
-    t.add_row({Cell::integer(static_cast<std::int64_t>(i + 1)), o.candidate.label(), o.best().dispatcher,
-               concat({"ranked last: uses ", memory_use_text(o.best().memory_bytes, o.hbm_bytes),
-                       ", above the ", format_fixed((1 - plan.request.hbm_headroom) * 100, 0),
-                       "% --hbm-headroom leaves"})});
+    t.add_row(
+        {Cell::integer(static_cast<std::int64_t>(i + 1)), o.candidate.label(), o.best().dispatcher,
+         concat({"ranked last: uses ", memory_use_text(o.best().memory_bytes, o.hbm_bytes), ", above the ",
+                 format_fixed((1 - plan.request.hbm_headroom) * 100, 0), "% --hbm-headroom leaves"})});
   }
   return t;
 }
@@ -328,7 +328,8 @@ std::string render_plan_text(const Plan& plan, bool explain) {
   if (explain) {
     out += "\nrejected candidates:\n" + render_text(plan_rejected_table(plan));
     const ResultTable beyond = beyond_headroom_table(plan);
-    if (!beyond.rows.empty()) out += "\noptions beyond the HBM headroom (ranked last):\n" + render_text(beyond);
+    if (!beyond.rows.empty())
+      out += "\noptions beyond the HBM headroom (ranked last):\n" + render_text(beyond);
   }
   return out;
 }
@@ -356,14 +357,26 @@ std::string render_plan_json(const Plan& plan, const OutputContext& context, boo
                      "min_nodes",
                      "hbm_headroom"};
   const PlanRequest& r = plan.request;
-  summary.add_row(
-      {r.model, r.instance, Cell::exact(r.tokens), Cell::exact(r.deadline_days), Cell::integer(r.max_nodes),
-       Cell::integer(r.global_batch), Cell::integer(r.seq_length), Cell::exact(plan.price_usd_per_hour),
-       plan.price_source, plan.profile, Cell::integer(plan.enumerated), Cell::integer(plan.predictions),
-       Cell::integer(static_cast<std::int64_t>(plan.options.size())),
-       Cell::integer(static_cast<std::int64_t>(plan.rejected.size())), Cell::integer(plan.recommended + 1),
-       Cell::boolean(plan.recommended_meets_deadline), Cell::integer(plan.fastest + 1),
-       Cell::integer(plan.cheapest + 1), Cell::integer(r.min_nodes), Cell::exact(r.hbm_headroom)});
+  summary.add_row({r.model,
+                   r.instance,
+                   Cell::exact(r.tokens),
+                   Cell::exact(r.deadline_days),
+                   Cell::integer(r.max_nodes),
+                   Cell::integer(r.global_batch),
+                   Cell::integer(r.seq_length),
+                   Cell::exact(plan.price_usd_per_hour),
+                   plan.price_source,
+                   plan.profile,
+                   Cell::integer(plan.enumerated),
+                   Cell::integer(plan.predictions),
+                   Cell::integer(static_cast<std::int64_t>(plan.options.size())),
+                   Cell::integer(static_cast<std::int64_t>(plan.rejected.size())),
+                   Cell::integer(plan.recommended + 1),
+                   Cell::boolean(plan.recommended_meets_deadline),
+                   Cell::integer(plan.fastest + 1),
+                   Cell::integer(plan.cheapest + 1),
+                   Cell::integer(r.min_nodes),
+                   Cell::exact(r.hbm_headroom)});
   const ResultTable options = plan_options_table(plan);
   const ResultTable rejected = plan_rejected_table(plan);
   const ResultTable searched = searched_table(plan);

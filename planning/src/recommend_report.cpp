@@ -4,8 +4,8 @@
 
 #include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/common/numbers.hpp"
-#include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
+#include "moetwin/scenario/pipeline_layout.hpp"
 
 namespace moetwin {
 
@@ -139,11 +139,10 @@ FootnotedTable footnote_statuses(const ResultTable& table, const std::vector<std
 
 std::string render_recommendation_text(const Recommendation& r, const ResultTable& table,
                                        const FittedProfile& profile, const std::string& scenario_path) {
-  const FootnotedTable brief =
-      footnote_statuses(table, {"nodes", "pp", "mb", "dispatcher", "status", "predicted_iter_s",
-                                "predicted_lo_s", "predicted_hi_s", "novelty_level", "a2a_terms",
-                                "behind_winner_pct", "behind_beyond_uncertainty", "memory_gib",
-                                "within_hbm_headroom"});
+  const FootnotedTable brief = footnote_statuses(
+      table, {"nodes", "pp", "mb", "dispatcher", "status", "predicted_iter_s", "predicted_lo_s",
+              "predicted_hi_s", "novelty_level", "a2a_terms", "behind_winner_pct",
+              "behind_beyond_uncertainty", "memory_gib", "within_hbm_headroom"});
   std::string footnotes;
   for (std::size_t k = 0; k < brief.footnotes.size(); ++k) {
     footnotes += "  [" + std::to_string(k + 1) + "] " + brief.footnotes[k] + "\n";
@@ -153,9 +152,8 @@ std::string render_recommendation_text(const Recommendation& r, const ResultTabl
                          {"model / instance", r.base.model.name + " on " + r.base.instance.name},
                          {"profile", profile_label(profile)}}) +
       "\n" + render_text(brief.table) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
-      memory_warnings(r) +
-      (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") + lines_of(r.pp_notes) +
-      "\nuncertainty:\n  " +
+      memory_warnings(r) + (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") +
+      lines_of(r.pp_notes) + "\nuncertainty:\n  " +
       (r.uncertainty >= 0
            ? "a margin counts when it exceeds " + format_fixed(r.uncertainty * 100, 1) +
                  "%, the p90 error of the profile's cross-validated margins (" +

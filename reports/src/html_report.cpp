@@ -116,10 +116,22 @@ std::vector<std::string> table_columns(const ReportInput& in) {
                 "within_hbm_headroom"};
       break;
     case ReportKind::validate:
-      wanted = {
-          "campaign",       "model",          "instance",      "nodes",   "mb",         "vpp",
-          "dispatcher",     "iter_s",         "predicted_iter_s", "error_pct", "predicted_lo_s",
-          "predicted_hi_s", "novelty_level",  "novelty",       "tflops_gpu", "predicted_tflops_gpu"};
+      wanted = {"campaign",
+                "model",
+                "instance",
+                "nodes",
+                "mb",
+                "vpp",
+                "dispatcher",
+                "iter_s",
+                "predicted_iter_s",
+                "error_pct",
+                "predicted_lo_s",
+                "predicted_hi_s",
+                "novelty_level",
+                "novelty",
+                "tflops_gpu",
+                "predicted_tflops_gpu"};
       break;
     case ReportKind::sweep:
       wanted = {"point",
@@ -306,7 +318,8 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
                            in.cell(r, {"node_hours"}) + " node-hours" +
                            (cost.empty() ? "" : ", USD " + cost) + ".";
         out.push_back(line);
-        if (const std::string b = band_and_novelty(in, r); !b.empty()) out.push_back("Uncertainty: " + b + ".");
+        if (const std::string b = band_and_novelty(in, r); !b.empty())
+          out.push_back("Uncertainty: " + b + ".");
         if (in.has("memory_gib") && in.has("hbm_gib")) {
           out.push_back("Memory: " + in.cell(r, {"memory_gib"}) + " of " + in.cell(r, {"hbm_gib"}) +
                         " GiB per GPU" +
@@ -453,7 +466,8 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
         out.push_back(in.cell(r, {"scenario"}) + ": " + in.cell(r, {"predicted_iter_s"}) +
                       " s per iteration, " + in.cell(r, {"predicted_tokens_s"}) + " tokens/s, " +
                       in.cell(r, {"predicted_tflops_gpu"}) + " model TFLOP/s per GPU.");
-        if (const std::string b = band_and_novelty(in, r); !b.empty()) out.push_back("Uncertainty: " + b + ".");
+        if (const std::string b = band_and_novelty(in, r); !b.empty())
+          out.push_back("Uncertainty: " + b + ".");
       }
       break;
     }
@@ -541,7 +555,8 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
     h += "<h3>" + html_escape(std::string(to_string(in.kind)) + ": " + in.path) +
          "</h3>\n<ul class=\"summary\">\n";
     for (const std::string& line : summary_lines(in)) h += "<li>" + html_escape(line) + "</li>\n";
-    h += "<li>Profile: " + html_escape(in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
+    h += "<li>Profile: " +
+         html_escape(in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
          "</li>\n</ul>\n";
   }
   h += "</section>\n<section id=\"figures\">\n<h2>Figures</h2>\n";
@@ -617,7 +632,8 @@ void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportO
   for (const ReportInput& in : inputs) {
     m += "### " + std::string(to_string(in.kind)) + ": " + in.path + "\n\n";
     for (const std::string& line : summary_lines(in)) m += "- " + line + "\n";
-    m += "- Profile: " + (in.profile.empty() ? std::string("not recorded in this input") : in.profile) + "\n\n";
+    m += "- Profile: " + (in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
+         "\n\n";
   }
   m += "## Figures\n\n";
   for (const ReportFigureSpec& f : report_figures(inputs)) {

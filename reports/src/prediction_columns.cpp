@@ -51,7 +51,8 @@ nlohmann::ordered_json novelty_json(const Novelty& novelty) {
   // Per new value, its distance from the fit (novelty units); and the combined distance (quadrature).
   nlohmann::ordered_json distances = nlohmann::ordered_json::array();
   for (const NovelValue& v : novelty.novel)
-    distances.push_back({{"dimension", to_string(v.dimension)}, {"value", v.value}, {"distance", v.distance}});
+    distances.push_back(
+        {{"dimension", to_string(v.dimension)}, {"value", v.value}, {"distance", v.distance}});
   j["distances"] = distances;
   j["distance"] = novelty.distance();
   j["warnings"] = novelty.warnings();

@@ -76,9 +76,10 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                     (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
                          ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
                          : "")},
-      {"precision", fp8_recipe_note(s.training.precision).empty()
-                        ? std::string(to_string(s.training.precision))
-                        : concat({to_string(s.training.precision), " (", fp8_recipe_note(s.training.precision), ")"})},
+      {"precision",
+       fp8_recipe_note(s.training.precision).empty()
+           ? std::string(to_string(s.training.precision))
+           : concat({to_string(s.training.precision), " (", fp8_recipe_note(s.training.precision), ")"})},
       {"profile", profile_label(profile)},
       {"compute", p.compute_source},
       {"collectives", p.collective_source},

@@ -64,7 +64,7 @@ TEST(HtmlReport, SummaryLines) {
   ASSERT_EQ(rec.size(), 3u);
   EXPECT_EQ(rec[2],
             "kimi-k2 on 32 x p6-b300.48xlarge, mb 1: deepep-uccl (2.5 s), ahead by 20.00%, within the "
-            "uncertainty.");
+            "uncertainty. 80% band 2.2 to 2.9 s per iteration.");
 }
 
 TEST(HtmlReport, RecommendSummaryListsTiesAndDispatchersBehind) {
@@ -73,11 +73,14 @@ TEST(HtmlReport, RecommendSummaryListsTiesAndDispatchersBehind) {
   const auto rec = summary_lines(load_report_input(fixture("recommend-ties.csv")));
   ASSERT_EQ(rec.size(), 2u);
   EXPECT_EQ(rec[0],
-            "deepseek-v3 on 8 x p6-b300.48xlarge, mb 4: deepep-uccl (19.75 s); tied within the uncertainty: "
-            "deepep-nvshmem +7.13%, deepep-v2-gin +2.31%; behind beyond it: nccl-alltoall +37.53%.");
-  EXPECT_EQ(rec[1],
-            "deepseek-v3 on 16 x p6-b300.48xlarge, mb 4: deepep-uccl (11.22 s); tied within the uncertainty: "
-            "none; behind beyond it: nccl-alltoall +37.43%.");
+            "deepseek-v3 on 8 x p6-b300.48xlarge, mb 4: deepep-uccl (19.75 s); tied within the uncertainty "
+            "(margin uncertainty 23.51%): deepep-nvshmem +7.13%, deepep-v2-gin +2.31%; behind beyond it: "
+            "nccl-alltoall +37.53%. 80% band 16.71 to 23.32 s per iteration.");
+  EXPECT_EQ(
+      rec[1],
+      "deepseek-v3 on 16 x p6-b300.48xlarge, mb 4: deepep-uccl (11.22 s); tied within the uncertainty "
+      "(margin uncertainty 23.51%): none; behind beyond it: nccl-alltoall +37.43%. 80% band 9.5 to 13.25 s "
+      "per iteration.");
 }
 
 TEST(HtmlReport, FigureList) {

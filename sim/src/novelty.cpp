@@ -63,9 +63,9 @@ double model_distance(const ModelShape& a, const ModelShape& b) {
     return std::log2(static_cast<double>(std::max(x, 1)) / static_cast<double>(std::max(y, 1)));
   };
   double sum = 0;
-  for (const double d : {doublings(a.hidden, b.hidden), doublings(a.expert_ffn_hidden, b.expert_ffn_hidden),
-                         doublings(a.experts, b.experts), doublings(a.top_k, b.top_k),
-                         doublings(a.layers, b.layers)})
+  for (const double d :
+       {doublings(a.hidden, b.hidden), doublings(a.expert_ffn_hidden, b.expert_ffn_hidden),
+        doublings(a.experts, b.experts), doublings(a.top_k, b.top_k), doublings(a.layers, b.layers)})
     sum += d * d;
   if (a.attention != b.attention) sum += kCategoricalDistance * kCategoricalDistance;
   return std::sqrt(sum);
@@ -188,7 +188,9 @@ std::string fmt1(double x) {
 Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
   Novelty n;
   const auto add = [&n](NoveltyDimension d, const std::string& value, const std::string& warning,
-                        double distance) { n.novel.push_back({d, value, warning, distance}); };
+                        double distance) {
+    n.novel.push_back({d, value, warning, distance});
+  };
   const std::string none = ": no live runs in the fit";
   if (!covers(c.gpus, s.gpu.name))
     add(NoveltyDimension::gpu, s.gpu.name, concat({"GPU ", s.gpu.name, none}), kCategoricalDistance);
@@ -234,8 +236,9 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
     add(NoveltyDimension::model, s.model.name,
         concat({"model ", s.model.name, none, " (", to_string(s.model.attention), " attention, hidden ",
                 std::to_string(s.model.hidden), ", ", std::to_string(s.model.experts), " experts",
-                nearest.empty() ? std::string()
-                                : concat({"; ", fmt1(distance), " doublings of size and shape from ", nearest}),
+                nearest.empty()
+                    ? std::string()
+                    : concat({"; ", fmt1(distance), " doublings of size and shape from ", nearest}),
                 ")"}),
         distance);
   }
@@ -244,7 +247,8 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
   const std::string ep = ep_span_of(s);
   if (!covers(c.pp_regimes, pp))
     add(NoveltyDimension::layout, pp, concat({"layout ", pp, none}), kCategoricalDistance);
-  if (!covers(c.tps, tp)) add(NoveltyDimension::layout, tp, concat({"layout ", tp, none}), kCategoricalDistance);
+  if (!covers(c.tps, tp))
+    add(NoveltyDimension::layout, tp, concat({"layout ", tp, none}), kCategoricalDistance);
   if (!covers(c.ep_spans, ep)) {
     // Doublings to the nearest fitted span (an EP group over 8 nodes when 2 and 4 were fitted: 1).
     double distance = -1;
@@ -256,7 +260,8 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
     }
     if (distance < 0) distance = kCategoricalDistance;
     add(NoveltyDimension::layout, ep,
-        concat({"layout ", ep, none, " (", fmt1(distance), " doublings from the fitted EP spans)"}), distance);
+        concat({"layout ", ep, none, " (", fmt1(distance), " doublings from the fitted EP spans)"}),
+        distance);
   }
   if (!c.nodes.empty() && (s.nodes < c.nodes.front() || s.nodes > c.nodes.back())) {
     const std::string value = concat({std::to_string(s.nodes), " nodes"});

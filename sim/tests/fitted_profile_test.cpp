@@ -397,9 +397,10 @@ TEST(FittedProfile, BandGrowsWithDistanceInQuadrature) {
   const UncertaintyBand novel = band_for(p, 10, gpu);
   EXPECT_NEAR(novel.lo_s, 10 * std::exp(-std::sqrt(b * b + 0.01)), 1e-9);
   EXPECT_NEAR(novel.hi_s, 10 * std::exp(std::sqrt(a * a + 0.01)), 1e-9);
-  EXPECT_NE(band_source(p, gpu).find("widened in quadrature (combined distance 1.0) for gpu B200 at distance 1.0: "
-                                     "+-11% per unit, measured"),
-            std::string::npos)
+  EXPECT_NE(
+      band_source(p, gpu).find("widened in quadrature (combined distance 1.0) for gpu B200 at distance 1.0: "
+                               "+-11% per unit, measured"),
+      std::string::npos)
       << band_source(p, gpu);
   // The same dimension farther away: strictly wider, at every distance.
   p.novelty_bands["scale"] = {0, std::expm1(-0.2), std::expm1(0.2), "prior", 0.2};

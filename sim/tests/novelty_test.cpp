@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
@@ -122,7 +121,8 @@ TEST(Novelty, DistancesGrowWithHowFarAPredictionReaches) {
   ASSERT_TRUE(n.has(NoveltyDimension::routing));
   EXPECT_EQ(n.summary(), "routing=zipf");
   EXPECT_EQ(n.level(), "configuration");
-  EXPECT_NE(n.warnings()[0].find("every fitted row ran balanced routing"), std::string::npos) << n.warnings()[0];
+  EXPECT_NE(n.warnings()[0].find("every fitted row ran balanced routing"), std::string::npos)
+      << n.warnings()[0];
 
   // A model: its distance to the nearest fitted shape (DeepSeek-V3 -> Kimi-K2: 384 vs 256 experts).
   Scenario kimi = s;

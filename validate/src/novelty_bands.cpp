@@ -103,9 +103,8 @@ std::map<std::string, NoveltyBand> novelty_bands(const std::vector<LiveRun>& run
   // campaign, a rate measured on one campaign new in one small way (DeepSeek-V3 beside Kimi-K2: 0.6 units,
   // no excess) gave the p5en campaign (3.2 units away) the in-family band, and 3 of its 7 rows fell outside.
   const double w0 = std::max(w_lo, w_hi);
-  const double novel_excess = all_excess.size() >= static_cast<std::size_t>(kMinNoveltyBandRows)
-                                  ? percentile(all_excess, 0.8)
-                                  : 0.0;
+  const double novel_excess =
+      all_excess.size() >= static_cast<std::size_t>(kMinNoveltyBandRows) ? percentile(all_excess, 0.8) : 0.0;
   const double prior = errors.empty() ? kUnbandedPerUnit : std::max({w0, novel_excess, widest_measured});
   for (const std::string& key : unmeasured) {
     const std::string why = concat({"prior: ", std::to_string(unmeasured_rows[key]), " held-out rows new in ",
@@ -216,9 +215,8 @@ std::vector<DistanceCoverage> coverage_by_distance(const std::vector<LiveRun>& r
   std::vector<DistanceCoverage> out;
   const auto add = [&out](const std::string& fold, const RowInterval& r) {
     const std::string bucket = distance_bucket(r.distance);
-    auto it = std::find_if(out.begin(), out.end(), [&](const DistanceCoverage& c) {
-      return c.fold == fold && c.bucket == bucket;
-    });
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const DistanceCoverage& c) { return c.fold == fold && c.bucket == bucket; });
     if (it == out.end()) {
       out.push_back({fold, bucket, 0, 0, 0, r.distance, r.distance});
       it = out.end() - 1;

@@ -58,6 +58,7 @@ ResultTable rows_table(const std::vector<std::string>& header, const std::vector
       row.push_back(Cell::fixed(intervals[i].hi_s, 6));
       row.emplace_back(intervals[i].level);
       row.emplace_back(intervals[i].novelty);
+      row.push_back(Cell::fixed(intervals[i].distance, 2));
     }
     row.push_back(p.ok ? Cell("ok") : Cell("error: " + p.error));
     const std::vector<Cell> detail = predict_cells(p.detail);
@@ -175,11 +176,10 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
     coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
   report.intervals = interval_coverage_table(coverage_scopes);
   // Out of sample, per fold and distance bucket: does the band hold as the held-out rows reach farther?
-  report.by_distance.columns = {"scope",        "fold",         "distance_bucket", "rows", "inside",
-                                "coverage_pct", "distance_min", "distance_max"};
-  for (const auto& [scope, intervals] :
-       std::vector<std::pair<std::string, const std::vector<RowInterval>*>>{{"out_of_sample", &oos_intervals},
-                                                                           {"in_sample", &in_intervals}}) {
+  report.by_distance.columns = {"scope",  "fold",         "distance_bucket", "rows",
+                                "inside", "coverage_pct", "distance_min",    "distance_max"};
+  for (const auto& [scope, intervals] : std::vector<std::pair<std::string, const std::vector<RowInterval>*>>{
+           {"out_of_sample", &oos_intervals}, {"in_sample", &in_intervals}}) {
     if (scope == "out_of_sample" && !has_cv) continue;
     for (const DistanceCoverage& c : coverage_by_distance(runs, *intervals)) {
       report.by_distance.add_row({scope, c.fold, c.bucket, Cell::integer(c.rows), Cell::integer(c.inside),
@@ -190,8 +190,8 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   // The profile's growth of the band with distance, per novelty dimension.
   report.novelty_growth.columns = {"dimension", "rows", "per_unit_pct", "source"};
   for (const auto& [dimension, b] : profile.novelty_bands) {
-    report.novelty_growth.add_row({dimension, Cell::integer(b.rows),
-                                   Cell::fixed(std::expm1(b.unit_width()) * 100, 1), b.source});
+    report.novelty_growth.add_row(
+        {dimension, Cell::integer(b.rows), Cell::fixed(std::expm1(b.unit_width()) * 100, 1), b.source});
   }
   report.parameters = parameters_table(profile);
 

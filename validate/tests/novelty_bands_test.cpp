@@ -152,7 +152,7 @@ TEST(NoveltyBands, CoveragePerLevel) {
   const std::vector<RowInterval> out = out_of_sample_intervals(r.runs, r.predicted, profile);
   for (std::size_t i = 12; i < out.size(); ++i) {
     EXPECT_EQ(out[i].level, "platform");
-    EXPECT_TRUE(out[i].inside) << i;
+    EXPECT_TRUE(out[i].inside) << i << " " << out[i].lo_s << " " << out[i].hi_s << " " << out[i].distance;
   }
   const std::vector<IntervalCoverage> oc = interval_coverage(out);
   EXPECT_EQ(oc.back().level, "all");
@@ -160,8 +160,8 @@ TEST(NoveltyBands, CoveragePerLevel) {
   // Per fold and distance bucket: each campaign's rows at their distance, then every fold per bucket.
   const std::vector<DistanceCoverage> d = coverage_by_distance(r.runs, out);
   const auto find = [&d](const std::string& fold, const std::string& bucket) {
-    for (const DistanceCoverage& c : d) {
-      if (c.fold == fold && c.bucket == bucket) return c;
+    for (const DistanceCoverage& dc : d) {
+      if (dc.fold == fold && dc.bucket == bucket) return dc;
     }
     return DistanceCoverage{};
   };

@@ -1,6 +1,7 @@
 // The memory model against measured peaks: the rows of accounting/data/memory-checks.csv (scenarios for the
 // rows of accounting/data/measured-memory.csv the model can describe) estimated and compared, with the
-// error per source. What accounting/tests/memory_check_test.cpp prints and bounds; the numbers are in docs/2026-12-04-honest-bounds.md.
+// error per source. What accounting/tests/memory_check_test.cpp prints and bounds; the numbers are in
+// docs/2026-12-04-honest-bounds.md.
 #pragma once
 
 #include <string>

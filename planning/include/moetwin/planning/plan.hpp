@@ -103,7 +103,7 @@ struct Plan {
   double price_usd_per_hour = 0;  // 0 = unknown (cost ranked by node-hours)
   std::string price_source;
   std::string profile;                    // profile path or "built-in defaults (unfitted)"
-  std::vector<PlanOption> options;  // ranked: within the HBM headroom first, then time, cost, label
+  std::vector<PlanOption> options;        // ranked: within the HBM headroom first, then time, cost, label
   std::vector<Rejection> rejected;        // in enumeration order
   std::vector<NodeCountSearch> searched;  // one per node count, ascending
   // Objectives, indices into options (-1 when there are no options):

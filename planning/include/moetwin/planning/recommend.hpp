@@ -33,8 +33,8 @@ struct RecommendRequest {
   // Otherwise `pp`: empty for the scenario's, one value for every node count, or one per node count.
   bool pp_auto = true;
   std::vector<int> pp;
-  int global_batch = 0;  // sequences per iteration; 0: the scenario's
-  int threads = 2;       // predictions in parallel (results identical for any count)
+  int global_batch = 0;                       // sequences per iteration; 0: the scenario's
+  int threads = 2;                            // predictions in parallel (results identical for any count)
   double hbm_headroom = kDefaultHbmHeadroom;  // HBM share kept free (accounting/hbm_headroom.hpp)
 };
 
@@ -79,10 +79,10 @@ struct Recommendation {
   std::vector<std::string> pp_notes;       // with pp auto: per node count, the pp chosen and why
   // Per dispatcher predicted with its relatives' A2A terms: which terms, and what its band spans.
   std::vector<std::string> generic_notes;
-  std::vector<std::string> winners;     // per group: the winner, the tied ones and the ones behind
-  std::vector<std::string> ties;        // per tie: the margin and the run that settles it
-  std::vector<std::string> crossovers;  // see crossovers()
-  double uncertainty = -1;              // margin_uncertainty(profile): in family; < 0: the band rule
+  std::vector<std::string> winners;           // per group: the winner, the tied ones and the ones behind
+  std::vector<std::string> ties;              // per tie: the margin and the run that settles it
+  std::vector<std::string> crossovers;        // see crossovers()
+  double uncertainty = -1;                    // margin_uncertainty(profile): in family; < 0: the band rule
   double hbm_headroom = kDefaultHbmHeadroom;  // the request's: points beyond it are warned about
 };
 

@@ -82,8 +82,9 @@ struct MarginResidualSummary {
 // independent), so three new dimensions give a wider band than any one, and a band widens with distance.
 // Measured (rows >= kMinNoveltyBandRows): from the leave-one-campaign-out errors of the rows whose held-out
 // campaign was new in that dimension, each row's excess over the in-family width divided by its combined
-// distance, at the 80th percentile. Prior (rows = 0): a stated conservative rule (validate/novelty_bands.cpp).
-// error_lo / error_hi: the band of one unit of distance alone, exp(-+per_unit) - 1, for reading.
+// distance, at the 80th percentile. Prior (rows = 0): a stated conservative rule
+// (validate/novelty_bands.cpp). error_lo / error_hi: the band of one unit of distance alone, exp(-+per_unit)
+// - 1, for reading.
 struct NoveltyBand {
   int rows = 0;
   double error_lo = 0;  // <= 0

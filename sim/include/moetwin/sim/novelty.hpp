@@ -1,9 +1,10 @@
 // Where a prediction lies relative to the live runs a profile was fitted on, dimension by dimension: the
 // GPU, instance, software stack and precision (the platform), the model, the layout regime, the scale and
 // the routing (the configuration), and the dispatcher. Each new dimension comes with a distance from what
-// the fit covered (NovelValue::distance), so that a band can grow with how far a prediction reaches. A prediction's uncertainty band depends on which dimensions are
-// new to the fit (fitted_profile.hpp, band_for): inside the fit's family the cross-validated residuals of
-// its rows are honest; outside, only the errors of held-out campaigns that were new in the same way are.
+// the fit covered (NovelValue::distance), so that a band can grow with how far a prediction reaches. A
+// prediction's uncertainty band depends on which dimensions are new to the fit (fitted_profile.hpp,
+// band_for): inside the fit's family the cross-validated residuals of its rows are honest; outside, only the
+// errors of held-out campaigns that were new in the same way are.
 #pragma once
 
 #include <map>
@@ -84,8 +85,8 @@ std::string fp8_recipe_note(Precision precision);
 // One dimension in which a prediction is new to the fit.
 struct NovelValue {
   NoveltyDimension dimension;
-  std::string value;    // e.g. "B200", "tp1", "64 nodes"
-  std::string warning;  // e.g. "GPU B200: no live runs in the fit"
+  std::string value;                       // e.g. "B200", "tp1", "64 nodes"
+  std::string warning;                     // e.g. "GPU B200: no live runs in the fit"
   double distance = kCategoricalDistance;  // novelty units (see kCategoricalDistance)
 };
 

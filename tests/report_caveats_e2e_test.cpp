@@ -87,7 +87,8 @@ TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
   // The profile, from the CSV comment headers, in each input's summary and in the context.
   EXPECT_NE(html.find("Profile: " + profile), std::string::npos);
   EXPECT_EQ(html.find("profile not recorded"), std::string::npos);
-  EXPECT_EQ(html.find("not recorded in the inputs"), std::string::npos);
+  EXPECT_EQ(html.find("<th>profile</th><td class=\"text\">not recorded"), std::string::npos);
+  EXPECT_NE(html.find("<th>profile</th><td class=\"text\">" + profile), std::string::npos);
   // No deadline was given: no deadline verdict, no deadline column.
   EXPECT_EQ(html.find("meets the deadline"), std::string::npos);
   EXPECT_EQ(html.find("<th>meets_deadline</th>"), std::string::npos);

@@ -28,8 +28,10 @@ const std::string kFallback =
 // What the shipped fit (B300 and p5en rows of four models on 4-32 nodes, nccl-alltoall and the DeepEP
 // transports over UCCL-EP and NVSHMEM) has no live runs of in the p5 scenario, in dimension order.
 const std::string kModelNotInFit =
-    "model qwen3-30b-a3b: no live runs in the fit (gqa attention, hidden 2048, 128 experts)";
-const std::string kScaleNotInFit = "2 nodes: no live runs in the fit at this scale (fitted 4-32 nodes)";
+    "model qwen3-30b-a3b: no live runs in the fit (gqa attention, hidden 2048, 128 experts; 3.7 doublings of "
+    "size and shape from uccl-dsv3-proxy)";
+const std::string kScaleNotInFit =
+    "2 nodes: no live runs in the fit at this scale (fitted 4-32 nodes; 1.0 doublings beyond)";
 const std::string kGinNotInFit = "dispatcher deepep-v2-gin: no live runs in the fit";
 const std::vector<std::string> kNotInFit = {
     "GPU H100-SXM: no live runs in the fit",

@@ -13,6 +13,7 @@
 #include "moetwin/planning/plan_report.hpp"
 #include "moetwin/planning/scenario_choices.hpp"
 #include "moetwin/planning/scenario_file.hpp"
+#include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sweep/progress.hpp"
@@ -103,6 +104,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                       std::to_string(kTextOptions) + ", the ones the text lists)")
       ->check(CLI::Range(1, 100000))
       ->needs(write);
+  add_hbm_headroom_option(cmd, r.hbm_headroom);
   cmd->add_option("--profile", opts->profile, "Fitted profile (default: the shipped one; 'none' = unfitted)");
   add_network_option(cmd, opts->network);
   cmd->add_flag("--explain", opts->explain, "List every rejected candidate with the reason");
@@ -148,7 +150,12 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
     if (bar) bar->finish();
     std::string content;
     if (opts->format == "csv") {
-      content = render_csv(plan_options_table(plan));
+      // The comment header names the profile, deadline and headroom for `moetwin report`.
+      content = csv_context_header(OutputContext{"plan", catalog_dir, {}},
+                                   {{"profile", profile_label(profile)},
+                                    {"deadline_days", format_exact(opts->request.deadline_days)},
+                                    {"hbm_headroom", format_exact(opts->request.hbm_headroom)}}) +
+                render_csv(plan_options_table(plan));
       // The CSV stays one table (what `moetwin report` reads); the rejected ones go to stderr.
       if (opts->explain) std::cerr << "rejected candidates:\n" << render_text(plan_rejected_table(plan));
     } else if (opts->format == "json") {

@@ -5,8 +5,10 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/gzip.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -39,6 +41,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     bool require_fit = false;
     bool strict = false;  // --strict (with --runs): logged TFLOP/s vs the model's FLOPs beyond 5% is an error
     int threads = 0;
+    double hbm_headroom = kDefaultHbmHeadroom;
   };
   auto opts = std::make_shared<Options>();
   add_row_input_options(cmd, *opts);
@@ -57,6 +60,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--require-fit", opts->require_fit,
                 "Exit 2 when the layout does not fit in HBM (default: predict it and warn)");
   add_strict_option(cmd, opts->strict);
+  add_hbm_headroom_option(cmd, opts->hbm_headroom);
   cmd->add_option("--threads", opts->threads,
                   "Threads that price skewed routing plans (default: the cores, at most 16); the "
                   "prediction is the same for any count")
@@ -125,7 +129,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       }
       if (bar) bar->finish();
       if (opts->format == "csv") {
-        content = render_csv(result);
+        content = csv_context_header(context, {{"profile", profile_label(profile)}}) + render_csv(result);
         std::cerr << warning_lines(run_warnings);
       } else if (opts->format == "json") {
         content = render_prediction_json(context, {{"rows", &result}}, run_warnings);
@@ -157,13 +161,18 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       po.trace = !opts->trace.empty();
       // A layout that does not fit in HBM would not run however fast it is predicted: warned (first) or,
       // with --require-fit, refused.
-      const std::string fit = hbm_fit_warning(
-          s, estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {opts->scenario, 0})));
+      const MemoryEstimate memory =
+          estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {opts->scenario, 0}));
+      const std::string fit = hbm_fit_warning(s, memory);
       if (!fit.empty() && opts->require_fit) {
         throw InputError({opts->scenario, 0}, "the layout " + fit + " (--require-fit)");
       }
       Prediction p = predict(s, po);
       if (!fit.empty()) p.warnings.insert(p.warnings.begin(), fit);
+      if (const std::string tight = hbm_headroom_warning(s, memory, opts->hbm_headroom); !tight.empty())
+        p.warnings.insert(p.warnings.begin(), tight);
+      if (const std::string fp8 = fp8_recipe_note(s.training.precision); !fp8.empty())
+        p.warnings.push_back(concat({"precision ", to_string(s.training.precision), ": ", fp8}));
       const Novelty novelty = novelty_of(s, profile);
       for (std::string& w : novelty.warnings()) p.warnings.push_back(std::move(w));
       ResultTable row;
@@ -172,22 +181,34 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       for (const std::string& c : band_columns()) row.columns.push_back(c);
       row.columns.push_back("compute_source");
       row.columns.push_back("collective_source");
+      row.columns.push_back("memory_gib");
+      row.columns.push_back("hbm_gib");
+      row.columns.push_back("within_hbm_headroom");
       std::vector<Cell> cells{s.name};
       for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
       for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
         cells.push_back(std::move(c));
       cells.emplace_back(p.compute_source);
       cells.emplace_back(p.collective_source);
+      cells.push_back(Cell::fixed(memory.worst().total() / kGiB, 2));
+      cells.push_back(Cell::fixed(memory.hbm_bytes / kGiB, 2));
+      cells.push_back(Cell::boolean(within_hbm_headroom(memory, opts->hbm_headroom)));
       row.add_row(std::move(cells));
       if (opts->format == "csv") {
-        content = render_csv(row);
+        content = csv_context_header(context, {{"profile", profile_label(profile)}}) + render_csv(row);
         std::cerr << warning_lines(p.warnings);
       } else if (opts->format == "json") {
         const ResultTable breakdown = breakdown_table(p);
         content = render_prediction_json(context, {{"rows", &row}, {"breakdown", &breakdown}}, p.warnings,
                                          &novelty);
       } else {
-        content = render_prediction_text(s, p, profile);
+        content = render_prediction_text(
+            s, p, profile,
+            concat({memory_use_text(memory.worst().total(), memory.hbm_bytes), " per GPU on stage ",
+                    std::to_string(memory.worst_stage), " (the most loaded; ",
+                    within_hbm_headroom(memory, opts->hbm_headroom) ? "within" : "BEYOND", " the ",
+                    format_fixed(opts->hbm_headroom * 100, 0),
+                    "% HBM headroom; `moetwin inspect` breaks it down)"}));
       }
       if (!opts->trace.empty()) {
         std::vector<std::string> names;

@@ -7,10 +7,12 @@
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/recommend.hpp"
 #include "moetwin/planning/recommend_report.hpp"
 #include "moetwin/planning/scenario_choices.hpp"
+#include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 
@@ -93,6 +95,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(0.0, 1e9));
   add_profile_option(cmd, o->profile);
   add_network_option(cmd, o->network);
+  add_hbm_headroom_option(cmd, o->request.hbm_headroom);
   cmd->add_option("--threads", o->request.threads,
                   "Predictions in parallel (results identical for any count)")
       ->check(CLI::Range(1, 256));
@@ -113,7 +116,10 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
     const ResultTable table = recommendation_table(r, profile);
     std::string content;
     if (o->format == "csv") {
-      content = render_csv(table);
+      content = csv_context_header(OutputContext{"recommend", catalog_dir, {o->scenario}},
+                                   {{"profile", profile_label(profile)},
+                                    {"hbm_headroom", format_exact(request.hbm_headroom)}}) +
+                render_csv(table);
     } else if (o->format == "json") {
       content = render_recommendation_json(r, table, OutputContext{"recommend", catalog_dir, {o->scenario}});
     } else {

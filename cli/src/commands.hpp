@@ -48,6 +48,9 @@ std::string runs_label(const std::vector<std::string>& runs);
 void add_profile_option(CLI::App* cmd, std::string& profile);
 // --network closed-form|flow: overrides the network model the profile was fitted under (SimProfile::network).
 void add_network_option(CLI::App* cmd, std::string& network);
+// --hbm-headroom SHARE: HBM kept free beyond the memory model's estimate (accounting/hbm_headroom.hpp),
+// checked to [0, kMaxHbmHeadroom].
+void add_hbm_headroom_option(CLI::App* cmd, double& headroom);
 // The fitted profile `profile` names (resolve_fitted_profile), with --network applied when given.
 FittedProfile resolve_profile_choice(const std::string& profile, const std::string& network);
 

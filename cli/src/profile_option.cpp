@@ -1,6 +1,8 @@
-// --profile and --network, shared by every command that predicts.
+// --profile, --network and --hbm-headroom, shared by every command that predicts.
 #include "commands.hpp"
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 
 namespace moetwin::cli {
 
@@ -17,6 +19,15 @@ void add_network_option(CLI::App* cmd, std::string& network) {
          "(transfers share GPUs' NVLink ports and EFA rails, max-min fair); default: the one the "
          "profile was fitted under")
       ->check(CLI::IsMember({"closed-form", "flow"}));
+}
+
+void add_hbm_headroom_option(CLI::App* cmd, double& headroom) {
+  cmd->add_option("--hbm-headroom", headroom,
+                  "Share of HBM to keep free beyond the memory model's estimate (default " +
+                      format_exact(kDefaultHbmHeadroom) +
+                      ": the model's shortfall against measured peaks and allocator fragmentation; "
+                      "accounting/README.md). Above it: a warning; plan ranks such options last")
+      ->check(CLI::Range(0.0, kMaxHbmHeadroom));
 }
 
 FittedProfile resolve_profile_choice(const std::string& profile, const std::string& network) {

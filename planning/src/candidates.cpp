@@ -128,6 +128,9 @@ CandidateCheck fit_candidate(Candidate& candidate, const ModelSpec& model, const
                              const GpuSpec& gpu, const DispatcherSpec& dispatcher,
                              const PlanRequest& request) {
   CandidateCheck last;
+  CandidateCheck first_fit;  // the lightest recompute that fits, if none fits within the headroom
+  Recompute first_fit_recompute = Recompute::none;
+  bool fits = false;
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
     if (request.choices.recompute && r != *request.choices.recompute) continue;
     // overlap excludes full recompute: validate_scenario says so when it is the fixed choice.
@@ -135,7 +138,18 @@ CandidateCheck fit_candidate(Candidate& candidate, const ModelSpec& model, const
     candidate.recompute = r;
     last = check_scenario(scenario_for(candidate, model, instance, gpu, dispatcher, request));
     // Recompute does not change validity: an invalid layout stays invalid.
-    if (last.verdict != CandidateCheck::Verdict::does_not_fit) return last;
+    if (last.verdict == CandidateCheck::Verdict::invalid) return last;
+    if (last.verdict == CandidateCheck::Verdict::does_not_fit) continue;
+    if (last.worst_bytes <= hbm_usable_bytes(last.hbm_bytes, request.hbm_headroom)) return last;
+    if (!fits) {
+      fits = true;
+      first_fit = last;
+      first_fit_recompute = r;
+    }
+  }
+  if (fits) {
+    candidate.recompute = first_fit_recompute;
+    return first_fit;
   }
   return last;
 }

@@ -107,6 +107,11 @@ void check_plan_request(const Catalog& catalog, const PlanRequest& r) {
   if (!std::isfinite(r.price_usd_per_hour)) {
     throw InputError(flag, "--price", format_exact(r.price_usd_per_hour), "USD per node-hour >= 0");
   }
+  if (!(r.hbm_headroom >= 0 && r.hbm_headroom <= kMaxHbmHeadroom)) {
+    throw InputError(flag, "--hbm-headroom", format_exact(r.hbm_headroom),
+                     "a share of HBM in [0, " + format_exact(kMaxHbmHeadroom) + "] (default " +
+                         format_exact(kDefaultHbmHeadroom) + ")");
+  }
   if (r.global_batch < 1) throw InputError(flag, "--gbs", std::to_string(r.global_batch), "an integer >= 1");
   if (r.seq_length < 1) throw InputError(flag, "--seq", std::to_string(r.seq_length), "an integer >= 1");
   if (r.seed_layouts < 1) {
@@ -498,23 +503,35 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       }
     }
   }
+  for (PlanOption& o : plan.options)
+    o.within_headroom = o.best().memory_bytes <= hbm_usable_bytes(o.hbm_bytes, request.hbm_headroom);
   std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {
+    if (a.within_headroom != b.within_headroom) return a.within_headroom;
     if (a.days != b.days) return a.days < b.days;
     if (a.node_hours != b.node_hours) return a.node_hours < b.node_hours;
     return a.candidate.label() < b.candidate.label();
   });
   // Pareto on (days, node-hours): the price is one constant per plan, so the front is the same in USD.
+  // Options beyond the HBM headroom join the front only when no option is within it.
+  const bool any_within = !plan.options.empty() && plan.options.front().within_headroom;
   std::vector<TimeCost> points;
-  for (const PlanOption& o : plan.options) points.push_back({o.days, o.node_hours});
-  for (std::size_t i : pareto_front(points)) plan.options[i].pareto = true;
+  std::vector<std::size_t> on_front;  // option index of each point
+  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+    if (any_within && !plan.options[i].within_headroom) continue;
+    points.push_back({plan.options[i].days, plan.options[i].node_hours});
+    on_front.push_back(i);
+  }
+  for (std::size_t k : pareto_front(points)) plan.options[on_front[k]].pareto = true;
   if (plan.options.empty()) return plan;
   // Objectives: fastest (options are ranked by time), cheapest (fewest node-hours, faster on ties) and,
   // with a deadline, the cheapest that meets it.
   plan.fastest = 0;
   plan.cheapest = 0;
   int cheapest_in_time = -1;
+  // Options beyond the headroom (ranked last) are objectives only when no option is within it.
   for (std::size_t i = 0; i < plan.options.size(); ++i) {
     const PlanOption& o = plan.options[i];
+    if (any_within && !o.within_headroom) break;
     if (o.node_hours < plan.options[static_cast<std::size_t>(plan.cheapest)].node_hours) {
       plan.cheapest = static_cast<int>(i);
     }

@@ -1,5 +1,6 @@
 #include "moetwin/planning/plan_report.hpp"
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 
@@ -42,10 +43,18 @@ std::string margin_text(const PlanOption& o) {
                  o.margin_exceeds_uncertainty ? " (beyond the uncertainty)" : " (within the uncertainty)"});
 }
 
+// "252.1 GiB 94%!" (the chosen dispatcher's most loaded stage; '!' beyond the HBM headroom).
+std::string memory_text(const PlanOption& o) {
+  const double used = o.best().memory_bytes;
+  return concat({format_fixed(used / kGiB, 1), " GiB ",
+                 format_fixed(o.hbm_bytes > 0 ? used / o.hbm_bytes * 100 : 0, 0), "%",
+                 o.within_headroom ? "" : "!"});
+}
+
 // The Pareto front (pareto_only) or the first `limit` options, ranked.
 ResultTable brief_table(const Plan& plan, bool pareto_only, std::size_t limit) {
   ResultTable t;
-  t.columns = {"rank", "nodes",     "layout",     "dispatcher", "iter_s",   "band_s",
+  t.columns = {"rank", "nodes",     "layout",     "dispatcher", "iter_s",   "band_s",           "memory",
                "days", "days_band", "node_hours", "cost",       "deadline", "dispatcher_margin"};
   for (std::size_t i = 0; i < plan.options.size() && t.rows.size() < limit; ++i) {
     const PlanOption& o = plan.options[i];
@@ -53,10 +62,10 @@ ResultTable brief_table(const Plan& plan, bool pareto_only, std::size_t limit) {
     const DispatcherOutcome& b = o.best();
     t.add_row({Cell::integer(static_cast<std::int64_t>(i + 1)), Cell::integer(o.candidate.nodes),
                layout_text(o.candidate), dispatcher_text(b), Cell::fixed(b.iteration_s, 3),
-               format_fixed(b.band.lo_s, 2) + ".." + format_fixed(b.band.hi_s, 2), Cell::fixed(o.days, 1),
-               format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1), Cell::fixed(o.node_hours, 0),
-               money(o.cost_usd), plan.request.deadline_days <= 0 ? "-" : (o.meets_deadline ? "yes" : "no"),
-               margin_text(o)});
+               format_fixed(b.band.lo_s, 2) + ".." + format_fixed(b.band.hi_s, 2), memory_text(o),
+               Cell::fixed(o.days, 1), format_fixed(o.days_lo, 1) + ".." + format_fixed(o.days_hi, 1),
+               Cell::fixed(o.node_hours, 0), money(o.cost_usd),
+               plan.request.deadline_days <= 0 ? "-" : (o.meets_deadline ? "yes" : "no"), margin_text(o)});
   }
   return t;
 }
@@ -109,11 +118,42 @@ std::string option_line(const Plan& plan, int index) {
                  format_fixed(o.node_hours, 0),
                  " node-hours",
                  o.cost_usd >= 0 ? ", " + money(o.cost_usd) : "",
+                 "\n    memory: ",
+                 memory_use_text(o.best().memory_bytes, o.hbm_bytes),
+                 " per GPU on the most loaded stage",
+                 o.within_headroom ? std::string(", within the HBM headroom")
+                                   : std::string(", BEYOND the HBM headroom: it may run out of memory"),
                  "\n    dispatcher: ",
                  margin_text(o),
                  o.novelty.empty() ? std::string() : concat({"\n    new to the fit: ", o.novelty}),
                  o.settle_with.empty() ? std::string() : concat({"\n    tie: ", o.settle_with}),
                  "\n"});
+}
+
+// How many options stay within the HBM headroom, and what it is for.
+std::string memory_headroom_line(const Plan& plan) {
+  int beyond = 0;
+  for (const PlanOption& o : plan.options) beyond += o.within_headroom ? 0 : 1;
+  return concat(
+      {"options must leave ", format_fixed(plan.request.hbm_headroom * 100, 0),
+       "% of HBM free (--hbm-headroom: what the memory model misses; accounting/hbm_headroom.hpp); ",
+       std::to_string(beyond), " of ", std::to_string(plan.options.size()),
+       " options use more and rank last (memory column '!'", beyond > 0 ? "; --explain lists them)" : ")"});
+}
+
+// The options beyond the HBM headroom, for --explain.
+ResultTable beyond_headroom_table(const Plan& plan) {
+  ResultTable t;
+  t.columns = {"rank", "candidate", "dispatcher", "reason"};
+  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+    const PlanOption& o = plan.options[i];
+    if (o.within_headroom) continue;
+    t.add_row(
+        {Cell::integer(static_cast<std::int64_t>(i + 1)), o.candidate.label(), o.best().dispatcher,
+         concat({"ranked last: uses ", memory_use_text(o.best().memory_bytes, o.hbm_bytes), ", above the ",
+                 format_fixed((1 - plan.request.hbm_headroom) * 100, 0), "% --hbm-headroom leaves"})});
+  }
+  return t;
 }
 
 }  // namespace
@@ -168,6 +208,7 @@ ResultTable plan_options_table(const Plan& plan) {
                "cheapest",
                "memory_gib",
                "hbm_gib",
+               "within_hbm_headroom",
                "compute_s_max",
                "exposed_tp_s_max",
                "exposed_ep_s_max",
@@ -227,6 +268,7 @@ ResultTable plan_options_table(const Plan& plan) {
                Cell::boolean(static_cast<int>(i) == plan.cheapest),
                Cell::fixed(b.memory_bytes / kGiB, 2),
                Cell::fixed(o.hbm_bytes / kGiB, 2),
+               Cell::boolean(o.within_headroom),
                Cell::fixed(b.compute_s, 6),
                Cell::fixed(b.exposed_tp_s, 6),
                Cell::fixed(b.exposed_ep_s, 6),
@@ -268,6 +310,7 @@ std::string render_plan_text(const Plan& plan, bool explain) {
                                                : "the lightest that fits (--recompute to fix it)",
                            ", routing ", plan_routing(plan)})},
       {"profile", plan.profile},
+      {"memory", memory_headroom_line(plan)},
       {"searched", std::to_string(plan.enumerated) + " layouts over node counts " +
                        std::to_string(r.min_nodes) + ".." + std::to_string(r.max_nodes) + ", " +
                        std::to_string(plan.options.size()) + " options predicted (" +
@@ -314,7 +357,12 @@ std::string render_plan_text(const Plan& plan, bool explain) {
   }
   out += ":\n" + render_text(brief_table(plan, false, kTextOptions));
   if (any_generic(plan)) out += kGenericFootnote;
-  if (explain) out += "\nrejected candidates:\n" + render_text(plan_rejected_table(plan));
+  if (explain) {
+    out += "\nrejected candidates:\n" + render_text(plan_rejected_table(plan));
+    const ResultTable beyond = beyond_headroom_table(plan);
+    if (!beyond.rows.empty())
+      out += "\noptions beyond the HBM headroom (ranked last):\n" + render_text(beyond);
+  }
   return out;
 }
 
@@ -342,7 +390,8 @@ std::string render_plan_json(const Plan& plan, const OutputContext& context, boo
                      "precision",
                      "recompute",
                      "routing",
-                     "scaling_reference_nodes"};
+                     "scaling_reference_nodes",
+                     "hbm_headroom"};
   const PlanRequest& r = plan.request;
   summary.add_row(
       {r.model,
@@ -367,7 +416,8 @@ std::string render_plan_json(const Plan& plan, const OutputContext& context, boo
        plan_precision(plan),
        r.choices.recompute ? std::string(to_string(*r.choices.recompute)) : std::string("lightest that fits"),
        plan_routing(plan),
-       Cell::integer(plan.reference_nodes)});
+       Cell::integer(plan.reference_nodes),
+       Cell::exact(r.hbm_headroom)});
   const ResultTable options = plan_options_table(plan);
   const ResultTable rejected = plan_rejected_table(plan);
   const ResultTable searched = searched_table(plan);

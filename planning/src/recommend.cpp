@@ -258,6 +258,7 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
   r.price_usd_per_hour =
       request.price_usd_per_hour >= 0 ? request.price_usd_per_hour : base.instance.price_usd_per_hour;
   r.price_source = request.price_usd_per_hour >= 0 ? std::string("--price") : base.instance.price_source;
+  r.hbm_headroom = request.hbm_headroom;
   r.nodes = request.nodes;
   r.micro_batches =
       request.micro_batches.empty() ? std::vector<int>{base.training.micro_batch} : request.micro_batches;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/scenario_choices.hpp"
 #include "moetwin/planning/training_cost.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
+#include "moetwin/scenario/pipeline_layout.hpp"
 
 namespace moetwin {
 
@@ -65,6 +67,11 @@ const std::vector<std::string>& cost_columns() {
   return columns;
 }
 
+// The memory estimate of a valid point's scenario (closed form; the point was checked to fit).
+MemoryEstimate point_memory(const Scenario& s) {
+  return estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {s.source, 0}));
+}
+
 // The cells after the first eleven of an "ok" point of `group`.
 void add_prediction_cells(const Recommendation& r, const RecommendGroup& group, const RecommendPoint& pt,
                           const FittedProfile& profile, std::vector<Cell>& row) {
@@ -91,6 +98,22 @@ void add_prediction_cells(const Recommendation& r, const RecommendGroup& group, 
   row.push_back(settles_this ? Cell::fixed(settle.margin_after * 100, 2) : Cell(""));
   const std::vector<Cell> cells = predict_cells(p);
   for (std::size_t c = 1; c < cells.size(); ++c) row.push_back(cells[c]);
+  const MemoryEstimate memory = point_memory(r.rows[pt.row].scenario);
+  row.push_back(Cell::fixed(memory.worst().total() / kGiB, 2));
+  row.push_back(Cell::fixed(memory.hbm_bytes / kGiB, 2));
+  row.push_back(Cell::boolean(within_hbm_headroom(memory, r.hbm_headroom)));
+}
+
+// One warning line per valid point beyond the HBM headroom.
+std::string memory_warnings(const Recommendation& r) {
+  std::string out;
+  for (const RecommendPoint& pt : r.points) {
+    if (pt.status != "ok") continue;
+    const Scenario& s = r.rows[pt.row].scenario;
+    const std::string w = hbm_headroom_warning(s, point_memory(s), r.hbm_headroom);
+    if (!w.empty()) out += "warning: " + pt.label() + ", " + pt.dispatcher + ": " + w + "\n";
+  }
+  return out.empty() ? out : "\n" + out;
 }
 
 // The text's table: the layout, the prediction and its lag, scaling and, with --tokens, time and cost.
@@ -110,6 +133,8 @@ std::vector<std::string> brief_columns(const Recommendation& r) {
                                 "a2a_terms",
                                 "behind_winner_pct",
                                 "behind_beyond_uncertainty",
+                                "memory_gib",
+                                "within_hbm_headroom",
                                 "speedup",
                                 "scaling_efficiency",
                                 "node_hours_per_1e9_tokens"};
@@ -156,6 +181,7 @@ ResultTable recommendation_table(const Recommendation& r, const FittedProfile& p
   for (const std::string& c : predict_columns()) {
     if (c != "predicted_iter_s") table.columns.push_back(c);
   }
+  for (const char* c : {"memory_gib", "hbm_gib", "within_hbm_headroom"}) table.columns.push_back(c);
   for (const std::string& c : cost_columns()) table.columns.push_back(c);
   for (const RecommendGroup& group : r.groups) {
     for (std::size_t k = group.first; k < group.first + r.dispatchers.size(); ++k) {
@@ -235,8 +261,8 @@ std::string render_recommendation_text(const Recommendation& r, const ResultTabl
                                  : std::string("--tokens T adds days, node-hours and cost per point")},
            {"profile", profile_label(profile)}}) +
       "\n" + render_text(brief.table) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
-      (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") + lines_of(r.pp_notes) +
-      "\nuncertainty:\n  " +
+      memory_warnings(r) + (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") +
+      lines_of(r.pp_notes) + "\nuncertainty:\n  " +
       (r.uncertainty >= 0
            ? "a margin counts when it exceeds " + format_fixed(r.uncertainty * 100, 1) +
                  "%, the p90 error of the profile's cross-validated margins (" +

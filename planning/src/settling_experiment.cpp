@@ -267,7 +267,7 @@ std::string describe(const SettlingExperiment& e, const Scenario& target) {
                           format_fixed(e.margin_before * 100, 1),
                           "% -> ",
                           format_fixed(e.margin_after * 100, 1),
-                          "%, ",
+                          "% (a lower bound: job-to-job variation is unmeasured), ",
                           e.settles ? "below" : "still above",
                           " the predicted ",
                           format_fixed(e.predicted_margin * 100, 1),

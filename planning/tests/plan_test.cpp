@@ -77,7 +77,40 @@ TEST(PlanRequestCheck, ExactMessages) {
   r = small_request();
   r.price_usd_per_hour = -3;
   EXPECT_EQ(error_of(r), "<input>: --price: -3: USD per node-hour >= 0");
+  r = small_request();
+  r.hbm_headroom = 0.6;
+  EXPECT_EQ(error_of(r), "<input>: --hbm-headroom: 0.6: a share of HBM in [0, 0.5] (default 0.1)");
   EXPECT_EQ(error_of(small_request()), "");
+}
+
+// Options beyond the HBM headroom rank after every option within it, and are never the fastest, cheapest
+// or on the front while an option within it exists.
+TEST(PlanHeadroom, OptionsBeyondTheHeadroomRankLast) {
+  PlanRequest r = small_request();
+  for (const double headroom : {0.0, 0.5}) {
+    r.hbm_headroom = headroom;
+    const Plan p = make_plan(catalog(), r, unfitted());
+    ASSERT_FALSE(p.options.empty());
+    bool beyond_seen = false;
+    int within = 0;
+    for (const PlanOption& o : p.options) {
+      const bool in = o.best().memory_bytes <= (1 - headroom) * o.hbm_bytes;
+      EXPECT_EQ(o.within_headroom, in) << o.candidate.label();
+      if (!in) beyond_seen = true;
+      if (in) ++within;
+      EXPECT_FALSE(in && beyond_seen) << "within after beyond: " << o.candidate.label();
+      if (within > 0 && !in) {
+        EXPECT_FALSE(o.pareto) << o.candidate.label();
+      }
+    }
+    if (within > 0) {
+      EXPECT_TRUE(p.options[static_cast<std::size_t>(p.fastest)].within_headroom);
+      EXPECT_TRUE(p.options[static_cast<std::size_t>(p.cheapest)].within_headroom);
+    }
+    if (headroom == 0.0) {
+      EXPECT_EQ(within, static_cast<int>(p.options.size()));  // every option fits
+    }
+  }
 }
 
 TEST(PlanScreening, ProxyOrdersByRecomputeAndBubble) {

@@ -26,6 +26,28 @@ std::string pct(double fraction) {
   return format_fixed(fraction * 100, 1) + "%";
 }
 
+// The deadline of a plan input in days: its JSON summary's or CSV header's, else a deadline_days column;
+// 0 when none was given (or not recorded).
+double deadline_of(const ReportInput& in) {
+  double d = in.deadline_days.empty() ? 0 : std::strtod(in.deadline_days.c_str(), nullptr);
+  if (in.deadline_days.empty() && !in.rows.empty()) d = in.number(0, {"deadline_days"});
+  return std::isfinite(d) && d > 0 ? d : 0;
+}
+
+// "band 6.1 to 9.2 s; covered" or "...; configuration (scale=64 nodes)": a row's band and novelty.
+std::string band_and_novelty(const ReportInput& in, std::size_t r) {
+  std::string s;
+  const std::string& lo = in.cell(r, {"predicted_lo_s", "lo_s", "iteration_lo_s"});
+  const std::string& hi = in.cell(r, {"predicted_hi_s", "hi_s", "iteration_hi_s"});
+  if (!lo.empty() && !hi.empty()) s = "80% band " + lo + " to " + hi + " s per iteration";
+  const std::string& level = in.cell(r, {"novelty_level"});
+  if (!level.empty()) {
+    const std::string& dims = in.cell(r, {"novelty"});
+    s += (s.empty() ? "" : "; novelty ") + level + (dims.empty() ? "" : " (new to the fit: " + dims + ")");
+  }
+  return s;
+}
+
 // Columns shown in the report's table per kind (those present, in this order); all when none is.
 std::vector<std::string> table_columns(const ReportInput& in) {
   std::vector<std::string> wanted;
@@ -61,7 +83,14 @@ std::vector<std::string> table_columns(const ReportInput& in) {
                 "runner_up",
                 "margin_pct",
                 "margin_exceeds_uncertainty",
-                "memory_gib"};
+                "novelty_level",
+                "novelty",
+                "memory_gib",
+                "within_hbm_headroom",
+                "settle_with",
+                "settle_node_hours"};
+      // A plan without a deadline has no deadline column: every option "meets" it.
+      if (deadline_of(in) <= 0) wanted.erase(std::find(wanted.begin(), wanted.end(), "meets_deadline"));
       break;
     case ReportKind::recommend:
       wanted = {"model",
@@ -75,17 +104,38 @@ std::vector<std::string> table_columns(const ReportInput& in) {
                 "predicted_hi_s",
                 "lo_s",
                 "hi_s",
+                "novelty_level",
+                "novelty",
                 "a2a_terms",
                 "winner",
                 "margin_pct",
+                "margin_uncertainty_pct",
                 "margin_exceeds_uncertainty",
                 "behind_winner_pct",
-                "behind_beyond_uncertainty"};
+                "behind_beyond_uncertainty",
+                "settle_with",
+                "settle_node_hours",
+                "settle_margin_after_pct",
+                "memory_gib",
+                "within_hbm_headroom"};
       break;
     case ReportKind::validate:
-      wanted = {
-          "campaign",   "model",  "instance",         "nodes",     "mb",         "vpp",
-          "dispatcher", "iter_s", "predicted_iter_s", "error_pct", "tflops_gpu", "predicted_tflops_gpu"};
+      wanted = {"campaign",
+                "model",
+                "instance",
+                "nodes",
+                "mb",
+                "vpp",
+                "dispatcher",
+                "iter_s",
+                "predicted_iter_s",
+                "error_pct",
+                "predicted_lo_s",
+                "predicted_hi_s",
+                "novelty_level",
+                "novelty",
+                "tflops_gpu",
+                "predicted_tflops_gpu"};
       break;
     case ReportKind::sweep:
       wanted = {"point",
@@ -104,6 +154,8 @@ std::vector<std::string> table_columns(const ReportInput& in) {
                 "predicted_hi_s",
                 "iteration_lo_s",
                 "iteration_hi_s",
+                "novelty_level",
+                "novelty",
                 "memory_gib",
                 "fits",
                 "error"};
@@ -115,10 +167,14 @@ std::vector<std::string> table_columns(const ReportInput& in) {
                 "predicted_hi_s",
                 "iteration_lo_s",
                 "iteration_hi_s",
+                "novelty_level",
+                "novelty",
+                "novelty_distance",
                 "predicted_tokens_s",
                 "predicted_tflops_gpu",
                 "memory_gib",
                 "hbm_gib",
+                "within_hbm_headroom",
                 "fits",
                 "compute_source",
                 "collective_source"};
@@ -165,8 +221,8 @@ std::string profile_of(const std::vector<ReportInput>& inputs, const ReportOptio
     if (!in.profile.empty()) profiles.insert(in.profile);
   }
   if (profiles.empty()) {
-    return "not recorded in the inputs (CSV outputs carry no context: write them with --format json, or "
-           "name the profile with --profile-label)";
+    return "not recorded in the inputs (CSV outputs written before 2026-12-04 carry no context: write them "
+           "again, or name the profile with --profile-label)";
   }
   std::string out;
   for (const std::string& p : profiles) out += (out.empty() ? "" : "; ") + p;
@@ -269,7 +325,17 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
                            in.cell(r, {"node_hours"}) + " node-hours" +
                            (cost.empty() ? "" : ", USD " + cost) + ".";
         out.push_back(line);
-        if (in.has("meets_deadline")) {
+        if (const std::string b = band_and_novelty(in, r); !b.empty())
+          out.push_back("Uncertainty: " + b + ".");
+        if (in.has("memory_gib") && in.has("hbm_gib")) {
+          out.push_back("Memory: " + in.cell(r, {"memory_gib"}) + " of " + in.cell(r, {"hbm_gib"}) +
+                        " GiB per GPU" +
+                        (in.has("within_hbm_headroom")
+                             ? (is_true(in.cell(r, {"within_hbm_headroom"})) ? ", within the HBM headroom."
+                                                                             : ", BEYOND the HBM headroom.")
+                             : "."));
+        }
+        if (in.has("meets_deadline") && deadline_of(in) > 0) {
           out.push_back(is_true(in.cell(r, {"meets_deadline"}))
                             ? "It meets the deadline (central estimate)" +
                                   std::string(is_true(in.cell(r, {"meets_deadline_pessimistic"}))
@@ -284,6 +350,8 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
                         (is_true(in.cell(r, {"margin_exceeds_uncertainty"})) ? ", beyond the uncertainty."
                                                                              : ", within the uncertainty."));
         }
+        if (const std::string& settle = in.cell(r, {"settle_with"}); !settle.empty())
+          out.push_back("Settling run: " + settle + ".");
       }
       if (!found) out.push_back("No recommended option: nothing fits (run plan --explain).");
       break;
@@ -310,14 +378,29 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
             list += (list.empty() ? "" : ", ") + in.cell(k, {"dispatcher"}) + " +" +
                     in.cell(k, {"behind_winner_pct"}) + "%";
           }
-          line += "; tied within the uncertainty: " + (tied.empty() ? std::string("none") : tied) +
+          line += "; tied within the uncertainty" +
+                  (in.cell(r, {"margin_uncertainty_pct"}).empty()
+                       ? std::string()
+                       : " (margin uncertainty " + in.cell(r, {"margin_uncertainty_pct"}) + "%)") +
+                  ": " + (tied.empty() ? std::string("none") : tied) +
                   "; behind beyond it: " + (behind.empty() ? std::string("none") : behind) + ".";
         } else {
           line += ", ahead by " + in.cell(r, {"margin_pct"}) + "%" +
                   (is_true(in.cell(r, {"margin_exceeds_uncertainty"})) ? ", beyond the uncertainty."
                                                                        : ", within the uncertainty.");
         }
+        if (const std::string b = band_and_novelty(in, r); !b.empty()) line += " " + b + ".";
         out.push_back(line);
+        // The settling run of the point's tie (on the rows of the dispatchers it measures).
+        for (std::size_t k = 0; k < n; ++k) {
+          if (in.cell(k, {"nodes"}) != in.cell(r, {"nodes"}) ||
+              (in.has("mb") && in.cell(k, {"mb"}) != in.cell(r, {"mb"})))
+            continue;
+          if (const std::string& settle = in.cell(k, {"settle_with"}); !settle.empty()) {
+            out.push_back("  Settling run: " + settle + ".");
+            break;
+          }
+        }
       }
       if (out.empty()) out.push_back(std::to_string(n) + " rows, no winner marked.");
       break;
@@ -390,6 +473,8 @@ std::vector<std::string> summary_lines(const ReportInput& in) {
         out.push_back(in.cell(r, {"scenario"}) + ": " + in.cell(r, {"predicted_iter_s"}) +
                       " s per iteration, " + in.cell(r, {"predicted_tokens_s"}) + " tokens/s, " +
                       in.cell(r, {"predicted_tflops_gpu"}) + " model TFLOP/s per GPU.");
+        if (const std::string b = band_and_novelty(in, r); !b.empty())
+          out.push_back("Uncertainty: " + b + ".");
       }
       break;
     }
@@ -477,7 +562,9 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
     h += "<h3>" + html_escape(std::string(to_string(in.kind)) + ": " + in.path) +
          "</h3>\n<ul class=\"summary\">\n";
     for (const std::string& line : summary_lines(in)) h += "<li>" + html_escape(line) + "</li>\n";
-    h += "</ul>\n";
+    h += "<li>Profile: " +
+         html_escape(in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
+         "</li>\n</ul>\n";
   }
   h += "</section>\n<section id=\"figures\">\n<h2>Figures</h2>\n";
   const std::vector<ReportFigureSpec> figures = report_figures(inputs);
@@ -552,7 +639,8 @@ void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportO
   for (const ReportInput& in : inputs) {
     m += "### " + std::string(to_string(in.kind)) + ": " + in.path + "\n\n";
     for (const std::string& line : summary_lines(in)) m += "- " + line + "\n";
-    m += "\n";
+    m += "- Profile: " + (in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
+         "\n\n";
   }
   m += "## Figures\n\n";
   for (const ReportFigureSpec& f : report_figures(inputs)) {

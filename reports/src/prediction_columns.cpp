@@ -30,12 +30,12 @@ std::vector<Cell> predict_cells(const Prediction& p) {
 }
 
 std::vector<std::string> band_columns() {
-  return {"predicted_lo_s", "predicted_hi_s", "novelty_level", "novelty"};
+  return {"predicted_lo_s", "predicted_hi_s", "novelty_level", "novelty", "novelty_distance"};
 }
 
 std::vector<Cell> band_cells(const UncertaintyBand& band, const Novelty& novelty) {
   return {Cell::fixed(band.lo_s, 6), Cell::fixed(band.hi_s, 6), Cell(novelty.level()),
-          Cell(novelty.summary())};
+          Cell(novelty.summary()), Cell::fixed(novelty.distance(), 2)};
 }
 
 nlohmann::ordered_json novelty_json(const Novelty& novelty) {
@@ -48,6 +48,13 @@ nlohmann::ordered_json novelty_json(const Novelty& novelty) {
     dims[key] = dims.contains(key) ? dims[key].get<std::string>() + ";" + v.value : v.value;
   }
   j["dimensions"] = dims;
+  // Per new value, its distance from the fit (novelty units); and the combined distance (quadrature).
+  nlohmann::ordered_json distances = nlohmann::ordered_json::array();
+  for (const NovelValue& v : novelty.novel)
+    distances.push_back(
+        {{"dimension", to_string(v.dimension)}, {"value", v.value}, {"distance", v.distance}});
+  j["distances"] = distances;
+  j["distance"] = novelty.distance();
   j["warnings"] = novelty.warnings();
   return j;
 }

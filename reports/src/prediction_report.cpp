@@ -72,7 +72,8 @@ std::string chunk_origin(const Scenario& s) {
 
 }  // namespace
 
-std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile) {
+std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile,
+                                   const std::string& memory) {
   const Novelty novelty = novelty_of(s, profile);
   const UncertaintyBand band = band_for(profile, p.iteration_s, novelty);
   std::vector<std::pair<std::string, std::string>> kv = {
@@ -94,7 +95,10 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                     (s.stack.spec.ofi_multi_recv
                          ? ", aws-ofi-nccl multi-receive on (not modelled: NCCL per-chunk cost as without it)"
                          : "")},
-      {"precision", to_string(s.training.precision)},
+      {"precision",
+       fp8_recipe_note(s.training.precision).empty()
+           ? std::string(to_string(s.training.precision))
+           : concat({to_string(s.training.precision), " (", fp8_recipe_note(s.training.precision), ")"})},
       {"profile", profile_label(profile)},
       {"compute", p.compute_source},
       {"collectives", p.collective_source},
@@ -103,7 +107,8 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                         format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" +
                         ", 80%: " + band_source(profile, novelty) + ")"},
       {"novelty", novelty.covered() ? std::string("covered (every dimension has live runs in the fit)")
-                                    : novelty.level() + ": " + novelty.summary()},
+                                    : concat({novelty.level(), ": ", novelty.summary(), " (distance ",
+                                              format_fixed(novelty.distance(), 1), " from the fit)"})},
       {"tokens/s", format_fixed(p.tokens_per_s, 0)},
       {"model TFLOP/s/GPU", format_fixed(p.model_tflops_per_gpu, 1)},
       {"critical rank", std::to_string(p.critical_rank) + " (" + rank_name(s.parallel, p.critical_rank) +
@@ -111,6 +116,7 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"replay", std::to_string(p.ops) + " ops, " + std::to_string(p.events) + " events"},
       {"network", network_line(p)},
   };
+  if (!memory.empty()) kv.push_back({"memory", memory});
   return render_key_values(kv) + warning_lines(p.warnings) + "\nper-rank breakdown (s):\n" +
          render_text(breakdown_table(p));
 }

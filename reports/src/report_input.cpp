@@ -96,6 +96,28 @@ ReportInput parse_json(const std::string& text, const std::string& path) {
   return in;
 }
 
+// The '#' comment lines a CSV output starts with (csv_context_header): "# key: value" for the context keys
+// the report names; other comments are ignored.
+void read_csv_context(const std::string& text, ReportInput& in) {
+  std::size_t pos = 0;
+  while (pos < text.size() && text[pos] == '#') {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string line = text.substr(pos + 1, end - pos - 1);
+    pos = end + 1;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(0, key.find_first_not_of(' '));
+    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : std::string();
+    if (!value.empty() && value.back() == '\r') value.pop_back();
+    if (key == "moetwin_version") in.moetwin_version = value;
+    if (key == "git_revision") in.git_revision = value;
+    if (key == "command") in.command = value;
+    if (key == "profile") in.profile = value;
+    if (key == "deadline_days") in.deadline_days = value;
+  }
+}
+
 // FIPS 180-4 SHA-256.
 constexpr std::array<std::uint32_t, 64> kK = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -179,6 +201,7 @@ ReportInput parse_report_input(const std::string& text, const std::string& path)
     in = parse_json(text, path);
   } else {
     const CsvTable t = parse_csv(text, path);
+    read_csv_context(text, in);
     in.path = path;
     in.columns = t.header;
     for (const CsvRow& r : t.rows) in.rows.push_back(r.fields);

@@ -130,6 +130,22 @@ std::string render_csv(const ResultTable& table) {
   return out.str();
 }
 
+std::string csv_context_header(const OutputContext& context,
+                               const std::vector<std::pair<std::string, std::string>>& facts) {
+  std::string out;
+  const auto line = [&out](const std::string& key, std::string value) {
+    for (char& c : value) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    out += "# " + key + ": " + value + "\n";
+  };
+  line("moetwin_version", kVersion);
+  line("git_revision", kGitRevision);
+  line("command", context.command);
+  for (const auto& [key, value] : facts) line(key, value);
+  return out;
+}
+
 nlohmann::ordered_json context_json(const OutputContext& context) {
   nlohmann::ordered_json j;
   j["schema_version"] = kOutputSchemaVersion;

@@ -52,7 +52,9 @@ TEST(HtmlReport, SummaryLines) {
       plan[1],
       "Recommended: 32 nodes, tp8 pp8 vpp1 ep32 dp4 mb1 recompute full, nccl-alltoall: 17.5 days (11.667 to "
       "35.0), 13440.0 node-hours, USD 1344000.");
-  EXPECT_EQ(plan[2], "It meets the deadline (central estimate); the slow end of the band does not.");
+  EXPECT_EQ(plan[2], "Uncertainty: 80% band 4.667 to 14.0 s per iteration.");
+  EXPECT_EQ(plan[3], "Memory: 150.00 of 268.22 GiB per GPU.");
+  EXPECT_EQ(plan[4], "It meets the deadline (central estimate); the slow end of the band does not.");
   const auto validate = summary_lines(in[2]);
   EXPECT_EQ(validate[0], "4 runs: median |error| 10.0%; within 10%: 2 of 4, within 20%: 3 of 4.");
   EXPECT_EQ(validate[1], "Worst: c2 nccl-alltoall (25.0%).");
@@ -62,7 +64,7 @@ TEST(HtmlReport, SummaryLines) {
   ASSERT_EQ(rec.size(), 3u);
   EXPECT_EQ(rec[2],
             "kimi-k2 on 32 x p6-b300.48xlarge, mb 1: deepep-uccl (2.5 s), ahead by 20.00%, within the "
-            "uncertainty.");
+            "uncertainty. 80% band 2.2 to 2.9 s per iteration.");
 }
 
 TEST(HtmlReport, RecommendSummaryListsTiesAndDispatchersBehind) {
@@ -71,11 +73,14 @@ TEST(HtmlReport, RecommendSummaryListsTiesAndDispatchersBehind) {
   const auto rec = summary_lines(load_report_input(fixture("recommend-ties.csv")));
   ASSERT_EQ(rec.size(), 2u);
   EXPECT_EQ(rec[0],
-            "deepseek-v3 on 8 x p6-b300.48xlarge, mb 4: deepep-uccl (19.75 s); tied within the uncertainty: "
-            "deepep-nvshmem +7.13%, deepep-v2-gin +2.31%; behind beyond it: nccl-alltoall +37.53%.");
-  EXPECT_EQ(rec[1],
-            "deepseek-v3 on 16 x p6-b300.48xlarge, mb 4: deepep-uccl (11.22 s); tied within the uncertainty: "
-            "none; behind beyond it: nccl-alltoall +37.43%.");
+            "deepseek-v3 on 8 x p6-b300.48xlarge, mb 4: deepep-uccl (19.75 s); tied within the uncertainty "
+            "(margin uncertainty 23.51%): deepep-nvshmem +7.13%, deepep-v2-gin +2.31%; behind beyond it: "
+            "nccl-alltoall +37.53%. 80% band 16.71 to 23.32 s per iteration.");
+  EXPECT_EQ(
+      rec[1],
+      "deepseek-v3 on 16 x p6-b300.48xlarge, mb 4: deepep-uccl (11.22 s); tied within the uncertainty "
+      "(margin uncertainty 23.51%): none; behind beyond it: nccl-alltoall +37.43%. 80% band 9.5 to 13.25 s "
+      "per iteration.");
 }
 
 TEST(HtmlReport, FigureList) {

@@ -159,8 +159,7 @@ TEST(ReportFigures, ParetoLabelsAndDeadline) {
   ASSERT_EQ(f.front_labels.size(), 3u);
   EXPECT_FALSE(f.front_labels[0].empty());
   EXPECT_FALSE(f.recommended_label.empty());
-  EXPECT_EQ(f.deadline_days, 0);  // a CSV plan records no deadline
-  f.deadline_days = 30;
+  EXPECT_EQ(f.deadline_days, 30);  // the CSV's comment header records the deadline
   const std::string script = pareto_job(f, FigureFormat::svg).script;
   EXPECT_NE(script.find("set label " + gnuplot_quote(f.front_labels[0])), std::string::npos) << script;
   EXPECT_NE(script.find("set label " + gnuplot_quote("recommended: " + f.recommended_label)),

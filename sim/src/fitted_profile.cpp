@@ -489,7 +489,8 @@ FittedProfile load_fitted_profile(const std::string& path) {
         p.novelty_bands[d] = {r.rows, -std::min(r.p90_abs, 0.95), r.p90_abs,
                               concat({"measured: p90 |error| of ", std::to_string(r.rows),
                                       " held-out rows new in GPU, instance, stack or precision "
-                                      "([cross_validated_novel] of an older profile)"})};
+                                      "([cross_validated_novel] of an older profile)"}),
+                              -1};
       }
     }
   }
@@ -504,6 +505,8 @@ FittedProfile load_fitted_profile(const std::string& path) {
       b.error_lo = t->number("error_lo", -0.95, 0);
       b.error_hi = t->number("error_hi", 0, 100);
       b.source = t->string("source");
+      // Optional: profiles written before distances read their band as one unit's (NoveltyBand).
+      if (t->has("per_unit")) b.per_unit = t->number("per_unit", 0, 10);
       t->finish();
       p.novelty_bands[to_string(d)] = std::move(b);
     }
@@ -536,6 +539,27 @@ FittedProfile load_fitted_profile(const std::string& path) {
     p.coverage.pp_regimes = list("pp_regimes");
     p.coverage.tps = list("tps");
     p.coverage.ep_spans = list("ep_spans");
+    // Optional (profiles before routing was a dimension cover every routing).
+    p.coverage.routings = list("routings");
+    // Optional: [coverage.model_shapes."<model>"] (profiles before distances: a new model is 1 unit away).
+    const toml::table* raw_shapes = root_table["coverage"]["model_shapes"].as_table();
+    if (std::optional<StrictTable> shapes = cov->table("model_shapes"); shapes && raw_shapes != nullptr) {
+      for (const auto& entry : *raw_shapes) {
+        const std::string name(entry.first.str());
+        std::optional<StrictTable> t = shapes->table(name);
+        if (!t) continue;
+        ModelShape m;
+        m.hidden = t->int32("hidden", 1, 1000000);
+        m.expert_ffn_hidden = t->int32("expert_ffn_hidden", 0, 1000000);
+        m.experts = t->int32("experts", 0, 1000000);
+        m.top_k = t->int32("top_k", 0, 1000000);
+        m.layers = t->int32("layers", 1, 1000000);
+        m.attention = t->string("attention");
+        t->finish();
+        p.coverage.model_shapes[name] = m;
+      }
+      shapes->finish();
+    }
     if (cov->has("nodes_min") || cov->has("nodes_max")) {
       const int lo = cov->int32("nodes_min", 1, 1000000);
       const int hi = cov->int32("nodes_max", lo, 1000000);
@@ -629,14 +653,15 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   s += residual_toml("cross_validated", "out of sample: each row predicted by the fit without its group",
                      p.cross_validated);
   if (!p.novelty_bands.empty()) {
-    s += "\n# Bands for predictions new to the fit in one dimension (80% of signed relative errors, "
-         "predicted - "
-         "measured\n# over measured): measured on held-out campaigns that were new in it, or a stated "
-         "prior.\n";
+    s += "\n# Growth of the 80% band per unit of distance in each novelty dimension (per_unit: log "
+         "half-width\n"
+         "# per unit, combined in quadrature; error_lo / error_hi: one unit alone): measured on held-out\n"
+         "# campaigns that were new in it, or a stated prior.\n";
     for (const auto& [dimension, b] : p.novelty_bands) {
       s += "[novelty_bands." + dimension + "]\nrows = " + std::to_string(b.rows) +
            "\nerror_lo = " + format_exact(b.error_lo) + "\nerror_hi = " + format_exact(b.error_hi) +
            "\nsource = " + quoted_string(b.source) + "\n";
+      if (b.per_unit >= 0) s += "per_unit = " + format_exact(b.per_unit) + "\n";
     }
   }
   if (!p.coverage.empty()) {
@@ -647,10 +672,18 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "\nprecisions = " + toml_array(p.coverage.precisions) +
          "\nmodels = " + toml_array(p.coverage.models) +
          "\npp_regimes = " + toml_array(p.coverage.pp_regimes) + "\ntps = " + toml_array(p.coverage.tps) +
-         "\nep_spans = " + toml_array(p.coverage.ep_spans) + "\n";
+         "\nep_spans = " + toml_array(p.coverage.ep_spans) +
+         "\nroutings = " + toml_array(p.coverage.routings) + "\n";
     if (!p.coverage.nodes.empty()) {
       s += "nodes_min = " + std::to_string(p.coverage.nodes.front()) +
            "\nnodes_max = " + std::to_string(p.coverage.nodes.back()) + "\n";
+    }
+    for (const auto& [name, m] : p.coverage.model_shapes) {
+      s += "[coverage.model_shapes." + quoted_string(name) + "]  # size and shape: a new model's distance\n" +
+           "hidden = " + std::to_string(m.hidden) +
+           "\nexpert_ffn_hidden = " + std::to_string(m.expert_ffn_hidden) +
+           "\nexperts = " + std::to_string(m.experts) + "\ntop_k = " + std::to_string(m.top_k) +
+           "\nlayers = " + std::to_string(m.layers) + "\nattention = " + quoted_string(m.attention) + "\n";
     }
   }
   const auto margin_toml = [&s](const char* table, const char* scope, const MarginResidualSummary& m) {
@@ -675,71 +708,6 @@ PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile
   return o;
 }
 
-namespace {
-
-// The signed error quantiles of a prediction at `novelty`, and the band's source.
-struct ErrorRange {
-  double lo = -0.5;
-  double hi = 0.5;
-};
-constexpr double kPriorError = 0.5;  // the unfitted twin's errors: the band where nothing was measured
-
-ErrorRange in_family_errors(const FittedProfile& profile) {
-  if (profile.fitted && profile.cross_validated.rows > 0)
-    return {profile.cross_validated.signed_p10, profile.cross_validated.signed_p90};
-  return {-kPriorError, kPriorError};
-}
-
-ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
-  ErrorRange r = in_family_errors(profile);
-  if (!profile.fitted) return r;
-  for (const NovelValue& v : novelty.novel) {
-    if (v.dimension == NoveltyDimension::dispatcher) continue;
-    const auto it = profile.novelty_bands.find(to_string(v.dimension));
-    const double lo = it == profile.novelty_bands.end() ? -kPriorError : it->second.error_lo;
-    const double hi = it == profile.novelty_bands.end() ? kPriorError : it->second.error_hi;
-    r.lo = std::min(r.lo, lo);
-    r.hi = std::max(r.hi, hi);
-  }
-  return r;
-}
-
-UncertaintyBand band_of(double predicted_s, const ErrorRange& e) {
-  // measured = predicted / (1 + error): the largest error gives the smallest measured time.
-  return {predicted_s / (1 + e.hi), predicted_s / (1 + std::max(e.lo, -0.95))};
-}
-
-}  // namespace
-
-UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
-  return band_of(predicted_s, in_family_errors(profile));
-}
-
-UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, const Novelty& novelty) {
-  return band_of(predicted_s, novelty_errors(profile, novelty));
-}
-
-std::string band_source(const FittedProfile& profile, const Novelty& novelty) {
-  if (!profile.fitted) return "unfitted profile: +-50%, the size of the unfitted twin's errors";
-  std::string s = profile.cross_validated.rows > 0
-                      ? concat({"cross-validated (", profile.cv_scheme, ", ",
-                                std::to_string(profile.cross_validated.rows), " rows)"})
-                      : std::string("no cross-validation in the profile: +-50%");
-  std::string widened;
-  for (const NovelValue& v : novelty.novel) {
-    if (v.dimension == NoveltyDimension::dispatcher) continue;
-    const auto it = profile.novelty_bands.find(to_string(v.dimension));
-    widened += widened.empty() ? "" : "; ";
-    widened += concat({to_string(v.dimension), " ", v.value, ": "});
-    if (it == profile.novelty_bands.end())
-      widened += "+-50% (no band in the profile: the unfitted twin's errors)";
-    else
-      widened += concat({format_fixed(it->second.error_lo * 100, 0), "%..+",
-                         format_fixed(it->second.error_hi * 100, 0), "%, ", it->second.source});
-  }
-  return widened.empty() ? s : concat({s, ", widened for ", widened});
-}
-
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s) {
   TermSpread t;
   t.fastest_s = t.slowest_s = predicted_s;
@@ -755,32 +723,6 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
   const Novelty novelty = novelty_of(scenario, profile);
   t.band = {band_for(profile, t.fastest_s, novelty).lo_s, band_for(profile, t.slowest_s, novelty).hi_s};
   return t;
-}
-
-double margin_uncertainty(const FittedProfile& profile) {
-  if (!profile.fitted || profile.cross_validated_margin.pairs == 0) return -1;
-  return profile.cross_validated_margin.p90_abs;
-}
-
-bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s) {
-  return margin_exceeds_uncertainty(profile, winner_s, runner_up_s, Novelty{});
-}
-
-double margin_uncertainty(const FittedProfile& profile, const Novelty& novelty) {
-  const double u = margin_uncertainty(profile);
-  if (u < 0) return u;
-  const ErrorRange in = in_family_errors(profile);
-  const ErrorRange at = novelty_errors(profile, novelty);
-  const double width_in = std::log((1 + in.hi) / (1 + std::max(in.lo, -0.95)));
-  const double width_at = std::log((1 + at.hi) / (1 + std::max(at.lo, -0.95)));
-  return width_in > 0 ? u * std::max(1.0, width_at / width_in) : u;
-}
-
-bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s,
-                                const Novelty& novelty) {
-  const double u = margin_uncertainty(profile, novelty);
-  if (u < 0) return band_for(profile, winner_s, novelty).hi_s < band_for(profile, runner_up_s, novelty).lo_s;
-  return runner_up_s / winner_s - 1 > u;
 }
 
 }  // namespace moetwin

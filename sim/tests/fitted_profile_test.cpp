@@ -382,42 +382,94 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
 namespace moetwin {
 namespace {
 
-// Outside the fit's coverage the band takes each novel dimension's band where it is wider, and a stated
-// +-50% for a dimension the profile has no band for; inside it is band_for's.
-TEST(FittedProfile, BandOutsideCoverageIsWider) {
+// Outside the fit's coverage each novel dimension widens the band by its growth per unit x its distance,
+// in quadrature with the in-family half-width (log space) and with the other new dimensions; a dimension
+// the profile has no band for grows by ln 1.5 (+-50%) per unit. Inside it the band is band_for's.
+TEST(FittedProfile, BandGrowsWithDistanceInQuadrature) {
   FittedProfile p = sample();  // in-family signed quantiles -0.2 / +0.1
   const UncertaintyBand in = band_for(p, 10);
   EXPECT_EQ(band_for(p, 10, Novelty{}).lo_s, in.lo_s);
+  const double a = -std::log(0.8), b = std::log(1.1);  // in-family log half-widths (slow, fast side)
   Novelty gpu;
-  gpu.novel.push_back({NoveltyDimension::gpu, "B200", "GPU B200: no live runs in the fit"});
+  gpu.novel.push_back({NoveltyDimension::gpu, "B200", "GPU B200: no live runs in the fit", 1.0});
   const UncertaintyBand prior = band_for(p, 10, gpu);
-  EXPECT_DOUBLE_EQ(prior.lo_s, 10 / 1.5);
-  EXPECT_DOUBLE_EQ(prior.hi_s, 10 / 0.5);
-  p.novelty_bands["gpu"] = {7, -0.23, 0.23, "measured: 7 held-out rows"};
+  const double u0 = std::log(1.5);
+  EXPECT_NEAR(prior.lo_s, 10 * std::exp(-std::sqrt(b * b + u0 * u0)), 1e-9);
+  EXPECT_NEAR(prior.hi_s, 10 * std::exp(std::sqrt(a * a + u0 * u0)), 1e-9);
+  p.novelty_bands["gpu"] = {7, std::expm1(-0.1), std::expm1(0.1), "measured: 7 held-out rows", 0.1};
   const UncertaintyBand novel = band_for(p, 10, gpu);
-  EXPECT_DOUBLE_EQ(novel.lo_s, 10 / 1.23);
-  EXPECT_DOUBLE_EQ(novel.hi_s, 10 / 0.77);
-  EXPECT_NE(band_source(p, gpu).find("widened for gpu B200: -23%..+23%, measured"), std::string::npos);
-  // A dispatcher without runs is not banded here; two dimensions take the wider of their bands per side.
+  EXPECT_NEAR(novel.lo_s, 10 * std::exp(-std::sqrt(b * b + 0.01)), 1e-9);
+  EXPECT_NEAR(novel.hi_s, 10 * std::exp(std::sqrt(a * a + 0.01)), 1e-9);
+  EXPECT_NE(
+      band_source(p, gpu).find("widened in quadrature (combined distance 1.0) for gpu B200 at distance 1.0: "
+                               "+-11% per unit, measured"),
+      std::string::npos)
+      << band_source(p, gpu);
+  // The same dimension farther away: strictly wider, at every distance.
+  p.novelty_bands["scale"] = {0, std::expm1(-0.2), std::expm1(0.2), "prior", 0.2};
+  double last_hi = in.hi_s;
+  double last_lo = in.lo_s;
+  for (const double d : {1.0, std::log2(4096.0 / 32), std::log2(100000.0 / 32)}) {
+    Novelty far;
+    far.novel.push_back({NoveltyDimension::scale, "n nodes", "beyond", d});
+    const UncertaintyBand f = band_for(p, 10, far);
+    EXPECT_GT(f.hi_s, last_hi) << d;
+    EXPECT_LT(f.lo_s, last_lo) << d;
+    last_hi = f.hi_s;
+    last_lo = f.lo_s;
+  }
+  // Two new dimensions give a wider band than either alone; a dispatcher without runs is not banded here.
   Novelty two = gpu;
-  two.novel.push_back({NoveltyDimension::scale, "64 nodes", "64 nodes: no live runs in the fit"});
-  p.novelty_bands["scale"] = {0, -0.3, 0.1, "prior"};
+  two.novel.push_back({NoveltyDimension::scale, "64 nodes", "64 nodes: no live runs in the fit", 1.0});
+  two.novel.push_back({NoveltyDimension::dispatcher, "deepep-v2-gin", "no runs", 0.0});
+  Novelty scale_only;
+  scale_only.novel.push_back(two.novel[1]);
   const UncertaintyBand both = band_for(p, 10, two);
-  EXPECT_DOUBLE_EQ(both.lo_s, 10 / 1.23);
-  EXPECT_DOUBLE_EQ(both.hi_s, 10 / 0.7);
+  EXPECT_GT(both.hi_s, band_for(p, 10, scale_only).hi_s);
+  EXPECT_GT(both.hi_s, novel.hi_s);
+  EXPECT_NEAR(both.hi_s, 10 * std::exp(std::sqrt(a * a + 0.01 + 0.04)), 1e-9);
+  EXPECT_NEAR(two.distance(), std::sqrt(2.0), 1e-12);
   // The margin uncertainty grows with the band's log width.
   p.cross_validated_margin = {10, 0.05, 0.1};
-  const double ratio = std::log(1.23 / 0.7) / std::log(1.1 / 0.8);
+  const double ratio = (std::sqrt(a * a + 0.05) + std::sqrt(b * b + 0.05)) / (a + b);
   EXPECT_NEAR(margin_uncertainty(p, two), 0.1 * ratio, 1e-12);
   EXPECT_DOUBLE_EQ(margin_uncertainty(p, Novelty{}), 0.1);
+  // The bands round-trip, per_unit included; a profile written before per_unit reads error_hi as one unit.
   const FittedProfile q = load_fitted_profile(write_temp("novel.toml", fitted_profile_toml(p)));
   ASSERT_EQ(q.novelty_bands.size(), 2u);
   EXPECT_EQ(q.novelty_bands.at("gpu").rows, 7);
-  EXPECT_EQ(q.novelty_bands.at("scale").error_lo, -0.3);
+  EXPECT_EQ(q.novelty_bands.at("scale").per_unit, 0.2);
   EXPECT_EQ(q.novelty_bands.at("scale").source, "prior");
+  NoveltyBand old{7, -0.23, 0.23, "an older profile", -1};
+  EXPECT_DOUBLE_EQ(old.unit_width(), std::log1p(0.23));
   // Profiles without the tables load with none.
   EXPECT_TRUE(
       load_fitted_profile(write_temp("plain.toml", fitted_profile_toml(sample()))).novelty_bands.empty());
+}
+
+// [coverage] keeps the fitted models' shapes and routings; an older profile without them loads (a new
+// model 1 unit away, every routing covered).
+TEST(FittedProfile, CoverageShapesAndRoutingsRoundTrip) {
+  FittedProfile p = sample();
+  p.coverage.gpus = {"B300"};
+  p.coverage.stacks = {"nemo-26.04.01"};
+  p.coverage.dispatchers = {"deepep-uccl"};
+  p.coverage.models = {"deepseek-v3"};
+  p.coverage.routings = {"balanced"};
+  p.coverage.model_shapes["deepseek-v3"] = {7168, 2048, 256, 8, 61, "mla"};
+  p.coverage.nodes = {4, 32};
+  const std::string text = fitted_profile_toml(p);
+  const FittedProfile q = load_fitted_profile(write_temp("shapes.toml", text));
+  EXPECT_EQ(q.coverage.routings, (std::vector<std::string>{"balanced"}));
+  ASSERT_EQ(q.coverage.model_shapes.count("deepseek-v3"), 1u);
+  EXPECT_EQ(q.coverage.model_shapes.at("deepseek-v3").experts, 256);
+  EXPECT_EQ(q.coverage.model_shapes.at("deepseek-v3").attention, "mla");
+  std::string old = text;
+  old.erase(old.find("[coverage.model_shapes"));
+  old.erase(old.find("routings = "), old.find('\n', old.find("routings = ")) - old.find("routings = ") + 1);
+  const FittedProfile r = load_fitted_profile(write_temp("old-coverage.toml", old));
+  EXPECT_TRUE(r.coverage.routings.empty());
+  EXPECT_TRUE(r.coverage.model_shapes.empty());
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
 
 namespace moetwin {
 namespace {
@@ -66,7 +68,9 @@ TEST(Novelty, ScaleLayoutAndDispatcherLevels) {
   ASSERT_EQ(n.novel.size(), 1u);
   EXPECT_EQ(n.novel[0].dimension, NoveltyDimension::scale);
   EXPECT_EQ(n.novel[0].value, "64 nodes");
-  EXPECT_EQ(n.novel[0].warning, "64 nodes: no live runs in the fit at this scale (fitted 32-32 nodes)");
+  EXPECT_EQ(n.novel[0].warning,
+            "64 nodes: no live runs in the fit at this scale (fitted 32-32 nodes; 1.0 doublings beyond)");
+  EXPECT_DOUBLE_EQ(n.novel[0].distance, 1.0);
   EXPECT_EQ(n.level(), "configuration");
   // An EP group over 8 nodes instead of 4 is a new layout regime.
   Scenario wide = s;
@@ -74,6 +78,7 @@ TEST(Novelty, ScaleLayoutAndDispatcherLevels) {
   n = novelty_of(wide, c);
   ASSERT_EQ(n.novel.size(), 1u);
   EXPECT_EQ(n.summary(), "layout=ep-nodes8");
+  EXPECT_DOUBLE_EQ(n.distance(), 1.0);  // one doubling from the fitted 4-node span
   // A dispatcher without runs leaves the level covered (its band is the A2A term spread's).
   Scenario other = s;
   other.dispatcher.name = "deepep-v2-gin";
@@ -82,6 +87,124 @@ TEST(Novelty, ScaleLayoutAndDispatcherLevels) {
   EXPECT_EQ(n.summary(), "dispatcher=deepep-v2-gin");
   // An empty coverage covers everything.
   EXPECT_TRUE(novelty_of(big, FitCoverage{}).covered());
+}
+
+// Distances: doublings beyond the fitted node range, a model's size and shape, routing a new dimension, and
+// an FP8 recipe beside a fitted one at half a unit.
+TEST(Novelty, DistancesGrowWithHowFarAPredictionReaches) {
+  const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  Scenario s = load(catalog, "scenarios/default.toml");
+  FitCoverage c;
+  c.add(s);
+  Scenario small = s;
+  small.nodes = 4;
+  c.add(small);  // nodes 4..32
+  double last = 0;
+  for (const int nodes : {64, 4096, 100000}) {
+    Scenario big = s;
+    big.nodes = nodes;
+    const Novelty n = novelty_of(big, c);
+    ASSERT_EQ(n.novel.size(), 1u);
+    EXPECT_NEAR(n.distance(), std::log2(nodes / 32.0), 1e-12);
+    EXPECT_GT(n.distance(), last);
+    last = n.distance();
+  }
+  Scenario two = s;
+  two.nodes = 1;
+  EXPECT_NEAR(novelty_of(two, c).distance(), 2.0, 1e-12);  // 4 -> 1 node: two doublings below
+
+  // Zipf routing on a fit of forced-balance rows: the routing dimension, a configuration novelty.
+  Scenario zipf = s;
+  zipf.routing.kind = RoutingKind::zipf;
+  zipf.routing.zipf_exponent = 1.2;
+  Novelty n = novelty_of(zipf, c);
+  ASSERT_TRUE(n.has(NoveltyDimension::routing));
+  EXPECT_EQ(n.summary(), "routing=zipf");
+  EXPECT_EQ(n.level(), "configuration");
+  EXPECT_NE(n.warnings()[0].find("every fitted row ran balanced routing"), std::string::npos)
+      << n.warnings()[0];
+
+  // A model: its distance to the nearest fitted shape (DeepSeek-V3 -> Kimi-K2: 384 vs 256 experts).
+  Scenario kimi = s;
+  kimi.model = catalog.model("kimi-k2");
+  n = novelty_of(kimi, c);
+  ASSERT_TRUE(n.has(NoveltyDimension::model));
+  EXPECT_NEAR(n.distance(), std::log2(384.0 / 256.0), 1e-12);
+  EXPECT_NE(n.warnings()[0].find("0.6 doublings of size and shape from deepseek-v3"), std::string::npos)
+      << n.warnings()[0];
+  // Without recorded shapes (an older profile) a new model is one unit away.
+  FitCoverage no_shapes = c;
+  no_shapes.model_shapes.clear();
+  EXPECT_DOUBLE_EQ(novelty_of(kimi, no_shapes).distance(), 1.0);
+
+  // Three new dimensions reach farther than any one of them.
+  Scenario three = zipf;
+  three.nodes = 64;
+  three.model = catalog.model("kimi-k2");
+  const Novelty t = novelty_of(three, c);
+  EXPECT_EQ(t.novel.size(), 3u);
+  for (const NovelValue& v : t.novel) EXPECT_GT(t.distance(), v.distance);
+
+  // FP8: fp8-current on a fit with fp8-hybrid is half a unit (the model prices them alike); on a bf16-only
+  // fit a whole one.
+  Scenario hybrid = s;
+  hybrid.training.precision = Precision::fp8_hybrid;
+  FitCoverage fp8 = c;
+  fp8.add(hybrid);
+  Scenario current = s;
+  current.training.precision = Precision::fp8_current;
+  n = novelty_of(current, fp8);
+  ASSERT_EQ(n.novel.size(), 1u);
+  EXPECT_DOUBLE_EQ(n.distance(), kFp8RecipeDistance);
+  EXPECT_NE(n.warnings()[0].find("the model prices every FP8 recipe alike"), std::string::npos);
+  EXPECT_DOUBLE_EQ(novelty_of(current, c).distance(), 1.0);
+  EXPECT_EQ(fp8_recipe_note(Precision::bf16), "");
+  EXPECT_NE(fp8_recipe_note(Precision::fp8_blockwise).find("fp8-blockwise"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// The shipped profile: the same scenario farther from the fit gets a strictly wider band (32 nodes is
+// inside the fitted range; 64, 4,096 and 100,000 beyond it), three new dimensions a wider band than any
+// one, and zipf routing names the routing dimension (every fitted row forced balanced routing).
+TEST(Novelty, ShippedProfileBandsWidenWithDistance) {
+  const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  const FittedProfile profile =
+      load_fitted_profile(std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles/fitted/live-fit.toml");
+  const Scenario s = load(catalog, "scenarios/default.toml");
+  double hi = 0, lo = 1e300;
+  for (const int nodes : {32, 64, 4096, 100000}) {
+    Scenario at = s;
+    at.nodes = nodes;
+    const UncertaintyBand b = band_for(profile, 10, novelty_of(at, profile));
+    EXPECT_GT(b.hi_s, hi) << nodes;
+    EXPECT_LT(b.lo_s, lo) << nodes;
+    hi = b.hi_s;
+    lo = b.lo_s;
+  }
+  Scenario zipf = s;
+  zipf.routing.kind = RoutingKind::zipf;
+  zipf.routing.zipf_exponent = 1.2;
+  const Novelty z = novelty_of(zipf, profile);
+  EXPECT_TRUE(z.has(NoveltyDimension::routing));
+  EXPECT_NE(z.summary().find("routing=zipf"), std::string::npos);
+  // Three new dimensions (GPU, model, routing) against each alone.
+  Scenario gpu = s;
+  gpu.instance = catalog.instance("p6-b200.48xlarge");
+  gpu.gpu = catalog.gpu(gpu.instance.gpu);
+  Scenario model = s;
+  model.model = catalog.model("qwen3-30b-a3b");
+  Scenario three = zipf;
+  three.instance = gpu.instance;
+  three.gpu = gpu.gpu;
+  three.model = model.model;
+  const double wide = band_for(profile, 10, novelty_of(three, profile)).hi_s;
+  for (const Scenario* one : {&gpu, &model, &zipf})
+    EXPECT_GT(wide, band_for(profile, 10, novelty_of(*one, profile)).hi_s) << one->model.name;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "moetwin/validate/validation_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
@@ -57,6 +58,7 @@ ResultTable rows_table(const std::vector<std::string>& header, const std::vector
       row.push_back(Cell::fixed(intervals[i].hi_s, 6));
       row.emplace_back(intervals[i].level);
       row.emplace_back(intervals[i].novelty);
+      row.push_back(Cell::fixed(intervals[i].distance, 2));
     }
     row.push_back(p.ok ? Cell("ok") : Cell("error: " + p.error));
     const std::vector<Cell> detail = predict_cells(p.detail);
@@ -173,6 +175,24 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   if (has_cv)
     coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
   report.intervals = interval_coverage_table(coverage_scopes);
+  // Out of sample, per fold and distance bucket: does the band hold as the held-out rows reach farther?
+  report.by_distance.columns = {"scope",  "fold",         "distance_bucket", "rows",
+                                "inside", "coverage_pct", "distance_min",    "distance_max"};
+  for (const auto& [scope, intervals] : std::vector<std::pair<std::string, const std::vector<RowInterval>*>>{
+           {"out_of_sample", &oos_intervals}, {"in_sample", &in_intervals}}) {
+    if (scope == "out_of_sample" && !has_cv) continue;
+    for (const DistanceCoverage& c : coverage_by_distance(runs, *intervals)) {
+      report.by_distance.add_row({scope, c.fold, c.bucket, Cell::integer(c.rows), Cell::integer(c.inside),
+                                  Cell::fixed(c.share * 100, 1), Cell::fixed(c.distance_min, 2),
+                                  Cell::fixed(c.distance_max, 2)});
+    }
+  }
+  // The profile's growth of the band with distance, per novelty dimension.
+  report.novelty_growth.columns = {"dimension", "rows", "per_unit_pct", "source"};
+  for (const auto& [dimension, b] : profile.novelty_bands) {
+    report.novelty_growth.add_row(
+        {dimension, Cell::integer(b.rows), Cell::fixed(std::expm1(b.unit_width()) * 100, 1), b.source});
+  }
   report.parameters = parameters_table(profile);
 
   const ErrorStats all = error_stats(head.all);
@@ -231,6 +251,14 @@ std::string render_validation_text(const ValidationReport& report) {
     content += "\nwrong winner where the measured lead is >= 5%:\n";
     for (const std::string& m : report.misses) content += "  " + m + "\n";
   }
+  if (!report.by_distance.rows.empty()) {
+    content += "\n80% interval per fold (held-out campaign) and distance from the fit (novelty units):\n" +
+               render_text(report.by_distance);
+  }
+  if (!report.novelty_growth.rows.empty()) {
+    content += "\nband growth per unit of distance (combined in quadrature with the in-family band):\n" +
+               render_text(report.novelty_growth);
+  }
   return content;
 }
 
@@ -240,7 +268,9 @@ std::string render_validation_json(const ValidationReport& report, const OutputC
                                {"cells", &report.cells},
                                {"margins", &report.margins},
                                {"parameters", &report.parameters},
-                               {"intervals", &report.intervals}});
+                               {"intervals", &report.intervals},
+                               {"intervals_by_distance", &report.by_distance},
+                               {"novelty_growth", &report.novelty_growth}});
 }
 
 ResultTable interval_coverage_table(

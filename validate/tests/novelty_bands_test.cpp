@@ -3,10 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/validate/accuracy.hpp"
 
 namespace moetwin {
 namespace {
@@ -43,57 +47,89 @@ Rows sample_rows() {
   return r;
 }
 
-TEST(NoveltyBands, HeldOutNoveltyAndMeasuredOrPriorBands) {
+// The in-family log half-widths of a set of errors, as novelty_bands takes them (signed p10 / p90).
+std::pair<double, double> in_family_widths(const std::vector<double>& errors) {
+  return {-std::log1p(percentile(errors, 0.1)), std::log1p(percentile(errors, 0.9))};
+}
+
+TEST(NoveltyBands, HeldOutNoveltyWithDistancesAndMeasuredOrPriorGrowth) {
   const Rows r = sample_rows();
   const std::vector<Novelty> n = held_out_novelty(r.runs);
   // Kimi-K2 at 16 nodes is covered by the 32-node Kimi-K2 campaign but pp4 vs pp8 stays "pp>1": covered.
   EXPECT_EQ(n[4].level(), "covered");
-  // DeepSeek-V3 is the only campaign of its model: configuration novelty.
+  EXPECT_EQ(n[4].distance(), 0);
+  // DeepSeek-V3 is the only campaign of its model: configuration novelty, 0.58 doublings from Kimi-K2
+  // (256 vs 384 experts, the rest of its shape the same).
   EXPECT_EQ(n[0].level(), "configuration");
   EXPECT_TRUE(n[0].has(NoveltyDimension::model));
-  // p5en is new in GPU, instance, stack, precision, model and TP degree.
+  EXPECT_NEAR(n[0].distance(), std::log2(384.0 / 256.0), 1e-12);
+  // p5en is new in GPU, instance, stack, precision, model, TP degree and scale (4 nodes, 2 doublings below
+  // the others' 16): far from the rest.
   EXPECT_EQ(n[12].level(), "platform");
+  EXPECT_TRUE(n[12].has(NoveltyDimension::scale));
+  EXPECT_GT(n[12].distance(), 3.0);
 
   const auto bands = novelty_bands(r.runs, r.predicted, n);
-  // GPU: the 5 p5en rows, |error| p90 of {.20,.22,.24,.26,.28} = 0.272 (linear interpolation).
+  EXPECT_EQ(bands.size(), banded_novelty_dimensions().size());
+  // Each novel row's excess over the in-family width, per unit of its distance.
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < r.runs.size(); ++i) errors.push_back(r.predicted[i] / r.runs[i].iter_s - 1);
+  const auto [w_lo, w_hi] = in_family_widths(errors);
+  std::vector<double> p5en_rates, model_rates;
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    if (n[i].covered()) continue;
+    const double l = std::log1p(errors[i]);
+    const double side = l < 0 ? w_lo : w_hi;
+    const double rate = std::sqrt(std::max(0.0, l * l - side * side)) / n[i].distance();
+    model_rates.push_back(rate);
+    if (i >= 12) p5en_rates.push_back(rate);
+  }
+  // GPU: the 5 p5en rows, their rates' 80th percentile (two of them beyond the in-family width).
   ASSERT_TRUE(bands.count("gpu"));
   EXPECT_EQ(bands.at("gpu").rows, 5);
-  EXPECT_NEAR(bands.at("gpu").error_hi, 0.272, 1e-9);
-  EXPECT_NEAR(bands.at("gpu").error_lo, -0.272, 1e-9);
+  EXPECT_NEAR(bands.at("gpu").per_unit, percentile(p5en_rates, 0.8), 1e-12);
+  EXPECT_GT(bands.at("gpu").per_unit, 0);
+  EXPECT_NEAR(bands.at("gpu").error_hi, std::expm1(bands.at("gpu").per_unit), 1e-12);
   // Model: 4 DeepSeek-V3 rows + 5 p5en rows (9 >= 5): measured.
   EXPECT_EQ(bands.at("model").rows, 9);
-  // Scale: p5en's 4 nodes lie below the others' 16-32.
+  EXPECT_NEAR(bands.at("model").per_unit, percentile(model_rates, 0.8), 1e-12);
+  // Scale: 5 p5en rows; routing: no held-out campaign was new in it (all forced balance): the prior, at
+  // least the in-family half-width per unit.
   EXPECT_EQ(bands.at("scale").rows, 5);
-  EXPECT_EQ(bands.size(), banded_novelty_dimensions().size());
+  EXPECT_EQ(bands.at("routing").rows, 0);
+  EXPECT_GE(bands.at("routing").per_unit, std::max(w_lo, w_hi) - 1e-12);
+  EXPECT_NE(bands.at("routing").source.find("conservative rule"), std::string::npos)
+      << bands.at("routing").source;
 }
 
-TEST(NoveltyBands, PriorIsTheWidestMeasuredBandOfTheSameLevel) {
+TEST(NoveltyBands, UnmeasuredDimensionsTakeTheConservativePrior) {
   Rows r = sample_rows();
   r.runs.resize(16);  // four p5en rows: too few for platform bands of their own
   r.predicted.resize(16);
   const auto bands = novelty_bands(r.runs, r.predicted, held_out_novelty(r.runs));
-  // Model: 4 DeepSeek-V3 + 4 p5en rows, p90 |error| of {.05,.05,.1,.1,.2,.22,.24,.26} = 0.246.
+  // Model: 4 DeepSeek-V3 + 4 p5en rows: measured.
   EXPECT_EQ(bands.at("model").rows, 8);
-  EXPECT_NEAR(bands.at("model").error_hi, 0.246, 1e-9);
-  // Scale (4 p5en rows below the others' 16-32 nodes) is a configuration novelty: the model band stands in.
-  EXPECT_EQ(bands.at("scale").rows, 0);
-  EXPECT_NEAR(bands.at("scale").error_lo, -0.246, 1e-9);
-  EXPECT_NE(bands.at("scale").source.find("the widest measured configuration band (model) stands in"),
-            std::string::npos);
-  // No platform novelty measured: the unfitted twin's +-50%, not a configuration band.
+  // GPU: 4 rows, the prior: the largest of the in-family half-width, the novel rows' excess and the widest
+  // measured rate, never below the measured model rate.
   EXPECT_EQ(bands.at("gpu").rows, 0);
-  EXPECT_EQ(bands.at("gpu").error_lo, -0.5);
+  EXPECT_GE(bands.at("gpu").per_unit, bands.at("model").per_unit);
   EXPECT_NE(bands.at("gpu").source.find("prior: 4 held-out rows new in gpu"), std::string::npos);
+  EXPECT_EQ(bands.at("gpu").per_unit, bands.at("routing").per_unit);
 }
 
-TEST(NoveltyBands, NothingMeasuredGivesTheUnfittedPrior) {
+TEST(NoveltyBands, NothingNovelGivesTheInFamilyWidthPerUnit) {
   Rows r = sample_rows();
   r.runs.resize(4);  // one campaign: nothing to hold it out against, no novelty measured
   r.predicted.resize(4);
   const auto bands = novelty_bands(r.runs, r.predicted, held_out_novelty(r.runs));
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < 4; ++i) errors.push_back(r.predicted[i] / r.runs[i].iter_s - 1);
+  const auto [w_lo, w_hi] = in_family_widths(errors);
   EXPECT_EQ(bands.at("model").rows, 0);
-  EXPECT_EQ(bands.at("model").error_hi, 0.5);
-  EXPECT_EQ(bands.at("gpu").error_lo, -0.5);
+  EXPECT_NEAR(bands.at("model").per_unit, std::max({w_lo, w_hi, std::log(1.1)}), 1e-12);
+  // No prediction at all: the unfitted twin's +-50% per unit.
+  const auto none = novelty_bands(r.runs, std::vector<double>(4, 0.0), held_out_novelty(r.runs));
+  EXPECT_NEAR(none.at("gpu").per_unit, std::log(1.5), 1e-12);
 }
 
 TEST(NoveltyBands, CoveragePerLevel) {
@@ -112,15 +148,29 @@ TEST(NoveltyBands, CoveragePerLevel) {
   EXPECT_NEAR(c[0].median_hi_lo, 1.08 / 0.92, 1e-12);
 
   // Out of sample, the p5en rows get the band measured without them: no other campaign is new in GPU, so
-  // the prior (+-50% here: nothing else measured) holds them.
+  // the prior (here its +-10% per unit floor, 4 units away) holds them.
   const std::vector<RowInterval> out = out_of_sample_intervals(r.runs, r.predicted, profile);
   for (std::size_t i = 12; i < out.size(); ++i) {
     EXPECT_EQ(out[i].level, "platform");
-    EXPECT_TRUE(out[i].inside) << i;
+    EXPECT_TRUE(out[i].inside) << i << " " << out[i].lo_s << " " << out[i].hi_s;
   }
   const std::vector<IntervalCoverage> oc = interval_coverage(out);
   EXPECT_EQ(oc.back().level, "all");
   EXPECT_EQ(oc.back().rows, 17);
+  // Per fold and distance bucket: each campaign's rows at their distance, then every fold per bucket.
+  const std::vector<DistanceCoverage> d = coverage_by_distance(r.runs, out);
+  const auto find = [&d](const std::string& fold, const std::string& bucket) {
+    for (const DistanceCoverage& dc : d) {
+      if (dc.fold == fold && dc.bucket == bucket) return dc;
+    }
+    return DistanceCoverage{};
+  };
+  EXPECT_EQ(find("dsv3", "(0,1]").rows, 4);
+  EXPECT_EQ(find("kimi16", "0").rows, 4);
+  EXPECT_EQ(find("p5en", ">4").rows + find("p5en", "(2,4]").rows, 5);
+  EXPECT_EQ(find("all", "0").rows, 8);
+  EXPECT_EQ(find("all", "0").inside, find("kimi16", "0").inside + find("kimi32", "0").inside);
+  EXPECT_EQ(d.back().fold, "all");
 }
 
 }  // namespace

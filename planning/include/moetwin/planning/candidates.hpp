@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/planning/scenario_choices.hpp"
 #include "moetwin/scenario/scenario.hpp"
@@ -35,6 +36,9 @@ struct PlanRequest {
   // The dispatcher whose buffers the memory pre-check (and the recompute choice) assumes; every other
   // dispatcher is checked again before its prediction.
   std::string fit_dispatcher = "nccl-alltoall";
+  // Share of HBM kept free beyond the memory model's estimate (accounting/hbm_headroom.hpp): the recompute
+  // choice prefers the lightest within it, and options beyond it rank after every option within it.
+  double hbm_headroom = kDefaultHbmHeadroom;
   // The software stack every option runs (its NCCL chunking, padding, stack-scoped terms); make_plan
   // fills an empty one with the catalog's default, as a scenario without a [stack] table gets.
   StackChoice stack;
@@ -98,8 +102,9 @@ struct CandidateCheck {
 CandidateCheck check_scenario(const Scenario& scenario);
 
 // Picks the lightest recompute (none, selective, full) under which the candidate fits with `dispatcher`
-// and returns the check of that choice, setting candidate.recompute; with request.choices.recompute set,
-// only that one. When none fits, the check of full
+// within request.hbm_headroom (else the lightest that fits at all) and returns the check of that choice,
+// setting candidate.recompute; with request.choices.recompute set, only that one. When none fits, the check
+// of full
 // recompute (the smallest footprint) is returned; an invalid layout returns the first invalid verdict.
 // overlap_moe_a2a excludes full recompute (Megatron), so such candidates stop at selective.
 CandidateCheck fit_candidate(Candidate& candidate, const ModelSpec& model, const InstanceSpec& instance,

@@ -75,6 +75,9 @@ struct PlanOption {
   std::string settle_with;
   double settle_node_hours = 0;
   bool pareto = false;
+  // The chosen dispatcher's most loaded stage within PlanRequest::hbm_headroom; options beyond it rank
+  // after every option within it (a user who books on the answer should not meet an out-of-memory error).
+  bool within_headroom = true;
   const DispatcherOutcome& best() const { return outcomes.front(); }
 };
 
@@ -105,12 +108,12 @@ struct Plan {
   double price_usd_per_hour = 0;  // 0 = unknown (cost ranked by node-hours)
   std::string price_source;
   std::string profile;                    // profile path or "built-in defaults (unfitted)"
-  std::vector<PlanOption> options;        // ranked: time to train, then cost, then label
+  std::vector<PlanOption> options;        // ranked: within the HBM headroom first, then time, cost, label
   std::vector<Rejection> rejected;        // in enumeration order
   std::vector<NodeCountSearch> searched;  // one per node count, ascending
   // Objectives, indices into options (-1 when there are no options):
-  //  - fastest: the least time to train (options[0]);
-  //  - cheapest: the fewest node-hours (faster on ties);
+  //  - fastest: the least time to train (options[0]: within the headroom when any option is);
+  //  - cheapest: the fewest node-hours (faster on ties; within the headroom when any option is);
   //  - recommended: with a deadline, the cheapest meeting it (central estimate), else the fastest;
   //    without a deadline, the fastest (both are shown: the user weighs time against cost).
   int fastest = -1;

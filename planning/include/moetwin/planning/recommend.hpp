@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/planning/settling_experiment.hpp"
 #include "moetwin/scenario/live_runs.hpp"
@@ -37,6 +38,7 @@ struct RecommendRequest {
   // --tokens: time to train and cost per point (training_cost.hpp, as plan computes them); 0 = none.
   double tokens = 0;
   double price_usd_per_hour = -1;  // per node; < 0 = the catalog's price
+  double hbm_headroom = kDefaultHbmHeadroom;  // HBM share kept free (accounting/hbm_headroom.hpp)
 };
 
 // One (node count, micro-batch, dispatcher).
@@ -87,6 +89,7 @@ struct Recommendation {
   double tokens = 0;                    // RecommendRequest::tokens
   double price_usd_per_hour = 0;        // the request's or the catalog's; 0 = unknown
   std::string price_source;
+  double hbm_headroom = kDefaultHbmHeadroom;  // the request's: points beyond it are warned about
 };
 
 // Throws InputError for a dispatcher not in the catalog (--dispatchers).

@@ -22,10 +22,12 @@ std::vector<std::string> predict_columns();
 std::vector<Cell> predict_cells(const Prediction& p);
 
 // predicted_lo_s, predicted_hi_s (the 80% interval of the measured time, s), novelty_level ("covered",
-// "configuration", "platform"), novelty ("dimension=value;..." of what the fit has no live runs of).
+// "configuration", "platform"), novelty ("dimension=value;..." of what the fit has no live runs of),
+// novelty_distance (Novelty::distance(), novelty units: how far the prediction reaches beyond the fit).
 std::vector<std::string> band_columns();
 std::vector<Cell> band_cells(const UncertaintyBand& band, const Novelty& novelty);
-// {"level": ..., "dimensions": {"gpu": "B200", ...}, "warnings": [...]}: a prediction's novelty in JSON.
+// {"level": ..., "dimensions": {"gpu": "B200", ...}, "distances": [{"dimension", "value", "distance"}...],
+// "distance": combined, "warnings": [...]}: a prediction's novelty in JSON.
 nlohmann::ordered_json novelty_json(const Novelty& novelty);
 
 // "calibrate/profiles/fitted/live-fit.toml (fitted 2026-11-29 on ...; leave-one-campaign-out median

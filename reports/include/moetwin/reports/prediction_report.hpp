@@ -29,6 +29,8 @@ std::string render_prediction_json(const OutputContext& context,
 
 // Scenario, layout, dispatcher and cost models, stack, profile, sources, the iteration with its 80%
 // interval and novelty, throughput, critical rank, the warnings and the per-rank breakdown.
-std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile);
+// `memory`: the memory line ("252.1 of 268.2 GiB (94%) per GPU ..."), omitted when empty.
+std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile,
+                                   const std::string& memory = "");
 
 }  // namespace moetwin

@@ -45,6 +45,12 @@ struct OutputContext {
   std::vector<std::string> inputs;  // input files as given on the command line
 };
 
+// The context a CSV output carries for `moetwin report` as '#' comment lines before its header (the CSV
+// reader skips them): "# moetwin_version: ...", "# git_revision: ...", "# command: ...", then one
+// "# key: value" per fact (e.g. "profile", "deadline_days"). Values are single-line (newlines become spaces).
+std::string csv_context_header(const OutputContext& context,
+                               const std::vector<std::pair<std::string, std::string>>& facts);
+
 // Aligned columns: a header line, a dashed rule, one line per row; numbers right-aligned.
 std::string render_text(const ResultTable& table);
 // "key  value" lines with the keys padded to one width (text summaries).

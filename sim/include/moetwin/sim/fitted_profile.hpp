@@ -78,18 +78,24 @@ struct MarginResidualSummary {
   double p90_abs = 0;
 };
 
-// A band for predictions new to the fit in one dimension ([novelty_bands.<dimension>], written by
-// validate --fit with --cv): signed relative errors (predicted - measured) / measured between which 80% of
-// such predictions are expected to fall. Measured: from the out-of-sample errors of the rows whose held-out
-// campaign was new in that dimension to the remaining campaigns, made symmetric (+-their p90 |error|: one
-// campaign's sign says nothing about the next platform's). Prior (rows = 0): for a dimension no held-out
-// campaign was new in, the widest measured novelty band, or +-50% (the unfitted twin's errors) when none was
-// measured. `source` says which.
+// How fast the error grows with distance in one novelty dimension ([novelty_bands.<dimension>], written by
+// validate --fit with --cv). A prediction whose new dimensions lie at distances d_i (NovelValue::distance)
+// gets, on each side, the log half-width sqrt(w0^2 + sum_i (per_unit_i x d_i)^2), w0 the in-family
+// quantile's: new dimensions combine in quadrature with each other and with the in-family error (taken as
+// independent), so three new dimensions give a wider band than any one, and a band widens with distance.
+// Measured (rows >= kMinNoveltyBandRows): from the leave-one-campaign-out errors of the rows whose held-out
+// campaign was new in that dimension, each row's excess over the in-family width divided by its combined
+// distance, at the 80th percentile. Prior (rows = 0): a stated conservative rule
+// (validate/novelty_bands.cpp). error_lo / error_hi: the band of one unit of distance alone, exp(-+per_unit)
+// - 1, for reading.
 struct NoveltyBand {
   int rows = 0;
   double error_lo = 0;  // <= 0
   double error_hi = 0;  // >= 0
   std::string source;
+  // Log half-width per novelty unit; < 0: not recorded (profiles before distances), read as ln(1 + error_hi).
+  double per_unit = -1;
+  double unit_width() const;  // per_unit, or its reading from error_hi for an older profile
 };
 // Below this many held-out rows a dimension's errors make no band of their own (an 80% interval from fewer
 // than 5 rows is one row wide on each side); it takes the prior.
@@ -151,10 +157,14 @@ struct UncertaintyBand {
   double hi_s = 0;
 };
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s);
-// The same at a prediction's novelty: the in-family quantiles widened, dimension by dimension, to each
-// novel dimension's NoveltyBand (a dimension the profile has no band for takes +-50%). Never narrower than
-// band_for. The dispatcher dimension is not banded here (a2a_term_spread).
+// The same at a prediction's novelty: the in-family quantiles widened in quadrature by each novel
+// dimension's NoveltyBand::per_unit x its distance (a dimension the profile has no band for takes
+// kUnbandedPerUnit per unit). Never narrower than band_for; strictly wider the farther a novel dimension
+// reaches. The dispatcher dimension is not banded here (a2a_term_spread).
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, const Novelty& novelty);
+// Growth per unit of distance of a dimension without a band in the profile: ln 1.5, the unfitted twin's
+// +-50% for every unit.
+inline constexpr double kUnbandedPerUnit = 0.4054651081081644;
 // Where that band comes from, for outputs: "cross-validated, 51 rows" or "widened for gpu B200 (measured on
 // 7 held-out rows), scale 64 nodes (prior: ...)".
 std::string band_source(const FittedProfile& profile, const Novelty& novelty);

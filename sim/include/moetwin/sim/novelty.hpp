@@ -1,10 +1,13 @@
 // Where a prediction lies relative to the live runs a profile was fitted on, dimension by dimension: the
-// GPU, instance, software stack and precision (the platform), the model, the layout regime and the scale
-// (the configuration), and the dispatcher. A prediction's uncertainty band depends on which dimensions are
-// new to the fit (fitted_profile.hpp, band_for): inside the fit's family the cross-validated residuals of
-// its rows are honest; outside, only the errors of held-out campaigns that were new in the same way are.
+// GPU, instance, software stack and precision (the platform), the model, the layout regime, the scale and
+// the routing (the configuration), and the dispatcher. Each new dimension comes with a distance from what
+// the fit covered (NovelValue::distance), so that a band can grow with how far a prediction reaches. A
+// prediction's uncertainty band depends on which dimensions are new to the fit (fitted_profile.hpp,
+// band_for): inside the fit's family the cross-validated residuals of its rows are honest; outside, only the
+// errors of held-out campaigns that were new in the same way are.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,21 +15,42 @@
 
 namespace moetwin {
 
-// The dimensions in output order. platform: gpu..precision; configuration: model..scale.
-enum class NoveltyDimension { gpu, instance, stack, precision, model, layout, scale, dispatcher };
-inline constexpr int kNoveltyDimensions = 8;
-// "gpu", "instance", "stack", "precision", "model", "layout", "scale", "dispatcher": the keys of outputs
-// and of the profile's [novelty_bands] tables.
+// The dimensions in output order. platform: gpu..precision; configuration: model..routing.
+enum class NoveltyDimension { gpu, instance, stack, precision, model, layout, scale, routing, dispatcher };
+inline constexpr int kNoveltyDimensions = 9;
+// "gpu", "instance", "stack", "precision", "model", "layout", "scale", "routing", "dispatcher": the keys
+// of outputs and of the profile's [novelty_bands] tables.
 const char* to_string(NoveltyDimension d);
 // The dimensions a band is kept for (every one but dispatcher: a dispatcher without runs borrows its
 // measured relatives' A2A terms and its band spans their predictions, fitted_profile.hpp a2a_term_spread).
 const std::vector<NoveltyDimension>& banded_novelty_dimensions();
+
+// A model's size and shape as the novelty distance sees it (ModelSpec's fields; distance_between).
+struct ModelShape {
+  int hidden = 0;
+  int expert_ffn_hidden = 0;
+  int experts = 0;
+  int top_k = 0;
+  int layers = 0;
+  std::string attention;  // "mla", "gqa", ...
+};
+ModelShape model_shape_of(const ModelSpec& model);
+// How far apart two models are, in doublings: the root sum of squares of log2 ratios of hidden size,
+// expert FFN size, expert count, top-k and layer count (size and shape), with 1 more, in quadrature, for a
+// different attention kind. DeepSeek-V3 vs Kimi-K2: 0.58 (256 vs 384 experts).
+double model_distance(const ModelShape& a, const ModelShape& b);
 
 // What the rows a profile was fitted on covered ([coverage], written by validate --fit; optional on load):
 // sorted distinct values per dimension. An empty list covers everything (not recorded).
 struct FitCoverage {
   std::vector<std::string> gpus, instances, stacks, dispatchers, precisions;
   std::vector<std::string> models;
+  // Size and shape of each fitted model (name -> shape; optional: a profile without them measures a new
+  // model's distance as 1).
+  std::map<std::string, ModelShape> model_shapes;
+  // Routing of the fitted rows ("balanced" = forced balance, "histogram", "zipf", "group-limited"); empty
+  // (profiles written before routing was a dimension) covers every routing.
+  std::vector<std::string> routings;
   // Layout regime, three ways: "pp1" or "pp>1" (a pipeline or none: bubbles, PP sends, the schedule);
   // the TP degree ("tp8"); how many nodes one EP group spans ("ep-nodes4": intra-node NVLink only at 1).
   std::vector<std::string> pp_regimes, tps, ep_spans;
@@ -41,12 +65,29 @@ struct FitCoverage {
 std::string pp_regime_of(const Scenario& s);
 std::string tp_regime_of(const Scenario& s);
 std::string ep_span_of(const Scenario& s);
+// How many nodes one EP group spans (ep_span_of's number).
+int ep_span_nodes(const Scenario& s);
+// "balanced", "zipf", "group-limited", "histogram": the routing a scenario's MoE layers see.
+std::string routing_of(const Scenario& s);
+
+// Distances of a new value from what the fit covered, in "novelty units" (NovelValue::distance): one unit
+// is one categorical change (a new GPU, instance, stack, precision family, pipeline regime, TP degree,
+// routing kind) or one doubling of a size beyond the fitted range (node count, EP span, model size and
+// shape by model_distance). Exceptions, each a stated rule: an FP8 recipe on a fit that had another FP8
+// recipe is 0.5 (the model prices every FP8 recipe alike, fp8_recipe_note; what differs in reality is the
+// scaling overhead, a fraction of what FP8 changes over bf16).
+inline constexpr double kCategoricalDistance = 1.0;
+inline constexpr double kFp8RecipeDistance = 0.5;
+
+// For an FP8 recipe: the sentence that the model does not tell FP8 recipes apart ("" for bf16).
+std::string fp8_recipe_note(Precision precision);
 
 // One dimension in which a prediction is new to the fit.
 struct NovelValue {
   NoveltyDimension dimension;
-  std::string value;    // e.g. "B200", "tp1", "64 nodes"
-  std::string warning;  // e.g. "GPU B200: no live runs in the fit"
+  std::string value;                       // e.g. "B200", "tp1", "64 nodes"
+  std::string warning;                     // e.g. "GPU B200: no live runs in the fit"
+  double distance = kCategoricalDistance;  // novelty units (see kCategoricalDistance)
 };
 
 struct Novelty {
@@ -58,6 +99,8 @@ struct Novelty {
   std::string level() const;
   // "gpu=B200;stack=megatron-lm-..." (dimension=value, ';'-separated; "" when covered): the CSV cell.
   std::string summary() const;
+  // The combined distance: root sum of squares of the banded dimensions' distances (dispatcher excluded).
+  double distance() const;
   std::vector<std::string> warnings() const;
 };
 

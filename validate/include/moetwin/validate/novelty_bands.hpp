@@ -19,8 +19,10 @@ namespace moetwin {
 std::vector<Novelty> held_out_novelty(const std::vector<LiveRun>& runs);
 
 // One band per banded novelty dimension from the rows' out-of-sample predictions (`predicted` <= 0: no
-// prediction) and their held-out novelty: measured where at least kMinNoveltyBandRows rows were new in the
-// dimension, else the prior.
+// prediction) and their held-out novelty, ordered by distance: each novel row's log error beyond the
+// in-family width (the rows' own signed p10 / p90), per unit of its combined distance; a dimension's growth
+// (NoveltyBand::per_unit) is the 80th percentile over the rows new in it where at least kMinNoveltyBandRows
+// were, else a conservative prior (the source says which and why).
 std::map<std::string, NoveltyBand> novelty_bands(const std::vector<LiveRun>& runs,
                                                  const std::vector<double>& predicted,
                                                  const std::vector<Novelty>& novelty);
@@ -32,6 +34,7 @@ struct RowInterval {
   bool inside = false;
   std::string level;    // Novelty::level() of the novelty the band was taken at
   std::string novelty;  // Novelty::summary()
+  double distance = 0;  // Novelty::distance() of that novelty
 };
 
 // In sample: each row's band from `profile` at its novelty against the profile's coverage, around
@@ -55,5 +58,25 @@ struct IntervalCoverage {
   double median_hi_lo = 0;  // median hi_s / lo_s: how wide the intervals are
 };
 std::vector<IntervalCoverage> interval_coverage(const std::vector<RowInterval>& intervals);
+
+}  // namespace moetwin
+
+namespace moetwin {
+
+// Distance buckets of the coverage check: "0", "(0,1]", "(1,2]", "(2,4]", ">4" (novelty units).
+std::string distance_bucket(double distance);
+
+// Coverage of the 80% intervals per leave-one-campaign-out fold (the held-out campaign) and distance
+// bucket, then per bucket over every fold (fold "all"): how the band holds as predictions reach farther.
+struct DistanceCoverage {
+  std::string fold;
+  std::string bucket;
+  int rows = 0;
+  int inside = 0;
+  double share = 0;
+  double distance_min = 0, distance_max = 0;
+};
+std::vector<DistanceCoverage> coverage_by_distance(const std::vector<LiveRun>& runs,
+                                                   const std::vector<RowInterval>& intervals);
 
 }  // namespace moetwin

@@ -24,6 +24,9 @@ struct ValidationReport {
   ResultTable margins;     // margin errors, out of sample and / or in sample
   ResultTable parameters;  // the profile's free parameters and which the fit moved
   ResultTable intervals;   // interval coverage per scope and novelty level
+  // Interval coverage per scope, leave-one-campaign-out fold and distance bucket (coverage_by_distance).
+  ResultTable by_distance;
+  ResultTable novelty_growth;  // the profile's NoveltyBand per dimension: rows, per-unit growth, source
   std::vector<std::pair<std::string, std::string>> headline;  // the text's summary lines
   std::vector<std::string> misses;  // wrong winners where the measured lead is >= 5%
   bool out_of_sample = false;
@@ -41,7 +44,8 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
 
 // The headline, parameters, per campaign, a brief per-row table, the ranking and the wrong winners.
 std::string render_validation_text(const ValidationReport& report);
-// {"context", "rows", "summary", "cells", "margins", "parameters", "intervals"}.
+// {"context", "rows", "summary", "cells", "margins", "parameters", "intervals", "intervals_by_distance",
+// "novelty_growth"}.
 std::string render_validation_json(const ValidationReport& report, const OutputContext& context);
 
 // One row per scope ("in_sample", "out_of_sample") and novelty level: rows, inside, coverage_pct,

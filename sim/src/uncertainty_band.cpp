@@ -1,0 +1,125 @@
+// The uncertainty band of a prediction at its novelty, and the margin a dispatcher's lead must beat
+// (fitted_profile.hpp: band_for, band_source, margin_uncertainty, margin_exceeds_uncertainty): the in-family
+// cross-validated quantiles widened, in quadrature, by each new dimension's growth per unit of distance.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "moetwin/common/concat.hpp"
+#include "moetwin/common/numbers.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+
+namespace moetwin {
+
+double NoveltyBand::unit_width() const {
+  return per_unit >= 0 ? per_unit : std::log1p(std::max(error_hi, 0.0));
+}
+
+namespace {
+
+// The signed error quantiles of a prediction at `novelty`, and the band's source.
+struct ErrorRange {
+  double lo = -0.5;
+  double hi = 0.5;
+};
+constexpr double kPriorError = 0.5;  // the unfitted twin's errors: the band where nothing was measured
+
+ErrorRange in_family_errors(const FittedProfile& profile) {
+  if (profile.fitted && profile.cross_validated.rows > 0)
+    return {profile.cross_validated.signed_p10, profile.cross_validated.signed_p90};
+  return {-kPriorError, kPriorError};
+}
+
+// The squared log width the novel dimensions add (quadrature of per-unit growth x distance).
+double novelty_width_squared(const FittedProfile& profile, const Novelty& novelty) {
+  double w2 = 0;
+  for (const NovelValue& v : novelty.novel) {
+    if (v.dimension == NoveltyDimension::dispatcher) continue;
+    const auto it = profile.novelty_bands.find(to_string(v.dimension));
+    const double u = it == profile.novelty_bands.end() ? kUnbandedPerUnit : it->second.unit_width();
+    w2 += (u * v.distance) * (u * v.distance);
+  }
+  return w2;
+}
+
+ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
+  ErrorRange r = in_family_errors(profile);
+  if (!profile.fitted) return r;
+  const double w2 = novelty_width_squared(profile, novelty);
+  if (!(w2 > 0)) return r;
+  // Per side in log space: the in-family half-width and the novelty width in quadrature.
+  const double lo = std::max(0.0, -std::log1p(std::max(r.lo, -0.95)));
+  const double hi = std::max(0.0, std::log1p(r.hi));
+  r.lo = std::expm1(-std::sqrt(lo * lo + w2));
+  r.hi = std::expm1(std::sqrt(hi * hi + w2));
+  return r;
+}
+
+UncertaintyBand band_of(double predicted_s, const ErrorRange& e) {
+  // measured = predicted / (1 + error): the largest error gives the smallest measured time. The low error
+  // is not clipped at -95% here: a band that far out says so (novelty_errors keeps it above -100%).
+  return {predicted_s / (1 + e.hi), predicted_s / (1 + std::max(e.lo, -0.9999))};
+}
+
+}  // namespace
+
+UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
+  return band_of(predicted_s, in_family_errors(profile));
+}
+
+UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, const Novelty& novelty) {
+  return band_of(predicted_s, novelty_errors(profile, novelty));
+}
+
+std::string band_source(const FittedProfile& profile, const Novelty& novelty) {
+  if (!profile.fitted) return "unfitted profile: +-50%, the size of the unfitted twin's errors";
+  std::string s = profile.cross_validated.rows > 0
+                      ? concat({"cross-validated (", profile.cv_scheme, ", ",
+                                std::to_string(profile.cross_validated.rows), " rows)"})
+                      : std::string("no cross-validation in the profile: +-50%");
+  std::string widened;
+  for (const NovelValue& v : novelty.novel) {
+    if (v.dimension == NoveltyDimension::dispatcher) continue;
+    const auto it = profile.novelty_bands.find(to_string(v.dimension));
+    widened += widened.empty() ? "" : "; ";
+    widened +=
+        concat({to_string(v.dimension), " ", v.value, " at distance ", format_fixed(v.distance, 1), ": "});
+    if (it == profile.novelty_bands.end()) {
+      widened += "+-50% per unit (no band in the profile: the unfitted twin's errors)";
+    } else {
+      widened += concat({"+-", format_fixed(std::expm1(it->second.unit_width()) * 100, 0), "% per unit, ",
+                         it->second.source});
+    }
+  }
+  return widened.empty() ? s
+                         : concat({s, ", widened in quadrature (combined distance ",
+                                   format_fixed(novelty.distance(), 1), ") for ", widened});
+}
+
+double margin_uncertainty(const FittedProfile& profile) {
+  if (!profile.fitted || profile.cross_validated_margin.pairs == 0) return -1;
+  return profile.cross_validated_margin.p90_abs;
+}
+
+bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s) {
+  return margin_exceeds_uncertainty(profile, winner_s, runner_up_s, Novelty{});
+}
+
+double margin_uncertainty(const FittedProfile& profile, const Novelty& novelty) {
+  const double u = margin_uncertainty(profile);
+  if (u < 0) return u;
+  const ErrorRange in = in_family_errors(profile);
+  const ErrorRange at = novelty_errors(profile, novelty);
+  const double width_in = std::log((1 + in.hi) / (1 + std::max(in.lo, -0.95)));
+  const double width_at = std::log((1 + at.hi) / (1 + std::max(at.lo, -0.95)));
+  return width_in > 0 ? u * std::max(1.0, width_at / width_in) : u;
+}
+
+bool margin_exceeds_uncertainty(const FittedProfile& profile, double winner_s, double runner_up_s,
+                                const Novelty& novelty) {
+  const double u = margin_uncertainty(profile, novelty);
+  if (u < 0) return band_for(profile, winner_s, novelty).hi_s < band_for(profile, runner_up_s, novelty).lo_s;
+  return runner_up_s / winner_s - 1 > u;
+}
+
+}  // namespace moetwin

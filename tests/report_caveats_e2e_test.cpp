@@ -1,0 +1,116 @@
+// End-to-end: the caveats of a prediction survive into the report. `plan` and `recommend` write CSV with a
+// comment header naming the profile (and the plan's deadline and HBM headroom); `moetwin report` renders
+// both and its HTML carries, per row, the band, the novelty level and dimensions, the settling run and the
+// margin uncertainty, and the profile; without a deadline it says nothing of one; a settling run's
+// narrowed margin reads as a lower bound.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "moetwin/common/csv.hpp"
+
+namespace moetwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSource = MOETWIN_SOURCE_DIR;
+const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+Result moetwin(const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt";
+  const fs::path err = dir / "stderr.txt";
+  const std::string cmd = kBinary + " " + args + " >" + out.string() + " 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text_file(out.string());
+  r.err = read_text_file(err.string());
+  return r;
+}
+
+class ReportCaveats : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("moetwin-report-caveats-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const std::string profile = kSource + "/calibrate/profiles/fitted/live-fit.toml";
+  const std::string plan_csv = (dir_ / "plan.csv").string();
+  const std::string rec_csv = (dir_ / "rec.csv").string();
+  // A small plan (Qwen3-30B on 1-2 p5en nodes: a new model and platform to the fit) without a deadline.
+  Result r = moetwin(
+      "plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --gbs 16 --max-nodes 2 "
+      "--screen 1 --max-layouts 2 --threads 2 --profile " +
+          profile + " --format csv --out " + plan_csv,
+      dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string plan_text = read_text_file(plan_csv);
+  EXPECT_EQ(plan_text.rfind("# moetwin_version: ", 0), 0u) << plan_text.substr(0, 200);
+  EXPECT_NE(plan_text.find("\n# profile: " + profile), std::string::npos);
+  EXPECT_NE(plan_text.find("\n# deadline_days: 0\n"), std::string::npos);
+  // The default scenario at 16 nodes, mb 4: DeepEP over UCCL-EP and v2-GIN tie; the run that settles it.
+  r = moetwin("recommend " + kSource + "/scenarios/default.toml --nodes 16 --mb 4 --threads 2 --profile " +
+                  profile + " --format csv --out " + rec_csv,
+              dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html_path = (dir_ / "r.html").string();
+  r = moetwin("report " + plan_csv + " " + rec_csv + " --out " + html_path, dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html = read_text_file(html_path);
+  // Per row: band, novelty level and dimensions, settling run, margin uncertainty, memory.
+  for (const char* column : {"<th>predicted_lo_s</th>", "<th>predicted_hi_s</th>", "<th>novelty_level</th>",
+                             "<th>novelty</th>", "<th>settle_with</th>", "<th>margin_uncertainty_pct</th>",
+                             "<th>memory_gib</th>", "<th>within_hbm_headroom</th>"})
+    EXPECT_NE(html.find(column), std::string::npos) << column;
+  EXPECT_NE(html.find("model=qwen3-30b-a3b"), std::string::npos);  // the plan's novelty dimensions
+  // ... and in the summary (p5en: covered platform, new model, EP span and scale)
+  EXPECT_NE(html.find("novelty configuration (new to the fit: model=qwen3-30b-a3b"), std::string::npos);
+  EXPECT_NE(html.find("Settling run: measure"), std::string::npos);
+  EXPECT_NE(html.find("a lower bound"), std::string::npos);
+  // The profile, from the CSV comment headers, in each input's summary and in the context.
+  EXPECT_NE(html.find("Profile: " + profile), std::string::npos);
+  EXPECT_EQ(html.find("profile not recorded"), std::string::npos);
+  EXPECT_EQ(html.find("<th>profile</th><td class=\"text\">not recorded"), std::string::npos);
+  EXPECT_NE(html.find("<th>profile</th><td class=\"text\">" + profile), std::string::npos);
+  // No deadline was given: no deadline verdict, no deadline column.
+  EXPECT_EQ(html.find("meets the deadline"), std::string::npos);
+  EXPECT_EQ(html.find("<th>meets_deadline</th>"), std::string::npos);
+}
+
+TEST_F(ReportCaveats, PlanTextQuotesNarrowingAsALowerBoundAndShowsMemory) {
+  const Result r = moetwin(
+      "plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --gbs 16 --max-nodes 2 --screen 1 "
+      "--max-layouts 2 --threads 2 --profile none",
+      dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("memory      "), std::string::npos) << r.out;  // the memory line of the summary
+  EXPECT_NE(r.out.find("options must leave 10% of HBM free"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n    memory: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" memory "), std::string::npos) << r.out;  // the options tables' column
+  for (std::size_t at = r.out.find("% -> "); at != std::string::npos; at = r.out.find("% -> ", at + 1))
+    EXPECT_NE(r.out.substr(at, 80).find("(a lower bound"), std::string::npos) << r.out.substr(at, 80);
+  EXPECT_EQ(
+      moetwin("plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --hbm-headroom 0.9", dir_)
+          .code,
+      2);
+}
+
+}  // namespace
+}  // namespace moetwin

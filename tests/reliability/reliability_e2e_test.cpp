@@ -31,13 +31,11 @@ struct CliRun {
   std::string err;  // stderr
 };
 
+// One folder per test: ctest runs the tests of this binary as parallel processes.
 fs::path work_dir() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::path(MOETWIN_BINARY_DIR) / "reliability_e2e";
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
+  const fs::path dir = fs::path(MOETWIN_BINARY_DIR) / "reliability_e2e" /
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::create_directories(dir);
   return dir;
 }
 
@@ -70,6 +68,8 @@ class Reliability : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kMoetwin)) GTEST_SKIP() << "moetwin binary not built";
+    fs::remove_all(work_dir());
+    fs::create_directories(work_dir());
   }
 };
 

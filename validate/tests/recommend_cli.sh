@@ -17,8 +17,11 @@ p90=$(awk -F' = ' '/^\[cross_validated_margin\]/ {m = 1} m && $1 == "p90_abs_err
 [ -n "$p90" ] || fail "the profile has no [cross_validated_margin] p90_abs_error"
 
 # Columns by name; the fields checked come before any free-text column, so splitting on commas is safe.
+# The '#' lines before the header are the CSV's context (profile, headroom) for `moetwin report`.
+grep -q '^# profile: ' "$dir/rec.csv" || fail "recommend CSV names no profile"
 awk -F, -v p90="$p90" '
-  NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  /^#/ { next }
+  !header { header = 1; for (i = 1; i <= NF; i++) col[$i] = i; next }
   $col["status"] != "ok" { next }
   {
     d = $col["dispatcher"]; t = $col["predicted_iter_s"]; lo = $col["predicted_lo_s"]; hi = $col["predicted_hi_s"]

@@ -25,18 +25,13 @@ const std::string kFallback =
     "deepep-v2-gin: p5.48xlarge has no EFA-GDA (GPU-initiated RDMA); modelled in proxy fallback mode (one "
     "proxy thread)";
 
-// What the shipped fit (B300 and p5en rows of four models on 4-32 nodes, nccl-alltoall and the DeepEP
-// transports over UCCL-EP and NVSHMEM) has no live runs of in the p5 scenario, in dimension order.
-const std::string kModelNotInFit =
-    "model qwen3-30b-a3b: no live runs in the fit (gqa attention, hidden 2048, 128 experts; 3.7 doublings of "
-    "size and shape from uccl-dsv3-proxy)";
+// What the shipped fit (B300, p5en and p5 rows of five models on 4-32 nodes, nccl-alltoall and the DeepEP
+// transports over UCCL-EP and NVSHMEM) has no live runs of in the p5 scenario, in dimension order: H100,
+// p5 and Qwen3-30B-A3B it has (the p5 campaign), 2 nodes and DeepEP v2 it has not.
 const std::string kScaleNotInFit =
     "2 nodes: no live runs in the fit at this scale (fitted 4-32 nodes; 1.0 doublings beyond)";
 const std::string kGinNotInFit = "dispatcher deepep-v2-gin: no live runs in the fit";
-const std::vector<std::string> kNotInFit = {
-    "GPU H100-SXM: no live runs in the fit",
-    "instance p5.48xlarge: no live runs in the fit (host time scaled by its CPU)", kModelNotInFit,
-    kScaleNotInFit, kGinNotInFit};
+const std::vector<std::string> kNotInFit = {kScaleNotInFit, kGinNotInFit};
 
 // Exit code of `moetwin --catalog ... predict ARGS`, stdout to `out`, stderr to `err`.
 int predict(const std::string& args, const fs::path& out, const fs::path& err) {
@@ -80,7 +75,7 @@ TEST(PredictWarnings, GinOnP5WarnsInTextJsonAndCsv) {
   ASSERT_EQ(predict(p5, out, err), 0) << read_text_file(err.string());
   const std::string text = read_text_file(out.string());
   EXPECT_NE(text.find("\nwarning: " + kFallback + "\n"), std::string::npos) << text;
-  // Beside the model's own warning, the dimensions the shipped fit has no live runs of (H100, p5, v2-gin).
+  // Beside the model's own warning, the dimensions the shipped fit has no live runs of (2 nodes, v2-gin).
   EXPECT_EQ(count_lines_starting(text, "warning: "), 1 + static_cast<int>(kNotInFit.size())) << text;
   for (const std::string& w : kNotInFit)
     EXPECT_NE(text.find("\nwarning: " + w + "\n"), std::string::npos) << w;
@@ -93,10 +88,11 @@ TEST(PredictWarnings, GinOnP5WarnsInTextJsonAndCsv) {
   EXPECT_EQ(json.at("warnings"), expected);
   EXPECT_EQ(json.at("rows").size(), 1u);
   EXPECT_EQ(read_text_file(err.string()), "");
-  // A new GPU: the novelty names it, and the 80% interval is wider than the in-family one of a covered
+  // A new scale: the novelty names it, and the 80% interval is wider than the in-family one of a covered
   // scenario (the shipped default).
-  EXPECT_EQ(json.at("novelty").at("level"), "platform");
-  EXPECT_EQ(json.at("novelty").at("dimensions").at("gpu"), "H100-SXM");
+  EXPECT_EQ(json.at("novelty").at("level"), "configuration");
+  EXPECT_TRUE(json.at("novelty").at("dimensions").contains("scale"));
+  EXPECT_FALSE(json.at("novelty").at("dimensions").contains("gpu"));
   EXPECT_EQ(json.at("novelty").at("dimensions").at("dispatcher"), "deepep-v2-gin");
   const auto& row = json.at("rows").at(0);
   const double p5_ratio = row.at("predicted_hi_s").get<double>() / row.at("predicted_lo_s").get<double>();
@@ -126,16 +122,15 @@ TEST(PredictWarnings, GinOnP5enHasNone) {
   fs::create_directories(dir);
   const std::string p5en = write_scenario(dir, "p5en.48xlarge").string();  // EFA-GDA: GPU-initiated
   const fs::path out = dir / "out.txt", err = dir / "err.txt";
-  // No model warning; only what the shipped fit has no runs of: the model, the scale and deepep-v2-gin
-  // (H200 and p5en it has).
+  // No model warning; only what the shipped fit has no runs of: the scale and deepep-v2-gin (H200, p5en and
+  // Qwen3-30B-A3B it has).
   ASSERT_EQ(predict(p5en, out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 3);
+  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 2);
   ASSERT_EQ(predict(p5en + " --format json", out, err), 0) << read_text_file(err.string());
   EXPECT_EQ(nlohmann::json::parse(read_text_file(out.string())).at("warnings"),
-            nlohmann::json::array({kModelNotInFit, kScaleNotInFit, kGinNotInFit}));
+            nlohmann::json::array({kScaleNotInFit, kGinNotInFit}));
   ASSERT_EQ(predict(p5en + " --format csv", out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(read_text_file(err.string()), "warning: " + kModelNotInFit + "\nwarning: " + kScaleNotInFit +
-                                              "\nwarning: " + kGinNotInFit + "\n");
+  EXPECT_EQ(read_text_file(err.string()), "warning: " + kScaleNotInFit + "\nwarning: " + kGinNotInFit + "\n");
   // Without a fitted profile there is no fit to be outside of.
   ASSERT_EQ(predict(p5en + " --profile none --format csv", out, err), 0) << read_text_file(err.string());
   EXPECT_EQ(read_text_file(err.string()), "");

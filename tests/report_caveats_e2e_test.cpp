@@ -54,7 +54,7 @@ TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
   const std::string profile = kSource + "/calibrate/profiles/fitted/live-fit.toml";
   const std::string plan_csv = (dir_ / "plan.csv").string();
   const std::string rec_csv = (dir_ / "rec.csv").string();
-  // A small plan (Qwen3-30B on 1-2 p5en nodes: a new model and platform to the fit) without a deadline.
+  // A small plan (Qwen3-30B on 1-2 p5en nodes: a new layout regime and scale to the fit) without a deadline.
   Result r = moetwin(
       "plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --gbs 16 --max-nodes 2 "
       "--screen 1 --max-layouts 2 --threads 2 --profile " +
@@ -79,9 +79,10 @@ TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
                              "<th>novelty</th>", "<th>settle_with</th>", "<th>margin_uncertainty_pct</th>",
                              "<th>memory_gib</th>", "<th>within_hbm_headroom</th>"})
     EXPECT_NE(html.find(column), std::string::npos) << column;
-  EXPECT_NE(html.find("model=qwen3-30b-a3b"), std::string::npos);  // the plan's novelty dimensions
-  // ... and in the summary (p5en: covered platform, new model, EP span and scale)
-  EXPECT_NE(html.find("novelty configuration (new to the fit: model=qwen3-30b-a3b"), std::string::npos);
+  EXPECT_NE(html.find("scale=2 nodes"), std::string::npos);  // the plan's novelty dimensions
+  // ... and in the summary (p5en and Qwen3-30B are in the fit; an EP span of one node and 2 nodes are not)
+  EXPECT_NE(html.find("novelty configuration (new to the fit: layout=ep-nodes1;scale=2 nodes)"),
+            std::string::npos);
   EXPECT_NE(html.find("Settling run: measure"), std::string::npos);
   EXPECT_NE(html.find("a lower bound"), std::string::npos);
   // The profile, from the CSV comment headers, in each input's summary and in the context.

@@ -130,7 +130,8 @@ std::vector<Case> toml_cases() {
        "glm-4.5, glm-4.5-air, kimi-k2, mixtral-8x22b, mixtral-8x7b, qwen3-235b-a22b, qwen3-30b-a3b, "
        "qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownStack", std::string(kBase) + "[stack]\nname = \"nemo-99\"\n",
-       "bad.toml:22: stack.name: \"nemo-99\": one of megatron-lm-core_r0.17.0-nccl2.28.9, nemo-26.04.01"},
+       "bad.toml:22: stack.name: \"nemo-99\": one of megatron-lm-core_r0.17.0-nccl2.28.9, nemo-26.04.01, "
+       "nemo-26.08"},
       {"UnknownStackKnob", std::string(kBase) + "[stack]\nname = \"nemo-26.04.01\"\nnccl_nchannels = 8\n",
        "bad.toml:23: stack.nccl_nchannels: 8: no such key (unknown key; see the documentation of this file)"},
       {"StackKnobOutOfRange",

@@ -147,8 +147,8 @@ TEST(ScenarioParser, EveryShippedScenarioLoads) {
     EXPECT_NO_THROW(load_scenario_file(p, catalog()));
     ++count;
   }
-  EXPECT_EQ(count,
-            12);  // default, 9 live-run layouts (8 B300, 1 p5en), 2 examples (Kimi-K2 p5, Qwen3-30B H200)
+  // default, 10 live-run layouts (8 B300, 1 p5en, 1 p5), 2 examples (Kimi-K2 p5, Qwen3-30B H200)
+  EXPECT_EQ(count, 13);
 }
 
 TEST(ScenarioParser, KimiK2OnP5Parses) {
@@ -165,7 +165,8 @@ TEST(ScenarioParser, KimiK2OnP5Parses) {
 TEST(ScenarioParser, LiveScenariosAreLiveRunCells) {
   const LiveRunTable table =
       read_live_runs(std::vector<std::string>{scenarios_dir() + "/tests/data/live-runs.csv",
-                                              scenarios_dir() + "/../validate/data/live-runs-p5en.csv"},
+                                              scenarios_dir() + "/../validate/data/live-runs-p5en.csv",
+                                              scenarios_dir() + "/../validate/data/live-runs-p5-h100.csv"},
                      catalog());
   int matched = 0;
   for (const auto& entry : fs::directory_iterator(scenarios_dir() + "/live")) {
@@ -191,7 +192,7 @@ TEST(ScenarioParser, LiveScenariosAreLiveRunCells) {
     EXPECT_EQ(hits, 1);
     ++matched;
   }
-  EXPECT_EQ(matched, 9);
+  EXPECT_EQ(matched, 10);
 }
 
 TEST(ScenarioParser, Qwen3OverlapCellBuildsNinetySixLayers) {

@@ -204,7 +204,8 @@ TEST(DispatcherMoeCost, CarriesTheModelsHandshakeLatency) {
     const DispatcherMoeCost m(s);
     std::vector<MoeRankCost> out;
     m.layer_costs(0, 0, 0, group16(), out);
-    const double rounds = default_dispatcher_params(catalog().dispatcher(d)).get("latency_rounds");
+    const double rounds =
+        default_dispatcher_params(catalog().dispatcher(d)).get("latency_rounds", s.instance.name);
     const TimeNs latency = to_ns(rounds * s.instance.base_latency_s);
     ASSERT_GT(latency, 0) << d;
     const double calls =

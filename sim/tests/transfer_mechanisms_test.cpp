@@ -84,10 +84,13 @@ TEST(TransferMechanisms, NetChunkCostChargesTheChunksBeyondCalibration) {
 
 TEST(TransferMechanisms, ProbabilitiesAllToAllRidesOnDispatchOnly) {
   // The second all_to_all_single (fp32 probabilities, 4 B per copy): latency_rounds x base latency
-  // (5.356 x 35 us) + per remote peer (8 x 0.8496 us) + the transfer x 4 / 4096 (64 MiB over 2 x 25 GB/s
-  // = 1.34217728 ms -> 1.31072 us) = 195.56752 us more on dispatch than on combine.
+  // (x 35 us) + per remote peer (8 x per_remote_peer_s) + the transfer x 4 / 4096 (64 MiB over 2 x 25 GB/s
+  // = 1.34217728 ms -> 1.31072 us) more on dispatch than on combine (shipped terms: 195.52 us).
+  const ParamSet terms = default_dispatcher_params(catalog().dispatcher("nccl-alltoall"));
+  const double expected_ns =
+      (terms.get("latency_rounds") * 35e-6 + 8 * terms.get("per_remote_peer_s") + 1.31072e-6) * 1e9;
   const MoeRankCost c = cost(make(kMlm), {});
-  EXPECT_NEAR(static_cast<double>(c.dispatch_ns - c.combine_ns), 195567.52, 2.0);
+  EXPECT_NEAR(static_cast<double>(c.dispatch_ns - c.combine_ns), expected_ns, 2.0);
 }
 
 bool has_label(const BuiltWorkload& w, const std::string& name) {

@@ -37,7 +37,7 @@ struct RecommendRequest {
   int threads = 2;       // predictions in parallel (results identical for any count)
   // --tokens: time to train and cost per point (training_cost.hpp, as plan computes them); 0 = none.
   double tokens = 0;
-  double price_usd_per_hour = -1;  // per node; < 0 = the catalog's price
+  double price_usd_per_hour = -1;             // per node; < 0 = the catalog's price
   double hbm_headroom = kDefaultHbmHeadroom;  // HBM share kept free (accounting/hbm_headroom.hpp)
 };
 

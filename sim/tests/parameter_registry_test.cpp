@@ -48,7 +48,9 @@ TEST(ParameterRegistry, ShippedProfileLayers) {
   EXPECT_EQ(r.at("nemo-26.04.01.stack_a2a_scale").value, 1.0);
   for (const auto& [key, e] : r) {
     // Instance-scoped record terms ("name@instance") are benchmark calibrations the live fit does not move.
-    if (key.find('@') == std::string::npos) EXPECT_NE(find_free_parameter(key), nullptr) << key;
+    if (key.find('@') == std::string::npos) {
+      EXPECT_NE(find_free_parameter(key), nullptr) << key;
+    }
     EXPECT_GE(e.value, e.lo) << key;
     EXPECT_LE(e.value, e.hi) << key;
     EXPECT_FALSE(e.unit.empty()) << key;

@@ -55,7 +55,9 @@ TEST(KernelBench, ShippedParametersMeetTheAcceptanceBar) {
   // Low-latency kernels are modelled on every instance with rows (one write per remote copy); their
   // medians are looser (UCCL-EP 16-30%: per-rank-count effects the model lacks), guarded at 35%.
   for (const auto& [key, errs] : errors) {
-    if (key.size() > 3 && key.substr(key.size() - 3) == " ll") EXPECT_LE(median(errs), 0.35) << key;
+    if (key.size() > 3 && key.substr(key.size() - 3) == " ll") {
+      EXPECT_LE(median(errs), 0.35) << key;
+    }
   }
 }
 

@@ -69,6 +69,26 @@ double mean_counted(const A2aTraffic& t, DispatcherTransport transport, bool low
   return t.legs.empty() ? 0 : sum / static_cast<double>(t.legs.size());
 }
 
+// The benchmark's routing of one layer: `tokens` per rank, top-k of the largest multiple of the ranks not
+// above shape.experts (test_internode.py: (256 // num_ranks) * num_ranks, 240 at 24 ranks), scores grouped
+// by node with `topk_groups` nodes per token, sampled per token; nullopt with fewer experts than ranks.
+std::optional<LayerRouting> bench_routing(const KernelBenchRow& row, int ranks_per_node,
+                                          const BenchShape& shape, std::int64_t tokens, int topk_groups) {
+  RoutingSpec spec;
+  spec.kind = RoutingKind::group_limited;
+  spec.seed = shape.seed;
+  spec.experts = (shape.experts / row.ranks) * row.ranks;
+  if (spec.experts == 0) return std::nullopt;
+  spec.top_k = shape.top_k;
+  spec.ep_ranks = row.ranks;
+  spec.ranks_per_node = ranks_per_node;
+  spec.tokens_per_rank = tokens;
+  spec.groups = row.nodes;
+  spec.topk_groups = topk_groups;
+  spec.sampling = RoutingSampling::per_token;
+  return RoutingPlanner(spec).plan(0, 0);
+}
+
 }  // namespace
 
 std::vector<KernelBenchRow> read_kernel_bench(const std::string& path) {
@@ -138,24 +158,13 @@ PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, c
     }
     b.summed = row.dispatch_us > 0 && row.combine_us == 0 && row.dispatch_gbps == 0 && row.combine_gbps == 0;
     // test_low_latency.py: scores |randn| + 1 over all experts, top-k per token (no group limit).
-    RoutingSpec spec;
-    spec.kind = RoutingKind::group_limited;
-    spec.seed = shape.seed;
-    spec.experts = (shape.experts / row.ranks) * row.ranks;
-    if (spec.experts == 0) {
+    const std::optional<LayerRouting> plan = bench_routing(row, rpn, shape, shape.ll_tokens, row.nodes);
+    if (!plan) {
       b.skip_reason = "fewer experts than ranks";
       return b;
     }
-    spec.top_k = shape.top_k;
-    spec.ep_ranks = row.ranks;
-    spec.ranks_per_node = rpn;
-    spec.tokens_per_rank = shape.ll_tokens;
-    spec.groups = row.nodes;
-    spec.topk_groups = row.nodes;
-    spec.sampling = RoutingSampling::per_token;
-    const LayerRouting plan = RoutingPlanner(spec).plan(0, 0);
-    b.dispatch = per_copy_traffic(plan, token_bytes(shape.hidden, shape.fp8_dispatch));
-    b.combine = per_copy_traffic(plan, token_bytes(shape.hidden, false));
+    b.dispatch = per_copy_traffic(*plan, token_bytes(shape.hidden, shape.fp8_dispatch));
+    b.combine = per_copy_traffic(*plan, token_bytes(shape.hidden, false));
     b.modelled = true;
     return b;
   }
@@ -165,25 +174,14 @@ PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, c
     b.dispatch = uniform_alltoall_traffic(row.ranks, rpn, b.nccl_bytes_per_rank);
     b.combine = b.dispatch;
   } else {
-    RoutingSpec spec;
-    spec.kind = RoutingKind::group_limited;
-    spec.seed = shape.seed;
-    // test_internode.py: num_experts = (256 // num_ranks) * num_ranks (240 at 24 ranks).
-    spec.experts = (shape.experts / row.ranks) * row.ranks;
-    if (spec.experts == 0) {
+    const std::optional<LayerRouting> plan =
+        bench_routing(row, rpn, shape, shape.tokens, std::min(row.nodes, shape.max_topk_groups));
+    if (!plan) {
       b.skip_reason = "fewer experts than ranks";
       return b;
     }
-    spec.top_k = shape.top_k;
-    spec.ep_ranks = row.ranks;
-    spec.ranks_per_node = rpn;
-    spec.tokens_per_rank = shape.tokens;
-    spec.groups = row.nodes;
-    spec.topk_groups = std::min(row.nodes, shape.max_topk_groups);
-    spec.sampling = RoutingSampling::per_token;
-    const LayerRouting plan = RoutingPlanner(spec).plan(0, 0);
-    b.dispatch = model->traffic(plan, token_bytes(shape.hidden, shape.fp8_dispatch));
-    b.combine = model->traffic(plan, token_bytes(shape.hidden, false));
+    b.dispatch = model->traffic(*plan, token_bytes(shape.hidden, shape.fp8_dispatch));
+    b.combine = model->traffic(*plan, token_bytes(shape.hidden, false));
   }
   b.modelled = true;
   return b;

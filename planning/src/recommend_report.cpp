@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "moetwin/accounting/hbm_headroom.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/scenario_choices.hpp"
 #include "moetwin/planning/training_cost.hpp"
@@ -252,13 +253,14 @@ std::string render_recommendation_text(const Recommendation& r, const ResultTabl
            {"scaling",
             "speedup and scaling_efficiency of each dispatcher and micro-batch against its smallest "
             "node count; node_hours_per_1e9_tokens = nodes x hours per 1e9 tokens"},
-           {"time to train", r.tokens > 0
-                                 ? format_significant(r.tokens, 4) + " tokens; price " +
-                                       (r.price_usd_per_hour > 0
-                                            ? "$" + format_fixed(r.price_usd_per_hour, 2) +
-                                                  " per node-hour (" + r.price_source + ")"
-                                            : "unknown (" + r.price_source + "): costs in node-hours only")
-                                 : std::string("--tokens T adds days, node-hours and cost per point")},
+           {"time to train",
+            r.tokens > 0
+                ? concat({format_significant(r.tokens, 4), " tokens; price ",
+                          r.price_usd_per_hour > 0
+                              ? concat({"$", format_fixed(r.price_usd_per_hour, 2), " per node-hour (",
+                                        r.price_source, ")"})
+                              : concat({"unknown (", r.price_source, "): costs in node-hours only"})})
+                : std::string("--tokens T adds days, node-hours and cost per point")},
            {"profile", profile_label(profile)}}) +
       "\n" + render_text(brief.table) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
       memory_warnings(r) + (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") +

@@ -59,7 +59,7 @@ std::string scenario_file_text(const Scenario& s, const std::vector<std::string>
 std::string option_file_name(std::size_t rank, const PlanOption& o) {
   const Candidate& c = o.candidate;
   const ParallelLayout& p = c.parallel;
-  const std::string number = rank < 10 ? "0" + std::to_string(rank) : std::to_string(rank);
+  const std::string number = rank < 10 ? concat({"0", std::to_string(rank)}) : std::to_string(rank);
   return concat({number,
                  "-n",
                  std::to_string(c.nodes),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/models/compute_model.hpp"
 #include "moetwin/models/dispatcher_model.hpp"
@@ -239,7 +240,8 @@ TEST(TransferMechanisms, DeepEpTermsScaleWithTheInstancesPostingPath) {
   // NCCL's all-to-all has no posting path: only the host factor applies.
   const A2aTransfer nccl = a2a_transfer(prof, catalog().dispatcher("nccl-alltoall"), p5);
   EXPECT_DOUBLE_EQ(nccl.proxy_factor, 1.0);
-  EXPECT_NE(t.describe("own fitted", p5.name).find("x" + format_fixed(t.proxy_factor, 2)), std::string::npos);
+  const std::string factor = concat({"x", format_fixed(t.proxy_factor, 2)});
+  EXPECT_NE(t.describe("own fitted", p5.name).find(factor), std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "delegated_commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -16,7 +17,7 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/topology/cluster.hpp"
 #include "moetwin/topology/collectives.hpp"
-#include "moetwin/topology/network_model.hpp"
+#include "moetwin/topology/network_models.hpp"
 #include "moetwin/topology/placement.hpp"
 
 namespace moetwin::cli {
@@ -191,8 +192,7 @@ std::string run_net(const NetOptions& o, const GlobalOptions& global) {
 }  // namespace
 
 void add_net_command(CLI::App& app, const GlobalOptions& global) {
-  CLI::App* net = app.add_subcommand(
-      "net", "Predict one collective of a scenario's process group: time, bandwidth, per-link utilisation");
+  CLI::App* net = app.add_subcommand("net", delegated_command("net").description);
   auto o = std::make_shared<NetOptions>();
   net->add_option("SCENARIO", o->scenario, "Scenario TOML")->required()->check(CLI::ExistingFile);
   net->add_option("--collective", o->collective,

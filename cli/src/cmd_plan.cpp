@@ -8,6 +8,7 @@
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/progress.hpp"
 #include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/planning/plan_report.hpp"
@@ -16,7 +17,6 @@
 #include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
-#include "moetwin/sweep/progress.hpp"
 
 namespace moetwin::cli {
 

@@ -14,6 +14,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/parallel_for.hpp"
+#include "moetwin/common/progress.hpp"
 #include "moetwin/engine/trace.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/reports/prediction_report.hpp"
@@ -24,7 +25,6 @@
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace_ranks.hpp"
-#include "moetwin/sweep/progress.hpp"
 
 namespace moetwin::cli {
 

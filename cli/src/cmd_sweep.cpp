@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "delegated_commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/calibrated_compute.hpp"
@@ -142,8 +143,7 @@ int run(const Options& o, const GlobalOptions& global, SweepMpi* mpi) {
 }  // namespace
 
 void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
-  CLI::App* cmd = app.add_subcommand(
-      "sweep", "Predict every point of a grid (threads, or MPI ranks under mpirun); resumable; CSV + HDF5");
+  CLI::App* cmd = app.add_subcommand("sweep", delegated_command("sweep").description);
   auto o = std::make_shared<Options>();
   cmd->add_option("SWEEP", o->sweep, "Sweep file (.toml, sweep/README.md)")->required();
   cmd->add_option("--out", o->out,

@@ -75,5 +75,8 @@ std::string finish_stdout();
 // Exit 2 before any work when an output option (--out, --write-profile, --trace) names a file another
 // argument reads (`predict x.toml --out x.toml` would overwrite its own input).
 void refuse_output_over_input(int argc, char** argv);
+// Adds a check to every output option (--out, --write-profile, --trace) of every subcommand: the path's
+// folder exists and is writable, tested while parsing, before any work.
+void check_output_options(CLI::App& app);
 
 }  // namespace moetwin::cli

@@ -11,7 +11,7 @@
 
 #include "../tests/net_test_platforms.hpp"
 #include "moetwin/common/numbers.hpp"
-#include "moetwin/topology/network_model.hpp"
+#include "moetwin/topology/network_models.hpp"
 
 namespace moetwin {
 namespace {

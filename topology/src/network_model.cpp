@@ -1,13 +1,9 @@
-// NetPlatform and the registry of network models (STYLE.md #7: each model has a name, a one-line
-// description and a reference).
+// NetPlatform: the links and routes every network model runs flows on.
 #include "moetwin/topology/network_model.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "moetwin/common/input_error.hpp"
-#include "moetwin/topology/analytical_network.hpp"
-#include "moetwin/topology/simgrid_network.hpp"
 
 namespace moetwin {
 
@@ -25,20 +21,6 @@ int NetPlatform::add_link(NetLink link) {
   }
   links_.push_back(std::move(link));
   return static_cast<int>(links_.size() - 1);
-}
-
-std::vector<std::string> network_model_names() {
-  return {"analytical", "simgrid"};
-}
-
-std::unique_ptr<NetworkModel> make_network_model(const std::string& name) {
-  if (name == "analytical") {
-    return std::make_unique<AnalyticalNetwork>();
-  }
-  if (name == "simgrid") {
-    return std::make_unique<SimgridNetwork>();
-  }
-  throw InputError(InputLocation{}, "network model", name, "one of analytical, simgrid");
 }
 
 }  // namespace moetwin

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "moetwin/common/input_error.hpp"
-#include "moetwin/topology/network_model.hpp"
+#include "moetwin/topology/network_models.hpp"
 
 namespace moetwin {
 namespace {

@@ -39,7 +39,7 @@
 
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/engine/engine.hpp"
-#include "moetwin/topology/network_model.hpp"
+#include "moetwin/topology/network_models.hpp"
 #include "net_test_platforms.hpp"
 
 namespace moetwin {

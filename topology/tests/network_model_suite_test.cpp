@@ -10,7 +10,7 @@
 #include <string>
 
 #include "moetwin/common/numbers.hpp"
-#include "moetwin/topology/network_model.hpp"
+#include "moetwin/topology/network_models.hpp"
 #include "net_test_platforms.hpp"
 
 namespace moetwin {

@@ -13,7 +13,7 @@
 
 #include "moetwin/sweep/journal.hpp"
 #include "moetwin/sweep/point_result.hpp"
-#include "moetwin/sweep/progress.hpp"
+#include "moetwin/common/progress.hpp"
 #include "moetwin/sweep/sweep_output.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
 

@@ -72,8 +72,4 @@ class NetworkModel {
   virtual NetworkRun run(const NetPlatform& platform, const std::vector<FlowSpec>& flows) const = 0;
 };
 
-// Registry: "analytical", "simgrid". Throws InputError listing the known names for anything else.
-std::unique_ptr<NetworkModel> make_network_model(const std::string& name);
-std::vector<std::string> network_model_names();
-
 }  // namespace moetwin

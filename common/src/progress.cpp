@@ -1,4 +1,4 @@
-#include "moetwin/sweep/progress.hpp"
+#include "moetwin/common/progress.hpp"
 
 #include <unistd.h>
 

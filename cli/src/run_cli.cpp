@@ -1,0 +1,44 @@
+#include "run_cli.hpp"
+
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/common/version.hpp"
+
+namespace moetwin::cli {
+
+int run_cli(int argc, char** argv, const std::function<void(CLI::App&, const GlobalOptions&)>& add_commands) {
+  // Named "moetwin" in every executable: the sibling of a delegated command prints the same usage lines.
+  CLI::App app{"moetwin: deterministic digital twin of MoE expert-parallel training on AWS EFA", "moetwin"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(kVersion) + " (" + kGitRevision + ")");
+  GlobalOptions global;
+  app.add_option("--catalog", global.catalog_dir,
+                 "Catalog directory (default: $MOETWIN_CATALOG or the shipped one)");
+  add_commands(app, global);
+  check_output_options(app);
+
+  try {
+    refuse_output_over_input(argc, argv);
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? exit_code::ok : exit_code::input_error;
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return exit_code::input_error;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << '\n';
+    return exit_code::internal_error;
+  }
+  // Output that did not reach its file is a failure, not a success with the output lost.
+  if (const std::string error = finish_stdout(); !error.empty()) {
+    std::cerr << "error: standard output: " << error << " (output lost)\n";
+    return exit_code::input_error;
+  }
+  return exit_code::ok;
+}
+
+}  // namespace moetwin::cli

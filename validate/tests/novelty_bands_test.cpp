@@ -178,8 +178,8 @@ TEST(NoveltyBands, NothingMeasuredGivesPriors) {
   EXPECT_NEAR(one.growth.at("gpu").per_unit, std::log(1.5), 1e-12);
   EXPECT_NEAR(one.campaign.per_unit, std::log(1.5), 1e-12);
   EXPECT_EQ(one.campaign.rows, 0);
-  // Two campaigns at distance 0 with 4 rows in all: too few for a campaign band; a new campaign adds the
-  // fit's own half-width.
+  // Two Kimi-K2 campaigns of 2 rows (16 and 32 nodes: each new in scale to the other): fewer than 5 rows at
+  // distance 0, no campaign band measured; a new campaign adds the fit's own half-width (its wider side).
   Rows two = sample_rows();
   two.runs = {two.runs[4], two.runs[5], two.runs[8], two.runs[9]};
   two.in_error = {0.03, -0.03, 0.03, -0.03};
@@ -187,7 +187,7 @@ TEST(NoveltyBands, NothingMeasuredGivesPriors) {
   const MeasuredBands b = measure_bands(two.runs, two.folds(), held_out_novelty(two.runs),
                                         ResidualSummary{4, 0.03, 0.03, -0.03, 0.03});
   EXPECT_EQ(b.campaign.rows, 0);
-  EXPECT_NEAR(b.campaign.per_unit, std::log(1.03), 1e-12);
+  EXPECT_NEAR(b.campaign.per_unit, -std::log(0.97), 1e-12);
   EXPECT_NE(b.campaign.source.find("a new campaign adds the fit's own in-sample half-width"),
             std::string::npos);
 }
@@ -227,7 +227,8 @@ TEST(NoveltyBands, CoveragePerLevelAndFoldConsistentIntervals) {
       measure_bands(r.runs, folds, held_out_novelty(r.runs), kimi16.in_sample, "kimi16");
   kimi16.campaign_band = without.campaign;
   kimi16.novelty_bands = without.growth;
-  EXPECT_EQ(without.campaign.rows, 4);  // Kimi-K2 at 32 nodes alone: its 4 rows
+  // Without Kimi-K2 at 16 nodes, 4 rows at distance 0 remain (Kimi-K2 at 32): the campaign band's prior.
+  EXPECT_EQ(without.campaign.rows, 0);
   const UncertaintyBand k = band_for(kimi16, predicted[4], Novelty{});
   EXPECT_NEAR(out[4].lo_s, k.lo_s, 1e-12);
   EXPECT_NEAR(out[4].hi_s, k.hi_s, 1e-12);

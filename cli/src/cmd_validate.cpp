@@ -151,6 +151,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     }
     FittedProfile profile = resolve_profile_choice(o->profile, o->network);
     std::vector<double> oos;  // out-of-sample predictions (with --cv)
+    FoldPredictions folds;    // each fold's predictions of every row (with --cv)
     std::string objective;
     if (o->fit) {
       FitWorkflowOptions fo;
@@ -170,13 +171,14 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
           runs, profile, fo, predict, progress_on_stderr(std::make_shared<std::unique_ptr<SweepProgress>>()));
       profile = std::move(fit.profile);
       oos = std::move(fit.out_of_sample);
+      folds = std::move(fit.folds);
       objective = std::move(fit.objective);
       if (!o->write_profile.empty()) write_file_atomically(o->write_profile, fitted_profile_toml(profile));
     }
     // The rows at the (fitted) profile, with their breakdowns.
     const std::vector<RowPrediction> preds = predict_rows(runs, all_rows(runs.size()), profile, o->threads);
-    const ValidationReport report =
-        make_validation_report(table.header, runs, preds, oos, profile, runs_label(o->runs), objective);
+    const ValidationReport report = make_validation_report(table.header, runs, preds, oos, folds, profile,
+                                                           runs_label(o->runs), objective);
     std::string content;
     if (o->format == "csv") {
       content = render_csv(report.rows);

@@ -512,6 +512,16 @@ FittedProfile load_fitted_profile(const std::string& path) {
     }
     bands->finish();
   }
+  // [campaign_band] (optional: profiles before it take the cross-validated quantiles as their band).
+  if (std::optional<StrictTable> t = root.table("campaign_band")) {
+    NoveltyBand& b = p.campaign_band;
+    b.rows = t->int32("rows", 0, 1000000);
+    b.error_lo = t->number("error_lo", -0.95, 0);
+    b.error_hi = t->number("error_hi", 0, 100);
+    b.source = t->string("source");
+    b.per_unit = t->number("per_unit", 0, 10);
+    t->finish();
+  }
   const auto read_margin = [&root](const char* table, MarginResidualSummary& m) {
     std::optional<StrictTable> margin = root.table(table);
     if (!margin) return;
@@ -663,6 +673,14 @@ std::string fitted_profile_toml(const FittedProfile& p) {
            "\nsource = " + quoted_string(b.source) + "\n";
       if (b.per_unit >= 0) s += "per_unit = " + format_exact(b.per_unit) + "\n";
     }
+  }
+  if (p.campaign_band.per_unit >= 0) {
+    const NoveltyBand& b = p.campaign_band;
+    s += "\n[campaign_band]  # what a new campaign adds at distance 0, in quadrature with the in-sample "
+         "quantiles\n# (per_unit: log half-width; error_lo / error_hi: it alone)\nrows = " +
+         std::to_string(b.rows) + "\nerror_lo = " + format_exact(b.error_lo) +
+         "\nerror_hi = " + format_exact(b.error_hi) + "\nsource = " + quoted_string(b.source) +
+         "\nper_unit = " + format_exact(b.per_unit) + "\n";
   }
   if (!p.coverage.empty()) {
     s += "\n[coverage]  # what the fitted rows covered: a prediction outside it says so\ngpus = " +

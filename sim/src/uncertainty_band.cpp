@@ -1,6 +1,7 @@
 // The uncertainty band of a prediction at its novelty, and the margin a dispatcher's lead must beat
 // (fitted_profile.hpp: band_for, band_source, margin_uncertainty, margin_exceeds_uncertainty): the in-family
-// cross-validated quantiles widened, in quadrature, by each new dimension's growth per unit of distance.
+// quantiles (the fit's in-sample spread and a new campaign's, or an older profile's cross-validated ones)
+// widened, in quadrature, by each new dimension's growth per unit of distance.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -24,7 +25,26 @@ struct ErrorRange {
 };
 constexpr double kPriorError = 0.5;  // the unfitted twin's errors: the band where nothing was measured
 
+// Log half-widths of a signed error range, per side (the low side's error kept above -95%).
+double log_lo(double error_lo) {
+  return std::max(0.0, -std::log1p(std::max(error_lo, -0.95)));
+}
+double log_hi(double error_hi) {
+  return std::max(0.0, std::log1p(std::max(error_hi, 0.0)));
+}
+
+bool has_campaign_band(const FittedProfile& profile) {
+  return profile.fitted && profile.campaign_band.per_unit >= 0 && profile.in_sample.rows > 0;
+}
+
 ErrorRange in_family_errors(const FittedProfile& profile) {
+  if (has_campaign_band(profile)) {
+    // The fit's own spread and a new campaign's, in quadrature per side in log space.
+    const double c2 = profile.campaign_band.per_unit * profile.campaign_band.per_unit;
+    const double lo = log_lo(profile.in_sample.signed_p10);
+    const double hi = log_hi(profile.in_sample.signed_p90);
+    return {std::expm1(-std::sqrt(lo * lo + c2)), std::expm1(std::sqrt(hi * hi + c2))};
+  }
   if (profile.fitted && profile.cross_validated.rows > 0)
     return {profile.cross_validated.signed_p10, profile.cross_validated.signed_p90};
   return {-kPriorError, kPriorError};
@@ -48,8 +68,8 @@ ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) 
   const double w2 = novelty_width_squared(profile, novelty);
   if (!(w2 > 0)) return r;
   // Per side in log space: the in-family half-width and the novelty width in quadrature.
-  const double lo = std::max(0.0, -std::log1p(std::max(r.lo, -0.95)));
-  const double hi = std::max(0.0, std::log1p(r.hi));
+  const double lo = log_lo(r.lo);
+  const double hi = log_hi(r.hi);
   r.lo = std::expm1(-std::sqrt(lo * lo + w2));
   r.hi = std::expm1(std::sqrt(hi * hi + w2));
   return r;
@@ -73,10 +93,14 @@ UncertaintyBand band_for(const FittedProfile& profile, double predicted_s, const
 
 std::string band_source(const FittedProfile& profile, const Novelty& novelty) {
   if (!profile.fitted) return "unfitted profile: +-50%, the size of the unfitted twin's errors";
-  std::string s = profile.cross_validated.rows > 0
-                      ? concat({"cross-validated (", profile.cv_scheme, ", ",
-                                std::to_string(profile.cross_validated.rows), " rows)"})
-                      : std::string("no cross-validation in the profile: +-50%");
+  std::string s =
+      has_campaign_band(profile) ? concat({"in-sample spread (", std::to_string(profile.in_sample.rows),
+                                           " rows) and a new campaign's +-",
+                                           format_fixed(std::expm1(profile.campaign_band.per_unit) * 100, 0),
+                                           "% (", profile.campaign_band.source, ") in quadrature"})
+      : profile.cross_validated.rows > 0 ? concat({"cross-validated (", profile.cv_scheme, ", ",
+                                                   std::to_string(profile.cross_validated.rows), " rows)"})
+                                         : std::string("no cross-validation in the profile: +-50%");
   std::string widened;
   for (const NovelValue& v : novelty.novel) {
     if (v.dimension == NoveltyDimension::dispatcher) continue;

@@ -447,6 +447,36 @@ TEST(FittedProfile, BandGrowsWithDistanceInQuadrature) {
       load_fitted_profile(write_temp("plain.toml", fitted_profile_toml(sample()))).novelty_bands.empty());
 }
 
+// With a campaign band (a profile fitted with the fold-consistent --cv), the in-family band is the fit's
+// in-sample spread and a new campaign's in quadrature, per side in log space; the novel dimensions add to
+// that. It round-trips; a profile without it keeps the cross-validated quantiles.
+TEST(FittedProfile, CampaignBandWidensTheInSampleSpread) {
+  FittedProfile p = sample();  // in sample -8% / +7%; cross-validated -20% / +10%
+  const UncertaintyBand old_band = band_for(p, 10);
+  EXPECT_NEAR(old_band.hi_s, 10 / 0.8, 1e-9);
+  p.campaign_band = {40, std::expm1(-0.1), std::expm1(0.1), "measured: 40 held-out rows at distance 0", 0.1};
+  const double a = -std::log(0.92), b = std::log(1.07);  // in-sample log half-widths (slow, fast side)
+  const UncertaintyBand in = band_for(p, 10);
+  EXPECT_NEAR(in.lo_s, 10 * std::exp(-std::sqrt(b * b + 0.01)), 1e-9);
+  EXPECT_NEAR(in.hi_s, 10 * std::exp(std::sqrt(a * a + 0.01)), 1e-9);
+  Novelty gpu;
+  gpu.novel.push_back({NoveltyDimension::gpu, "B200", "GPU B200: no live runs in the fit", 2.0});
+  p.novelty_bands["gpu"] = {7, std::expm1(-0.05), std::expm1(0.05), "measured: 7 held-out rows", 0.05};
+  EXPECT_NEAR(band_for(p, 10, gpu).hi_s, 10 * std::exp(std::sqrt(a * a + 0.01 + 0.01)), 1e-9);
+  EXPECT_NE(
+      band_source(p, Novelty{}).find("in-sample spread (51 rows) and a new campaign's +-11% (measured: 40"),
+      std::string::npos)
+      << band_source(p, Novelty{});
+  const FittedProfile q = load_fitted_profile(write_temp("campaign.toml", fitted_profile_toml(p)));
+  EXPECT_EQ(q.campaign_band.rows, 40);
+  EXPECT_EQ(q.campaign_band.per_unit, 0.1);
+  EXPECT_EQ(q.campaign_band.source, "measured: 40 held-out rows at distance 0");
+  EXPECT_NEAR(band_for(q, 10).hi_s, in.hi_s, 1e-12);
+  EXPECT_LT(load_fitted_profile(write_temp("no-campaign.toml", fitted_profile_toml(sample())))
+                .campaign_band.per_unit,
+            0);
+}
+
 // [coverage] keeps the fitted models' shapes and routings; an older profile without them loads (a new
 // model 1 unit away, every routing covered).
 TEST(FittedProfile, CoverageShapesAndRoutingsRoundTrip) {

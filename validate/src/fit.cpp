@@ -269,12 +269,15 @@ CrossValidation cross_validate(const std::vector<double>& measured, const std::v
       cv.replays += r.replays;
       fold = r.profile;
     }
-    const std::vector<double> t = times(fold, test);
+    // Every row, not only the held-out ones: the training rows' residuals at the fold's own parameters are
+    // the spread the fold's band starts from (novelty_bands.hpp).
+    std::vector<double> t = times(fold, which);
     ++cv.replays;
     if (options.progress)
       options.progress("fold without " + group + ": " + std::to_string(test.size()) + " rows");
-    for (std::size_t k = 0; k < held.size(); ++k) cv.predicted_s[held[k]] = t[k];
+    for (const std::size_t k : held) cv.predicted_s[k] = t[k];
     cv.folds.emplace(group, fold);
+    cv.fold_predicted_s.emplace(group, std::move(t));
   }
   return cv;
 }

@@ -148,6 +148,8 @@ FitWorkflowResult fit_profile(const std::vector<LiveRun>& runs, const FittedProf
   profile.in_sample_margin =
       margin_residual_summary(rank_cells(runs, fit.predicted_s), runs, fit.predicted_s);
   profile.cross_validated = {};
+  profile.campaign_band = {};
+  profile.novelty_bands = {};
   profile.cv_scheme = "none";
   const bool huber = options.huber > 0;
   profile.fit_objective =
@@ -164,7 +166,12 @@ FitWorkflowResult fit_profile(const std::vector<LiveRun>& runs, const FittedProf
     result.out_of_sample = cv.predicted_s;
     const std::vector<double>& oos = result.out_of_sample;
     profile.cross_validated = residual_summary(row_errors(runs, oos).all);
-    profile.novelty_bands = novelty_bands(runs, oos, held_out_novelty(runs));
+    // Fold-consistent: each fold's held-out rows against that fold's own in-sample spread; the profile's
+    // band widens the whole fit's in-sample spread by what they measured.
+    result.folds = cv.fold_predicted_s;
+    MeasuredBands bands = measure_bands(runs, result.folds, held_out_novelty(runs), profile.in_sample);
+    profile.campaign_band = std::move(bands.campaign);
+    profile.novelty_bands = std::move(bands.growth);
     profile.cross_validated_margin = margin_residual_summary(rank_cells(runs, oos), runs, oos);
     profile.cv_scheme = options.cv;
   }

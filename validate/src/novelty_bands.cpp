@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -27,6 +30,76 @@ std::string join(const std::set<std::string>& values) {
   return out;
 }
 
+// Log half-widths per side of a residual summary's signed p10 / p90 (the low side kept above -95%).
+struct Spread {
+  double lo = 0;
+  double hi = 0;
+  int rows = 0;
+  double widest() const { return std::max(lo, hi); }
+};
+Spread spread_of(const ResidualSummary& r) {
+  if (r.rows == 0) return {};
+  return {std::max(0.0, -std::log1p(std::max(r.signed_p10, -0.95))), std::max(0.0, std::log1p(r.signed_p90)),
+          r.rows};
+}
+
+// A held-out row as its fold saw it.
+struct HeldOut {
+  std::size_t row = 0;
+  std::string campaign;
+  double log_error = 0;  // ln(predicted / measured) at the fold's parameters
+  double spread = 0;     // the fold's in-sample log half-width on the side of log_error's sign
+  double distance = 0;   // from the fold's training rows (held_out_novelty)
+};
+
+// Percentile q of `values` weighted by `weights` (> 0): linear interpolation between the sorted values,
+// value k at position (W_k - w_k) / (W - w_last) (W_k the weight up to and including value k, W the
+// whole): with equal weights, percentile()'s order statistics exactly. Each held-out campaign weighing
+// alike keeps one campaign of many rows from setting a band alone.
+double weighted_percentile(std::vector<std::pair<double, double>> value_weight, double q) {
+  if (value_weight.empty()) return 0;
+  std::sort(value_weight.begin(), value_weight.end());
+  double total = 0;
+  for (const auto& [v, w] : value_weight) total += w;
+  const double span = total - value_weight.back().second;
+  if (!(span > 0)) return value_weight.front().first;
+  const double at = std::clamp(q, 0.0, 1.0);
+  double before = 0;  // W_k - w_k
+  for (std::size_t k = 0; k + 1 < value_weight.size(); ++k) {
+    const double p0 = before / span;
+    before += value_weight[k].second;
+    const double p1 = before / span;
+    if (at <= p1) {
+      const double f = p1 > p0 ? (at - p0) / (p1 - p0) : 1.0;
+      return value_weight[k].first + (value_weight[k + 1].first - value_weight[k].first) * f;
+    }
+  }
+  return value_weight.back().first;
+}
+
+// The weighted 80th percentile of `values` (one per row of `rows`), each campaign's rows together weighing 1.
+double campaign_weighted_p80(const std::vector<const HeldOut*>& rows, const std::vector<double>& values) {
+  std::map<std::string, int> per_campaign;
+  for (const HeldOut* h : rows) ++per_campaign[h->campaign];
+  std::vector<std::pair<double, double>> vw;
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    vw.emplace_back(values[k], 1.0 / per_campaign[rows[k]->campaign]);
+  return weighted_percentile(std::move(vw), 0.8);
+}
+
+NoveltyBand band_of_width(int rows, double per_unit, std::string source) {
+  return NoveltyBand{rows, std::expm1(-per_unit), std::expm1(per_unit), std::move(source), per_unit};
+}
+
+std::string distance_range(const std::vector<const HeldOut*>& rows) {
+  double lo = rows.front()->distance, hi = lo;
+  for (const HeldOut* h : rows) {
+    lo = std::min(lo, h->distance);
+    hi = std::max(hi, h->distance);
+  }
+  return concat({format_fixed(lo, 1), "-", format_fixed(hi, 1)});
+}
+
 }  // namespace
 
 std::vector<Novelty> held_out_novelty(const std::vector<LiveRun>& runs) {
@@ -43,90 +116,137 @@ std::vector<Novelty> held_out_novelty(const std::vector<LiveRun>& runs) {
   return out;
 }
 
-std::map<std::string, NoveltyBand> novelty_bands(const std::vector<LiveRun>& runs,
-                                                 const std::vector<double>& predicted,
-                                                 const std::vector<Novelty>& novelty) {
-  // The in-family half-widths in log space, as the profile's cross-validated quantiles give them (every
-  // predicted row's error, fit_workflow.cpp).
+ResidualSummary fold_spread(const std::vector<LiveRun>& runs, const std::vector<double>& fold_predicted,
+                            const std::string& held_out) {
   std::vector<double> errors;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (predicted[i] > 0) errors.push_back(predicted[i] / runs[i].iter_s - 1);
+  for (std::size_t i = 0; i < runs.size() && i < fold_predicted.size(); ++i) {
+    if (runs[i].campaign == held_out || !(fold_predicted[i] > 0)) continue;
+    errors.push_back(fold_predicted[i] / runs[i].iter_s - 1);
   }
-  const ErrorStats in_family = error_stats(errors);
-  const double w_lo = errors.empty() ? 0 : std::max(0.0, -std::log1p(std::max(in_family.signed_p10, -0.95)));
-  const double w_hi = errors.empty() ? 0 : std::max(0.0, std::log1p(in_family.signed_p90));
-  // Per held-out novel row: the log width beyond the in-family one its error needed (0 when inside it), and
-  // that excess per unit of its combined distance (the row's new dimensions are taken to share one rate:
-  // a campaign new in several at once cannot tell them apart).
-  std::vector<double> excess(runs.size(), -1), rate(runs.size(), -1);
-  std::vector<double> all_excess;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const double d = novelty[i].distance();
-    if (!(predicted[i] > 0) || !(d > 0)) continue;
-    const double l = std::log(predicted[i] / runs[i].iter_s);
-    const double side = l < 0 ? w_lo : w_hi;
-    excess[i] = std::sqrt(std::max(0.0, l * l - side * side));
-    rate[i] = excess[i] / d;
-    all_excess.push_back(excess[i]);
+  const ErrorStats s = error_stats(errors);
+  return {s.rows, s.median_abs, s.p90_abs, s.signed_p10, s.signed_p90};
+}
+
+MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredictions& folds,
+                            const std::vector<Novelty>& novelty, const ResidualSummary& spread,
+                            const std::string& skip) {
+  // Every held-out row with its fold's own spread.
+  std::vector<HeldOut> held;
+  for (const auto& [campaign, predicted] : folds) {
+    if (campaign == skip) continue;
+    const Spread own = spread_of(fold_spread(runs, predicted, campaign));
+    if (own.rows == 0) continue;
+    for (std::size_t i = 0; i < runs.size() && i < predicted.size(); ++i) {
+      if (runs[i].campaign != campaign || !(predicted[i] > 0)) continue;
+      const double l = std::log(predicted[i] / runs[i].iter_s);
+      held.push_back({i, campaign, l, l < 0 ? own.lo : own.hi, novelty[i].distance()});
+    }
   }
-  std::map<std::string, NoveltyBand> bands;
-  const auto band_of_rate = [](int rows, double per_unit, std::string source) {
-    return NoveltyBand{rows, std::expm1(-per_unit), std::expm1(per_unit), std::move(source), per_unit};
-  };
+  const Spread fit = spread_of(spread);
+  MeasuredBands out;
+
+  // A new campaign at distance 0: its rows' log error beyond their fold's spread.
+  std::vector<const HeldOut*> same;
+  std::vector<double> same_excess;
+  std::set<std::string> same_campaigns;
+  for (const HeldOut& h : held) {
+    if (h.distance > 0) continue;
+    same.push_back(&h);
+    same_excess.push_back(std::sqrt(std::max(0.0, h.log_error * h.log_error - h.spread * h.spread)));
+    same_campaigns.insert(h.campaign);
+  }
+  const int n_same = static_cast<int>(same.size());
+  double c = 0;
+  if (n_same >= kMinNoveltyBandRows) {
+    c = campaign_weighted_p80(same, same_excess);
+    out.campaign = band_of_width(
+        n_same, c,
+        concat({"measured: 80th percentile, each campaign weighing alike, of the log error beyond its fold's "
+                "in-sample spread of ",
+                std::to_string(n_same), " held-out rows at distance 0 (",
+                std::to_string(same_campaigns.size()), " campaigns)"}));
+  } else {
+    // Nothing at distance 0 to measure: a new campaign is taken to add as much as the fit's own spread
+    // (doubling its variance); the unfitted twin's +-50% without one.
+    c = fit.rows > 0 ? fit.widest() : kUnbandedPerUnit;
+    out.campaign =
+        band_of_width(0, c,
+                      concat({"prior: ", std::to_string(n_same), " held-out rows at distance 0 (fewer than ",
+                              std::to_string(kMinNoveltyBandRows), "); ",
+                              fit.rows > 0 ? "a new campaign adds the fit's own in-sample half-width"
+                                           : "+-50%, the unfitted twin's errors (no error measured)"}));
+  }
+
+  // Growth per unit of distance: the novel rows' log error beyond their fold's band at distance 0.
+  std::vector<const HeldOut*> novel;
+  std::vector<double> novel_excess, novel_rate;
+  for (const HeldOut& h : held) {
+    if (!(h.distance > 0)) continue;
+    const double x = std::sqrt(std::max(0.0, h.log_error * h.log_error - h.spread * h.spread - c * c));
+    novel.push_back(&h);
+    novel_excess.push_back(x);
+    novel_rate.push_back(x / h.distance);
+  }
   double widest_measured = 0;
   std::vector<std::string> unmeasured;
   std::map<std::string, int> unmeasured_rows;
   for (const NoveltyDimension d : banded_novelty_dimensions()) {
-    std::vector<double> rates, distances;
+    std::vector<const HeldOut*> rows;
+    std::vector<double> rates;
     std::set<std::string> campaigns;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      if (rate[i] < 0 || !novelty[i].has(d)) continue;
-      rates.push_back(rate[i]);
-      distances.push_back(novelty[i].distance());
-      campaigns.insert(runs[i].campaign);
+    for (std::size_t k = 0; k < novel.size(); ++k) {
+      if (!novelty[novel[k]->row].has(d)) continue;
+      rows.push_back(novel[k]);
+      rates.push_back(novel_rate[k]);
+      campaigns.insert(novel[k]->campaign);
     }
     const std::string key = to_string(d);
-    const int n = static_cast<int>(rates.size());
+    const int n = static_cast<int>(rows.size());
     if (n < kMinNoveltyBandRows) {
       unmeasured.push_back(key);
       unmeasured_rows[key] = n;
       continue;
     }
     // The 80th percentile: an 80% band covers a row exactly when its rate is at least the row's.
-    const double u = percentile(rates, 0.8);
+    const double u = campaign_weighted_p80(rows, rates);
     widest_measured = std::max(widest_measured, u);
-    bands[key] = band_of_rate(
+    out.growth[key] = band_of_width(
         n, u,
-        concat({"measured: 80th percentile of the excess log error per unit distance of ", std::to_string(n),
-                " held-out rows new in ", key, " (", join(campaigns), "; combined distances ",
-                format_fixed(*std::min_element(distances.begin(), distances.end()), 1), "-",
-                format_fixed(*std::max_element(distances.begin(), distances.end()), 1), ")"}));
+        concat({"measured: 80th percentile, each held-out campaign weighing alike, of the log error beyond "
+                "its fold's band at distance 0 per unit distance of ",
+                std::to_string(n), " held-out rows new in ", key, " (", join(campaigns), "; distances ",
+                distance_range(rows), ")"}));
   }
-  // Unmeasured dimensions: one unit of distance costs the largest of the in-family half-width, the 80th
-  // percentile of the held-out novel rows' whole excess (as if one unit were as new as a whole novel
-  // campaign), the widest measured rate and +-10% (kMinPriorPerUnit: a tight in-family band fitted on a few
-  // campaigns says little about what is new); +-50% per unit where no error was measured at all. Held out by
-  // campaign, a rate measured on one campaign new in one small way (DeepSeek-V3 beside Kimi-K2: 0.6 units,
-  // no excess) gave the p5en campaign (3.2 units away) the in-family band, and 3 of its 7 rows fell outside.
-  const double w0 = std::max(w_lo, w_hi);
-  const double novel_excess =
-      all_excess.size() >= static_cast<std::size_t>(kMinNoveltyBandRows) ? percentile(all_excess, 0.8) : 0.0;
+  // Unmeasured dimensions: one unit of distance costs the largest of the in-family half-width at distance
+  // 0 (the fit's spread and a new campaign's), the 80th percentile of the novel rows' whole excess (as if
+  // one unit were as new as a whole novel campaign), the widest measured rate and +-10%
+  // (kMinPriorPerUnit: a tight in-family band fitted on a few campaigns says little about what is new);
+  // +-50% per unit where no error was measured at all. Held out by campaign, a rate measured on one
+  // campaign new in one small way (DeepSeek-V3 beside Kimi-K2: 0.6 units, no excess) gave the p5en
+  // campaign (3.2 units away) the in-family band, and 3 of its 7 rows fell outside.
+  const double w0 = std::sqrt(fit.widest() * fit.widest() + c * c);
+  const double whole = novel.size() >= static_cast<std::size_t>(kMinNoveltyBandRows)
+                           ? campaign_weighted_p80(novel, novel_excess)
+                           : 0.0;
+  const bool measured_any = fit.rows > 0 && !held.empty();
   const double prior =
-      errors.empty() ? kUnbandedPerUnit : std::max({w0, novel_excess, widest_measured, kMinPriorPerUnit});
+      measured_any ? std::max({w0, whole, widest_measured, kMinPriorPerUnit}) : kUnbandedPerUnit;
   for (const std::string& key : unmeasured) {
     const std::string why = concat({"prior: ", std::to_string(unmeasured_rows[key]), " held-out rows new in ",
                                     key, " (fewer than ", std::to_string(kMinNoveltyBandRows), "); "});
-    bands[key] = band_of_rate(
+    out.growth[key] = band_of_width(
         0, prior,
-        errors.empty()
+        !measured_any
             ? concat({why, "+-50% per unit, the unfitted twin's errors (no error measured)"})
-            : concat({why, "conservative rule: one unit costs the largest of the in-family half-width (",
+            : concat({why,
+                      "conservative rule: one unit costs the largest of the in-family half-width at "
+                      "distance 0 (",
                       format_fixed(std::expm1(w0) * 100, 1), "%), the 80th-percentile excess of the ",
-                      std::to_string(all_excess.size()), " held-out novel rows at their whole distance (",
-                      format_fixed(std::expm1(novel_excess) * 100, 1), "%) and the widest measured rate (",
+                      std::to_string(novel.size()), " held-out novel rows at their whole distance (",
+                      format_fixed(std::expm1(whole) * 100, 1), "%) and the widest measured rate (",
                       format_fixed(std::expm1(widest_measured) * 100, 1), "%), at least 10%"}));
   }
-  return bands;
+  return out;
 }
 
 namespace {
@@ -156,32 +276,26 @@ std::vector<RowInterval> in_sample_intervals(const std::vector<LiveRun>& runs,
 }
 
 std::vector<RowInterval> out_of_sample_intervals(const std::vector<LiveRun>& runs,
-                                                 const std::vector<double>& predicted,
-                                                 const FittedProfile& profile) {
+                                                 const FoldPredictions& folds, const FittedProfile& profile) {
   const std::vector<Novelty> novelty = held_out_novelty(runs);
-  std::map<std::string, FittedProfile> without;  // campaign -> the profile's bands without its rows
-  for (const LiveRun& r : runs) {
-    if (without.count(r.campaign)) continue;
-    std::vector<LiveRun> rest;
-    std::vector<double> rest_predicted;
-    std::vector<Novelty> rest_novelty;
-    std::vector<double> errors;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      if (runs[i].campaign == r.campaign) continue;
-      rest.push_back(runs[i]);
-      rest_predicted.push_back(predicted[i]);
-      rest_novelty.push_back(novelty[i]);
-      if (predicted[i] > 0) errors.push_back(predicted[i] / runs[i].iter_s - 1);
-    }
+  std::map<std::string, FittedProfile> fold_profile;  // campaign -> its fold's band
+  for (const auto& [campaign, predicted] : folds) {
     FittedProfile p = profile;
-    const ErrorStats s = error_stats(errors);
-    p.cross_validated = {s.rows, s.median_abs, s.p90_abs, s.signed_p10, s.signed_p90};
-    p.novelty_bands = novelty_bands(rest, rest_predicted, rest_novelty);
-    without.emplace(r.campaign, std::move(p));
+    p.in_sample = fold_spread(runs, predicted, campaign);
+    MeasuredBands b = measure_bands(runs, folds, novelty, p.in_sample, campaign);
+    p.campaign_band = std::move(b.campaign);
+    p.novelty_bands = std::move(b.growth);
+    fold_profile.emplace(campaign, std::move(p));
   }
   std::vector<RowInterval> out;
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    out.push_back(interval(predicted[i], runs[i].iter_s, without.at(runs[i].campaign), novelty[i]));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto it = folds.find(runs[i].campaign);
+    if (it == folds.end() || i >= it->second.size()) {
+      out.emplace_back();
+      continue;
+    }
+    out.push_back(interval(it->second[i], runs[i].iter_s, fold_profile.at(runs[i].campaign), novelty[i]));
+  }
   return out;
 }
 

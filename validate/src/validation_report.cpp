@@ -93,8 +93,9 @@ ResultTable parameters_table(const FittedProfile& profile) {
 ValidationReport make_validation_report(const std::vector<std::string>& header,
                                         const std::vector<LiveRun>& runs,
                                         const std::vector<RowPrediction>& preds,
-                                        const std::vector<double>& oos, const FittedProfile& profile,
-                                        const std::string& runs_label, const std::string& fit_objective) {
+                                        const std::vector<double>& oos, const FoldPredictions& folds,
+                                        const FittedProfile& profile, const std::string& runs_label,
+                                        const std::string& fit_objective) {
   ValidationReport report;
   std::vector<double> in_sample;
   for (const RowPrediction& r : preds) in_sample.push_back(r.ok ? r.iteration_s : 0);
@@ -106,7 +107,7 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   // profile's band at the row's novelty against the profile's coverage.
   const std::vector<RowInterval> in_intervals = in_sample_intervals(runs, in_sample, profile);
   const std::vector<RowInterval> oos_intervals =
-      has_cv ? out_of_sample_intervals(runs, oos, profile) : std::vector<RowInterval>{};
+      has_cv ? out_of_sample_intervals(runs, folds, profile) : std::vector<RowInterval>{};
   report.rows =
       rows_table(header, runs, preds, headline, in_sample, has_cv ? oos_intervals : in_intervals, has_cv);
 
@@ -189,6 +190,12 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   }
   // The profile's growth of the band with distance, per novelty dimension.
   report.novelty_growth.columns = {"dimension", "rows", "per_unit_pct", "source"};
+  if (profile.campaign_band.per_unit >= 0) {
+    // Not a dimension: what any new campaign adds at distance 0 (its "per unit" is its whole width).
+    const NoveltyBand& c = profile.campaign_band;
+    report.novelty_growth.add_row({"(new campaign, distance 0)", Cell::integer(c.rows),
+                                   Cell::fixed(std::expm1(c.per_unit) * 100, 1), c.source});
+  }
   for (const auto& [dimension, b] : profile.novelty_bands) {
     report.novelty_growth.add_row(
         {dimension, Cell::integer(b.rows), Cell::fixed(std::expm1(b.unit_width()) * 100, 1), b.source});

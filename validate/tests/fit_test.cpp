@@ -153,6 +153,18 @@ TEST(CrossValidate, HeldOutGroupsArePredictedByFoldsThatNeverSawThem) {
   ASSERT_EQ(cv.predicted_s.size(), 24u);
   // The g3 fold was fitted on exact data: it predicts g3 ~20% fast.
   for (std::size_t r = 3; r < 24; r += 4) EXPECT_NEAR(cv.predicted_s[r] / measured[r], 1 / 1.2, 0.01);
+  // Each fold also predicts its training rows (its own spread): the g3 fold fits the other groups exactly,
+  // and its held-out rows are the out-of-sample predictions.
+  ASSERT_EQ(cv.fold_predicted_s.size(), 4u);
+  const std::vector<double>& g3 = cv.fold_predicted_s.at("g3");
+  ASSERT_EQ(g3.size(), 24u);
+  for (std::size_t r = 0; r < 24; ++r) {
+    if (r % 4 == 3) {
+      EXPECT_EQ(g3[r], cv.predicted_s[r]);
+    } else {
+      EXPECT_NEAR(g3[r] / measured[r], 1, 0.01) << r;
+    }
+  }
   // Refining each fold with replays of its own training rows gives the same answer here.
   FitOptions refine = o;
   refine.refine_outer = 2;

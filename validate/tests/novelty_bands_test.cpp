@@ -1,4 +1,5 @@
-// Bands by kind of novelty from held-out campaigns, and the coverage of the intervals they give.
+// Bands by kind of novelty from held-out campaigns, fold by fold, and the coverage of the intervals they
+// give.
 #include "moetwin/validate/novelty_bands.hpp"
 
 #include <gtest/gtest.h>
@@ -15,10 +16,23 @@
 namespace moetwin {
 namespace {
 
-// Three B300 campaigns of 4 rows (one of them the only DeepSeek-V3 one) and a p5en campaign of 5 rows.
+// Three B300 campaigns of 4 rows (one of them the only DeepSeek-V3 one) and a p5en campaign of 5 rows, with
+// each row's error in sample to a fold that trained on it and out of sample to the fold that held it out.
 struct Rows {
   std::vector<LiveRun> runs;
-  std::vector<double> predicted;
+  std::vector<double> in_error;   // predicted / measured - 1 at a fold that trained on the row
+  std::vector<double> out_error;  // at the fold that held its campaign out
+  // Each fold's prediction of every row.
+  FoldPredictions folds() const {
+    FoldPredictions f;
+    for (const LiveRun& held : runs) {
+      std::vector<double>& p = f[held.campaign];
+      if (!p.empty()) continue;
+      for (std::size_t i = 0; i < runs.size(); ++i)
+        p.push_back(runs[i].iter_s * (1 + (runs[i].campaign == held.campaign ? out_error[i] : in_error[i])));
+    }
+    return f;
+  }
 };
 
 Rows sample_rows() {
@@ -27,32 +41,53 @@ Rows sample_rows() {
     return load_scenario_file(std::string(MOETWIN_SOURCE_DIR) + "/scenarios/live/" + f, catalog);
   };
   Rows r;
-  const auto add = [&](const Scenario& s, const std::string& campaign, double measured, double predicted) {
+  const auto add = [&](const Scenario& s, const std::string& campaign, double measured, double in,
+                       double out) {
     LiveRun run;
     run.scenario = s;
     run.campaign = campaign;
     run.iter_s = measured;
     r.runs.push_back(run);
-    r.predicted.push_back(predicted);
+    r.in_error.push_back(in);
+    r.out_error.push_back(out);
   };
   const Scenario dsv3 = load("dsv3-b300-32n-20260601.toml");
   const Scenario kimi16 = load("kimik2-b300-16n-20260604.toml");
   const Scenario kimi32 = load("kimik2-b300-32n-20260604.toml");
   const Scenario p5en = load("uccl-p5en-4n-20260430.toml");
-  // Errors (predicted / measured - 1): DeepSeek-V3 +-10%, Kimi-K2 +-5%, p5en -20%..-28%.
-  for (double e : {0.1, -0.1, 0.05, -0.05}) add(dsv3, "dsv3", 10, 10 * (1 + e));
-  for (double e : {0.05, -0.05, 0.02, -0.02}) add(kimi16, "kimi16", 10, 10 * (1 + e));
-  for (double e : {0.04, -0.04, 0.01, -0.01}) add(kimi32, "kimi32", 10, 10 * (1 + e));
-  for (double e : {-0.2, -0.22, -0.24, -0.26, -0.28}) add(p5en, "p5en", 1, 1 + e);
+  // In sample every fold fits its rows within +-3%. Out of sample: DeepSeek-V3 within +-1% (inside any
+  // fold's spread), Kimi-K2 up to -10% (a new campaign of a covered family misses by more than the fit's
+  // own rows), p5en -20%..-28%.
+  const std::vector<double> in = {0.03, -0.03, 0.01, -0.01};
+  const std::vector<double> dsv3_out = {0.01, -0.01, 0.005, -0.005};
+  const std::vector<double> kimi16_out = {0.08, -0.06, 0.02, -0.02};
+  const std::vector<double> kimi32_out = {0.05, -0.1, 0.01, -0.01};
+  for (std::size_t k = 0; k < 4; ++k) add(dsv3, "dsv3", 10, in[k], dsv3_out[k]);
+  for (std::size_t k = 0; k < 4; ++k) add(kimi16, "kimi16", 10, in[k], kimi16_out[k]);
+  for (std::size_t k = 0; k < 4; ++k) add(kimi32, "kimi32", 10, in[k], kimi32_out[k]);
+  const std::vector<double> p5en_in = {-0.03, -0.01, 0.01, 0.02, 0.03};
+  const std::vector<double> p5en_out = {-0.2, -0.22, -0.24, -0.26, -0.28};
+  for (std::size_t k = 0; k < 5; ++k) add(p5en, "p5en", 1, p5en_in[k], p5en_out[k]);
   return r;
 }
 
-// The in-family log half-widths of a set of errors, as novelty_bands takes them (signed p10 / p90).
-std::pair<double, double> in_family_widths(const std::vector<double>& errors) {
-  return {-std::log1p(percentile(errors, 0.1)), std::log1p(percentile(errors, 0.9))};
+// A fold's log half-widths: its training rows' in-sample signed p10 / p90 (fold_spread), written out.
+std::pair<double, double> spread_without(const Rows& r, const std::string& campaign) {
+  std::vector<double> e;
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    if (r.runs[i].campaign != campaign) e.push_back(r.in_error[i]);
+  }
+  return {-std::log1p(percentile(e, 0.1)), std::log1p(percentile(e, 0.9))};
 }
 
-TEST(NoveltyBands, HeldOutNoveltyWithDistancesAndMeasuredOrPriorGrowth) {
+// Held-out row i's log error and its fold's spread on that side.
+std::pair<double, double> held_out(const Rows& r, std::size_t i) {
+  const double l = std::log1p(r.out_error[i]);
+  const auto [lo, hi] = spread_without(r, r.runs[i].campaign);
+  return {l, l < 0 ? lo : hi};
+}
+
+TEST(NoveltyBands, HeldOutNoveltyWithDistances) {
   const Rows r = sample_rows();
   const std::vector<Novelty> n = held_out_novelty(r.runs);
   // Kimi-K2 at 16 nodes is covered by the 32-node Kimi-K2 campaign but pp4 vs pp8 stays "pp>1": covered.
@@ -68,88 +103,137 @@ TEST(NoveltyBands, HeldOutNoveltyWithDistancesAndMeasuredOrPriorGrowth) {
   EXPECT_EQ(n[12].level(), "platform");
   EXPECT_TRUE(n[12].has(NoveltyDimension::scale));
   EXPECT_GT(n[12].distance(), 3.0);
+}
 
-  const auto bands = novelty_bands(r.runs, r.predicted, n);
-  EXPECT_EQ(bands.size(), banded_novelty_dimensions().size());
-  // Each novel row's excess over the in-family width, per unit of its distance.
-  std::vector<double> errors;
-  for (std::size_t i = 0; i < r.runs.size(); ++i) errors.push_back(r.predicted[i] / r.runs[i].iter_s - 1);
-  const auto [w_lo, w_hi] = in_family_widths(errors);
-  std::vector<double> p5en_rates, model_rates;
-  for (std::size_t i = 0; i < r.runs.size(); ++i) {
-    if (n[i].covered()) continue;
-    const double l = std::log1p(errors[i]);
-    const double side = l < 0 ? w_lo : w_hi;
-    const double rate = std::sqrt(std::max(0.0, l * l - side * side)) / n[i].distance();
-    model_rates.push_back(rate);
-    if (i >= 12) p5en_rates.push_back(rate);
+// Each fold's held-out rows measured against that fold's own in-sample spread: the campaign band from the
+// rows at distance 0, the growth from the novel rows beyond it, per unit of their distance.
+TEST(NoveltyBands, FoldConsistentCampaignBandAndGrowth) {
+  const Rows r = sample_rows();
+  const std::vector<Novelty> n = held_out_novelty(r.runs);
+  const FoldPredictions folds = r.folds();
+  EXPECT_NEAR(fold_spread(r.runs, folds.at("p5en"), "p5en").signed_p90, 0.03, 1e-12);
+  const MeasuredBands b = measure_bands(r.runs, folds, n, ResidualSummary{17, 0.02, 0.03, -0.03, 0.03});
+  // Campaign band: the 8 Kimi-K2 rows (two campaigns of 4: equal weights), their log errors beyond their
+  // folds' spreads at the 80th percentile.
+  std::vector<double> excess;
+  for (std::size_t i = 4; i < 12; ++i) {
+    const auto [l, w] = held_out(r, i);
+    excess.push_back(std::sqrt(std::max(0.0, l * l - w * w)));
   }
-  // GPU: the 5 p5en rows, their rates' 80th percentile (two of them beyond the in-family width).
-  ASSERT_TRUE(bands.count("gpu"));
-  EXPECT_EQ(bands.at("gpu").rows, 5);
-  EXPECT_NEAR(bands.at("gpu").per_unit, percentile(p5en_rates, 0.8), 1e-12);
-  EXPECT_GT(bands.at("gpu").per_unit, 0);
-  EXPECT_NEAR(bands.at("gpu").error_hi, std::expm1(bands.at("gpu").per_unit), 1e-12);
-  // Model: 4 DeepSeek-V3 rows + 5 p5en rows (9 >= 5): measured.
-  EXPECT_EQ(bands.at("model").rows, 9);
-  EXPECT_NEAR(bands.at("model").per_unit, percentile(model_rates, 0.8), 1e-12);
-  // Scale: 5 p5en rows; routing: no held-out campaign was new in it (all forced balance): the prior, at
-  // least the in-family half-width per unit.
-  EXPECT_EQ(bands.at("scale").rows, 5);
-  EXPECT_EQ(bands.at("routing").rows, 0);
-  EXPECT_GE(bands.at("routing").per_unit, std::max(w_lo, w_hi) - 1e-12);
-  EXPECT_NE(bands.at("routing").source.find("conservative rule"), std::string::npos)
-      << bands.at("routing").source;
+  const double c = percentile(excess, 0.8);
+  EXPECT_GT(c, 0.02);  // Kimi-K2's -10% and +8% are beyond the folds' +-3%
+  EXPECT_EQ(b.campaign.rows, 8);
+  EXPECT_NEAR(b.campaign.per_unit, c, 1e-12);
+  EXPECT_NE(b.campaign.source.find("measured: 80th percentile, each campaign weighing alike"),
+            std::string::npos);
+  // GPU: the 5 p5en rows, beyond their fold's spread and the campaign band, per unit of their distance.
+  std::vector<double> p5en_rates;
+  for (std::size_t i = 12; i < 17; ++i) {
+    const auto [l, w] = held_out(r, i);
+    p5en_rates.push_back(std::sqrt(std::max(0.0, l * l - w * w - c * c)) / n[i].distance());
+  }
+  ASSERT_TRUE(b.growth.count("gpu"));
+  EXPECT_EQ(b.growth.at("gpu").rows, 5);
+  EXPECT_NEAR(b.growth.at("gpu").per_unit, percentile(p5en_rates, 0.8), 1e-12);
+  EXPECT_GT(b.growth.at("gpu").per_unit, 0.03);
+  EXPECT_NEAR(b.growth.at("gpu").error_hi, std::expm1(b.growth.at("gpu").per_unit), 1e-12);
+  // Model: 4 DeepSeek-V3 rows (rate 0: inside their fold's spread) and 5 p5en rows, each campaign weighing
+  // 1 (rows 1/4 and 1/5; total 2, the last row's weight 0.2): the sorted rates sit at positions 0, 0.139,
+  // 0.278, 0.417 (DeepSeek-V3) and 0.556, 0.667, 0.778, 0.889, 1 (p5en); the 80th percentile lies a fifth
+  // of the way from the third p5en rate to the fourth (unweighted it would be two fifths: p5en's five rows
+  // against DeepSeek-V3's four would count for more).
+  std::sort(p5en_rates.begin(), p5en_rates.end());
+  EXPECT_EQ(b.growth.at("model").rows, 9);
+  EXPECT_NEAR(b.growth.at("model").per_unit, p5en_rates[2] + 0.2 * (p5en_rates[3] - p5en_rates[2]), 1e-12);
+  // Routing: no held-out campaign was new in it (all forced balance): the prior, at least the in-family
+  // half-width at distance 0 and the widest measured rate.
+  EXPECT_EQ(b.growth.at("routing").rows, 0);
+  EXPECT_GE(b.growth.at("routing").per_unit, std::sqrt(std::log(1.03) * std::log(1.03) + c * c) - 1e-12);
+  EXPECT_GE(b.growth.at("routing").per_unit, b.growth.at("gpu").per_unit);
+  EXPECT_NE(b.growth.at("routing").source.find("conservative rule"), std::string::npos)
+      << b.growth.at("routing").source;
+  EXPECT_EQ(b.growth.size(), banded_novelty_dimensions().size());
 }
 
-TEST(NoveltyBands, UnmeasuredDimensionsTakeTheConservativePrior) {
+TEST(NoveltyBands, AHeldOutCampaignDoesNotMeasureItsOwnBand) {
+  const Rows r = sample_rows();
+  const MeasuredBands b = measure_bands(r.runs, r.folds(), held_out_novelty(r.runs),
+                                        ResidualSummary{17, 0.02, 0.03, -0.03, 0.03}, "p5en");
+  // Without the p5en fold: no row new in GPU, 4 new in model (DeepSeek-V3): the prior.
+  EXPECT_EQ(b.growth.at("gpu").rows, 0);
+  EXPECT_NE(b.growth.at("gpu").source.find("prior: 0 held-out rows new in gpu"), std::string::npos);
+  EXPECT_EQ(b.growth.at("model").rows, 0);
+  EXPECT_EQ(b.growth.at("gpu").per_unit, b.growth.at("routing").per_unit);
+  EXPECT_GE(b.growth.at("gpu").per_unit, std::log(1.1) - 1e-12);
+  EXPECT_EQ(b.campaign.rows, 8);
+}
+
+TEST(NoveltyBands, NothingMeasuredGivesPriors) {
   Rows r = sample_rows();
-  r.runs.resize(16);  // four p5en rows: too few for platform bands of their own
-  r.predicted.resize(16);
-  const auto bands = novelty_bands(r.runs, r.predicted, held_out_novelty(r.runs));
-  // Model: 4 DeepSeek-V3 + 4 p5en rows: measured.
-  EXPECT_EQ(bands.at("model").rows, 8);
-  // GPU: 4 rows, the prior: the largest of the in-family half-width, the novel rows' excess and the widest
-  // measured rate, never below the measured model rate.
-  EXPECT_EQ(bands.at("gpu").rows, 0);
-  EXPECT_GE(bands.at("gpu").per_unit, bands.at("model").per_unit);
-  EXPECT_NE(bands.at("gpu").source.find("prior: 4 held-out rows new in gpu"), std::string::npos);
-  EXPECT_EQ(bands.at("gpu").per_unit, bands.at("routing").per_unit);
+  r.runs.resize(4);  // one campaign: nothing to hold it out against
+  r.in_error.resize(4);
+  r.out_error.resize(4);
+  const MeasuredBands one = measure_bands(r.runs, r.folds(), held_out_novelty(r.runs), ResidualSummary{});
+  // The fold has no training rows: nothing measured, +-50%.
+  EXPECT_NEAR(one.growth.at("gpu").per_unit, std::log(1.5), 1e-12);
+  EXPECT_NEAR(one.campaign.per_unit, std::log(1.5), 1e-12);
+  EXPECT_EQ(one.campaign.rows, 0);
+  // Two Kimi-K2 campaigns of 2 rows (16 and 32 nodes: each new in scale to the other): fewer than 5 rows at
+  // distance 0, no campaign band measured; a new campaign adds the fit's own half-width (its wider side).
+  Rows two = sample_rows();
+  two.runs = {two.runs[4], two.runs[5], two.runs[8], two.runs[9]};
+  two.in_error = {0.03, -0.03, 0.03, -0.03};
+  two.out_error = {0.05, -0.05, 0.05, -0.05};
+  const MeasuredBands b = measure_bands(two.runs, two.folds(), held_out_novelty(two.runs),
+                                        ResidualSummary{4, 0.03, 0.03, -0.03, 0.03});
+  EXPECT_EQ(b.campaign.rows, 0);
+  EXPECT_NEAR(b.campaign.per_unit, -std::log(0.97), 1e-12);
+  EXPECT_NE(b.campaign.source.find("a new campaign adds the fit's own in-sample half-width"),
+            std::string::npos);
 }
 
-TEST(NoveltyBands, NothingNovelGivesTheInFamilyWidthPerUnit) {
-  Rows r = sample_rows();
-  r.runs.resize(4);  // one campaign: nothing to hold it out against, no novelty measured
-  r.predicted.resize(4);
-  const auto bands = novelty_bands(r.runs, r.predicted, held_out_novelty(r.runs));
-  std::vector<double> errors;
-  for (std::size_t i = 0; i < 4; ++i) errors.push_back(r.predicted[i] / r.runs[i].iter_s - 1);
-  const auto [w_lo, w_hi] = in_family_widths(errors);
-  EXPECT_EQ(bands.at("model").rows, 0);
-  EXPECT_NEAR(bands.at("model").per_unit, std::max({w_lo, w_hi, std::log(1.1)}), 1e-12);
-  // No prediction at all: the unfitted twin's +-50% per unit.
-  const auto none = novelty_bands(r.runs, std::vector<double>(4, 0.0), held_out_novelty(r.runs));
-  EXPECT_NEAR(none.at("gpu").per_unit, std::log(1.5), 1e-12);
-}
-
-TEST(NoveltyBands, CoveragePerLevel) {
+TEST(NoveltyBands, CoveragePerLevelAndFoldConsistentIntervals) {
   const Rows r = sample_rows();
   FittedProfile profile;
   profile.fitted = true;
-  profile.cross_validated = {17, 0.05, 0.2, -0.08, 0.08};  // in-family: measured within -7.4%..+8.7%
+  profile.in_sample = {17, 0.02, 0.03, -0.03, 0.03};
+  profile.cross_validated = {17, 0.05, 0.2, -0.08, 0.08};
+  const FoldPredictions folds = r.folds();
+  const MeasuredBands b = measure_bands(r.runs, folds, held_out_novelty(r.runs), profile.in_sample);
+  profile.campaign_band = b.campaign;
+  profile.novelty_bands = b.growth;
   for (const LiveRun& run : r.runs) profile.coverage.add(run.scenario);
-  const std::vector<RowInterval> in = in_sample_intervals(r.runs, r.predicted, profile);
-  // Covered by the profile: every row has the in-family band; p5en's -20..-28% fall outside it.
+  // In sample at the out-of-sample predictions: every row covered, the band +-3% and the campaign band
+  // (6.6%) in quadrature, -6.9% / +7.3%: the p5en rows' -20..-28% fall outside it, and so do Kimi-K2's -10%
+  // and +8%.
+  std::vector<double> predicted;
+  for (std::size_t i = 0; i < r.runs.size(); ++i)
+    predicted.push_back(r.runs[i].iter_s * (1 + r.out_error[i]));
+  const std::vector<RowInterval> in = in_sample_intervals(r.runs, predicted, profile);
   const std::vector<IntervalCoverage> c = interval_coverage(in);
   ASSERT_EQ(c.size(), 2u);  // covered, all
   EXPECT_EQ(c[0].level, "covered");
   EXPECT_EQ(c[0].rows, 17);
-  EXPECT_EQ(c[0].inside, 10);  // the 12 B300 rows less DeepSeek-V3's two +-10%
-  EXPECT_NEAR(c[0].median_hi_lo, 1.08 / 0.92, 1e-12);
+  EXPECT_EQ(c[0].inside, 10);
+  const double c2 = b.campaign.per_unit * b.campaign.per_unit;
+  const double w_lo = std::log(1 / 0.97), w_hi = std::log(1.03);
+  EXPECT_NEAR(c[0].median_hi_lo, std::exp(std::sqrt(w_lo * w_lo + c2) + std::sqrt(w_hi * w_hi + c2)), 1e-9);
 
-  // Out of sample, the p5en rows get the band measured without them: no other campaign is new in GPU, so
-  // the prior (here its +-10% per unit floor, 4 units away) holds them.
-  const std::vector<RowInterval> out = out_of_sample_intervals(r.runs, r.predicted, profile);
+  // Out of sample: each row's band is its fold's own spread, widened by what the other folds measured.
+  const std::vector<RowInterval> out = out_of_sample_intervals(r.runs, folds, profile);
+  FittedProfile kimi16 = profile;
+  kimi16.in_sample = fold_spread(r.runs, folds.at("kimi16"), "kimi16");
+  const MeasuredBands without =
+      measure_bands(r.runs, folds, held_out_novelty(r.runs), kimi16.in_sample, "kimi16");
+  kimi16.campaign_band = without.campaign;
+  kimi16.novelty_bands = without.growth;
+  // Without Kimi-K2 at 16 nodes, 4 rows at distance 0 remain (Kimi-K2 at 32): the campaign band's prior.
+  EXPECT_EQ(without.campaign.rows, 0);
+  const UncertaintyBand k = band_for(kimi16, predicted[4], Novelty{});
+  EXPECT_NEAR(out[4].lo_s, k.lo_s, 1e-12);
+  EXPECT_NEAR(out[4].hi_s, k.hi_s, 1e-12);
+  // The p5en rows get a band measured without them: no other campaign is new in GPU, so the prior (here
+  // its +-10% per unit floor, over 3 units away) holds them.
   for (std::size_t i = 12; i < out.size(); ++i) {
     EXPECT_EQ(out[i].level, "platform");
     EXPECT_TRUE(out[i].inside) << i << " " << out[i].lo_s << " " << out[i].hi_s;
@@ -166,6 +250,7 @@ TEST(NoveltyBands, CoveragePerLevel) {
     return DistanceCoverage{};
   };
   EXPECT_EQ(find("dsv3", "(0,1]").rows, 4);
+  EXPECT_EQ(find("dsv3", "(0,1]").inside, 4);
   EXPECT_EQ(find("kimi16", "0").rows, 4);
   EXPECT_EQ(find("p5en", ">4").rows + find("p5en", "(2,4]").rows, 5);
   EXPECT_EQ(find("all", "0").rows, 8);

@@ -43,8 +43,8 @@ TEST(ValidationReport, InSample) {
   const LiveRunTable t = sample_table();
   // Rows: 4n nccl 15.18, 4n uccl 17.85, 8n nccl 12.21, 8n uccl 13.06 s; the 8n prediction swaps them.
   const ValidationReport r =
-      make_validation_report(t.header, t.runs, predictions(t.runs, {1.1, 1.1, 1.1, 0.9}), {}, FittedProfile{},
-                             "two-campaigns.csv", "");
+      make_validation_report(t.header, t.runs, predictions(t.runs, {1.1, 1.1, 1.1, 0.9}), {}, {},
+                             FittedProfile{}, "two-campaigns.csv", "");
   EXPECT_FALSE(r.out_of_sample);
   ASSERT_EQ(r.rows.rows.size(), 4u);
   EXPECT_EQ(r.rows.rows[0][r.rows.column("error_pct")].text, "10.00");
@@ -75,8 +75,16 @@ TEST(ValidationReport, OutOfSampleBesideInSample) {
   FittedProfile profile;
   profile.cv_scheme = "leave-one-campaign-out";
   const std::vector<double> oos = {15.18 * 1.2, 0, 12.21 * 1.2, 13.06 * 1.2};
+  // Each fold: its held-out rows as above, its training rows exact.
+  FoldPredictions folds;
+  for (std::size_t f = 0; f < t.runs.size(); ++f) {
+    std::vector<double>& p = folds[t.runs[f].campaign];
+    if (!p.empty()) continue;
+    for (std::size_t i = 0; i < t.runs.size(); ++i)
+      p.push_back(t.runs[i].campaign == t.runs[f].campaign ? oos[i] : t.runs[i].iter_s);
+  }
   const ValidationReport r =
-      make_validation_report(t.header, t.runs, predictions(t.runs, {1, 1, 1, 0}), oos, profile,
+      make_validation_report(t.header, t.runs, predictions(t.runs, {1, 1, 1, 0}), oos, folds, profile,
                              "a.csv + b.csv", "mean squared log ratio 1 -> 0");
   EXPECT_TRUE(r.out_of_sample);
   EXPECT_EQ(r.rows.rows[0][r.rows.column("error_pct")].text, "20.00");

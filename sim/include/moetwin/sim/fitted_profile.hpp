@@ -83,11 +83,12 @@ struct MarginResidualSummary {
 // gets, on each side, the log half-width sqrt(w0^2 + sum_i (per_unit_i x d_i)^2), w0 the in-family
 // quantile's: new dimensions combine in quadrature with each other and with the in-family error (taken as
 // independent), so three new dimensions give a wider band than any one, and a band widens with distance.
-// Measured (rows >= kMinNoveltyBandRows): from the leave-one-campaign-out errors of the rows whose held-out
-// campaign was new in that dimension, each row's excess over the in-family width divided by its combined
-// distance, at the 80th percentile. Prior (rows = 0): a stated conservative rule
+// Measured (rows >= kMinNoveltyBandRows): per leave-one-campaign-out fold, each held-out row's log error
+// beyond that fold's own in-family width (its training rows' in-sample spread and the campaign band),
+// divided by the row's distance from the fold's training rows; the 80th percentile over the rows new in
+// that dimension, each held-out campaign weighing alike. Prior (rows = 0): a stated conservative rule
 // (validate/novelty_bands.cpp). error_lo / error_hi: the band of one unit of distance alone, exp(-+per_unit)
-// - 1, for reading.
+// - 1, for reading. The same struct holds FittedProfile::campaign_band (per_unit: its log half-width).
 struct NoveltyBand {
   int rows = 0;
   double error_lo = 0;  // <= 0
@@ -111,7 +112,14 @@ struct FittedProfile {
   SimProfile sim;
   std::vector<std::string> fitted_keys;  // which free parameters the fit moved
   ResidualSummary in_sample;
-  ResidualSummary cross_validated;  // leave-one-campaign-out; the uncertainty band comes from it
+  ResidualSummary cross_validated;  // leave-one-campaign-out; older profiles' band comes from it
+  // What a new campaign adds at distance 0 ([campaign_band], optional, written with --cv; per_unit < 0:
+  // none). With it the in-family band is the fit's in-sample residual quantiles (in_sample's signed p10 /
+  // p90: the fit's own spread) and this log half-width in quadrature: a run on another day or cluster of a
+  // family the fit covers misses by more than the fit's own rows do. Measured on the leave-one-campaign-out
+  // rows at distance 0, each held-out row's log error beyond its fold's in-sample spread
+  // (validate/novelty_bands.cpp). Without it (older profiles), the cross_validated quantiles are the band.
+  NoveltyBand campaign_band;
   // Per banded novelty dimension (to_string(NoveltyDimension) -> band; optional, written with --cv): what a
   // prediction new to the fit in that dimension can expect. Empty: the +-50% prior for every dimension.
   std::map<std::string, NoveltyBand> novelty_bands;
@@ -150,8 +158,9 @@ std::string fitted_profile_toml(const FittedProfile& profile);
 PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile& profile);
 
 // Where the measured iteration time is expected to fall given a prediction: between
-// predicted / (1 + signed_p90) and predicted / (1 + signed_p10) of the cross-validated residuals
-// (an unfitted profile uses +-50%, the size of the unfitted errors).
+// predicted / (1 + e_hi) and predicted / (1 + e_lo), e the in-family error quantiles: with a campaign band,
+// the in-sample signed p10 / p90 widened in quadrature (log space) by FittedProfile::campaign_band; else
+// the cross-validated signed p10 / p90 (an unfitted profile uses +-50%, the size of the unfitted errors).
 struct UncertaintyBand {
   double lo_s = 0;
   double hi_s = 0;

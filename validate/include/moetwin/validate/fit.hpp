@@ -20,8 +20,9 @@
 //
 // Cross-validation: for every group (campaign), the same minimisation on the rows outside the group,
 // starting from the linear model at the all-rows optimum (optionally refined by replays of the training
-// rows only, `refine_outer`), then a replay of the group's rows at the fold's parameters. The held-out
-// rows' measurements never enter the fold's objective.
+// rows only, `refine_outer`), then a replay of every row at the fold's parameters (the group's rows for its
+// out-of-sample predictions, the others for the fold's own residuals). The held-out rows' measurements
+// never enter the fold's objective.
 #pragma once
 
 #include <cstddef>
@@ -82,6 +83,9 @@ SimProfile minimise_linear_model(const Linearization& model, const std::vector<d
 struct CrossValidation {
   std::vector<double> predicted_s;          // out-of-sample prediction of every row of `which` order
   std::map<std::string, SimProfile> folds;  // group -> the parameters fitted without it
+  // group -> every row of `which` replayed at that fold's parameters: its training rows in sample to the
+  // fold (the fold's own spread, novelty_bands.hpp), its held-out rows out of sample (= predicted_s there).
+  std::map<std::string, std::vector<double>> fold_predicted_s;
   int replays = 0;
 };
 // group_of[i] names row i's group. `full` is the fit on all of `which`.

@@ -17,6 +17,7 @@
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/validate/accuracy.hpp"
+#include "moetwin/validate/novelty_bands.hpp"
 #include "moetwin/validate/row_predictions.hpp"
 
 namespace moetwin {
@@ -54,6 +55,7 @@ using RowPredictor = std::function<std::vector<RowPrediction>(const std::vector<
 struct FitWorkflowResult {
   FittedProfile profile;              // start's, with the fitted parameters, provenance and residuals
   std::vector<double> out_of_sample;  // per row with cross-validation (<= 0: no prediction); else empty
+  FoldPredictions folds;              // with cross-validation: each fold's prediction of every row
   std::string objective;              // "mean squared log ratio 0.1234 -> 0.0123 (57 replays of the row set)"
 };
 

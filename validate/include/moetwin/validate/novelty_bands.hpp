@@ -1,8 +1,9 @@
 // Uncertainty bands by kind of novelty, from leave-one-campaign-out predictions, and how often the 80%
 // intervals they give contain the measured time. A held-out campaign is new to its fold in whatever
 // dimensions no other campaign shares (a GPU, a stack, a model, a layout regime...): its rows' out-of-sample
-// errors are what a prediction new in those dimensions can expect. The data decide which dimensions get a
-// measured band; the rest get a stated prior (fitted_profile.hpp, NoveltyBand).
+// errors, beyond the spread of the fold's own fit, are what a prediction new in those dimensions can expect.
+// The data decide which dimensions get a measured band; the rest get a stated prior (fitted_profile.hpp,
+// NoveltyBand).
 #pragma once
 
 #include <map>
@@ -18,14 +19,37 @@ namespace moetwin {
 // was fitted on.
 std::vector<Novelty> held_out_novelty(const std::vector<LiveRun>& runs);
 
-// One band per banded novelty dimension from the rows' out-of-sample predictions (`predicted` <= 0: no
-// prediction) and their held-out novelty, ordered by distance: each novel row's log error beyond the
-// in-family width (the rows' own signed p10 / p90), per unit of its combined distance; a dimension's growth
-// (NoveltyBand::per_unit) is the 80th percentile over the rows new in it where at least kMinNoveltyBandRows
-// were, else a conservative prior (the source says which and why).
-std::map<std::string, NoveltyBand> novelty_bands(const std::vector<LiveRun>& runs,
-                                                 const std::vector<double>& predicted,
-                                                 const std::vector<Novelty>& novelty);
+// Each leave-one-campaign-out fold's predictions of every row (CrossValidation::fold_predicted_s): held-out
+// campaign -> the fold's fit replayed on every row of `runs`, in order (<= 0: no prediction). The training
+// rows' residuals are in sample to the fold, the held-out rows' out of sample.
+using FoldPredictions = std::map<std::string, std::vector<double>>;
+
+// The spread of a fold's own fit: the residual summary of its training rows (every row outside the
+// held-out campaign with a prediction).
+ResidualSummary fold_spread(const std::vector<LiveRun>& runs, const std::vector<double>& fold_predicted,
+                            const std::string& held_out);
+
+// What the folds measure of how a band grows beyond a fit's own spread, fold by fold: each held-out row's
+// log error l against its fold's in-sample spread w (the signed p10 / p90 of the fold's training rows, the
+// side of l's sign):
+// - campaign (FittedProfile::campaign_band): the rows at distance 0 from their fold's training rows; a
+//   row's excess sqrt(max(0, l^2 - w^2)); the 80th percentile, each held-out campaign weighing alike, where
+//   at least kMinNoveltyBandRows rows are, else a stated prior;
+// - growth per dimension (FittedProfile::novelty_bands): the novel rows (distance d > 0); a row's excess
+//   beyond its fold's band at distance 0, sqrt(max(0, l^2 - w^2 - c^2)), per unit of d (a campaign new in
+//   several dimensions cannot tell them apart: its rows' rate serves each); the 80th percentile over the
+//   rows new in the dimension, each campaign weighing alike, where at least kMinNoveltyBandRows are, else
+//   the conservative prior (novelty_bands.cpp).
+// `spread` is the fit the bands will widen (the whole fit's in-sample residuals, or a fold's): the prior
+// reads its width. `skip` names a fold left out of the measurement (a held-out campaign's own band must
+// not be measured on its rows); "" for none.
+struct MeasuredBands {
+  NoveltyBand campaign;
+  std::map<std::string, NoveltyBand> growth;  // per banded dimension
+};
+MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredictions& folds,
+                            const std::vector<Novelty>& novelty, const ResidualSummary& spread,
+                            const std::string& skip = "");
 
 // The 80% interval of each row and whether the measured time falls in it.
 struct RowInterval {
@@ -42,12 +66,12 @@ struct RowInterval {
 std::vector<RowInterval> in_sample_intervals(const std::vector<LiveRun>& runs,
                                              const std::vector<double>& predicted,
                                              const FittedProfile& profile);
-// Out of sample: each row's band at its held-out novelty, with the in-family quantiles and the novelty bands
-// computed without its campaign's rows (the band itself held out, so the coverage is not true by
-// construction), around its out-of-sample prediction.
+// Out of sample: each row's band at its held-out novelty around its fold's prediction, fold-consistent:
+// the in-family spread is its fold's own (fold_spread), the campaign band and the growth are measured on
+// every other fold (measure_bands with `skip` = its campaign: the band itself held out, so the coverage is
+// not true by construction).
 std::vector<RowInterval> out_of_sample_intervals(const std::vector<LiveRun>& runs,
-                                                 const std::vector<double>& predicted,
-                                                 const FittedProfile& profile);
+                                                 const FoldPredictions& folds, const FittedProfile& profile);
 
 // Coverage per novelty level ("covered", "configuration", "platform") and "all".
 struct IntervalCoverage {

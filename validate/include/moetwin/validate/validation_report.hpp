@@ -33,14 +33,16 @@ struct ValidationReport {
 };
 
 // `header`: the runs' CSV columns (LiveRunTable::header); `predictions`: every row at `profile`;
-// `out_of_sample`: every row's prediction from the fit without its campaign, or empty; `runs_label` names
-// the runs files; `fit_objective` is FitWorkflowResult::objective, or "" without a fit.
+// `out_of_sample`: every row's prediction from the fit without its campaign, or empty; `folds`: each
+// fold's prediction of every row (FitWorkflowResult::folds; the out-of-sample intervals are the folds'
+// own bands, out_of_sample_intervals), empty without cross-validation; `runs_label` names the runs files;
+// `fit_objective` is FitWorkflowResult::objective, or "" without a fit.
 ValidationReport make_validation_report(const std::vector<std::string>& header,
                                         const std::vector<LiveRun>& runs,
                                         const std::vector<RowPrediction>& predictions,
                                         const std::vector<double>& out_of_sample,
-                                        const FittedProfile& profile, const std::string& runs_label,
-                                        const std::string& fit_objective);
+                                        const FoldPredictions& folds, const FittedProfile& profile,
+                                        const std::string& runs_label, const std::string& fit_objective);
 
 // The headline, parameters, per campaign, a brief per-row table, the ranking and the wrong winners.
 std::string render_validation_text(const ValidationReport& report);

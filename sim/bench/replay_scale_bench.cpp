@@ -46,6 +46,9 @@ void run(benchmark::State& state, int nodes, int dp, bool zipf) {
   }
   state.counters["events"] = static_cast<double>(p.events);
   state.counters["ops"] = static_cast<double>(p.ops);
+  state.counters["lane_groups"] = p.engine.lane_groups;
+  state.counters["lane_splits"] = p.engine.lane_splits;
+  if (!p.engine.lane_divergence.empty()) state.SetLabel("lanes diverged: " + p.engine.lane_divergence);
 }
 
 void BM_Dsv3Balanced256(benchmark::State& state) {

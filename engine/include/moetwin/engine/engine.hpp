@@ -75,6 +75,15 @@ struct EngineOptions {
   // is retried. The same times, stats and event count (EngineResult::events) as without; off with
   // `trace`. false: the plain op-by-op replay (tests compare the two).
   bool shortcuts = true;
+  // Lockstep lanes (lane_replay.cpp): the replayed ranks of one program (the ranks of a pipeline stage
+  // under skewed routing, which differ only in their per-rank durations) replayed as lanes of one
+  // program: one handler per event for all of them, with a time per lane. Used when the replay holds a
+  // program with two or more ranks to replay, under the closed form, with shortcuts and without trace or
+  // full_replay. Exact: where the lanes' event orders or decisions disagree the replay is given up and
+  // the per-rank engine runs (EngineResult::lane_divergence says why). The same iteration time and
+  // per-rank stats; `events - stale_events` the same, `stale_events` may differ (the order of events at
+  // one instant).
+  bool lanes = true;
 };
 
 struct RankStats {
@@ -119,6 +128,9 @@ struct EngineResult {
   std::uint64_t rate_solves = 0;       // flow model: link-sharing solves (one per transfer start or end)
   std::uint64_t shared_transfers = 0;  // flow model: transfers that ran slower than alone
   std::vector<TraceSpan> trace;        // in finish order (deterministic)
+  int lane_groups = 0;  // groups of ranks replayed as lanes (EngineOptions::lanes); 0: rank by rank
+  int lane_splits = 0;  // groups split where their lanes disagreed (each a restart of the lane replay)
+  std::string lane_divergence;  // lanes tried and given up: where; empty otherwise
 };
 
 // Runs the workload (must pass Workload::validate()). Throws std::logic_error on deadlock, naming the

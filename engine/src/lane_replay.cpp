@@ -561,6 +561,15 @@ class LaneReplay {
     Group& g = groups_[static_cast<std::size_t>(gi)];
     g.stolen += delta;
     if (g.compute_op < 0) return;
+    // The op's finish event is superseded: on a lane where it came before `now` the op-by-op replay had
+    // ended the op already (that event, now stale, never reaches enter()).
+    const TimeNs* end = compute_end_.data() + g.lane0;
+    bool ended = false;
+    for (std::int32_t l = 0; l < g.lanes; ++l) ended = ended || end[l] < now[l];
+    if (ended) {
+      diverge(g, "event order: an SM steal after the end of the op it would slow", g.compute_op,
+              [&](std::int32_t k) { return end[k] < now[k]; });
+    }
     std::int64_t* work = work_left_.data() + g.lane0;
     TimeNs* last = last_update_.data() + g.lane0;
     for (std::int32_t l = 0; l < g.lanes; ++l) {
@@ -687,6 +696,7 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::
       LaneReplay replay(w, rp, part, programs);
       EngineResult out = replay.run();
       out.lane_splits = splits;
+      if (divergence != nullptr) out.lane_divergence = *divergence;
       return out;
     } catch (const LanesDiverge& d) {
       const auto ones = std::count(d.split.begin(), d.split.end(), std::uint8_t{1});

@@ -48,7 +48,9 @@ void run(benchmark::State& state, int nodes, int dp, bool zipf) {
   state.counters["ops"] = static_cast<double>(p.ops);
   state.counters["lane_groups"] = p.engine.lane_groups;
   state.counters["lane_splits"] = p.engine.lane_splits;
-  if (!p.engine.lane_divergence.empty()) state.SetLabel("lanes diverged: " + p.engine.lane_divergence);
+  if (!p.engine.lane_divergence.empty())
+    state.SetLabel((p.engine.lane_groups > 0 ? "lanes, last split: " : "per rank, lanes gave up: ") +
+                   p.engine.lane_divergence);
 }
 
 void BM_Dsv3Balanced256(benchmark::State& state) {

@@ -20,6 +20,9 @@
 //    op-by-op replay tries them while the lane waits).
 // Closed form only (the flow model shares links between transfers of all ranks).
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -69,6 +72,7 @@ struct Group {
   std::int32_t rate = 0;
   std::uint32_t version = 0;
   std::int32_t stolen = 0;
+  std::uint8_t clock_by = 6;  // the handler that last entered the group (LaneReplay::kHandlerNames)
 };
 
 struct LaneMember {
@@ -161,7 +165,6 @@ class LaneReplay {
     pending_wake_.assign(static_cast<std::size_t>(lanes), kNever);
     last_change_.assign(static_cast<std::size_t>(lanes), 0);
     clock_.assign(static_cast<std::size_t>(lanes), 0);
-    clock_by_.assign(static_cast<std::size_t>(lanes), kStartUp);
     compute_end_.assign(static_cast<std::size_t>(lanes), 0);
     cat_.assign(static_cast<std::size_t>(lanes), kCatBubble);
     stats_.resize(static_cast<std::size_t>(lanes));
@@ -310,24 +313,24 @@ class LaneReplay {
 
   // The group's lanes are handled at `now` (one time per lane): no lane may have seen a later event.
   void enter(std::int32_t gi, const TimeNs* now) {
-    const Group& g = groups_[static_cast<std::size_t>(gi)];
+    Group& g = groups_[static_cast<std::size_t>(gi)];
     TimeNs* clock = clock_.data() + g.lane0;
-    std::uint8_t* by = clock_by_.data() + g.lane0;
     bool late = false;
-    for (std::int32_t l = 0; l < g.lanes; ++l) late = late || now[l] < clock[l];
+    for (std::int32_t l = 0; l < g.lanes; ++l) {
+      late = late || now[l] < clock[l];
+      clock[l] = std::max(clock[l], now[l]);
+    }
     if (late) {
+      // clock keeps the latest time: the lanes that were late are those where now is below it.
       std::int32_t l = 0;
       while (now[l] >= clock[l]) ++l;
       diverge(g,
               "event order: " + std::string(kHandlerNames[handling_]) + " at " + std::to_string(now[l]) +
-                  " ns on lane " + std::to_string(l) + " after " + kHandlerNames[by[l]] + " at " +
+                  " ns on lane " + std::to_string(l) + " after " + kHandlerNames[g.clock_by] + " at " +
                   std::to_string(clock[l]) + " ns",
               g.compute_op, [&](std::int32_t k) { return now[k] < clock[k]; });
     }
-    for (std::int32_t l = 0; l < g.lanes; ++l) {
-      clock[l] = now[l];
-      by[l] = handling_;
-    }
+    g.clock_by = handling_;
   }
 
   static TimeNs min_of(const TimeNs* v, std::int32_t n) { return *std::min_element(v, v + n); }
@@ -602,8 +605,9 @@ class LaneReplay {
     }
   }
 
-  // The lane's time-line category at `now` (the op-by-op replay's, engine.cpp).
-  std::uint8_t category(const Group& g, std::int32_t l, TimeNs now) const {
+  // The group's time-line category (the op-by-op replay's, engine.cpp), one for all lanes but for host_wait
+  // against bubble: kCatHostWait here means "host_wait where the head of stream 0 is issued later than now".
+  std::uint8_t category(const Group& g) const {
     if (g.compute_op >= 0) return kCatCompute;
     if (g.live == 0) return kCatIdle;
     for (std::uint64_t m = g.live; m != 0; m &= m - 1) {
@@ -612,19 +616,23 @@ class LaneReplay {
     }
     if ((g.live & 1u) != 0 && g.streams[0].state == kIdle) {
       const EngineOp& op = head(g, 0);
-      if (op.index <= g.seg_end && op.index >= g.seg_start &&
-          seg_base_[static_cast<std::size_t>(g.lane0 + l)] + op.issue_prefix > now)
-        return kCatHostWait;
+      if (op.index <= g.seg_end && op.index >= g.seg_start) return kCatHostWait;
     }
     return kCatBubble;
   }
 
+  // Closes each lane's time-line interval at its `now` and opens the next with its category then.
   void touch(std::int32_t gi, const TimeNs* now) {
     enter(gi, now);
     const Group& g = groups_[static_cast<std::size_t>(gi)];
+    const std::uint8_t cat = category(g);
+    const std::int64_t prefix = cat == kCatHostWait ? head(g, 0).issue_prefix : 0;
+    const TimeNs* base = seg_base_.data() + g.lane0;
+    std::uint8_t* lane_cat = cat_.data() + g.lane0;
     for (std::int32_t l = 0; l < g.lanes; ++l) {
       add_time(g.lane0 + l, now[l]);
-      cat_[static_cast<std::size_t>(g.lane0 + l)] = category(g, l, now[l]);
+      const std::uint8_t wait = base[l] + prefix > now[l] ? kCatHostWait : kCatBubble;
+      lane_cat[l] = cat != kCatHostWait ? cat : wait;
     }
   }
 
@@ -662,7 +670,6 @@ class LaneReplay {
   std::vector<TimeNs> seg_base_, last_update_, pending_wake_, last_change_, clock_, compute_end_;
   std::vector<std::int64_t> work_left_;  // SM-ns
   std::vector<std::uint8_t> cat_;
-  std::vector<std::uint8_t> clock_by_;  // the handler that set clock_ (kHandlerNames)
   std::uint8_t handling_ = 0;           // the event type being handled
   std::vector<RankStats> stats_;
   std::vector<TimeNs> now_;                 // the time of the event being handled, per lane
@@ -692,6 +699,9 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::
   // both sides then run apart (a fallback per lane rather than for the whole replay), up to kMaxSplits.
   constexpr int kMaxSplits = 64;
   for (int splits = 0;; ++splits) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (std::getenv("LANES_LOG")) std::fprintf(stderr, "attempt %d\n", splits);
+    struct Tm { std::chrono::steady_clock::time_point t0; ~Tm() { if (std::getenv("LANES_LOG")) std::fprintf(stderr, "  %.1f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()); } } tm{t0};
     try {
       LaneReplay replay(w, rp, part, programs);
       EngineResult out = replay.run();
@@ -705,6 +715,7 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::
         return std::nullopt;
       }
       if (divergence != nullptr) *divergence = d.where;
+      if (std::getenv("LANES_LOG")) std::fprintf(stderr, "split %d: %s (%d of %zu lanes)\n", splits, d.where.c_str(), static_cast<int>(ones), d.split.size());
       for (std::size_t l = 0; l < d.split.size(); ++l) {
         if (d.split[l] != 0) part[static_cast<std::size_t>(d.replayed[l])] = keys;
       }

@@ -20,9 +20,6 @@
 //    op-by-op replay tries them while the lane waits).
 // Closed form only (the flow model shares links between transfers of all ranks).
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -670,7 +667,7 @@ class LaneReplay {
   std::vector<TimeNs> seg_base_, last_update_, pending_wake_, last_change_, clock_, compute_end_;
   std::vector<std::int64_t> work_left_;  // SM-ns
   std::vector<std::uint8_t> cat_;
-  std::uint8_t handling_ = 0;           // the event type being handled
+  std::uint8_t handling_ = 0;  // the event type being handled
   std::vector<RankStats> stats_;
   std::vector<TimeNs> now_;                 // the time of the event being handled, per lane
   std::vector<std::vector<TimeNs>> wakes_;  // wake times per lane, by event (kWake's b)
@@ -699,9 +696,6 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::
   // both sides then run apart (a fallback per lane rather than for the whole replay), up to kMaxSplits.
   constexpr int kMaxSplits = 64;
   for (int splits = 0;; ++splits) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (std::getenv("LANES_LOG")) std::fprintf(stderr, "attempt %d\n", splits);
-    struct Tm { std::chrono::steady_clock::time_point t0; ~Tm() { if (std::getenv("LANES_LOG")) std::fprintf(stderr, "  %.1f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()); } } tm{t0};
     try {
       LaneReplay replay(w, rp, part, programs);
       EngineResult out = replay.run();
@@ -715,7 +709,6 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::
         return std::nullopt;
       }
       if (divergence != nullptr) *divergence = d.where;
-      if (std::getenv("LANES_LOG")) std::fprintf(stderr, "split %d: %s (%d of %zu lanes)\n", splits, d.where.c_str(), static_cast<int>(ones), d.split.size());
       for (std::size_t l = 0; l < d.split.size(); ++l) {
         if (d.split[l] != 0) part[static_cast<std::size_t>(d.replayed[l])] = keys;
       }

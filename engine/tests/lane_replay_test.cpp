@@ -46,6 +46,12 @@ void expect_same(const EngineResult& a, const EngineResult& b, const std::string
   EXPECT_EQ(a.events - a.stale_events, b.events - b.stale_events) << what;
 }
 
+EngineResult with_lanes(const Workload& w) {
+  EngineOptions o;
+  o.lanes = true;
+  return run_engine(w, o);
+}
+
 EngineResult op_by_op(const Workload& w) {
   EngineOptions o;
   o.full_replay = true;
@@ -81,7 +87,7 @@ Workload one_stage(const std::vector<TimeNs>& first) {
 TEST(LaneReplay, RanksOfAStageAsLanes) {
   // The collective waits for the slowest rank (130 ns): 130..160, then 10 ns of compute.
   const Workload w = one_stage({100, 110, 120, 130});
-  const EngineResult r = run_engine(w);
+  const EngineResult r = with_lanes(w);
   EXPECT_EQ(r.lane_groups, 1);
   EXPECT_EQ(r.lane_splits, 0);
   EXPECT_TRUE(r.lane_divergence.empty());
@@ -96,9 +102,7 @@ TEST(LaneReplay, RanksOfAStageAsLanes) {
   // 4 compute finishes, one channel finish, 4 compute finishes: as the op-by-op replay pops them.
   EXPECT_EQ(r.events, 9u);
   expect_same(op_by_op(w), r, "one stage");
-  EngineOptions off;
-  off.lanes = false;
-  EXPECT_EQ(run_engine(w, off).lane_groups, 0);
+  EXPECT_EQ(run_engine(w).lane_groups, 0);  // off by default
 }
 
 TEST(LaneReplay, LanesThatDisagreeSplit) {
@@ -122,7 +126,7 @@ TEST(LaneReplay, LanesThatDisagreeSplit) {
   w.var_offset = {0, 1};
   w.var_durations = {50, 100};
   w.add_group_channels(ChannelKind::dp, {{0}, {1}});
-  const EngineResult r = run_engine(w);
+  const EngineResult r = with_lanes(w);
   EXPECT_EQ(r.lane_splits, 1);
   EXPECT_EQ(r.lane_groups, 2);
   EXPECT_FALSE(r.lane_divergence.empty());
@@ -255,7 +259,7 @@ TEST(LaneReplay, RandomPipelinesMatchTheOpByOpReplay) {
     } catch (const std::logic_error&) {
       continue;  // a random program that deadlocks (a ring of PP transfers waiting on each other)
     }
-    const EngineResult lanes = run_engine(w);
+    const EngineResult lanes = with_lanes(w);
     expect_stats(reference, lanes, "random pipeline " + std::to_string(k));
     // Events: those of the op-by-op replay of the same ranks (one per symmetry class).
     EngineOptions reduced;

@@ -93,6 +93,9 @@ void replay_only(benchmark::State& state, int nodes, int dp, bool zipf) {
   state.counters["events"] = static_cast<double>(r.events);
   state.counters["lane_groups"] = r.lane_groups;
   state.counters["lane_splits"] = r.lane_splits;
+  if (!r.lane_divergence.empty())
+    state.SetLabel((r.lane_groups > 0 ? "lanes, last split: " : "per rank, lanes gave up: ") +
+                   r.lane_divergence);
 }
 
 void BM_ReplayZipf256(benchmark::State& state) {

@@ -79,11 +79,13 @@ struct EngineOptions {
   // under skewed routing, which differ only in their per-rank durations) replayed as lanes of one
   // program: one handler per event for all of them, with a time per lane. Used when the replay holds a
   // program with two or more ranks to replay, under the closed form, with shortcuts and without trace or
-  // full_replay. Exact: where the lanes' event orders or decisions disagree the replay is given up and
-  // the per-rank engine runs (EngineResult::lane_divergence says why). The same iteration time and
-  // per-rank stats; `events - stale_events` the same, `stale_events` may differ (the order of events at
-  // one instant).
-  bool lanes = true;
+  // full_replay. Exact: where the lanes' decisions or event orders disagree, the group splits along the
+  // disagreement and the replay starts again (EngineResult::lane_splits, lane_divergence); where a split
+  // cannot help the per-rank engine runs. The same iteration time, per-rank stats and `events` as the
+  // op-by-op replay (`stale_events` may differ: the order of events at one instant). Off by default: on the
+  // skewed DeepSeek-V3 replays it is not yet faster than the per-rank engine (it has none of the event
+  // shortcuts and restarts at each split; docs/2026-12-04-skew-lanes.md).
+  bool lanes = false;
 };
 
 struct RankStats {

@@ -5,8 +5,8 @@
 //
 // Exact against the op-by-op replay (EngineOptions::shortcuts = false; docs/2026-12-04-skew-lanes.md):
 //  - Decisions. Every branch the op-by-op replay takes on a time (an op issued yet, a wake needed) is taken
-//    per lane; when the lanes disagree the replay stops (LanesDiverge) and the per-rank engine runs
-//    instead. What only feeds the statistics (a lane's time-line category) is per lane.
+//    per lane; when the lanes disagree the replay stops (LanesDiverge). What only feeds the statistics (a
+//    lane's host wait against bubble) is per lane.
 //  - Order. A lane must see its events in time order, as the op-by-op replay hands them to its rank. The
 //    group's events are ordered by their earliest lane; each lane keeps the time of the last event that
 //    touched it (clock_), and an event earlier than that on any lane stops the replay. Events at one
@@ -18,7 +18,10 @@
 //    members, as the op-by-op rendezvous does. A start later than the arrival on some lane of the group
 //    that arrived last is an event of its own (the other streams of that group are tried first, as the
 //    op-by-op replay tries them while the lane waits).
-// Closed form only (the flow model shares links between transfers of all ranks).
+//  - Splits. A stopped replay starts again from time 0 with the group split along the disagreement
+//    (run_lanes); where no split helps, or after kMaxSplits, the per-rank engine runs.
+// Closed form only (the flow model shares links between transfers of all ranks). The op-by-op semantics:
+// none of the engine's event shortcuts (compute chains, early arrivals).
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
@@ -31,8 +34,7 @@ namespace moetwin::engine_detail {
 
 namespace {
 
-// The lanes of a group disagree; the replay gives up (run_lanes catches it).
-// The lanes of a group disagree; the replay gives up (run_lanes catches it). `split`: per lane of `group`,
+// The lanes of a group disagree; this replay stops (run_lanes catches it). `split`: per lane of `group`,
 // 1 for the lanes on one side of the disagreement (empty: no split helps).
 struct LanesDiverge {
   std::string where;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine_internal.hpp"
 #include "moetwin/engine/symmetry.hpp"
 
 namespace moetwin {
@@ -30,72 +31,7 @@ TimeNs RankStats::accounted() const {
   return compute + exposed_total() + host_wait + bubble + idle;
 }
 
-namespace {
-
-constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
-constexpr TimeNs kPast = std::numeric_limits<TimeNs>::min();
-
-enum EventType : std::uint32_t {
-  kComputeFinish = 0,
-  kChannelFinish = 1,
-  kWake = 2,
-  kTransferStart = 3,   // a transfer's latency has elapsed: it starts to use its links
-  kTransferFinish = 4,  // a transfer's bytes are through (if its version is current)
-  kChannelStart = 5,    // every member is in by now (early arrivals: if its version is current)
-};
-enum StreamState : std::uint8_t { kIdle = 0, kRunning = 1, kRendezvous = 2 };
-// Categories of a rank's time line; 0..3 are the comm classes.
-enum Category : std::uint8_t { kCatCompute = 4, kCatHostWait = 5, kCatBubble = 6, kCatIdle = 7 };
-
-// Streams of a program the engine tracks in one 64-bit mask per rank.
-constexpr int kMaxStreams = 64;
-// A dependency packs (stream, position in stream + 1) into 32 bits; 0 = none.
-constexpr int kDepPosBits = 24;
-constexpr std::uint32_t kDepPosMask = (1u << kDepPosBits) - 1;
-
-// EngineOp::flags.
-constexpr std::uint8_t kOpComm = 1;  // a communication op
-// Something besides its own stream's next op waits for this op to finish: an op of another stream depends
-// on it, the host syncs on it, or it is its stream's last op before a device sync. A run of compute ops
-// replayed as one event (compute chains, below) ends at such an op, and only after such an op ends are
-// the rank's other streams and its host retried (advance_stream).
-constexpr std::uint8_t kOpWatched = 2;
-
-// One op compiled for the engine: everything starting and finishing it needs, in 32 bytes, stored in
-// stream order so that a stream's head advances through contiguous memory. (The engine is bound by
-// cache misses: the Program's separate index arrays cost a miss each per event on large workloads.)
-struct EngineOp {
-  TimeNs issue_prefix = 0;        // Program::issue_prefix of the op
-  TimeNs dur = 0;                 // >= 0: duration; < 0: the rank's var slot -dur - 1
-  std::int32_t index = 0;         // program index
-  std::uint32_t dep[2] = {0, 0};  // (stream << kDepPosBits) | (position in stream + 1), 0 = none
-  std::uint16_t sms = 0;
-  std::uint8_t flags = 0;    // kOpComm | kOpWatched
-  std::uint8_t channel = 0;  // ChannelKind; comm class in the high nibble
-};
-static_assert(sizeof(EngineOp) == 32, "EngineOp is meant to be half a cache line");
-
-// A host sync point of a program (an op with HostSync != none), in program order; a sentinel with
-// index = program size ends the list.
-struct SyncPoint {
-  std::int32_t index = 0;
-  std::int32_t stream = 0;  // the op's stream and position (HostSync::op waits for it)
-  std::int32_t pos = 0;
-  bool device = false;  // HostSync::device: wait for every op issued so far
-  TimeNs issue_prefix = 0;
-  std::int64_t drain = 0;  // device: offset into EngineProgram::drain (per stream, ops with index <= k)
-};
-
-struct EngineProgram {
-  const Program* prog = nullptr;
-  std::int32_t size = 0;
-  std::uint64_t stream_mask = 0;           // streams that hold ops
-  std::vector<std::int32_t> stream_begin;  // stream -> first record in ops
-  std::vector<std::int32_t> stream_count;  // stream -> ops
-  std::vector<EngineOp> ops;               // by stream, in issue order
-  std::vector<SyncPoint> syncs;            // + sentinel
-  std::vector<std::int32_t> drain;         // device syncs: per stream, ops of the stream issued up to it
-};
+namespace engine_detail {
 
 EngineProgram compile(const Program& p) {
   EngineProgram e;
@@ -179,6 +115,12 @@ EngineProgram compile(const Program& p) {
   return e;
 }
 
+}  // namespace engine_detail
+
+namespace {
+
+using namespace engine_detail;  // NOLINT(google-build-using-namespace): the compiled program
+
 struct StreamRt {
   std::int32_t pos = 0;         // position of the head op in the stream
   std::int32_t head_index = 0;  // program index of the head op: skips loading it while not issued
@@ -257,14 +199,6 @@ struct Member {
   std::int32_t stream = 0;  // the member's op is the head of this stream
   bool watched = false;     // on_channel_finish: the op was kOpWatched
   TimeNs arrival = 0;       // when the member is in (later than now for an early arrival)
-};
-
-// The ranks one run replays: all of the workload's, or one representative per symmetry class with the
-// reduced channels (symmetry.hpp).
-struct Replay {
-  std::vector<std::int32_t> ranks;                          // replayed rank -> workload rank
-  const std::int32_t* channels = nullptr;                   // replayed rank * kChannelKinds + kind -> channel
-  const std::vector<std::int32_t>* channel_size = nullptr;  // channel -> members
 };
 
 class Engine {
@@ -1099,6 +1033,34 @@ class Engine {
 
 }  // namespace
 
+namespace {
+
+// Lanes pay off where some program has two or more ranks to replay (engine.hpp, EngineOptions::lanes).
+bool lanes_apply(const Workload& w, const Replay& rp, const EngineOptions& o) {
+  if (!o.lanes || !o.shortcuts || o.trace || o.full_replay || o.network != NetworkMode::closed_form)
+    return false;
+  std::vector<std::int32_t> per_program(w.programs.size(), 0);
+  for (const std::int32_t r : rp.ranks) {
+    if (++per_program[static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(r)])] >= 2)
+      return true;
+  }
+  return false;
+}
+
+// The replay of `rp`: as lanes where they apply and agree, else rank by rank.
+EngineResult replay(const Workload& w, const Replay& rp, const EngineOptions& o) {
+  std::string divergence;
+  if (lanes_apply(w, rp, o)) {
+    if (std::optional<EngineResult> lanes = run_lanes(w, rp, &divergence)) return std::move(*lanes);
+  }
+  Engine engine(w, rp, o);
+  EngineResult out = engine.run();
+  out.lane_divergence = std::move(divergence);
+  return out;
+}
+
+}  // namespace
+
 EngineResult run_engine(const Workload& workload, const EngineOptions& options) {
   workload.validate();
   const int n = workload.ranks();
@@ -1109,8 +1071,7 @@ EngineResult run_engine(const Workload& workload, const EngineOptions& options) 
     const RankSymmetry sym = find_rank_symmetry(workload);
     if (sym.classes() < n) {
       Replay rp{sym.representative, sym.class_channels.data(), &sym.channel_size};
-      Engine engine(workload, rp, options);
-      EngineResult reduced = engine.run();
+      EngineResult reduced = replay(workload, rp, options);
       EngineResult out;
       out.iteration = reduced.iteration;
       out.events = reduced.events;
@@ -1118,6 +1079,9 @@ EngineResult run_engine(const Workload& workload, const EngineOptions& options) 
       out.rate_solves = reduced.rate_solves;
       out.shared_transfers = reduced.shared_transfers;
       out.replayed_ranks = sym.classes();
+      out.lane_groups = reduced.lane_groups;
+      out.lane_splits = reduced.lane_splits;
+      out.lane_divergence = std::move(reduced.lane_divergence);
       out.ranks.reserve(static_cast<std::size_t>(n));
       for (std::int32_t cls : sym.class_of) out.ranks.push_back(reduced.ranks[static_cast<std::size_t>(cls)]);
       return out;
@@ -1128,8 +1092,7 @@ EngineResult run_engine(const Workload& workload, const EngineOptions& options) 
   std::iota(rp.ranks.begin(), rp.ranks.end(), 0);
   rp.channels = workload.rank_channels.data();
   rp.channel_size = &workload.channel_size;
-  Engine engine(workload, rp, options);
-  EngineResult out = engine.run();
+  EngineResult out = replay(workload, rp, options);
   out.replayed_ranks = n;
   return out;
 }

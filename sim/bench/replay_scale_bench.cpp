@@ -11,6 +11,7 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/parallel_for.hpp"
+#include "moetwin/engine/engine.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
@@ -46,6 +47,11 @@ void run(benchmark::State& state, int nodes, int dp, bool zipf) {
   }
   state.counters["events"] = static_cast<double>(p.events);
   state.counters["ops"] = static_cast<double>(p.ops);
+  state.counters["lane_groups"] = p.engine.lane_groups;
+  state.counters["lane_splits"] = p.engine.lane_splits;
+  if (!p.engine.lane_divergence.empty())
+    state.SetLabel((p.engine.lane_groups > 0 ? "lanes, last split: " : "per rank, lanes gave up: ") +
+                   p.engine.lane_divergence);
 }
 
 void BM_Dsv3Balanced256(benchmark::State& state) {
@@ -67,6 +73,40 @@ void BM_Dsv3Zipf4096(benchmark::State& state) {
   run(state, 512, 64, true);
 }
 BENCHMARK(BM_Dsv3Zipf4096)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The replay alone, on the workload `predict` builds: lockstep lanes (EngineOptions::lanes) against the
+// per-rank engine, argument 1 / 0. The skewed cases are where lanes apply (docs/2026-12-04-skew-lanes.md).
+void replay_only(benchmark::State& state, int nodes, int dp, bool zipf) {
+  const Scenario s = dsv3(nodes, dp, zipf);
+  const FittedProfile profile = resolve_fitted_profile("");
+  PredictOptions options = predict_options_for(s, profile);
+  options.threads = thread_count(0);
+  const Prediction p = predict(s, options);
+  EngineOptions eo;
+  eo.lanes = state.range(0) != 0;
+  EngineResult r;
+  for (auto _ : state) {
+    r = run_engine(p.built.workload, eo);
+    const TimeNs iteration = r.iteration;
+    benchmark::DoNotOptimize(iteration);
+  }
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["lane_groups"] = r.lane_groups;
+  state.counters["lane_splits"] = r.lane_splits;
+  if (!r.lane_divergence.empty())
+    state.SetLabel((r.lane_groups > 0 ? "lanes, last split: " : "per rank, lanes gave up: ") +
+                   r.lane_divergence);
+}
+
+void BM_ReplayZipf256(benchmark::State& state) {
+  replay_only(state, 32, 4, true);
+}
+BENCHMARK(BM_ReplayZipf256)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_ReplayZipf4096(benchmark::State& state) {
+  replay_only(state, 512, 64, true);
+}
+BENCHMARK(BM_ReplayZipf4096)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace moetwin

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
@@ -39,6 +40,21 @@ void expect_same(const EngineResult& full, const EngineResult& reduced, const st
   }
 }
 
+// Lockstep lanes (EngineOptions::lanes) against the full op-by-op replay `reference` of `w`: every stat
+// of every rank; the events against the op-by-op replay of the same (symmetry-reduced) ranks. Returns
+// the lane groups (0: the lanes gave up and the per-rank engine ran).
+int expect_lanes_exact(const Workload& w, const EngineResult& reference, const std::string& what) {
+  EngineOptions lanes;
+  lanes.lanes = true;
+  const EngineResult l = run_engine(w, lanes);
+  expect_same(reference, l, what + " lanes");
+  EngineOptions reduced_op_by_op;
+  reduced_op_by_op.shortcuts = false;
+  const EngineResult plain = run_engine(w, reduced_op_by_op);
+  EXPECT_EQ(plain.events - plain.stale_events, l.events - l.stale_events) << what << " lanes";
+  return l.lane_groups;
+}
+
 // Runs both replays, under the closed form and under the flow model (links shared: a rank's time line
 // then also depends on what its partners' transfers share), against the full op-by-op replay (no compute
 // chains); returns the reduced one's replayed ranks.
@@ -63,6 +79,7 @@ int compare_replays(const Workload& w, const std::string& what) {
     EXPECT_EQ(reference.events - reference.stale_events, a.events - a.stale_events) << label;
     expect_same(a, b, label);
     replayed = b.replayed_ranks;
+    if (mode == NetworkMode::closed_form) expect_lanes_exact(w, reference, label);
   }
   return replayed;
 }
@@ -164,12 +181,14 @@ struct Shape {
   std::string recompute = "none";
   bool overlap = false;
   std::string dispatcher = "nccl-alltoall";
-  std::string routing;  // [routing] table, empty = default
+  std::string routing;      // [routing] table, empty = default
+  std::string model_extra;  // more [model] keys
 };
 
 Scenario make(const Shape& s) {
   std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\n";
   if (s.layers > 0) t += "layers = " + std::to_string(s.layers) + "\n";
+  t += s.model_extra;
   t += "[cluster]\ninstance = \"p5en.48xlarge\"\nnodes = " + std::to_string(s.nodes) + "\n";
   t += "[parallelism]\ntp = " + std::to_string(s.tp) + "\npp = " + std::to_string(s.pp) +
        "\nvpp = " + std::to_string(s.vpp) + "\nep = " + std::to_string(s.ep) +
@@ -239,6 +258,49 @@ TEST(SymmetryScenario, ReducedEqualsFullAcrossShapes) {
   zipf.layers = 48;
   zipf.overlap = true;
   compare_replays(dispatcher_workload(zipf), "zipf vpp2 overlap");
+}
+
+// Skewed routing (zipf and DeepSeek's group-limited routing; every EP rank its own token counts) on
+// random shapes and seeds: lockstep lanes equal the op-by-op replay on every rank.
+TEST(SymmetryScenario, LanesEqualTheOpByOpReplayUnderSkewedRouting) {
+  std::mt19937_64 gen(20261204);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  int runs = 0, as_lanes = 0;
+  for (int k = 0; k < 12; ++k) {
+    Shape shape;
+    shape.nodes = 2;
+    shape.tp = 2;
+    shape.pp = pick(1, 2) * 2;
+    shape.ep = 4;
+    shape.dp = 16 / (shape.tp * shape.pp);
+    shape.gbs = shape.dp * pick(2, 4) * shape.pp;
+    shape.layers = 48;
+    shape.vpp = pick(0, 1) == 0 ? 1 : 2;
+    shape.overlap = shape.vpp >= 2 && pick(0, 1) == 1;  // the overlap runs in interleaved 1F1B
+    shape.recompute = !shape.overlap && pick(0, 1) == 1 ? "full" : "none";  // full: not with overlap
+    shape.dispatcher = pick(0, 2) == 0 ? "deepep-uccl" : "nccl-alltoall";
+    const std::string seed = std::to_string(pick(1, 1000));
+    if (k % 2 == 0) {
+      shape.routing = "[routing]\nkind = \"zipf\"\nzipf_exponent = " + std::to_string(pick(5, 15) / 10.0) +
+                      "\nseed = " + seed + "\n";
+    } else {
+      shape.model_extra = "router_groups = 8\nrouter_topk_groups = 4\n";
+      shape.routing = "[routing]\nkind = \"group-limited\"\nseed = " + seed + "\n";
+    }
+    const std::string what = "skewed " + std::to_string(k) + " pp" + std::to_string(shape.pp) + " vpp" +
+                             std::to_string(shape.vpp) + " " + shape.dispatcher + " " + shape.recompute +
+                             (shape.overlap ? " overlap" : "") + " " + shape.routing;
+    const Workload w = dispatcher_workload(shape);
+    EngineOptions op_by_op;
+    op_by_op.full_replay = true;
+    op_by_op.shortcuts = false;
+    const EngineResult reference = run_engine(w, op_by_op);
+    if (expect_lanes_exact(w, reference, what) > 0) ++as_lanes;
+    ++runs;
+    if (HasFailure()) return;
+  }
+  std::printf("%d skewed workloads, %d replayed as lanes\n", runs, as_lanes);
+  EXPECT_GT(as_lanes, 0);  // the lanes themselves are compared, not only their fallback
 }
 
 TEST(SymmetryScenario, PartlySkewedCostsKeepAlikeRanksTogether) {

@@ -75,6 +75,17 @@ struct EngineOptions {
   // is retried. The same times, stats and event count (EngineResult::events) as without; off with
   // `trace`. false: the plain op-by-op replay (tests compare the two).
   bool shortcuts = true;
+  // Lockstep lanes (lane_replay.cpp): the replayed ranks of one program (the ranks of a pipeline stage
+  // under skewed routing, which differ only in their per-rank durations) replayed as lanes of one
+  // program: one handler per event for all of them, with a time per lane. Used when the replay holds a
+  // program with two or more ranks to replay, under the closed form, with shortcuts and without trace or
+  // full_replay. Exact: where the lanes' decisions or event orders disagree, the group splits along the
+  // disagreement and the replay starts again (EngineResult::lane_splits, lane_divergence); where a split
+  // cannot help the per-rank engine runs. The same iteration time, per-rank stats and `events` as the
+  // op-by-op replay (`stale_events` may differ: the order of events at one instant). Off by default: on the
+  // skewed DeepSeek-V3 replays it is not yet faster than the per-rank engine (it has none of the event
+  // shortcuts and restarts at each split; docs/2026-12-04-skew-lanes.md).
+  bool lanes = false;
 };
 
 struct RankStats {
@@ -119,6 +130,9 @@ struct EngineResult {
   std::uint64_t rate_solves = 0;       // flow model: link-sharing solves (one per transfer start or end)
   std::uint64_t shared_transfers = 0;  // flow model: transfers that ran slower than alone
   std::vector<TraceSpan> trace;        // in finish order (deterministic)
+  int lane_groups = 0;  // groups of ranks replayed as lanes (EngineOptions::lanes); 0: rank by rank
+  int lane_splits = 0;  // groups split where their lanes disagreed (each a restart of the lane replay)
+  std::string lane_divergence;  // lanes tried and given up: where; empty otherwise
 };
 
 // Runs the workload (must pass Workload::validate()). Throws std::logic_error on deadlock, naming the

@@ -3,6 +3,7 @@
 // agreement per cell; with --fit the free parameters are fitted and, with --cv, every row's out-of-sample
 // prediction comes from the fit without its campaign. Wiring only: the fit workflow is in
 // validate/fit_workflow.hpp, the report in validate/validation_report.hpp.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -161,8 +162,9 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         write_file_atomically(
             o->write_compute_fit,
             compute_fit_toml(fit, concat({runs_label(o->runs), " on top of the fitted profile ",
-                                          profile.path.empty() ? std::string("none (built-in defaults)")
-                                                               : profile.path})));
+                                          profile.path.empty()
+                                              ? std::string("none (built-in defaults)")
+                                              : std::filesystem::relative(profile.path).generic_string()})));
       emit_output(compute_fit_report(catalog, rows.table.runs, fit), o->out);
       return;
     }

@@ -36,6 +36,37 @@ void for_each_entry(const std::string& path, Fn fn) {
   }
 }
 
+// The entry's `unverified.<key> = { min, max, why }` assumptions: each must name one of `values` (the
+// entry's numeric keys as read, file units) and hold its value inside [min, max].
+std::vector<Assumption> read_unverified(StrictTable& t, const std::map<std::string, double>& values) {
+  std::vector<Assumption> out;
+  auto table = t.table("unverified");
+  if (!table) return out;
+  for (const auto& [key, value] : values) {
+    if (!table->has(key)) continue;
+    auto a = table->table(key);
+    if (!a) {
+      throw InputError(table->where(key), table->name(key), "a value",
+                       "a table { min = .., max = .., why = \"..\" } bounding the assumed value");
+    }
+    Assumption u;
+    u.key = key;
+    u.value = value;
+    u.min = a->number("min", -1e30, 1e30);
+    u.max = a->number("max", u.min, 1e30);
+    u.why = a->string("why");
+    if (u.why.empty()) throw InputError(a->where("why"), a->name("why"), "\"\"", "why the value is believed");
+    if (value < u.min || value > u.max) {
+      throw InputError(a->where("min"), a->name("min"), format_exact(u.min) + ".." + format_exact(u.max),
+                       "bounds that hold the assumed value " + key + " = " + format_exact(value));
+    }
+    a->finish();
+    out.push_back(std::move(u));
+  }
+  table->finish();  // a key that is no numeric key of the entry: "no such key" with the closest one
+  return out;
+}
+
 GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   GpuSpec g;
   g.name = name;
@@ -58,6 +89,12 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
     g.efficiency[cls] = eff->number(cls, 0.01, 1.0);
   }
   eff->finish();
+  g.unverified = read_unverified(t, {{"bf16_tflops", g.bf16_flops / 1e12},
+                                     {"fp8_tflops", g.fp8_flops / 1e12},
+                                     {"hbm_gb", g.hbm_bytes / kGB},
+                                     {"hbm_tbps", g.hbm_bandwidth / kTB},
+                                     {"nvlink_gbps_bidir", g.nvlink_bandwidth * 2.0 / kGB},
+                                     {"sms", g.sms}});
   return g;
 }
 
@@ -94,21 +131,51 @@ void check_calibration_from(const std::map<std::string, GpuSpec>& gpus, const st
   }
 }
 
+// The largest NVLink domain NVIDIA has announced is NVL576 (Rubin Ultra); 1152 leaves room without letting a
+// typo pass.
+constexpr int kMaxNvlinkDomainGpus = 1152;
+
 InstanceSpec read_instance(const std::string& name, StrictTable& t) {
   InstanceSpec i;
   i.name = name;
   i.gpu = t.string("gpu");
   i.gpus = t.int32("gpus", 1, 64);
-  i.efa_gen = t.int32("efa_gen", 1, 10);
-  i.efa_nics = t.int32("efa_nics", 1, 256);
-  i.nic_bandwidth = t.number("nic_gbps", 1, 1e5) * 1e9 / 8.0;
+  i.fabric =
+      t.choice_or("fabric", {"efa", "infiniband"}, "efa") == "infiniband" ? Fabric::infiniband : Fabric::efa;
+  std::string nics_key = "efa_nics";
+  double nic_gbps = 0;
+  if (i.fabric == Fabric::efa) {
+    i.efa_gen = t.int32("efa_gen", 1, 10);
+    i.efa_nics = t.int32("efa_nics", 1, 256);
+    nic_gbps = t.number("nic_gbps", 1, 1e5);
+  } else {
+    // InfiniBand: the generation fixes the port rate (NDR 400 Gb/s, XDR 800 Gb/s per port, 4x links).
+    nics_key = "ib_nics";
+    i.ib_generation = t.choice("ib_generation", {"NDR", "XDR"});
+    i.efa_nics = t.int32("ib_nics", 1, 256);
+    nic_gbps = t.number("nic_gbps", 1, 1e5);
+    const double rate = i.ib_generation == "NDR" ? 400 : 800;
+    if (nic_gbps != rate) {
+      throw InputError(t.where("nic_gbps"), t.name("nic_gbps"), format_exact(nic_gbps),
+                       format_exact(rate) + " (an " + i.ib_generation + " InfiniBand port)");
+    }
+  }
+  i.nic_bandwidth = nic_gbps * 1e9 / 8.0;
   i.nics_per_gpu = t.int32("nics_per_gpu", 1, 64);
+  i.nvlink_domain_gpus = t.int32_or("nvlink_domain_gpus", 1, kMaxNvlinkDomainGpus, i.gpus);
+  if (i.nvlink_domain_gpus < i.gpus || i.nvlink_domain_gpus % i.gpus != 0) {
+    throw InputError(
+        t.where("nvlink_domain_gpus"), t.name("nvlink_domain_gpus"), std::to_string(i.nvlink_domain_gpus),
+        "a multiple of gpus (" + std::to_string(i.gpus) +
+            "): a domain holds whole nodes (an 8-GPU node's is 8, an NVL72 rack of 4-GPU trays 72)");
+  }
   i.host_memory_bytes = t.number("host_mem_tib", 0.01, 1e3) * kGiB * 1024.0;
   i.gpu_initiated_rdma = t.boolean("gpu_initiated_rdma");
   i.base_latency_s = t.number("base_latency_us", 0, 1e6) * 1e-6;
   i.price_usd_per_hour = t.number("price_usd_per_hour", 0, 1e6);
   i.price_source = t.string("price_source");
-  i.ofi_platform_p2p_chunk_bytes = t.number_or("ofi_platform_p2p_chunk_kib", 0, 1 << 20, 0) * 1024.0;
+  if (i.fabric == Fabric::efa)
+    i.ofi_platform_p2p_chunk_bytes = t.number_or("ofi_platform_p2p_chunk_kib", 0, 1 << 20, 0) * 1024.0;
   i.cpu = t.string("cpu");
   i.cpu_cores = t.int32("cpu_cores", 1, 100000);
   i.cpu_single_thread_score = t.number("cpu_geekbench6_single", 1, 1e6);
@@ -116,8 +183,16 @@ InstanceSpec read_instance(const std::string& name, StrictTable& t) {
   i.source = t.string("source");
   if (i.efa_nics != i.gpus * i.nics_per_gpu) {
     throw InputError(t.where("nics_per_gpu"), t.name("nics_per_gpu"), std::to_string(i.nics_per_gpu),
-                     "efa_nics / gpus = " + std::to_string(i.efa_nics) + " / " + std::to_string(i.gpus));
+                     nics_key + " / gpus = " + std::to_string(i.efa_nics) + " / " + std::to_string(i.gpus));
   }
+  i.unverified = read_unverified(t, {{"gpus", i.gpus},
+                                     {"nic_gbps", nic_gbps},
+                                     {nics_key, i.efa_nics},
+                                     {"nvlink_domain_gpus", i.nvlink_domain_gpus},
+                                     {"host_mem_tib", i.host_memory_bytes / (kGiB * 1024.0)},
+                                     {"base_latency_us", i.base_latency_s * 1e6},
+                                     {"cpu_cores", i.cpu_cores},
+                                     {"cpu_geekbench6_single", i.cpu_single_thread_score}});
   return i;
 }
 
@@ -393,6 +468,9 @@ const char* to_string(AttentionKind kind) {
 }
 const char* to_string(RouterScore score) {
   return score == RouterScore::sigmoid ? "sigmoid" : "softmax";
+}
+const char* to_string(Fabric fabric) {
+  return fabric == Fabric::infiniband ? "infiniband" : "efa";
 }
 const char* to_string(DispatcherTransport transport) {
   switch (transport) {

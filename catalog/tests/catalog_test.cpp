@@ -15,10 +15,10 @@ const std::string kDir = std::string(MOETWIN_SOURCE_DIR) + "/catalog/data";
 
 TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   const Catalog c = Catalog::load(kDir);
-  EXPECT_EQ(c.gpus().size(), 4u);
-  EXPECT_EQ(c.instances().size(), 5u);
-  EXPECT_EQ(c.models().size(), 12u);
-  EXPECT_EQ(c.stacks().size(), 3u);  // nemo-26.04.01, megatron-lm core_r0.17.0, nemo-26.08
+  EXPECT_EQ(c.gpus().size(), 6u);        // + GB200, GB300 (systems_test.cpp)
+  EXPECT_EQ(c.instances().size(), 11u);  // + 5 DGX systems, p6e-gb200.36xlarge
+  EXPECT_EQ(c.models().size(), 15u);     // + the dense Llama 3 8B, 70B, 405B
+  EXPECT_EQ(c.stacks().size(), 3u);      // nemo-26.04.01, megatron-lm core_r0.17.0, nemo-26.08
   EXPECT_EQ(c.default_stack().name, "nemo-26.04.01");
   EXPECT_EQ(c.dispatchers().size(), 4u);
   const GpuSpec& h200 = c.gpu("H200-SXM");
@@ -101,7 +101,7 @@ TEST(Catalog, RejectsUnknownKeyWithFileAndLine) {
   EXPECT_NE(e.find("gpus.toml:12: [X].bogus: 3: no such key"), std::string::npos) << e;
 }
 
-// The four GPUs the shipped instances name, all of one die except H100-SXM's `h100_sms`; `h100_extra` goes
+// The six GPUs the shipped instances name, all of one die except H100-SXM's `h100_sms`; `h100_extra` goes
 // into [H100-SXM] (e.g. its calibration_from).
 std::string load_error_with_gpus(const std::string& name, const std::string& h100_sms,
                                  const std::string& h100_extra) {
@@ -111,7 +111,8 @@ std::string load_error_with_gpus(const std::string& name, const std::string& h10
       "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, elementwise = 0.5 }\n";
   return load_error_with_gpus_toml(name, "[H200-SXM]\n" + common + "sms = 132\n[H100-SXM]\n" + common +
                                              "sms = " + h100_sms + "\n" + h100_extra + "[B200]\n" + common +
-                                             "sms = 148\n[B300]\n" + common + "sms = 148\n");
+                                             "sms = 148\n[B300]\n" + common + "sms = 148\n[GB200]\n" +
+                                             common + "sms = 148\n[GB300]\n" + common + "sms = 148\n");
 }
 
 TEST(Catalog, CalibrationFromMustNameAGpuOfTheSameDie) {

@@ -16,6 +16,7 @@
 #include "moetwin/common/parallel_for.hpp"
 #include "moetwin/common/progress.hpp"
 #include "moetwin/engine/trace.hpp"
+#include "moetwin/models/calibrated_compute.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/reports/prediction_report.hpp"
 #include "moetwin/reports/result_table.hpp"
@@ -25,6 +26,8 @@
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace_ranks.hpp"
+#include "moetwin/validate/compute_fit.hpp"
+#include "moetwin/validate/dense_runs.hpp"
 
 namespace moetwin::cli {
 
@@ -38,6 +41,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string profile;
     std::string network;
     std::string calibration;
+    std::string compute_fit;  // --compute-fit FILE: GEMM-class time per GPU and precision (compute_fit.hpp)
     bool require_fit = false;
     bool strict = false;  // --strict (with --runs): logged TFLOP/s vs the model's FLOPs beyond 5% is an error
     int threads = 0;
@@ -69,6 +73,9 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
                   "Folder of per-GPU calibration profiles (default " + default_calibration_dir() +
                       "), `none` turns the per-GPU lookup off (catalog efficiencies; a scenario's own "
                       "[calibration] profile path still applies)");
+  cmd->add_option("--compute-fit", opts->compute_fit,
+                  "A compute fit written by `validate --fit-compute --write-compute-fit` (GEMM-class time "
+                  "per GPU and precision; not applied by default)");
   cmd->callback([opts, &global] {
     const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     PredictOptions options;
@@ -90,7 +97,10 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     if (!opts->runs.empty()) {
       if (!opts->trace.empty())
         throw InputError({"", 0}, "--trace", opts->trace, "a single scenario (not --runs)");
-      const LiveRunTable table = read_live_runs(opts->runs, catalog);
+      // Live-run files and NVIDIA's dense-row files alike; a row outside the model is refused and counted.
+      const RunRows rows = read_run_rows(opts->runs, catalog);
+      const LiveRunTable& table = rows.table;
+      for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
       print_row_warnings(table);
       check_row_flops(table, opts->strict);
       ResultTable result;
@@ -111,8 +121,25 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         po.journal_line = false;
         bar = std::make_unique<SweepProgress>(po, table.runs.size(), 0, table.runs.size());
       }
+      std::vector<double> predicted;  // by row, for the per-instance medians
+      const ComputeFit compute_fit =
+          opts->compute_fit.empty() ? ComputeFit{} : load_compute_fit(opts->compute_fit);
       for (const LiveRun& run : table.runs) {
-        Prediction p = predict(run.scenario, options);
+        PredictOptions row_options = options;
+        ComputeProfile scaled;  // outlives predict()
+        if (!opts->compute_fit.empty()) {
+          const ResolvedScale r =
+              compute_fit.resolve(catalog, run.scenario.gpu.name, run.scenario.training.precision);
+          scaled =
+              compute_profile_for(run.scenario, !options.calibration              ? std::string()
+                                                : options.calibration_dir.empty() ? default_calibration_dir()
+                                                                                  : options.calibration_dir);
+          if (r.value != 1) scale_gemm_class_time(scaled, r.value);
+          scaled.source += concat({"; GEMM-class time x ", format_fixed(r.value, 3), " (", r.source, ")"});
+          row_options.seams.compute = &scaled;
+        }
+        Prediction p = predict(run.scenario, row_options);
+        predicted.push_back(p.iteration_s);
         if (bar) bar->advance();
         const Novelty novelty = novelty_of(run.scenario, profile);
         for (std::string& w : novelty.warnings()) p.warnings.push_back(std::move(w));
@@ -128,6 +155,11 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         result.add_row(std::move(row));
       }
       if (bar) bar->finish();
+      for (const auto& [instance, e] : rows.dense ? median_error_by_instance(table, predicted)
+                                                  : std::map<std::string, std::pair<int, double>>{}) {
+        std::cerr << "note: " << instance << ": median |error| " << format_fixed(100 * e.second, 1)
+                  << "% over " << e.first << " rows\n";
+      }
       if (opts->format == "csv") {
         content = csv_context_header(context, {{"profile", profile_label(profile)}}) + render_csv(result);
         std::cerr << warning_lines(run_warnings);

@@ -3,18 +3,22 @@
 // agreement per cell; with --fit the free parameters are fitted and, with --cv, every row's out-of-sample
 // prediction comes from the fit without its campaign. Wiring only: the fit workflow is in
 // validate/fit_workflow.hpp, the report in validate/validation_report.hpp.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
 
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/progress.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
+#include "moetwin/validate/compute_fit.hpp"
+#include "moetwin/validate/dense_runs.hpp"
 #include "moetwin/validate/fit_workflow.hpp"
 #include "moetwin/validate/row_predictions.hpp"
 #include "moetwin/validate/validation_report.hpp"
@@ -42,6 +46,10 @@ struct ValidateOptions : RowInput {
   int threads = 2;
   std::string write_profile;
   bool strict = false;  // --strict: logged TFLOP/s vs the model's FLOPs beyond 5% is an error
+  // --fit-compute: the GEMM-class time per GPU and precision (validate/compute_fit.hpp) instead of the
+  // profile's free parameters; its own file (--write-compute-fit), never the fitted profile.
+  bool fit_compute = false;
+  std::string write_compute_fit;
 };
 
 // On a terminal one bar per stage of the fit (fit, wider fit, cross-validation), advanced per replay of
@@ -98,8 +106,15 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
          "--params", o->params,
          "Free parameters to fit (default: the ones the rows can pin down, README \"How right is it\")")
       ->delimiter(',');
-  cmd->add_option("--cv", o->cv, "Cross-validation with --fit: none | leave-one-campaign-out")
-      ->check(CLI::IsMember({"none", "leave-one-campaign-out"}));
+  cmd->add_option("--cv", o->cv,
+                  "Cross-validation with --fit: none | leave-one-campaign-out; with --fit-compute: none | "
+                  "leave-one-system-out")
+      ->check(CLI::IsMember({"none", "leave-one-campaign-out", "leave-one-system-out"}));
+  cmd->add_flag("--fit-compute", o->fit_compute,
+                "Fit the GEMM-class time per GPU and precision on the rows (NVIDIA's dense rows; "
+                "validate/compute_fit.hpp) and report it; --write-compute-fit FILE keeps it");
+  cmd->add_option("--write-compute-fit", o->write_compute_fit,
+                  "With --fit-compute: write the compute fit (TOML) here; `predict --compute-fit` reads it");
   cmd->add_option("--cv-refine", o->cv_refine, "Replay rounds per fold from its first estimate (default 0)")
       ->check(CLI::Range(0, 10));
   CLI::Option* huber_option =
@@ -120,12 +135,39 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([o, &global, huber_option] {
     if (!o->fit && huber_option->count() > 0)
       throw InputError({"", 0}, "--huber", format_exact(o->huber), "--fit (it is the fit's objective)");
-    if (!o->fit && o->cv != "none")
+    if (!o->fit && !o->fit_compute && o->cv != "none")
       throw InputError({"", 0}, "--cv", o->cv, "--fit (cross-validation refits)");
     if (!o->fit && !o->write_profile.empty())
       throw InputError({"", 0}, "--write-profile", o->write_profile, "--fit");
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
+    if (o->fit_compute || !o->write_compute_fit.empty() || o->cv == "leave-one-system-out") {
+      if (!o->fit_compute)
+        throw InputError({"", 0}, o->cv == "leave-one-system-out" ? "--cv" : "--write-compute-fit",
+                         o->cv == "leave-one-system-out" ? o->cv : o->write_compute_fit, "--fit-compute");
+      if (o->fit || o->cv == "leave-one-campaign-out")
+        throw InputError({"", 0}, "--fit-compute", "",
+                         "no --fit and no --cv leave-one-campaign-out (one fit at a time)");
+      const RunRows rows = read_run_rows(o->runs, catalog);
+      for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
+      print_row_warnings(rows.table);
+      check_row_flops(rows.table, o->strict);
+      if (rows.table.runs.empty())
+        throw InputError({runs_label(o->runs), 0}, "rows", "0", "at least one row the twin replays");
+      const FittedProfile profile = resolve_profile_choice(o->profile, o->network);
+      const ComputeFitResult fit =
+          fit_compute(catalog, rows.table.runs, profile, o->cv == "leave-one-system-out", o->threads,
+                      [](const std::string& line) { std::cerr << "fit: " << line << '\n'; });
+      if (!o->write_compute_fit.empty())
+        write_file_atomically(
+            o->write_compute_fit,
+            compute_fit_toml(fit, concat({runs_label(o->runs), " on top of the fitted profile ",
+                                          profile.path.empty()
+                                              ? std::string("none (built-in defaults)")
+                                              : std::filesystem::relative(profile.path).generic_string()})));
+      emit_output(compute_fit_report(catalog, rows.table.runs, fit), o->out);
+      return;
+    }
     LiveRunTable table = read_live_runs(o->runs, catalog);
     print_row_warnings(table);
     check_row_flops(table, o->strict);

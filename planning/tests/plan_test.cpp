@@ -46,13 +46,15 @@ TEST(PlanRequestCheck, ExactMessages) {
   EXPECT_EQ(
       error_of(r),
       "<input>: --model: \"gpt-5\": a catalog model: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
-      "glm-4.5, glm-4.5-air, kimi-k2, mixtral-8x22b, mixtral-8x7b, qwen3-235b-a22b, qwen3-30b-a3b, "
-      "qwen3-coder-480b-a35b, uccl-dsv3-proxy");
+      "glm-4.5, glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+      "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy");
   r = small_request();
   r.instance = "p4d.24xlarge";
-  EXPECT_EQ(error_of(r),
-            "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of p5.48xlarge, p5e.48xlarge, "
-            "p5en.48xlarge, p6-b200.48xlarge, p6-b300.48xlarge");
+  EXPECT_EQ(
+      error_of(r),
+      "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of dgx-b200, dgx-b300, dgx-gb200, "
+      "dgx-gb300, dgx-h100, p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p6-b200.48xlarge, "
+      "p6-b300.48xlarge, p6e-gb200.36xlarge");
   r = small_request();
   const std::string tokens_range =
       "a number of tokens in [1e6, 1e15] (e.g. 1e12; DeepSeek-V3 pre-trained on 1.48e13)";

@@ -127,7 +127,8 @@ std::vector<Case> toml_cases() {
        "bad.toml:21: routing.seed: -1: an integer in [0, 9223372036854775807]"},
       {"UnknownModel", base("name = \"deepseek-v3\"", "name = \"deepseek-v4\""),
        "bad.toml:3: model.name: \"deepseek-v4\": one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
-       "glm-4.5, glm-4.5-air, kimi-k2, mixtral-8x22b, mixtral-8x7b, qwen3-235b-a22b, qwen3-30b-a3b, "
+       "glm-4.5, glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+       "qwen3-235b-a22b, qwen3-30b-a3b, "
        "qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownStack", std::string(kBase) + "[stack]\nname = \"nemo-99\"\n",
        "bad.toml:22: stack.name: \"nemo-99\": one of megatron-lm-core_r0.17.0-nccl2.28.9, nemo-26.04.01, "
@@ -149,8 +150,9 @@ std::vector<Case> toml_cases() {
        "bad.toml:17: training.precision: \"mxfp8\": a recipe H200-SXM can run (MXFP8 block scaling needs "
        "Blackwell tensor cores): bf16, fp8-hybrid, fp8-current or fp8-blockwise"},
       {"UnknownInstance", base("instance = \"p6-b300.48xlarge\"", "instance = \"p6-b300\""),
-       "bad.toml:5: cluster.instance: \"p6-b300\": one of p5.48xlarge, p5e.48xlarge, p5en.48xlarge, "
-       "p6-b200.48xlarge, p6-b300.48xlarge"},
+       "bad.toml:5: cluster.instance: \"p6-b300\": one of dgx-b200, dgx-b300, dgx-gb200, dgx-gb300, "
+       "dgx-h100, "
+       "p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p6-b200.48xlarge, p6-b300.48xlarge, p6e-gb200.36xlarge"},
       {"UnknownDispatcher", base("name = \"nccl-alltoall\"", "name = \"deepep\""),
        "bad.toml:18: dispatcher.name: \"deepep\": one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, "
        "nccl-alltoall"},
@@ -305,8 +307,8 @@ std::vector<Case> csv_cases() {
       {"UnknownOverlap", row(",off,", ",yes,"), "runs.csv:2: overlap: yes: one of on, off"},
       {"UnknownModel", row(",deepseek-v3,", ",deepseek-v4,"),
        "runs.csv:2: model: deepseek-v4: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, glm-4.5, "
-       "glm-4.5-air, kimi-k2, mixtral-8x22b, mixtral-8x7b, qwen3-235b-a22b, qwen3-30b-a3b, "
-       "qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
+       "glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+       "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownDispatcher", row(",nccl-alltoall,", ",nccl,"),
        "runs.csv:2: dispatcher: nccl: one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, nccl-alltoall"},
       {"GpusColumnMismatch", row(",32,256,", ",32,255,"),

@@ -721,8 +721,11 @@ std::string fitted_profile_toml(const FittedProfile& p) {
 PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile& profile) {
   PredictOptions o;
   o.profile = profile.sim;
-  o.seams.moe = std::make_shared<DispatcherMoeCost>(scenario, profile.sim.model_params,
-                                                    host_time_factor(profile.sim, scenario.instance));
+  // A dense model has no MoE layer: no routing plan, no dispatcher cost (the workload's default MoE seam is
+  // never asked).
+  if (scenario.model.experts > 0)
+    o.seams.moe = std::make_shared<DispatcherMoeCost>(scenario, profile.sim.model_params,
+                                                      host_time_factor(profile.sim, scenario.instance));
   return o;
 }
 

@@ -46,7 +46,9 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
                           : options.calibration_dir.empty() ? default_calibration_dir()
                                                             : options.calibration_dir;
   WorkloadSeams seams = options.seams;
-  if (seams.moe == nullptr && options.moe_cost == PredictOptions::MoeCost::dispatcher)
+  // A dense model (no experts) has no MoE layer to route: the workload's default MoE seam stays unasked.
+  if (seams.moe == nullptr && options.moe_cost == PredictOptions::MoeCost::dispatcher &&
+      scenario.model.experts > 0)
     seams.moe = std::make_shared<DispatcherMoeCost>(scenario, options.profile.model_params,
                                                     host_time_factor(options.profile, scenario.instance));
   // One profile lookup (directory scan, cached parse) serves both seams.

@@ -8,6 +8,18 @@
 
 namespace moetwin {
 
+// A catalog value believed but not read in a source (shared/design/nvl72-and-infiniband.md marks such values
+// UNVERIFIED): carried as an assumption with the bounds it is believed to lie in and why. The entry's key
+// `unverified.<key> = { min = .., max = .., why = ".." }` names a numeric key of the same entry; the loader
+// checks that the key exists and its value lies inside the bounds (in the file's units).
+struct Assumption {
+  std::string key;   // the entry's key, e.g. "base_latency_us"
+  double value = 0;  // the value used, file units
+  double min = 0;
+  double max = 0;
+  std::string why;
+};
+
 // One GPU model (dense peak rates, no sparsity). Source: vendor datasheets, see catalog/data/gpus.toml.
 struct GpuSpec {
   std::string name;             // e.g. "H200-SXM"
@@ -27,16 +39,30 @@ struct GpuSpec {
   // bandwidths (calibrated_compute.hpp). Empty: catalog efficiencies until this GPU is measured.
   std::string calibration_from;
   double calibration_from_hbm_bandwidth = 0;  // that GPU's HBM bandwidth, bytes/s (set by the catalog)
+  std::vector<Assumption> unverified;         // values used without a source, with their bounds
   std::string source;
 };
 
-// One EC2 instance type: a node of the simulated cluster.
+// The scale-out fabric of an instance. Both are modelled by the same network terms (per-GPU injection =
+// nics_per_gpu x NIC bandwidth, base latency per message): the collective models are generic in them.
+//   efa:        AWS Elastic Fabric Adapter (SRD), generation efa_gen, through aws-ofi-nccl.
+//   infiniband: NVIDIA ConnectX NICs on an InfiniBand rail-optimised fat tree (DGX systems), NCCL's own IB
+//               transport; GPU-initiated RDMA (IBGDA) available to NVSHMEM.
+enum class Fabric { efa, infiniband };
+
+// One instance type (EC2 instance or DGX system / NVL72 compute tray): a node of the simulated cluster.
 struct InstanceSpec {
-  std::string name;                 // e.g. "p5en.48xlarge"
-  std::string gpu;                  // GpuSpec::name
-  int gpus = 0;                     // GPUs per node
-  int efa_gen = 0;                  // EFA generation
-  int efa_nics = 0;                 // EFA NICs per node
+  std::string name;             // e.g. "p5en.48xlarge"
+  std::string gpu;              // GpuSpec::name
+  int gpus = 0;                 // GPUs per node
+  Fabric fabric = Fabric::efa;  // scale-out fabric
+  int efa_gen = 0;              // EFA generation; 0 on InfiniBand
+  int efa_nics = 0;             // scale-out NICs per node (EFA, or InfiniBand's ib_nics)
+  std::string ib_generation;    // "NDR" (400 Gb/s) or "XDR" (800 Gb/s) on InfiniBand; "" on EFA
+  // GPUs of one NVLink domain (NVSwitch fabric): = gpus for an 8-GPU node, 72 for an NVL72 rack whose
+  // node is a 4-GPU compute tray. Topology does not use a domain beyond the node yet (issue 42 item 2):
+  // commands that would need it say so.
+  int nvlink_domain_gpus = 0;
   double nic_bandwidth = 0;         // per NIC, per direction, bytes/s (Gb/s / 8 x 1e9)
   int nics_per_gpu = 0;             // NICs with affinity to each GPU (rails)
   double host_memory_bytes = 0;     // host DRAM, bytes
@@ -52,6 +78,7 @@ struct InstanceSpec {
   int cpu_cores = 0;                   // physical cores per node
   double cpu_single_thread_score = 0;  // Geekbench 6 single-core (see cpu_source)
   std::string cpu_source;
+  std::vector<Assumption> unverified;  // values used without a source, with their bounds
   std::string source;
 };
 
@@ -223,5 +250,6 @@ class Catalog {
 const char* to_string(AttentionKind kind);
 const char* to_string(RouterScore score);
 const char* to_string(DispatcherTransport transport);
+const char* to_string(Fabric fabric);
 
 }  // namespace moetwin

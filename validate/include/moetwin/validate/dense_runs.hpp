@@ -1,0 +1,68 @@
+// NVIDIA's published dense pre-training rows (validate/data/nvidia-dense-runs.csv, a copy of
+// shared/data/nvidia-dense-runs.csv) as live runs, and every `--runs` file read through one door.
+//
+// The file has the live-run columns (scenario/live_runs.hpp) plus `cp`, `precision`, `fsdp` (1 =
+// Megatron-FSDP) and `container` (the NeMo container of the row); `recompute` may be `unknown` (NVIDIA's
+// tables do not say) and `dispatcher` is `none` (dense models: no expert all-to-all). A row whose recipe lies
+// outside what the twin models is refused with its reason and counted, never replayed with a mechanism it
+// lacks:
+//   - precision nvfp4: no FP4 tensor-core rate and no NVFP4 recipe costs (block scales, Hadamard transforms);
+//   - fsdp = 1: Megatron-FSDP (per-layer parameter all-gathers, gradient reduce-scatters) is not modelled;
+//   - cp > 1: context parallelism is not modelled (no ring-attention KV exchange, and each rank's attention
+//     is priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp) per rank);
+//   - a job larger than one NVLink domain on an instance whose domain spans several nodes (NVL72): which
+//     ranks share the domain decides NVLink vs InfiniBand legs, and topology does not place groups across
+//     nodes over NVLink yet (issue 42 item 2).
+// A job inside one NVLink domain of such an instance (64 GPUs of a 72-GPU NVL72 rack) is replayed as one node
+// of that many GPUs: the NVL72's NVSwitch trays give every GPU the same non-blocking 900 GB/s per direction
+// to every other GPU of the domain that a node's NVSwitch gives its GPUs, and no rank of the job uses the
+// scale-out fabric. The row says so in its warnings.
+// Assumptions, each in the row's warnings: recompute `unknown` is replayed as none (the Llama perf recipes'
+// recompute is not in the tables: shared/data header); the container is not a catalog stack, so the catalog's
+// default stack serves its NCCL mechanisms.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moetwin/scenario/live_runs.hpp"
+
+namespace moetwin {
+
+// One row outside the model, with why.
+struct RefusedRow {
+  std::string where;     // "file:line"
+  std::string campaign;  // the row's campaign cell
+  std::string instance;  // its instance cell
+  std::string reason;    // short key: "nvfp4", "fsdp", "cp", "nvlink-domain"
+  std::string detail;    // the sentence a user reads
+};
+
+struct RunRows {
+  LiveRunTable table;               // the rows the twin replays (header: the union of the files' headers)
+  std::vector<RefusedRow> refused;  // in file order
+  int rows_read = 0;                // every data row of every file
+  bool dense = false;               // at least one file was a dense-row file
+};
+
+// True when the table has the dense-row columns (fsdp and container).
+bool is_dense_run_table(const CsvTable& table);
+
+// The dense-row file: refusals checked first (in the order above), then every other row parsed and checked
+// as a live run. Input errors (unknown model, instance, malformed cell) are InputErrors as for live runs.
+RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog);
+
+// Every `--runs` file: dense-row files through parse_dense_runs, live-run files through read_live_runs; rows
+// in file order, the header the union of the files' headers (a column a file lacks is empty in its rows).
+RunRows read_run_rows(const std::vector<std::string>& paths, const Catalog& catalog);
+
+// "N rows read, M replayed, K refused (nvfp4 4, fsdp 11, ...)" and one line per refused row.
+std::vector<std::string> refused_row_lines(const RunRows& rows);
+
+// Median |predicted / measured - 1| per instance of the replayed rows, over the rows with a prediction
+// (predicted[i] belongs to rows.table.runs[i]; <= 0: not predicted). Instance name -> (rows, median).
+std::map<std::string, std::pair<int, double>> median_error_by_instance(const LiveRunTable& table,
+                                                                       const std::vector<double>& predicted);
+
+}  // namespace moetwin

@@ -1,0 +1,235 @@
+// NVIDIA's dense rows as live runs: refusals by mechanism, the rest through the live-run parser
+// (dense_runs.hpp).
+#include "moetwin/validate/dense_runs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <map>
+#include <set>
+
+#include "moetwin/common/concat.hpp"
+#include "moetwin/common/input_error.hpp"
+#include "moetwin/validate/accuracy.hpp"
+
+namespace moetwin {
+namespace {
+
+// The columns the dense file adds to the live-run schema (read here, not by the live-run parser).
+const char* const kDenseOnly[] = {"fsdp", "container"};
+
+std::string where_of(const CsvTable& table, const CsvRow& row) {
+  return concat({table.path, ":", std::to_string(row.line)});
+}
+
+// Why `row` is outside the model, or "" when the twin can replay it. `detail` gets the sentence.
+std::string refusal(const CsvRowReader& r, const Catalog& catalog, std::string& detail) {
+  const std::string precision = r.has("precision") ? r.text("precision") : "bf16";
+  if (precision == "nvfp4") {
+    detail =
+        "precision nvfp4: NVFP4 is not modelled (the catalog has no FP4 tensor-core rate and the twin prices "
+        "no "
+        "NVFP4 recipe costs: 16-element block scales, random Hadamard transforms, stochastic rounding)";
+    return "nvfp4";
+  }
+  if (r.int32("fsdp", 0, 1) == 1) {
+    detail =
+        "fsdp 1: Megatron-FSDP is not modelled (its per-layer parameter all-gathers and gradient "
+        "reduce-scatters overlap the layers; the twin's data parallelism is the distributed optimizer's "
+        "reduce-scatter and all-gather once per iteration)";
+    return "fsdp";
+  }
+  const int cp = r.has("cp") ? r.int32("cp", 1, 1 << 20) : 1;
+  if (cp > 1) {
+    detail =
+        concat({"cp ", std::to_string(cp),
+                ": context parallelism is not modelled (no ring-attention KV exchange; each rank's causal "
+                "attention would be priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp))"});
+    return "cp";
+  }
+  const InstanceSpec& instance = catalog.instance(r.text("instance"));
+  const int gpus = r.int32("gpus", 1, 1 << 30);
+  if (instance.nvlink_domain_gpus > instance.gpus && gpus > instance.nvlink_domain_gpus) {
+    detail = concat({std::to_string(gpus), " GPUs on ", instance.name, " span ",
+                     std::to_string((gpus + instance.nvlink_domain_gpus - 1) / instance.nvlink_domain_gpus),
+                     " NVLink domains of ", std::to_string(instance.nvlink_domain_gpus),
+                     " GPUs: which ranks share a domain decides NVLink vs ", to_string(instance.fabric),
+                     " legs, and the twin's NVLink domain is one node (issue 42 item 2)"});
+    return "nvlink-domain";
+  }
+  return "";
+}
+
+// One table of the accepted rows in the live-run schema: dense-only columns dropped, `recompute` unknown ->
+// none, `dispatcher` none -> nccl-alltoall (a dense model has no MoE layer, so no dispatcher ever runs).
+CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& rows) {
+  CsvTable out;
+  out.path = table.path;
+  std::vector<std::size_t> keep;
+  for (std::size_t c = 0; c < table.header.size(); ++c) {
+    if (std::find(std::begin(kDenseOnly), std::end(kDenseOnly), table.header[c]) != std::end(kDenseOnly))
+      continue;
+    keep.push_back(c);
+    out.header.push_back(table.header[c]);
+  }
+  const std::size_t recompute = table.column("recompute");
+  const std::size_t dispatcher = table.column("dispatcher");
+  for (const CsvRow* row : rows) {
+    CsvRow v;
+    v.line = row->line;
+    for (const std::size_t c : keep) {
+      std::string cell = row->fields[c];
+      if (c == recompute && cell == "unknown") cell = "none";
+      if (c == dispatcher && cell == "none") cell = "nccl-alltoall";
+      v.fields.push_back(std::move(cell));
+    }
+    out.rows.push_back(std::move(v));
+  }
+  return out;
+}
+
+// A job inside one NVLink domain that spans several nodes (NVL72), replayed as one node of the job's GPUs.
+void fold_into_one_domain(LiveRun& run, const std::string& where) {
+  Scenario& s = run.scenario;
+  const InstanceSpec catalog_instance = s.instance;  // a copy: s.instance changes below
+  if (catalog_instance.nvlink_domain_gpus <= catalog_instance.gpus || s.nodes == 1) return;
+  const int gpus = s.nodes * catalog_instance.gpus;
+  run.warnings.push_back(
+      concat({where, ": instance: the job's ", std::to_string(gpus), " GPUs (", std::to_string(s.nodes), " ",
+              catalog_instance.name, " nodes of ", std::to_string(catalog_instance.gpus),
+              ") lie in one NVLink domain of ", std::to_string(catalog_instance.nvlink_domain_gpus),
+              ": replayed as one node of ", std::to_string(gpus),
+              " GPUs on one NVSwitch fabric (the domain's non-blocking NVLink; no rank uses ",
+              to_string(catalog_instance.fabric), ")"}));
+  s.instance.gpus = gpus;
+  s.instance.efa_nics = gpus * s.instance.nics_per_gpu;
+  s.instance.cpu_cores = catalog_instance.cpu_cores * s.nodes;
+  s.nodes = 1;
+}
+
+}  // namespace
+
+bool is_dense_run_table(const CsvTable& table) {
+  return table.has_column("fsdp") && table.has_column("container");
+}
+
+RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
+  RunRows out;
+  out.dense = true;
+  out.rows_read = static_cast<int>(table.rows.size());
+  std::vector<const CsvRow*> accepted;
+  for (const CsvRow& row : table.rows) {
+    const CsvRowReader r(table, row);
+    std::string detail;
+    const std::string why = refusal(r, catalog, detail);
+    if (why.empty()) {
+      accepted.push_back(&row);
+      continue;
+    }
+    out.refused.push_back({where_of(table, row), r.text("campaign"), r.text("instance"), why, detail});
+  }
+  out.table = parse_live_runs(live_run_view(table, accepted), catalog);
+  out.table.header = table.header;
+  const std::size_t recompute = table.column("recompute");
+  const std::size_t container = table.column("container");
+  for (std::size_t i = 0; i < accepted.size(); ++i) {
+    LiveRun& run = out.table.runs[i];
+    const CsvRow& row = *accepted[i];
+    const std::string where = where_of(table, row);
+    run.row = row;  // echoed as read
+    if (run.scenario.model.experts > 0 && row.fields[table.column("dispatcher")] == "none") {
+      throw InputError({table.path, row.line}, "dispatcher", "none",
+                       concat({"a catalog dispatcher: ", run.scenario.model.name,
+                               " has experts (none is for dense models only)"}));
+    }
+    if (row.fields[recompute] == "unknown") {
+      run.warnings.push_back(concat({where,
+                                     ": recompute: unknown in NVIDIA's table: replayed as none (the "
+                                     "Llama perf recipes' recompute is not published)"}));
+    }
+    run.warnings.push_back(concat({where, ": container: ", row.fields[container],
+                                   " is no catalog stack: the default stack's NCCL mechanisms serve it (",
+                                   run.scenario.stack.spec.name, ")"}));
+    fold_into_one_domain(run, where);
+  }
+  return out;
+}
+
+RunRows read_run_rows(const std::vector<std::string>& paths, const Catalog& catalog) {
+  std::vector<RunRows> parts;
+  bool any_dense = false;
+  for (const std::string& path : paths) {
+    const CsvTable table = read_csv_file(path);
+    if (is_dense_run_table(table)) {
+      any_dense = true;
+      parts.push_back(parse_dense_runs(table, catalog));
+    } else {
+      RunRows r;
+      r.rows_read = static_cast<int>(table.rows.size());
+      r.table = parse_live_runs(table, catalog);
+      parts.push_back(std::move(r));
+    }
+  }
+  // Live-run files alone: the live-run reader's own merge (and its duplicate check across files).
+  if (!any_dense) {
+    RunRows out;
+    out.table = read_live_runs(paths, catalog);
+    out.rows_read = static_cast<int>(out.table.runs.size());
+    return out;
+  }
+  if (parts.size() == 1) return std::move(parts.front());
+  RunRows out;
+  out.dense = true;
+  for (const RunRows& p : parts) {
+    for (const std::string& h : p.table.header) {
+      if (std::find(out.table.header.begin(), out.table.header.end(), h) == out.table.header.end())
+        out.table.header.push_back(h);
+    }
+  }
+  for (RunRows& p : parts) {
+    out.rows_read += p.rows_read;
+    for (RefusedRow& r : p.refused) out.refused.push_back(std::move(r));
+    for (LiveRun& run : p.table.runs) {
+      std::vector<std::string> fields(out.table.header.size());
+      for (std::size_t i = 0; i < p.table.header.size(); ++i) {
+        const auto at = std::find(out.table.header.begin(), out.table.header.end(), p.table.header[i]) -
+                        out.table.header.begin();
+        fields[static_cast<std::size_t>(at)] = run.row.fields[i];
+      }
+      run.row.fields = std::move(fields);
+      out.table.runs.push_back(std::move(run));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> refused_row_lines(const RunRows& rows) {
+  std::vector<std::string> out;
+  if (rows.refused.empty()) return out;
+  std::map<std::string, int> by_reason;
+  for (const RefusedRow& r : rows.refused) ++by_reason[r.reason];
+  std::string counts;
+  for (const auto& [reason, n] : by_reason)
+    counts += concat({counts.empty() ? "" : ", ", reason, " ", std::to_string(n)});
+  out.push_back(concat(
+      {std::to_string(rows.rows_read), " rows read, ", std::to_string(rows.table.runs.size()), " replayed, ",
+       std::to_string(rows.refused.size()), " refused as outside the model (", counts, ")"}));
+  for (const RefusedRow& r : rows.refused)
+    out.push_back(concat({r.where, ": refused (", r.campaign, ", ", r.instance, "): ", r.detail}));
+  return out;
+}
+
+std::map<std::string, std::pair<int, double>> median_error_by_instance(const LiveRunTable& table,
+                                                                       const std::vector<double>& predicted) {
+  std::map<std::string, std::vector<double>> errors;
+  for (std::size_t i = 0; i < table.runs.size() && i < predicted.size(); ++i) {
+    if (!(predicted[i] > 0)) continue;
+    const LiveRun& run = table.runs[i];
+    errors[run.scenario.instance.name].push_back(std::abs(predicted[i] / run.iter_s - 1));
+  }
+  std::map<std::string, std::pair<int, double>> out;
+  for (auto& [name, e] : errors) out[name] = {static_cast<int>(e.size()), percentile(e, 0.5)};
+  return out;
+}
+
+}  // namespace moetwin

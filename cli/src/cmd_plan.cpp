@@ -113,7 +113,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
   cmd->callback([opts, deadline, &global] {
-    // Hundreds of predictions in one process: freed replay memory is kept for the next (replay_allocator.hpp).
+    // Hundreds of predictions in one process: freed replay memory is kept for the next
+    // (replay_allocator.hpp).
     keep_freed_memory_for_reuse();
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);

@@ -8,7 +8,6 @@
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
-#include "moetwin/common/replay_allocator.hpp"
 #include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/planning/plan_report.hpp"
@@ -113,9 +112,6 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", opts->out, "Output file, written atomically (default stdout)");
   cmd->callback([opts, deadline, &global] {
-    // Hundreds of predictions in one process: freed replay memory is kept for the next
-    // (replay_allocator.hpp).
-    keep_freed_memory_for_reuse();
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
     if (deadline->count() > 0 && !(opts->request.deadline_days > 0)) {

@@ -8,7 +8,6 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
-#include "moetwin/common/replay_allocator.hpp"
 #include "moetwin/planning/candidates.hpp"
 #include "moetwin/planning/recommend.hpp"
 #include "moetwin/planning/recommend_report.hpp"
@@ -103,9 +102,6 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--format", o->format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--out", o->out, "Output file, written atomically (default stdout)");
   cmd->callback([o, &global] {
-    // A prediction per grid point in one process: freed replay memory is kept for the next
-    // (replay_allocator.hpp).
-    keep_freed_memory_for_reuse();
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
     ScenarioChoices choices;

@@ -1,7 +1,7 @@
 // `moetwin plan` cost (issue 40): DeepSeek-V3 on p6-b300.48xlarge, 1e12 tokens, global batch 256, as
 // `moetwin plan --model deepseek-v3 --instance p6-b300.48xlarge --tokens 1e12 --gbs 256` runs it (the
 // shipped fitted profile, the search's default screen, window and cap, predictions on the machine's cores
-// up to 16, the allocator setting of the command: common/replay_allocator.hpp), at one node count (32)
+// up to 16), at one node count (32)
 // and over the default node range (1-64: 1, 2, 4, 8, 16, 32, 64). Targets on the 2-core CI box: one node
 // count <= 1 s, the default range <= 10 s (docs/2026-12-04-plan-speed.md has the measurements).
 // Run: build/planning/planning_plan_bench [--benchmark_filter=...].
@@ -10,7 +10,6 @@
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
-#include "moetwin/common/replay_allocator.hpp"
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 
@@ -18,7 +17,6 @@ namespace moetwin {
 namespace {
 
 void run(benchmark::State& state, int min_nodes, int max_nodes) {
-  keep_freed_memory_for_reuse();
   const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
   const FittedProfile profile = resolve_fitted_profile("");
   PlanRequest request;

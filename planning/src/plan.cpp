@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 
@@ -40,10 +41,13 @@ double recompute_factor(Recompute r) {
 }
 
 // One predicted (scenario, dispatcher), central only (the band and A2A-term spread come later, for the
-// outcomes shown); InputError
-// from the dispatcher seam or the replay propagates.
-DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile) {
-  const Prediction p = predict(s, predict_options_for(s, profile));
+// outcomes shown), with the plan's shared set-up; InputError from the dispatcher seam or the replay
+// propagates.
+DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile,
+                                  const std::shared_ptr<const PredictionSetupCache>& setup) {
+  PredictOptions options = predict_options_for(s, profile);
+  options.setup_cache = setup;
+  const Prediction p = predict(s, options);
   DispatcherOutcome o;
   o.dispatcher = s.dispatcher.name;
   o.iteration_s = p.iteration_s;
@@ -231,6 +235,8 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
   const GpuSpec& gpu = catalog.gpu(instance.gpu);
   const DispatcherSpec& fit_dispatcher = catalog.dispatcher(request.fit_dispatcher);
   const int threads = thread_count(request.threads);
+  // Calibration lookups and collective models shared by every prediction of the plan (one catalog).
+  const auto setup = std::make_shared<const PredictionSetupCache>();
 
   Plan plan;
   plan.request = request;
@@ -347,7 +353,7 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       parallel_for(jobs.size(), threads, [&](std::size_t k) {
         Job& job = jobs[k];
         try {
-          job.outcome = predict_outcome(job.scenario, profile);
+          job.outcome = predict_outcome(job.scenario, profile, setup);
           job.outcome.memory_bytes = job.memory_bytes;
           job.ok = true;
         } catch (const InputError& e) {
@@ -441,7 +447,7 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       DispatcherOutcome& d = o.outcomes[shown[j].second];
       const Scenario s =
           scenario_for(o.candidate, model, instance, gpu, catalog.dispatcher(d.dispatcher), request);
-      const TermSpread spread = a2a_term_spread(s, profile, d.iteration_s);
+      const TermSpread spread = a2a_term_spread(s, profile, d.iteration_s, setup);
       d.fastest_s = spread.fastest_s;
       d.slowest_s = spread.slowest_s;
       d.band = spread.band;

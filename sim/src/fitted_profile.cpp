@@ -729,13 +729,16 @@ PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile
   return o;
 }
 
-TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s) {
+TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
+                           const std::shared_ptr<const PredictionSetupCache>& setup_cache) {
   TermSpread t;
   t.fastest_s = t.slowest_s = predicted_s;
   t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
   if (!t.own_terms) {
     for (const auto& source : generic_a2a_sources(profile)) {
-      const double s = predict(scenario, predict_options_for(scenario, source.second)).iteration_s;
+      PredictOptions options = predict_options_for(scenario, source.second);
+      options.setup_cache = setup_cache;
+      const double s = predict(scenario, options).iteration_s;
       ++t.replays;
       t.fastest_s = std::min(t.fastest_s, s);
       t.slowest_s = std::max(t.slowest_s, s);

@@ -51,7 +51,15 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
       scenario.model.experts > 0)
     seams.moe = std::make_shared<DispatcherMoeCost>(scenario, options.profile.model_params,
                                                     host_time_factor(options.profile, scenario.instance));
-  // One profile lookup (directory scan, cached parse) serves both seams.
+  // One profile lookup (directory scan, cached parse) serves both seams; with a set-up cache, one lookup
+  // serves every prediction of the same GPU, instance and node count.
+  std::shared_ptr<const PredictionSetup> shared;
+  if (options.setup_cache && seams.compute == nullptr && seams.comm == nullptr) {
+    shared = options.setup_cache->get(scenario, dir);
+    seams.compute = &shared->compute;
+    seams.comm = shared->comm;
+    out.collective_source = shared->collective_source;
+  }
   std::optional<ScenarioCalibration> calibration;
   if (seams.compute == nullptr || seams.comm == nullptr) calibration = calibration_for(scenario, dir);
   std::optional<ComputeProfile> looked_up;
@@ -63,7 +71,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
     CollectiveCalibration collectives = collectives_from(scenario, *calibration);
     seams.comm = std::move(collectives.comm);
     out.collective_source = std::move(collectives.source);
-  } else {
+  } else if (!shared) {
     out.collective_source = seams.comm->name();
   }
   out.built = build_workload(scenario, options.profile, seams, options.threads);

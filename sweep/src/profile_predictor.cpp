@@ -14,10 +14,12 @@ class ProfilePredictor final : public SweepPredictor {
  public:
   explicit ProfilePredictor(FittedProfile profile) : profile_(std::move(profile)) {}
   PredictOptions options_for(const Scenario& scenario) const override {
-    return predict_options_for(scenario, profile_);
+    PredictOptions options = predict_options_for(scenario, profile_);
+    options.setup_cache = setup_;
+    return options;
   }
   bool band(const Scenario& scenario, double predicted_s, double& lo_s, double& hi_s) const override {
-    const UncertaintyBand b = a2a_term_spread(scenario, profile_, predicted_s).band;
+    const UncertaintyBand b = a2a_term_spread(scenario, profile_, predicted_s, setup_).band;
     lo_s = b.lo_s;
     hi_s = b.hi_s;
     return true;
@@ -29,6 +31,9 @@ class ProfilePredictor final : public SweepPredictor {
 
  private:
   FittedProfile profile_;
+  // Calibration lookups and collective models shared by the sweep's points (one catalog; the points of
+  // a node count and instance share one; prediction_setup.hpp).
+  std::shared_ptr<const PredictionSetupCache> setup_ = std::make_shared<const PredictionSetupCache>();
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/fnv1a.hpp"
+#include "moetwin/common/replay_allocator.hpp"
 
 namespace moetwin {
 
@@ -21,6 +22,7 @@ void run_points(const std::vector<std::size_t>& ids, int threads,
                 const std::function<PointRow(std::size_t)>& evaluate,
                 const std::function<void(PointRow&&)>& deliver, const std::function<void()>& idle,
                 std::atomic<bool>& stop) {
+  keep_freed_memory_for_reuse();
   std::mutex mutex;
   std::condition_variable ready;
   std::deque<PointRow> finished;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -219,6 +220,8 @@ struct TermSpread {
   double slowest_s = 0;
   UncertaintyBand band;
 };
-TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s);
+// `setup_cache` (may be null): shared set-up for the replays (prediction_setup.hpp); same results.
+TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
+                           const std::shared_ptr<const PredictionSetupCache>& setup_cache = nullptr);
 
 }  // namespace moetwin

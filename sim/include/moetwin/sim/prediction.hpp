@@ -13,6 +13,7 @@
 #include "moetwin/engine/engine.hpp"
 #include "moetwin/models/calibrated_compute.hpp"
 #include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/prediction_setup.hpp"
 #include "moetwin/sim/workload.hpp"
 
 namespace moetwin {
@@ -30,6 +31,10 @@ struct PredictOptions {
   // terms (collectives_for); false = catalog efficiencies and the collective model's defaults.
   bool calibration = true;
   std::string calibration_dir;
+  // When set (and seams.compute and seams.comm are null): the calibration lookup, compute profile and
+  // collective model come from this cache, shared by the predictions of one command
+  // (prediction_setup.hpp); the prediction is the same as without it.
+  std::shared_ptr<const PredictionSetupCache> setup_cache;
   bool trace = false;  // keep every op's span (EngineResult::trace) for write_chrome_trace
   // Threads the workload builder prices skewed routing plans on (build_workload); the prediction is the
   // same for any count. 1 suits callers that already predict several scenarios in parallel.

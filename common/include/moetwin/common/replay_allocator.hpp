@@ -1,0 +1,44 @@
+// keep_freed_memory_for_reuse: the allocator setting of the sweep's worker processes (sweep/runner.hpp
+// run_points), which run many predictions in one process.
+//
+// Why: a prediction allocates its op programs, engine state and event queue afresh (tens of MB at 256
+// GPUs) and frees them at its end. glibc hands freed blocks above its mmap threshold (dynamic, 128 KiB
+// growing to at most 32 MiB) back to the kernel, and trims the heap's free top above its trim threshold
+// (twice the mmap threshold), so the next prediction may fault in fresh zeroed pages for the same sizes.
+// In the binary that still linked Open MPI, SimGrid and HDF5 (before issue 40 item 1) page faults were a
+// third of the shipped 1,008-point sweep's CPU time and a quarter of `plan`'s (perf); with this setting
+// they were gone. `moetwin` without those libraries showed no repeated faults without it (plan at 16
+// nodes: 24,300 page faults, the working set once), so plan and recommend do not set it; which library
+// caused the faults was not isolated (docs/2026-12-04-plan-speed.md). Fixing the mmap threshold at its
+// largest allowed value (HEAP_MAX_SIZE / 2 = 32 MiB on 64-bit glibc) and never trimming keeps freed memory
+// in the process for the next prediction to reuse. Peak RSS is then the largest prediction's working set
+// plus the allocator's free lists (measured: +15-35 MB).
+//
+// Results do not depend on it: only where the allocator finds memory changes. Not glibc: nothing to do.
+#pragma once
+
+#include <cstdlib>  // defines __GLIBC__ on glibc (through <features.h>), tested below
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace moetwin {
+
+// The largest fixed mmap threshold glibc accepts (M_MMAP_THRESHOLD <= HEAP_MAX_SIZE / 2 on 64-bit).
+inline constexpr int kReplayMmapThresholdBytes = 32 * 1024 * 1024;
+
+// Returns true when the allocator took the settings (glibc), false elsewhere.
+inline bool keep_freed_memory_for_reuse() {
+#if defined(__GLIBC__)
+  // Order matters: setting M_MMAP_THRESHOLD turns off the dynamic adjustment of both thresholds.
+  const bool mmap_ok = mallopt(M_MMAP_THRESHOLD, kReplayMmapThresholdBytes) == 1;
+  // -1 (as size_t: the largest value): never give the heap's free top back to the kernel.
+  const bool trim_ok = mallopt(M_TRIM_THRESHOLD, -1) == 1;
+  return mmap_ok && trim_ok;
+#else
+  return false;
+#endif
+}
+
+}  // namespace moetwin

@@ -1,0 +1,156 @@
+#include "moetwin/sim/prediction_setup.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/common/parallel_for.hpp"
+#include "moetwin/models/calibrated_compute.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/sim/prediction.hpp"
+
+namespace moetwin {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+// qwen3-30b-a3b cut to 4 layers: `instance` (p5en: a calibrated H200; p6-b300: catalog efficiencies and
+// NVLink defaults), `nodes` x 8 GPUs, tp 2, pp 2, ep 4, `dispatcher`, full recompute so that every
+// collective of the layer appears twice.
+Scenario scenario(const std::string& instance, int nodes, const std::string& dispatcher) {
+  const int dp = nodes * 8 / 4;
+  std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n";
+  t += "[cluster]\ninstance = \"" + instance + "\"\nnodes = " + std::to_string(nodes) + "\n";
+  t += "[parallelism]\ntp = 2\npp = 2\nep = 4\netp = 1\ndp = " + std::to_string(dp) + "\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = " + std::to_string(4 * dp) +
+       "\nseq_length = 2048\nrecompute = \"full\"\n";
+  t += "[dispatcher]\nname = \"" + dispatcher + "\"\n";
+  return parse_scenario(t, "test.toml", catalog());
+}
+
+// Every field a command reads from a Prediction.
+void expect_same(const Prediction& a, const Prediction& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.iteration_s, b.iteration_s);
+  EXPECT_EQ(a.tokens_per_s, b.tokens_per_s);
+  EXPECT_EQ(a.model_tflops_per_gpu, b.model_tflops_per_gpu);
+  EXPECT_EQ(a.critical_rank, b.critical_rank);
+  EXPECT_EQ(a.critical_stage, b.critical_stage);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.ops, b.ops);
+  EXPECT_EQ(a.compute_source, b.compute_source);
+  EXPECT_EQ(a.collective_source, b.collective_source);
+  EXPECT_EQ(a.warnings, b.warnings);
+  EXPECT_EQ(a.built.comm_model, b.built.comm_model);
+  const DurationTable& da = a.built.workload.var_durations;
+  const DurationTable& db = b.built.workload.var_durations;
+  ASSERT_EQ(da.size(), db.size());
+  for (std::size_t i = 0; i < da.size(); ++i) ASSERT_EQ(da[i], db[i]) << "var duration " << i;
+  ASSERT_EQ(a.engine.ranks.size(), b.engine.ranks.size());
+  for (std::size_t r = 0; r < a.engine.ranks.size(); ++r) {
+    EXPECT_EQ(a.engine.ranks[r].finish, b.engine.ranks[r].finish) << "rank " << r;
+    EXPECT_EQ(a.engine.ranks[r].compute, b.engine.ranks[r].compute) << "rank " << r;
+    for (int k = 0; k < kCommClasses; ++k)
+      EXPECT_EQ(a.engine.ranks[r].exposed[k], b.engine.ranks[r].exposed[k]) << "rank " << r;
+  }
+}
+
+TEST(PredictionSetupCache, PredictionsThroughTheCacheEqualPlainOnesOnAnyThreadCount) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  std::vector<Scenario> scenarios;
+  for (const std::string instance : {"p5en.48xlarge", "p6-b300.48xlarge"}) {
+    for (const int nodes : {1, 2}) {
+      for (const std::string dispatcher : {"nccl-alltoall", "deepep-uccl", "deepep-nvshmem"})
+        scenarios.push_back(scenario(instance, nodes, dispatcher));
+    }
+  }
+  std::vector<Prediction> plain;
+  for (const Scenario& s : scenarios) plain.push_back(predict(s, predict_options_for(s, profile)));
+  for (const int threads : {1, 2, 4}) {
+    const auto cache = std::make_shared<const PredictionSetupCache>();
+    std::vector<Prediction> cached(scenarios.size());
+    // Twice over: the second pass finds every set-up and collective answer already made.
+    for (int pass = 0; pass < 2; ++pass) {
+      parallel_for(scenarios.size(), threads, [&](std::size_t k) {
+        PredictOptions options = predict_options_for(scenarios[k], profile);
+        options.setup_cache = cache;
+        cached[k] = predict(scenarios[k], options);
+      });
+      for (std::size_t k = 0; k < scenarios.size(); ++k) {
+        expect_same(plain[k], cached[k],
+                    scenarios[k].instance.name + " " + std::to_string(scenarios[k].nodes) + " nodes " +
+                        scenarios[k].dispatcher.name + ", " + std::to_string(threads) + " threads, pass " +
+                        std::to_string(pass));
+      }
+    }
+    // One set-up per (instance, nodes): the dispatchers share it.
+    EXPECT_EQ(cache->size(), 4u);
+  }
+}
+
+TEST(PredictionSetupCache, TermSpreadThroughTheCacheEqualsThePlainOne) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  ASSERT_TRUE(profile.fitted) << "the shipped fitted profile";
+  // deepep-v2-gin has no live runs in the shipped fit: its spread replays with each generic source.
+  const Scenario s = scenario("p6-b300.48xlarge", 2, "deepep-v2-gin");
+  const double t = predict(s, predict_options_for(s, profile)).iteration_s;
+  const TermSpread plain = a2a_term_spread(s, profile, t);
+  const auto cache = std::make_shared<const PredictionSetupCache>();
+  const TermSpread cached = a2a_term_spread(s, profile, t, cache);
+  EXPECT_GT(plain.replays, 0);
+  EXPECT_EQ(cached.replays, plain.replays);
+  EXPECT_EQ(cached.fastest_s, plain.fastest_s);
+  EXPECT_EQ(cached.slowest_s, plain.slowest_s);
+  EXPECT_EQ(cached.band.lo_s, plain.band.lo_s);
+  EXPECT_EQ(cached.band.hi_s, plain.band.hi_s);
+  EXPECT_EQ(cache->size(), 1u);
+}
+
+// A model that counts its calls and answers a pure function of its arguments.
+class CountingComm final : public CommCostModel {
+ public:
+  std::string name() const override { return "counting"; }
+  double seconds(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override {
+    ++calls;
+    return static_cast<double>(op) + bytes * 1e-9 + static_cast<double>(ranks.size());
+  }
+  CommUsage usage(CollectiveOp op, double bytes, const std::vector<int>& ranks) const override {
+    ++calls;
+    CommUsage u;
+    u.known = true;
+    u.network_s = seconds(op, bytes, ranks);
+    --calls;
+    return u;
+  }
+  mutable int calls = 0;
+};
+
+TEST(MemoCommCost, AnswersEachQuestionOnceWithTheInnerModelsAnswer) {
+  const auto inner = std::make_shared<CountingComm>();
+  const MemoCommCost memo(inner);
+  EXPECT_EQ(memo.name(), "counting");
+  const std::vector<int> a = {0, 1, 2, 3}, b = {0, 8};
+  EXPECT_EQ(memo.seconds(CollectiveOp::all_gather, 1e6, a), inner->seconds(CollectiveOp::all_gather, 1e6, a));
+  const int after_first = inner->calls;
+  EXPECT_EQ(memo.seconds(CollectiveOp::all_gather, 1e6, a), inner->seconds(CollectiveOp::all_gather, 1e6, a));
+  EXPECT_EQ(inner->calls, after_first + 1);  // the direct call only
+  // Another op, size or group is another question.
+  EXPECT_NE(memo.seconds(CollectiveOp::reduce_scatter, 1e6, a),
+            memo.seconds(CollectiveOp::all_gather, 1e6, a));
+  EXPECT_NE(memo.seconds(CollectiveOp::all_gather, 2e6, a), memo.seconds(CollectiveOp::all_gather, 1e6, a));
+  EXPECT_NE(memo.seconds(CollectiveOp::all_gather, 1e6, b), memo.seconds(CollectiveOp::all_gather, 1e6, a));
+  EXPECT_EQ(memo.usage(CollectiveOp::all_to_all, 4e6, b).network_s,
+            inner->usage(CollectiveOp::all_to_all, 4e6, b).network_s);
+  EXPECT_TRUE(memo.usage(CollectiveOp::all_to_all, 4e6, b).known);
+  EXPECT_EQ(memo.size(), 5u);  // 4 seconds questions, 1 usage question
+}
+
+}  // namespace
+}  // namespace moetwin

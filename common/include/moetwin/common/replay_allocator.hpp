@@ -1,5 +1,5 @@
-// keep_freed_memory_for_reuse: the allocator setting of the sweep's worker processes (sweep/runner.hpp
-// run_points), which run many predictions in one process.
+// keep_freed_memory_for_reuse: the allocator setting of every moetwin executable (cli/src/run_cli.cpp, at
+// start) and of the sweep's worker processes (sweep/runner.hpp run_points, for library users).
 //
 // Why: a prediction allocates its op programs, engine state and event queue afresh (tens of MB at 256
 // GPUs) and frees them at its end. glibc hands freed blocks above its mmap threshold (dynamic, 128 KiB
@@ -8,8 +8,9 @@
 // In the binary that still linked Open MPI, SimGrid and HDF5 (before issue 40 item 1) page faults were a
 // third of the shipped 1,008-point sweep's CPU time and a quarter of `plan`'s (perf); with this setting
 // they were gone. `moetwin` without those libraries showed no repeated faults without it (plan at 16
-// nodes: 24,300 page faults, the working set once), so plan and recommend do not set it; which library
-// caused the faults was not isolated (docs/2026-12-04-plan-speed.md). Fixing the mmap threshold at its
+// nodes: 24,300 page faults, the working set once); which library caused the faults was not isolated
+// (docs/2026-12-04-plan-speed.md). A single `predict` still re-faults regrown vectors: 2,082 page faults
+// without the setting, 1,645 with it (docs/2026-12-04-start-up.md), so every executable sets it at start. Fixing the mmap threshold at its
 // largest allowed value (HEAP_MAX_SIZE / 2 = 32 MiB on 64-bit glibc) and never trimming keeps freed memory
 // in the process for the next prediction to reuse. Peak RSS is then the largest prediction's working set
 // plus the allocator's free lists (measured: +15-35 MB).

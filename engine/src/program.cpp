@@ -80,12 +80,12 @@ OpSpec& Program::op(int index) {
   return ops_.at(static_cast<std::size_t>(index));
 }
 
-int Program::label(const std::string& name) {
+int Program::label(std::string_view name) {
   // Linear search is fine: a program has a few dozen distinct labels, built once.
   for (std::size_t i = 0; i < labels_.size(); ++i) {
     if (labels_[i] == name) return static_cast<int>(i);
   }
-  labels_.push_back(name);
+  labels_.emplace_back(name);
   return static_cast<int>(labels_.size()) - 1;
 }
 

@@ -1324,6 +1324,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
       }
     }
     Program prog;
+    // Stages differ by the embedding and the head only: the previous stage's op count (+1/8) spares the
+    // op vector's regrowth (5-13% of a plan's replays, docs/2026-12-04-plan-speed.md).
+    if (!w.programs.empty()) prog.reserve(w.programs.back().ops().size() * 9 / 8);
     b.set_labels(prog);
     emit_pipeline(prog, pipeline_schedule(par.pp, par.vpp, out.microbatches, stage), par.vpp,
                   out.microbatches, b, popt);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "moetwin/engine/duration_table.hpp"
@@ -102,7 +103,8 @@ struct OpSpec {
 class Program {
  public:
   int add(const OpSpec& op);           // returns the program index; logic_error once sealed
-  int label(const std::string& name);  // interned label id
+  int label(std::string_view name);    // interned label id (no string built per op: a few dozen labels)
+  void reserve(std::size_t ops) { ops_.reserve(ops); }  // capacity only: spares the op vector's regrowth
   int net_load(const NetLoad& load);   // interned load id (OpSpec::net_load)
   void seal(int streams);              // validates deps/streams, builds the derived arrays
   bool sealed() const { return sealed_; }

@@ -955,23 +955,7 @@ class Engine {
   void add_time(int r, RankRt& rt, TimeNs now) {
     RankStats& s = stats_[static_cast<std::size_t>(r)];
     const TimeNs dt = now - rt.last_change;
-    switch (rt.cat) {
-      case kCatCompute:
-        s.compute += dt;
-        break;
-      case kCatHostWait:
-        s.host_wait += dt;
-        break;
-      case kCatBubble:
-        s.bubble += dt;
-        break;
-      case kCatIdle:
-        s.idle += dt;
-        break;
-      default:
-        s.exposed[rt.cat] += dt;
-        break;
-    }
+    add_category_time(s, rt.cat, dt);
     rt.last_change = now;
   }
 

@@ -28,6 +28,27 @@ enum StreamState : std::uint8_t { kIdle = 0, kRunning = 1, kRendezvous = 2 };
 // Categories of a rank's time line; 0..3 are the comm classes.
 enum Category : std::uint8_t { kCatCompute = 4, kCatHostWait = 5, kCatBubble = 6, kCatIdle = 7 };
 
+// Adds `dt` to the time-line category `cat` of `s` (a comm class index below kCatCompute is exposed comm).
+inline void add_category_time(RankStats& s, int cat, TimeNs dt) {
+  switch (cat) {
+    case kCatCompute:
+      s.compute += dt;
+      break;
+    case kCatHostWait:
+      s.host_wait += dt;
+      break;
+    case kCatBubble:
+      s.bubble += dt;
+      break;
+    case kCatIdle:
+      s.idle += dt;
+      break;
+    default:
+      s.exposed[cat] += dt;
+      break;
+  }
+}
+
 // Streams of a program the engine tracks in one 64-bit mask per rank.
 constexpr int kMaxStreams = 64;
 // A dependency packs (stream, position in stream + 1) into 32 bits; 0 = none.

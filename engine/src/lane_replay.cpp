@@ -639,23 +639,7 @@ class LaneReplay {
     const auto l = static_cast<std::size_t>(lane);
     RankStats& s = stats_[l];
     const TimeNs dt = now - last_change_[l];
-    switch (cat_[l]) {
-      case kCatCompute:
-        s.compute += dt;
-        break;
-      case kCatHostWait:
-        s.host_wait += dt;
-        break;
-      case kCatBubble:
-        s.bubble += dt;
-        break;
-      case kCatIdle:
-        s.idle += dt;
-        break;
-      default:
-        s.exposed[cat_[l]] += dt;
-        break;
-    }
+    add_category_time(s, cat_[l], dt);
     last_change_[l] = now;
   }
 

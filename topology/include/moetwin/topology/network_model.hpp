@@ -26,6 +26,7 @@ struct NetLink {
 class NetPlatform {
  public:
   int add_link(NetLink link);  // returns the link id; throws std::logic_error once sealed
+  void reserve_links(std::size_t n) { links_.reserve(n); }  // capacity only (a 512-node cluster has 25k)
   void seal() { sealed_ = true; }
   bool sealed() const { return sealed_; }
   const std::vector<NetLink>& links() const { return links_; }

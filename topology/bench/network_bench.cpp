@@ -1,9 +1,9 @@
 // Analytical vs SimGrid network models on a 32-node EP all-to-all (the analytical model is the default
-// because it must be >= 100x faster at the same answer). Flow set: 32 p6-b300-like nodes, 8 GPUs each, 2 rails per GPU, 64 MiB
-// per GPU spread evenly over the 256 GPUs, aggregated per (node pair, rail) = 32 * 31 * 16 = 15872
-// inter-node flows plus 32 * 56 = 1792 intra-node NVLink flows.
-// The SimGrid model simulates in a forked child, so the CPU column misses its work: compare wall times
-// on an idle machine, or the counter cpu_ms = this process's CPU + its children's (getrusage), per run.
+// because it must be >= 100x faster at the same answer). Flow set: 32 p6-b300-like nodes, 8 GPUs each, 2
+// rails per GPU, 64 MiB per GPU spread evenly over the 256 GPUs, aggregated per (node pair, rail) = 32 * 31 *
+// 16 = 15872 inter-node flows plus 32 * 56 = 1792 intra-node NVLink flows. The SimGrid model simulates in a
+// forked child, so the CPU column misses its work: compare wall times on an idle machine, or the counter
+// cpu_ms = this process's CPU + its children's (getrusage), per run.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-
 namespace moetwin {
 
 int NetPlatform::add_link(NetLink link) {

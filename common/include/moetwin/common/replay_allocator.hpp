@@ -10,10 +10,10 @@
 // they were gone. `moetwin` without those libraries showed no repeated faults without it (plan at 16
 // nodes: 24,300 page faults, the working set once); which library caused the faults was not isolated
 // (docs/2026-12-04-plan-speed.md). A single `predict` still re-faults regrown vectors: 2,082 page faults
-// without the setting, 1,645 with it (docs/2026-12-04-start-up.md), so every executable sets it at start. Fixing the mmap threshold at its
-// largest allowed value (HEAP_MAX_SIZE / 2 = 32 MiB on 64-bit glibc) and never trimming keeps freed memory
-// in the process for the next prediction to reuse. Peak RSS is then the largest prediction's working set
-// plus the allocator's free lists (measured: +15-35 MB).
+// without the setting, 1,645 with it (docs/2026-12-04-start-up.md), so every executable sets it at start.
+// Fixing the mmap threshold at its largest allowed value (HEAP_MAX_SIZE / 2 = 32 MiB on 64-bit glibc) and
+// never trimming keeps freed memory in the process for the next prediction to reuse. Peak RSS is then the
+// largest prediction's working set plus the allocator's free lists (measured: +15-35 MB).
 //
 // Results do not depend on it: only where the allocator finds memory changes. Not glibc: nothing to do.
 #pragma once

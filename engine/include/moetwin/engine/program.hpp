@@ -102,11 +102,11 @@ struct OpSpec {
 // The ops of one pipeline stage, in host issue order. Derived index arrays are filled by seal().
 class Program {
  public:
-  int add(const OpSpec& op);           // returns the program index; logic_error once sealed
-  int label(std::string_view name);    // interned label id (no string built per op: a few dozen labels)
+  int add(const OpSpec& op);         // returns the program index; logic_error once sealed
+  int label(std::string_view name);  // interned label id (no string built per op: a few dozen labels)
   void reserve(std::size_t ops) { ops_.reserve(ops); }  // capacity only: spares the op vector's regrowth
-  int net_load(const NetLoad& load);   // interned load id (OpSpec::net_load)
-  void seal(int streams);              // validates deps/streams, builds the derived arrays
+  int net_load(const NetLoad& load);                    // interned load id (OpSpec::net_load)
+  void seal(int streams);                               // validates deps/streams, builds the derived arrays
   bool sealed() const { return sealed_; }
 
   const std::vector<OpSpec>& ops() const { return ops_; }

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/common/progress.hpp"
 #include "moetwin/sweep/journal.hpp"
 #include "moetwin/sweep/point_result.hpp"
-#include "moetwin/common/progress.hpp"
 #include "moetwin/sweep/sweep_output.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
 

@@ -79,6 +79,16 @@ TEST(DelegatedCommands, NetRunsThroughMoetwinWithBothBackends) {
 TEST(DelegatedCommands, BadInputInTheSiblingIsExit2) {
   const CommandRun r = run(kBinary + " net /nonexistent/x.toml");
   EXPECT_EQ(r.code, 2) << r.out;
+  // An input error the sibling reports (sweep --out PREFIX whose PREFIX.csv is the input): its message
+  // alone, nothing of moetwin's printed ahead of it.
+  const fs::path dir = fs::temp_directory_path() / ("moetwin-delegated-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "s.csv") << "not a sweep\n";
+  const CommandRun s = run(kBinary + " sweep " + (dir / "s.csv").string() + " --out " + (dir / "s").string());
+  fs::remove_all(dir);
+  EXPECT_EQ(s.code, 2) << s.out;
+  EXPECT_EQ(s.out.rfind("error: ", 0), 0u) << s.out;
+  EXPECT_EQ(s.out.find("error: error:"), std::string::npos) << s.out;
 }
 
 TEST(DelegatedCommands, MissingSiblingIsAClearErrorNotACrash) {

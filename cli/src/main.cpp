@@ -13,7 +13,10 @@ int main(int argc, char** argv) {
   const std::string sub = cli::subcommand_of(argc, argv);
   for (const cli::DelegatedCommand& c : cli::delegated_commands()) {
     if (c.name != sub) continue;
-    std::cerr << "error: " << cli::exec_sibling(c, argc, argv) << '\n';
+    // exec_sibling returns only on failure: call it before writing anything (cerr is unbuffered, so
+    // `cerr << "error: " << exec_sibling(...)` would print the prefix ahead of the sibling's own output).
+    const std::string failure = cli::exec_sibling(c, argc, argv);
+    std::cerr << "error: " << failure << '\n';
     return exit_code::internal_error;
   }
   return cli::run_cli(argc, argv, [](CLI::App& app, const cli::GlobalOptions& global) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "delegated_commands.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -81,13 +82,7 @@ std::vector<std::string> written_paths(const std::string& option, const std::str
 void refuse_output_over_input(int argc, char** argv) {
   namespace fs = std::filesystem;
   static const std::set<std::string> kOutputs = {"--out", "--write-profile", "--trace"};
-  std::string command;
-  for (int i = 1; i < argc; ++i) {
-    if (argv[i][0] != '-') {
-      command = argv[i];
-      break;
-    }
-  }
+  const std::string command = subcommand_of(argc, argv);  // skips --catalog's value, unlike a first-word scan
   struct Output {
     std::string option, path;
     int index;  // argv index of the value

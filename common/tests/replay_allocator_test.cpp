@@ -14,6 +14,8 @@ namespace {
 constexpr std::size_t kBlock = 16u * 1024 * 1024;
 
 TEST(ReplayAllocator, LargeBlocksComeFromTheHeapAndStayThereWhenFreed) {
+  if (!kGlibcMallocInUse)
+    GTEST_SKIP() << "malloc is the sanitizer's, not glibc's: the setting does not apply";
   ASSERT_TRUE(keep_freed_memory_for_reuse());
   const struct mallinfo2 before = mallinfo2();
   auto block = std::make_unique<char[]>(kBlock);
@@ -32,6 +34,12 @@ TEST(ReplayAllocator, LargeBlocksComeFromTheHeapAndStayThereWhenFreed) {
   EXPECT_GE(after.fordblks, kBlock);
 }
 #endif
+
+// Wherever malloc is not glibc's (a sanitizer's allocator, another libc) the call says it did nothing.
+TEST(ReplayAllocator, SaysFalseWhereMallocIsNotGlibcs) {
+  if (kGlibcMallocInUse) GTEST_SKIP() << "glibc's malloc: covered by the test above";
+  EXPECT_FALSE(keep_freed_memory_for_reuse());
+}
 
 }  // namespace
 }  // namespace moetwin

@@ -15,7 +15,8 @@
 // never trimming keeps freed memory in the process for the next prediction to reuse. Peak RSS is then the
 // largest prediction's working set plus the allocator's free lists (measured: +15-35 MB).
 //
-// Results do not depend on it: only where the allocator finds memory changes. Not glibc: nothing to do.
+// Results do not depend on it: only where the allocator finds memory changes. Not glibc, or glibc's malloc
+// replaced by a sanitizer's (ASan intercepts mallopt and refuses it): nothing to do, returns false.
 #pragma once
 
 #include <cstdlib>  // defines __GLIBC__ on glibc (through <features.h>), tested below
@@ -26,12 +27,31 @@
 
 namespace moetwin {
 
+// True when malloc is glibc's own: not under AddressSanitizer, whose allocator replaces it (GCC defines
+// __SANITIZE_ADDRESS__; Clang answers __has_feature(address_sanitizer)).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kGlibcMallocInUse = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kGlibcMallocInUse = false;
+#elif defined(__GLIBC__)
+inline constexpr bool kGlibcMallocInUse = true;
+#else
+inline constexpr bool kGlibcMallocInUse = false;
+#endif
+#elif defined(__GLIBC__)
+inline constexpr bool kGlibcMallocInUse = true;
+#else
+inline constexpr bool kGlibcMallocInUse = false;
+#endif
+
 // The largest fixed mmap threshold glibc accepts (M_MMAP_THRESHOLD <= HEAP_MAX_SIZE / 2 on 64-bit).
 inline constexpr int kReplayMmapThresholdBytes = 32 * 1024 * 1024;
 
 // Returns true when the allocator took the settings (glibc), false elsewhere.
 inline bool keep_freed_memory_for_reuse() {
 #if defined(__GLIBC__)
+  if (!kGlibcMallocInUse) return false;
   // Order matters: setting M_MMAP_THRESHOLD turns off the dynamic adjustment of both thresholds.
   const bool mmap_ok = mallopt(M_MMAP_THRESHOLD, kReplayMmapThresholdBytes) == 1;
   // -1 (as size_t: the largest value): never give the heap's free top back to the kernel.

@@ -79,6 +79,9 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   g.nvlink_bandwidth = t.number("nvlink_gbps_bidir", 1, 1e5) * kGB / 2.0;
   g.sms = t.int32("sms", 1, 10000);
   g.mxfp8 = t.boolean("mxfp8");
+  // 7.0 (Volta) .. 12.x (Blackwell consumer): anything else is a typo.
+  g.compute_capability = t.number("compute_capability", 7.0, 13.0);
+  g.grace_superchip = t.boolean("grace_superchip");
   g.calibration_from = t.string_or("calibration_from", "");
   g.source = t.string("source");
   auto eff = t.table("efficiency");
@@ -272,6 +275,23 @@ DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t,
   d.proxy_threads_per_gpu = t.int32("proxy_threads_per_gpu", 0, 256);
   d.max_ranks_normal = t.int32("max_ranks_normal", 0, 1 << 20);
   d.max_ranks_low_latency = t.int32("max_ranks_low_latency", 0, 1 << 20);
+  if (t.has("fabrics")) {
+    const std::vector<std::string> fabrics = t.strings("fabrics");
+    for (const std::string& f : fabrics) {
+      if (f != "efa" && f != "infiniband")
+        throw InputError(t.where("fabrics"), t.name("fabrics"), concat({"\"", f, "\""}),
+                         "a list of \"efa\" and \"infiniband\"");
+      d.fabrics.push_back(f == "efa" ? Fabric::efa : Fabric::infiniband);
+    }
+    if (d.fabrics.empty())
+      throw InputError(t.where("fabrics"), t.name("fabrics"), "[]",
+                       "at least one fabric (leave the key out for any fabric)");
+  }
+  const std::string backend = t.choice_or("flex_backend", {"none", "deepep", "hybridep"}, "none");
+  d.flex_backend = backend == "deepep"     ? FlexBackend::deepep
+                   : backend == "hybridep" ? FlexBackend::hybridep
+                                           : FlexBackend::none;
+  d.deepep_version = d.node_dedup ? t.int32_or("deepep_version", 1, 2, 1) : 0;
   d.source = t.string("source");
   for (StrictTable& term : t.tables("terms")) {
     ModelParam m;
@@ -471,6 +491,20 @@ const char* to_string(RouterScore score) {
 }
 const char* to_string(Fabric fabric) {
   return fabric == Fabric::infiniband ? "infiniband" : "efa";
+}
+const char* to_string(FlexBackend backend) {
+  switch (backend) {
+    case FlexBackend::deepep:
+      return "deepep";
+    case FlexBackend::hybridep:
+      return "hybridep";
+    case FlexBackend::none:
+      break;
+  }
+  return "none";
+}
+bool DispatcherSpec::runs_on(Fabric fabric) const {
+  return fabrics.empty() || std::find(fabrics.begin(), fabrics.end(), fabric) != fabrics.end();
 }
 const char* to_string(DispatcherTransport transport) {
   switch (transport) {

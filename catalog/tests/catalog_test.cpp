@@ -15,12 +15,12 @@ const std::string kDir = std::string(MOETWIN_SOURCE_DIR) + "/catalog/data";
 
 TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   const Catalog c = Catalog::load(kDir);
-  EXPECT_EQ(c.gpus().size(), 6u);        // + GB200, GB300 (systems_test.cpp)
-  EXPECT_EQ(c.instances().size(), 11u);  // + 5 DGX systems, p6e-gb200.36xlarge
+  EXPECT_EQ(c.gpus().size(), 7u);        // + GB200, GB300 (systems_test.cpp), H800-SXM (DeepEP test bed)
+  EXPECT_EQ(c.instances().size(), 12u);  // + 5 DGX systems, p6e-gb200.36xlarge, deepep-testbed-h800
   EXPECT_EQ(c.models().size(), 15u);     // + the dense Llama 3 8B, 70B, 405B
   EXPECT_EQ(c.stacks().size(), 3u);      // nemo-26.04.01, megatron-lm core_r0.17.0, nemo-26.08
   EXPECT_EQ(c.default_stack().name, "nemo-26.04.01");
-  EXPECT_EQ(c.dispatchers().size(), 4u);
+  EXPECT_EQ(c.dispatchers().size(), 6u);  // + deepep-ibgda, hybridep (InfiniBand)
   const GpuSpec& h200 = c.gpu("H200-SXM");
   EXPECT_DOUBLE_EQ(h200.bf16_flops, 989e12);
   EXPECT_DOUBLE_EQ(h200.hbm_bytes, 141e9);
@@ -95,30 +95,33 @@ TEST(Catalog, RejectsUnknownKeyWithFileAndLine) {
   const std::string e = load_error_with_gpus_toml(
       "bogus",
       "[X]\nbf16_tflops = 1\nfp8_tflops = 2\nhbm_gb = 1\nhbm_tbps = 1\n"
-      "nvlink_gen = 4\nnvlink_gbps_bidir = 900\nsms = 1\nmxfp8 = false\nsource = \"s\"\n"
+      "nvlink_gen = 4\nnvlink_gbps_bidir = 900\nsms = 1\nmxfp8 = false\ncompute_capability = 9.0\n"
+      "grace_superchip = false\nsource = \"s\"\n"
       "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, "
       "elementwise = 0.5 }\nbogus = 3\n");
-  EXPECT_NE(e.find("gpus.toml:12: [X].bogus: 3: no such key"), std::string::npos) << e;
+  EXPECT_NE(e.find("gpus.toml:14: [X].bogus: 3: no such key"), std::string::npos) << e;
 }
 
-// The six GPUs the shipped instances name, all of one die except H100-SXM's `h100_sms`; `h100_extra` goes
+// The seven GPUs the shipped instances name, all of one die except H100-SXM's `h100_sms`; `h100_extra` goes
 // into [H100-SXM] (e.g. its calibration_from).
 std::string load_error_with_gpus(const std::string& name, const std::string& h100_sms,
                                  const std::string& h100_extra) {
   const std::string common =
       "bf16_tflops = 989\nfp8_tflops = 1979\nhbm_tbps = 3.35\nhbm_gb = 80\nnvlink_gen = 4\n"
-      "nvlink_gbps_bidir = 900\nmxfp8 = false\nsource = \"s\"\n"
+      "nvlink_gbps_bidir = 900\nmxfp8 = false\ncompute_capability = 9.0\ngrace_superchip = false\nsource = "
+      "\"s\"\n"
       "efficiency = { gemm = 0.5, grouped_gemm = 0.5, attention = 0.5, elementwise = 0.5 }\n";
   return load_error_with_gpus_toml(name, "[H200-SXM]\n" + common + "sms = 132\n[H100-SXM]\n" + common +
                                              "sms = " + h100_sms + "\n" + h100_extra + "[B200]\n" + common +
                                              "sms = 148\n[B300]\n" + common + "sms = 148\n[GB200]\n" +
-                                             common + "sms = 148\n[GB300]\n" + common + "sms = 148\n");
+                                             common + "sms = 148\n[GB300]\n" + common +
+                                             "sms = 148\n[H800-SXM]\n" + common + "sms = 132\n");
 }
 
 TEST(Catalog, CalibrationFromMustNameAGpuOfTheSameDie) {
   EXPECT_EQ(load_error_with_gpus("same", "132", "calibration_from = \"H200-SXM\"\n"), "");
   const std::string sms = load_error_with_gpus("sms", "144", "calibration_from = \"H200-SXM\"\n");
-  EXPECT_NE(sms.find("gpus.toml:23: [H100-SXM].calibration_from: \"H200-SXM\": a GPU of the same die "
+  EXPECT_NE(sms.find("gpus.toml:27: [H100-SXM].calibration_from: \"H200-SXM\": a GPU of the same die "
                      "(H100-SXM's sms differs from H200-SXM's; only HBM may)"),
             std::string::npos)
       << sms;

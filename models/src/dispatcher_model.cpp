@@ -6,7 +6,9 @@
 #include <cmath>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
+#include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 
@@ -68,8 +70,11 @@ class NcclAlltoallModel final : public DispatcherModel {
   A2aTraffic traffic(const LayerRouting& routing, double bytes_per_token) const override {
     return per_copy_traffic(routing, bytes_per_token);
   }
-  std::vector<std::string> check(const DispatchHardware&, int ranks) const override {
+  std::vector<std::string> check(const DispatchHardware& hw, int ranks) const override {
     if (ranks <= 0) throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks), "> 0");
+    if (const auto why = transport_refusal(spec(), hw.instance))
+      throw InputError({"dispatch", 0}, "dispatcher", spec().name,
+                       concat({"a dispatcher that runs here (", *why, ")"}));
     return {};
   }
   A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
@@ -146,7 +151,13 @@ class DeepEpModel final : public DispatcherModel {
       case DispatcherTransport::host_proxy:
         return "deepseek-ai/DeepEP v1 internode normal kernels over NVSHMEM libfabric host proxy";
       case DispatcherTransport::gpu_initiated:
-        return "DeepEP v2 ElasticBuffer over NCCL GIN (EFA-GDA, aws-ofi-nccl doc/gin-getting-started.md)";
+        if (spec().deepep_version == 2)
+          return "DeepEP v2 ElasticBuffer over NCCL GIN (EFA-GDA, aws-ofi-nccl doc/gin-getting-started.md)";
+        return spec().flex_backend == FlexBackend::hybridep
+                   ? "NVIDIA HybridEP (DeepEP csrc/hybrid_ep): TMA copies inside the NVLink domain, RDMA "
+                     "across"
+                   : "deepseek-ai/DeepEP v1 internode normal kernels over NVSHMEM IBGDA (GPU-posted RDMA "
+                     "writes)";
       case DispatcherTransport::nccl:
         break;
     }
@@ -158,6 +169,9 @@ class DeepEpModel final : public DispatcherModel {
   std::vector<std::string> check(const DispatchHardware& hw, int ranks) const override {
     const DispatcherSpec& s = spec();
     if (ranks <= 0) throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks), "> 0");
+    if (const auto why = transport_refusal(s, hw.instance))
+      throw InputError({"dispatch", 0}, "dispatcher", s.name,
+                       concat({"a dispatcher that runs here (", *why, ")"}));
     if (s.max_ranks_normal > 0 && ranks > s.max_ranks_normal)
       throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks),
                        "at most " + std::to_string(s.max_ranks_normal) + " ranks: " + s.name +
@@ -188,7 +202,9 @@ class DeepEpModel final : public DispatcherModel {
         threads = 1;  // NVSHMEM libfabric: one host proxy thread per PE
         break;
       case DispatcherTransport::gpu_initiated:
-        if (!hw.instance.gpu_initiated_rdma) per_message = p.get("fallback_per_message_s", inst);
+        // A record without a fallback transport is refused on such an instance (check()).
+        if (!hw.instance.gpu_initiated_rdma && spec().fallback_transport != spec().transport)
+          per_message = p.get("fallback_per_message_s", inst);
         break;
       case DispatcherTransport::nccl:
         throw std::logic_error("DeepEpModel with an nccl transport");
@@ -200,6 +216,8 @@ class DeepEpModel final : public DispatcherModel {
   A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
     const std::string& inst = hw.instance.name;
     const ParamSet& p = params();
+    // First: a transport that cannot run on this instance is refused before any term is read.
+    std::vector<std::string> warnings = check(hw, t.ranks);
     const bool combine = direction == A2aDirection::combine;
     const std::vector<LegTimes> legs =
         network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
@@ -222,7 +240,7 @@ class DeepEpModel final : public DispatcherModel {
     c.rank_legs = legs;
     c.latency_s = latency;
     c.sms = spec().sms;
-    c.warnings = check(hw, t.ranks);
+    c.warnings = std::move(warnings);
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
         {"latency", latency, "latency_rounds x instance base latency (notify + completion handshakes)"},
@@ -245,6 +263,7 @@ class DeepEpModel final : public DispatcherModel {
     const std::string& inst = hw.instance.name;
     const ParamSet& p = params();
     if (!p.has("ll_latency_rounds")) return std::nullopt;
+    check(hw, t.ranks);
     const bool combine = direction == A2aDirection::combine;
     const std::vector<LegTimes> legs =
         network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
@@ -337,10 +356,14 @@ std::vector<std::string> required_dispatcher_terms(const DispatcherSpec& spec) {
     return {"latency_rounds", "per_remote_peer_s",       "network_efficiency", "nvlink_efficiency",   "sms",
             "net_chunk_s",    "calibration_chunk_bytes", "probs_calls",        "probs_bytes_per_copy"};
   }
-  std::vector<std::string> terms = {"latency_rounds",    "rdma_efficiency",    "combine_efficiency",
-                                    "per_message_s",     "inflight_writes",    "chunk_tokens",
-                                    "nvlink_efficiency", "efa_gen2_efficiency"};
-  if (spec.transport == DispatcherTransport::gpu_initiated) terms.push_back("fallback_per_message_s");
+  std::vector<std::string> terms = {"latency_rounds",   "rdma_efficiency", "combine_efficiency",
+                                    "per_message_s",    "inflight_writes", "chunk_tokens",
+                                    "nvlink_efficiency"};
+  // Read on EFA generation <= 2 NICs only, so only by a record that runs on EFA.
+  if (spec.runs_on(Fabric::efa)) terms.push_back("efa_gen2_efficiency");
+  // Read on instances without GPU-initiated RDMA, where a record with a fallback transport runs in it.
+  if (spec.transport == DispatcherTransport::gpu_initiated && spec.fallback_transport != spec.transport)
+    terms.push_back("fallback_per_message_s");
   return terms;
 }
 

@@ -130,6 +130,35 @@ TEST(DispatcherModel, ValidityLimits) {
             gin->cost(t, A2aDirection::dispatch, b300).terms[3].seconds);
 }
 
+// DeepEP v1 over NVSHMEM IBGDA on a DGX H100 (InfiniBand, one 400 Gb/s NIC per GPU, 14 us base latency):
+// the GPU posts its own writes (one posting "thread", no proxy), refused on EFA.
+TEST(DispatcherModel, DeepEpIbgdaHandComputedAndOnlyOnInfiniband) {
+  auto m = make_dispatcher_model(catalog().dispatcher("deepep-ibgda"));
+  EXPECT_NE(m->reference().find("IBGDA"), std::string::npos) << m->reference();
+  EXPECT_FALSE(m->params().has("efa_gen2_efficiency"));  // never on EFA: not a term it reads
+  EXPECT_FALSE(m->params().has("fallback_per_message_s"));
+  ParamSet p = m->params();
+  p.set("latency_rounds", 1);
+  p.set("rdma_efficiency", 1.0);
+  p.set("per_message_s", 0.0);
+  p.set("inflight_writes", 1);  // one write in flight: 14 us each
+  m->set_params(p);
+  const DispatchHardware hw = DispatchHardware::from_catalog(catalog(), "dgx-h100", 2);
+  EXPECT_DOUBLE_EQ(hw.rail_bandwidth(), 50e9);
+  const A2aTraffic t = m->traffic(tiny_plan(), 1e6);
+  // Rank 0: 14 us + max(1 MB / 50 GB/s = 20 us, 2 writes x 14 us = 28 us) = 42 us.
+  const A2aCost d = m->cost(t, A2aDirection::dispatch, hw);
+  EXPECT_EQ(d.duration_ns, 42000);
+  EXPECT_EQ(d.sms, 24);
+  const DispatchHardware p5 = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
+  EXPECT_THROW(m->cost(t, A2aDirection::dispatch, p5), InputError);
+  EXPECT_THROW(m->check(p5, 16), InputError);
+  // HybridEP: the same GPU-posted path, its own SMs, and its own reference.
+  const auto h = make_dispatcher_model(catalog().dispatcher("hybridep"));
+  EXPECT_NE(h->reference().find("HybridEP"), std::string::npos);
+  EXPECT_EQ(h->cost(h->traffic(tiny_plan(), 1e6), A2aDirection::dispatch, hw).sms, 32);
+}
+
 TEST(DispatcherModel, PerMessageCostIsTheInstancesOwn) {
   auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
   ParamSet p = u->params();

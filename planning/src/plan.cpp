@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -129,9 +130,12 @@ void check_plan_request(const Catalog& catalog, const PlanRequest& r) {
     throw InputError(flag, "--window", format_exact(r.explore_window), "a fraction in [0, 1]");
   }
   if (r.threads < 0) throw InputError(flag, "--threads", std::to_string(r.threads), "an integer >= 0");
-  (void)catalog.dispatcher(r.fit_dispatcher);
   // Choices every option would fail on are refused once, here, rather than as a rejection per layout.
-  const GpuSpec& gpu = catalog.gpu(catalog.instance(r.instance).gpu);
+  const InstanceSpec& instance = catalog.instance(r.instance);
+  const GpuSpec& gpu = catalog.gpu(instance.gpu);
+  if (const auto why = dispatcher_refusal(catalog.dispatcher(r.fit_dispatcher), instance, gpu))
+    throw InputError(flag, "fit_dispatcher", r.fit_dispatcher,
+                     concat({"a dispatcher that runs here: ", *why}));
   if (r.choices.precision && is_fp8(*r.choices.precision) && !(gpu.fp8_flops > 0)) {
     throw InputError(flag, "--precision", to_string(*r.choices.precision),
                      "bf16 on " + gpu.name + " (no FP8 tensor cores in the catalog)");
@@ -250,6 +254,16 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
   plan.profile = profile.path.empty() ? std::string("built-in defaults (unfitted)") : profile.path;
   const double tokens_per_iteration = static_cast<double>(request.global_batch) * request.seq_length;
   const std::string window_pct = format_fixed(request.explore_window * 100, 0) + "%";
+  // Dispatchers that cannot run on this instance at all (its fabric, or the training stack's gate on its
+  // GPU) are rejected once for every layout ("*"), not per layout.
+  std::vector<const DispatcherSpec*> dispatchers;
+  for (const auto& [name, d] : catalog.dispatchers()) {
+    if (const auto why = dispatcher_refusal(d, instance, gpu)) {
+      plan.rejected.push_back({"*", name, *why});
+      continue;
+    }
+    dispatchers.push_back(&d);
+  }
 
   for (int nodes : node_counts(request.min_nodes, request.max_nodes)) {
     NodeCountSearch search;
@@ -335,7 +349,9 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
         ++search.groups_predicted;
         for (std::size_t vi = 0; vi < g.variants.size(); ++vi) {
           const Variant& v = g.variants[vi];
-          for (const auto& [name, d] : catalog.dispatchers()) {
+          for (const DispatcherSpec* dispatcher : dispatchers) {
+            const DispatcherSpec& d = *dispatcher;
+            const std::string& name = d.name;
             Job job;
             job.group = gi;
             job.variant = vi;

@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "moetwin/accounting/memory_model.hpp"
+#include "moetwin/catalog/dispatcher_gate.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
@@ -264,7 +266,15 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
       request.micro_batches.empty() ? std::vector<int>{base.training.micro_batch} : request.micro_batches;
   r.dispatchers = request.dispatchers;
   if (r.dispatchers.empty()) {
-    for (const auto& [name, spec] : catalog.dispatchers()) r.dispatchers.push_back(name);
+    // Every catalog dispatcher that can run here; the others are named with the reason (a named one is
+    // predicted and refused per point instead).
+    for (const auto& [name, spec] : catalog.dispatchers()) {
+      if (const auto why = dispatcher_refusal(spec, base.instance, base.gpu)) {
+        r.excluded_dispatchers.push_back(concat({name, ": ", *why}));
+        continue;
+      }
+      r.dispatchers.push_back(name);
+    }
   }
   for (const std::string& d : r.dispatchers) {
     if (catalog.dispatchers().count(d) == 0)

@@ -263,8 +263,11 @@ std::string render_recommendation_text(const Recommendation& r, const ResultTabl
                 : std::string("--tokens T adds days, node-hours and cost per point")},
            {"profile", profile_label(profile)}}) +
       "\n" + render_text(brief.table) + (footnotes.empty() ? std::string() : "\n" + footnotes) +
-      memory_warnings(r) + (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") +
-      lines_of(r.pp_notes) + "\nuncertainty:\n  " +
+      memory_warnings(r) +
+      (r.excluded_dispatchers.empty() ? std::string() : "\ndispatchers that cannot run here (left out):\n") +
+      lines_of(r.excluded_dispatchers) +
+      (r.pp_notes.empty() ? std::string() : "\npp auto (--pp N to choose):\n") + lines_of(r.pp_notes) +
+      "\nuncertainty:\n  " +
       (r.uncertainty >= 0
            ? "a margin counts when it exceeds " + format_fixed(r.uncertainty * 100, 1) +
                  "%, the p90 error of the profile's cross-validated margins (" +
@@ -300,8 +303,12 @@ std::string render_recommendation_json(const Recommendation& r, const ResultTabl
   const ResultTable cross = one_column("crossover", r.crossovers);
   const ResultTable pp_table = one_column("pp_auto", r.pp_notes);
   const ResultTable tie_table = one_column("tie", r.ties);
-  return render_json(
-      context, {{"rows", &table}, {"crossovers", &cross}, {"pp_auto", &pp_table}, {"ties", &tie_table}});
+  const ResultTable excluded = one_column("dispatcher_left_out", r.excluded_dispatchers);
+  return render_json(context, {{"rows", &table},
+                               {"crossovers", &cross},
+                               {"pp_auto", &pp_table},
+                               {"ties", &tie_table},
+                               {"dispatchers_left_out", &excluded}});
 }
 
 }  // namespace moetwin

@@ -50,11 +50,11 @@ TEST(PlanRequestCheck, ExactMessages) {
       "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy");
   r = small_request();
   r.instance = "p4d.24xlarge";
-  EXPECT_EQ(
-      error_of(r),
-      "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of dgx-b200, dgx-b300, dgx-gb200, "
-      "dgx-gb300, dgx-h100, p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p6-b200.48xlarge, "
-      "p6-b300.48xlarge, p6e-gb200.36xlarge");
+  EXPECT_EQ(error_of(r),
+            "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of deepep-testbed-h800, "
+            "dgx-b200, dgx-b300, dgx-gb200, "
+            "dgx-gb300, dgx-h100, p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p6-b200.48xlarge, "
+            "p6-b300.48xlarge, p6e-gb200.36xlarge");
   r = small_request();
   const std::string tokens_range =
       "a number of tokens in [1e6, 1e15] (e.g. 1e12; DeepSeek-V3 pre-trained on 1.48e13)";
@@ -177,11 +177,18 @@ TEST_F(SmallPlan, PriceOverrideAndCosts) {
 
 TEST_F(SmallPlan, EveryOptionComparesEveryDispatcherAndRejectionsAreExplained) {
   const Plan& p = plan();
-  // Every predicted layout has every catalog dispatcher either predicted or rejected with a reason.
+  // Every predicted layout has every catalog dispatcher either predicted or rejected with a reason; the
+  // InfiniBand-only dispatchers are rejected once for all layouts on this EFA instance.
+  std::size_t everywhere = 0;
+  for (const Rejection& r : p.rejected) {
+    if (r.label == "*" && r.reason.find("infiniband only") != std::string::npos) ++everywhere;
+  }
+  EXPECT_EQ(everywhere, 2u);
   for (const PlanOption& o : p.options) {
     std::size_t rejected = 0;
     for (const Rejection& r : p.rejected) {
-      if (r.label == o.candidate.label() && r.dispatcher != "*") ++rejected;
+      // Per layout, or for every layout ("*": a dispatcher that cannot run on the instance at all).
+      if (r.label == o.candidate.label() || r.label == "*") ++rejected;
     }
     EXPECT_EQ(o.outcomes.size() + rejected, catalog().dispatchers().size()) << o.candidate.label();
     for (std::size_t i = 1; i < o.outcomes.size(); ++i)

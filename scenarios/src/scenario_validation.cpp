@@ -3,6 +3,7 @@
 // Each rule has its own message; scenarios/README.md lists them in this order.
 #include <string>
 
+#include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
@@ -192,6 +193,12 @@ void check_training(const Scenario& s, const FieldNames& n) {
 
 void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
   const DispatcherSpec& d = s.dispatcher;
+  // The training stack's own gate and the transport's fabric: a dispatcher the run would not use is refused,
+  // never priced (catalog/dispatcher_gate.hpp).
+  if (const auto why = dispatcher_refusal(d, s.instance, s.gpu)) {
+    fail(n, Field::dispatcher, "\"" + d.name + "\"",
+         "a dispatcher that runs on " + s.instance.name + ": " + *why);
+  }
   if (d.max_ranks_normal > 0 && s.parallel.ep > d.max_ranks_normal) {
     fail(n, Field::dispatcher, "\"" + d.name + "\"",
          "a dispatcher whose normal kernels reach ep = " + str(s.parallel.ep) + " ranks (" + d.name +

@@ -97,6 +97,23 @@ std::vector<Case> toml_cases() {
        "bad.toml:19: dispatcher.mode: \"ll\": no such key (unknown key; see the documentation of this file)"},
       {"UnknownRoutingKey", base("kind = \"balanced\"", "kind = \"balanced\"\nexponent = 1.2"),
        "bad.toml:21: routing.exponent: 1.2: no such key (unknown key; see the documentation of this file)"},
+      // Megatron-Bridge's flex-backend gate: DeepEP is not run on GB200/GB300 (it falls back to alltoall).
+      {"DeepepOnGraceBlackwell",
+       edit(edit(edit(edit(kBase, "p6-b300.48xlarge", "p6e-gb200.36xlarge"), "tp = 8", "tp = 4"), "ep = 32",
+                 "ep = 16"),
+            "nccl-alltoall", "deepep-uccl"),
+       "bad.toml:18: dispatcher.name: \"deepep-uccl\": a dispatcher that runs on p6e-gb200.36xlarge: "
+       "Megatron-Bridge runs the flex backend \"deepep\" only on compute capability 8.x/9.x and on the "
+       "discrete "
+       "B200/B300; on GB200 (10.0, a Grace superchip GPU) it falls back to the alltoall dispatcher "
+       "(flex_dispatcher_backend.py): choose nccl-alltoall (NVIDIA's recipes run hybridep there, on "
+       "InfiniBand)"},
+      // A transport on a fabric it has no path on: IBGDA needs ConnectX NICs.
+      {"IbgdaOnEfa", base("nccl-alltoall", "deepep-ibgda"),
+       "bad.toml:18: dispatcher.name: \"deepep-ibgda\": a dispatcher that runs on p6-b300.48xlarge: "
+       "deepep-ibgda runs on infiniband only; p6-b300.48xlarge is on efa (DeepEP v1 normal kernels over "
+       "NVSHMEM "
+       "IBGDA on InfiniBand: the GPU posts RDMA writes, no CPU proxy)"},
       {"UnknownCalibrationKey", std::string(kBase) + "[calibration]\nfile = \"x.h5\"\n",
        "bad.toml:22: calibration.file: \"x.h5\": no such key (unknown key; see the documentation of this "
        "file)"},
@@ -150,12 +167,14 @@ std::vector<Case> toml_cases() {
        "bad.toml:17: training.precision: \"mxfp8\": a recipe H200-SXM can run (MXFP8 block scaling needs "
        "Blackwell tensor cores): bf16, fp8-hybrid, fp8-current or fp8-blockwise"},
       {"UnknownInstance", base("instance = \"p6-b300.48xlarge\"", "instance = \"p6-b300\""),
-       "bad.toml:5: cluster.instance: \"p6-b300\": one of dgx-b200, dgx-b300, dgx-gb200, dgx-gb300, "
+       "bad.toml:5: cluster.instance: \"p6-b300\": one of deepep-testbed-h800, dgx-b200, dgx-b300, "
+       "dgx-gb200, dgx-gb300, "
        "dgx-h100, "
        "p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p6-b200.48xlarge, p6-b300.48xlarge, p6e-gb200.36xlarge"},
       {"UnknownDispatcher", base("name = \"nccl-alltoall\"", "name = \"deepep\""),
-       "bad.toml:18: dispatcher.name: \"deepep\": one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, "
-       "nccl-alltoall"},
+       "bad.toml:18: dispatcher.name: \"deepep\": one of deepep-ibgda, deepep-nvshmem, deepep-uccl, "
+       "deepep-v2-gin, "
+       "hybridep, nccl-alltoall"},
       {"UnknownRecompute", base("recompute = \"full\"", "recompute = \"block\""),
        "bad.toml:16: training.recompute: \"block\": one of none, selective, full"},
       {"UnknownRoutingKind", base("kind = \"balanced\"", "kind = \"uniform\""),
@@ -310,7 +329,8 @@ std::vector<Case> csv_cases() {
        "glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
        "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownDispatcher", row(",nccl-alltoall,", ",nccl,"),
-       "runs.csv:2: dispatcher: nccl: one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, nccl-alltoall"},
+       "runs.csv:2: dispatcher: nccl: one of deepep-ibgda, deepep-nvshmem, deepep-uccl, deepep-v2-gin, "
+       "hybridep, nccl-alltoall"},
       {"GpusColumnMismatch", row(",32,256,", ",32,255,"),
        "runs.csv:2: gpus: 255: nodes * GPUs per node = 32 * 8 = 256 (p6-b300.48xlarge)"},
       {"EmptyCampaign", row("c1,", ","), "runs.csv:2: campaign: \"\": a non-empty campaign name"},

@@ -135,8 +135,9 @@ TEST(SweepParserErrors, GridAxes) {
   EXPECT_EQ(error_of(with_grid("micro_batch = [1, 2, 1]\n")),
             "s.toml:17: grid.micro_batch[2]: 1: a value not already listed (same as grid.micro_batch[0])");
   EXPECT_EQ(error_of(with_grid("dispatcher = [\"nccl\"]\n")),
-            "s.toml:17: grid.dispatcher[0]: \"nccl\": one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, "
-            "nccl-alltoall");
+            "s.toml:17: grid.dispatcher[0]: \"nccl\": one of deepep-ibgda, deepep-nvshmem, deepep-uccl, "
+            "deepep-v2-gin, "
+            "hybridep, nccl-alltoall");
   EXPECT_EQ(error_of(with_grid("overlap_moe_a2a = [\"on\"]\n")),
             "s.toml:17: grid.overlap_moe_a2a[0]: \"on\": true or false");
   EXPECT_EQ(error_of(with_grid("recompute = [\"some\"]\n")),
@@ -178,8 +179,7 @@ TEST(SweepParserErrors, Base) {
       error_of("base = \"nope.toml\"\n"),
       "s.toml:1: base: \"nope.toml\": an existing scenario file, relative to the sweep file (looked for "
       "nope.toml)");
-  EXPECT_EQ(error_of("bsae = 1\n"),
-            "s.toml:1: bsae: 1: no such key (did you mean `base`?)");
+  EXPECT_EQ(error_of("bsae = 1\n"), "s.toml:1: bsae: 1: no such key (did you mean `base`?)");
 }
 
 TEST(SweepParserErrors, InlineBaseErrorsNameTheSweepFileLine) {

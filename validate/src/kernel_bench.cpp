@@ -52,15 +52,15 @@ double gbps(double bytes, TimeNs ns) {
 
 // The bytes a benchmark's GB/s counts, mean per rank: DeepEP v1 / UCCL tests the RDMA leg (distinct
 // (token, node) pairs, own node included) internode and the NVLink leg (test_intranode.py) on one node;
-// DeepEP v2 (gpu-initiated) its scale-out leg (bytes to other nodes); low-latency tests every copy.
-double mean_counted(const A2aTraffic& t, DispatcherTransport transport, bool low_latency) {
+// DeepEP v2 (deepep_version 2) its scale-out leg (bytes to other nodes); low-latency tests every copy.
+double mean_counted(const A2aTraffic& t, int deepep_version, bool low_latency) {
   double sum = 0;
   for (const auto& l : t.legs) {
     if (low_latency) {
       sum += static_cast<double>(l.copies_out) * t.bytes_per_token;
     } else if (t.nodes <= 1) {
       sum += l.counted_nvlink;
-    } else if (transport == DispatcherTransport::gpu_initiated) {
+    } else if (deepep_version == 2) {
       sum += l.network_out;
     } else {
       sum += l.counted_rdma;
@@ -142,7 +142,7 @@ PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, c
   b.low_latency = row.mode == "low-latency";
   // DeepEP v2's benchmark counts GB/s on its scale-out leg, whose byte count in low-latency mode the
   // published rows do not pin down: its rows are compared on the operation's time.
-  b.time_first = model->spec().transport == DispatcherTransport::gpu_initiated;
+  b.time_first = model->spec().deepep_version == 2;
   if (b.low_latency) {
     if (dispatcher_model_kind(model->spec()) == DispatcherModelKind::per_copy_nccl) {
       b.skip_reason = "NCCL's all-to-all has no low-latency kernels";
@@ -207,9 +207,9 @@ BenchPrediction predict_bench(const DispatcherModel& model, const PreparedBench&
     p.dispatch_gbps = gbps(b.nccl_bytes_per_rank, d.duration_ns) * factor;
     p.combine_gbps = gbps(b.nccl_bytes_per_rank, c.duration_ns) * factor;
   } else {
-    const DispatcherTransport transport = model.spec().transport;
-    p.dispatch_gbps = gbps(mean_counted(b.dispatch, transport, b.low_latency), d.duration_ns);
-    p.combine_gbps = gbps(mean_counted(b.combine, transport, b.low_latency), c.duration_ns);
+    const int version = model.spec().deepep_version;
+    p.dispatch_gbps = gbps(mean_counted(b.dispatch, version, b.low_latency), d.duration_ns);
+    p.combine_gbps = gbps(mean_counted(b.combine, version, b.low_latency), c.duration_ns);
   }
   return p;
 }

@@ -31,6 +31,12 @@ struct GpuSpec {
   double nvlink_bandwidth = 0;  // per-GPU NVLink bandwidth per direction, bytes/s (marketed bidir / 2)
   int sms = 0;                  // streaming multiprocessors
   bool mxfp8 = false;           // tensor cores with MX block scaling (Blackwell); FP8 recipes need fp8_flops
+  // CUDA compute capability (9.0 Hopper, 10.0 B200/GB200, 10.3 B300/GB300): software gates on it
+  // (Megatron-Bridge's flex-dispatcher backends, dispatcher_gate.hpp).
+  double compute_capability = 0;
+  // One GPU of a Grace-Blackwell superchip (GB200, GB300: NVL72 members) rather than a discrete HGX/DGX GPU;
+  // Megatron-Bridge gates DeepEP on it.
+  bool grace_superchip = false;
   // Achievable fraction of peak per op class, used by the roofline compute model until calibration
   // data exists. Keys: "gemm", "grouped_gemm", "attention", "elementwise" (of HBM bandwidth).
   std::map<std::string, double> efficiency;
@@ -124,8 +130,12 @@ enum class DispatcherTransport {
   nccl,           // NCCL all-to-all via aws-ofi-nccl
   cpu_proxy,      // UCCL-EP: GPU pushes commands to CPU proxy threads posting RDMA writes
   host_proxy,     // NVSHMEM libfabric host proxy (single thread, fences)
-  gpu_initiated,  // NCCL GIN on EFA-GDA: GPU posts work requests itself
+  gpu_initiated,  // the GPU posts RDMA work requests itself: NCCL GIN on EFA-GDA, NVSHMEM IBGDA on InfiniBand
 };
+
+// The backend Megatron-Bridge's flex dispatcher is asked for (--moe-flex-dispatcher-backend); none for
+// Megatron's alltoall dispatcher. Megatron-Bridge gates each on the GPU (dispatcher_gate.hpp).
+enum class FlexBackend { none, deepep, hybridep };
 
 // Mechanism facts of one token dispatcher (no fitted numbers here; those live in profiles).
 // One named, bounded parameter of a cost model: unit, bounds a fitter respects, and where the value comes
@@ -159,8 +169,18 @@ struct DispatcherSpec {
   // Transport to fall back to on instances without GPU-initiated RDMA (deepep-v2-gin on p5).
   DispatcherTransport fallback_transport = DispatcherTransport::nccl;
   bool needs_gpu_initiated_rdma = false;
+  // Scale-out fabrics the dispatcher's transport runs on (empty: any). NVSHMEM's libfabric host proxy is
+  // EFA's path (deepep-nvshmem); IBGDA needs ConnectX NICs (deepep-ibgda).
+  std::vector<Fabric> fabrics;
+  FlexBackend flex_backend = FlexBackend::none;
+  // DeepEP API generation of a node_dedup record (1: v1 Buffer, 2: v2 ElasticBuffer); 0 otherwise. The
+  // standalone benchmarks of the two count GB/s on different legs (validate/kernel_bench.cpp).
+  int deepep_version = 0;
   std::string source;
   std::vector<ModelParam> terms;  // its cost model's parameters, in file order
+
+  // Whether the transport runs on `fabric` (fabrics empty, or listed).
+  bool runs_on(Fabric fabric) const;
 };
 
 // NCCL environment settings that change a mechanism (0 / "" = NCCL's default or the plugin's).
@@ -251,5 +271,6 @@ const char* to_string(AttentionKind kind);
 const char* to_string(RouterScore score);
 const char* to_string(DispatcherTransport transport);
 const char* to_string(Fabric fabric);
+const char* to_string(FlexBackend backend);
 
 }  // namespace moetwin

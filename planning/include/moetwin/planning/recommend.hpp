@@ -80,6 +80,8 @@ struct Recommendation {
   std::vector<RowPrediction> predictions;  // of rows, with the profile's own (or generic) terms
   std::vector<RecommendGroup> groups;      // by micro-batch, then node count
   std::vector<std::string> pp_notes;       // with pp auto: per node count, the pp chosen and why
+  // Without --dispatchers: the catalog dispatchers left out because they cannot run on the instance, and why.
+  std::vector<std::string> excluded_dispatchers;
   // Per dispatcher predicted with its relatives' A2A terms: which terms, and what its band spans.
   std::vector<std::string> generic_notes;
   std::vector<std::string> winners;     // per group: the winner, the tied ones and the ones behind

@@ -1,0 +1,31 @@
+// Which token dispatchers can run on which hardware, as the training stack decides it (not as the kernels
+// could): Megatron-Bridge's flex-dispatcher gate and the dispatchers' transports.
+//
+// Megatron-Bridge (src/megatron/bridge/training/flex_dispatcher_backend.py at HEAD, read for
+// shared/design/nvl72-and-infiniband.md C1/C2) accepts the flex backend
+//   - "deepep" only on GPUs of compute capability 8.x or 9.x and on the discrete "NVIDIA B200" / "NVIDIA
+//   B300";
+//     on GB200 / GB300 (the Grace superchips' GPUs, NVL72 members) it falls back to Megatron's alltoall;
+//   - "hybridep" on compute capability 8.x, 9.x and 10.x (H100 .. GB300); elsewhere alltoall.
+// A silent fallback would make the twin price a dispatcher the run does not use, so a scenario asking for a
+// gated dispatcher is refused with the reason and what the stack would run instead.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "moetwin/catalog/catalog.hpp"
+
+namespace moetwin {
+
+// Why Megatron-Bridge will not run `dispatcher` on `gpu` (and runs alltoall instead); nullopt when it does.
+std::optional<std::string> flex_backend_refusal(const DispatcherSpec& dispatcher, const GpuSpec& gpu);
+
+// Why `dispatcher`'s transport cannot run on `instance`'s fabric or RDMA path; nullopt when it can.
+std::optional<std::string> transport_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance);
+
+// The first of the two refusals, or nullopt: whether `dispatcher` can run on `instance` with `gpu`.
+std::optional<std::string> dispatcher_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance,
+                                              const GpuSpec& gpu);
+
+}  // namespace moetwin

@@ -1,0 +1,57 @@
+#include "moetwin/catalog/dispatcher_gate.hpp"
+
+#include <cmath>
+
+#include "moetwin/common/concat.hpp"
+#include "moetwin/common/numbers.hpp"
+
+namespace moetwin {
+
+std::optional<std::string> flex_backend_refusal(const DispatcherSpec& d, const GpuSpec& gpu) {
+  const int major = static_cast<int>(std::floor(gpu.compute_capability));
+  const std::string cc = format_fixed(gpu.compute_capability, 1);
+  switch (d.flex_backend) {
+    case FlexBackend::none:
+      return std::nullopt;
+    case FlexBackend::deepep:
+      // Compute capability 8.x / 9.x, or a discrete Blackwell board GPU (B200, B300): not a Grace superchip.
+      if (major == 8 || major == 9 || (major == 10 && !gpu.grace_superchip)) return std::nullopt;
+      return concat(
+          {"Megatron-Bridge runs the flex backend \"deepep\" only on compute capability 8.x/9.x and on "
+           "the discrete B200/B300; on ",
+           gpu.name, " (", cc, gpu.grace_superchip ? ", a Grace superchip GPU" : "",
+           ") it falls back to the alltoall dispatcher (flex_dispatcher_backend.py): choose "
+           "nccl-alltoall",
+           major == 10 ? " (NVIDIA's recipes run hybridep there, on InfiniBand)" : ""});
+    case FlexBackend::hybridep:
+      if (major >= 8 && major <= 10) return std::nullopt;
+      return concat(
+          {"Megatron-Bridge runs the flex backend \"hybridep\" only on compute capability 8.x-10.x; on ",
+           gpu.name, " (", cc,
+           ") it falls back to the alltoall dispatcher (flex_dispatcher_backend.py): choose "
+           "nccl-alltoall"});
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> transport_refusal(const DispatcherSpec& d, const InstanceSpec& instance) {
+  if (!d.runs_on(instance.fabric)) {
+    std::string fabrics;
+    for (const Fabric f : d.fabrics) fabrics += concat({fabrics.empty() ? "" : ", ", to_string(f)});
+    return concat({d.name, " runs on ", fabrics, " only; ", instance.name, " is on ",
+                   to_string(instance.fabric), " (", d.description, ")"});
+  }
+  const bool has_fallback = d.fallback_transport != d.transport;
+  if (d.needs_gpu_initiated_rdma && !has_fallback && !instance.gpu_initiated_rdma) {
+    return concat({d.name, " needs GPU-initiated RDMA, which ", instance.name, " lacks"});
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> dispatcher_refusal(const DispatcherSpec& d, const InstanceSpec& instance,
+                                              const GpuSpec& gpu) {
+  if (auto why = transport_refusal(d, instance)) return why;
+  return flex_backend_refusal(d, gpu);
+}
+
+}  // namespace moetwin

@@ -293,9 +293,10 @@ class StageBuilder : public StageEmitter {
     ch.pending_host_ns += to_ns(backward ? forward_s * ratio : forward_s);
   }
 
-  // p.label(name) memoised by the name's address (the LayerOp records' static strings): Program::label
-  // compares the name with every label so far, once per op (~4% of `plan`); equal names at two addresses
-  // still get one id from it.
+  // p.label(name) memoised by the name's address: Program::label compares the name with every label so
+  // far, once per op (~4% of `plan`). Sound because every name passed is a LayerOp record's static string
+  // (layer_ops.hpp), so an address never names two strings while the builder lives; equal names at two
+  // addresses still get one id from Program::label.
   int label_id(Program& p, const char* name) {
     if (label_program_ != &p) {
       label_program_ = &p;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -42,6 +43,21 @@ RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node) {
 namespace {
 
 namespace ops = layer_ops;
+
+// Hash of a tuple of hashable values (the builder's memo keys), combined as boost::hash_combine does.
+struct TupleHash {
+  template <typename... T>
+  std::size_t operator()(const std::tuple<T...>& t) const {
+    std::size_t h = 0;
+    std::apply(
+        [&h](const auto&... v) {
+          ((h ^= std::hash<std::decay_t<decltype(v)>>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)),
+           ...);
+        },
+        t);
+    return h;
+  }
+};
 
 enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
 
@@ -277,6 +293,20 @@ class StageBuilder : public StageEmitter {
     ch.pending_host_ns += to_ns(backward ? forward_s * ratio : forward_s);
   }
 
+  // p.label(name) memoised by the name's address: Program::label compares the name with every label so
+  // far, once per op (~4% of `plan`). Sound because every name passed is a LayerOp record's static string
+  // (layer_ops.hpp), so an address never names two strings while the builder lives; equal names at two
+  // addresses still get one id from Program::label.
+  int label_id(Program& p, const char* name) {
+    if (label_program_ != &p) {
+      label_program_ = &p;
+      label_ids_.clear();
+    }
+    const auto [it, fresh] = label_ids_.try_emplace(name, 0);
+    if (fresh) it->second = p.label(name);
+    return it->second;
+  }
+
   int first_forward_dep(int chunk) {
     auto idx = static_cast<std::size_t>(chunk);
     if (first_fwd_done_[idx]) return kNoOp;
@@ -310,7 +340,7 @@ class StageBuilder : public StageEmitter {
     OpSpec op;
     op.duration = to_ns(seconds);
     op.host_ns = host;
-    op.label = p.label(name);
+    op.label = label_id(p, name);
     op.phase = phase;
     return add(p, ch, op);
   }
@@ -354,7 +384,7 @@ class StageBuilder : public StageEmitter {
     set_comm_duration(op, entry);
     if (const auto load = entry_load(entry, kind)) op.net_load = p.net_load(*load);
     op.host_ns = host_ns(rec.launches, backward);
-    op.label = p.label(rec.name);
+    op.label = label_id(p, rec.name);
     op.phase = phase;
     return add(p, ch, op);
   }
@@ -420,7 +450,7 @@ class StageBuilder : public StageEmitter {
     OpSpec op;
     op.var_slot = new_var(r);
     op.host_ns = host_ns(rec.launches, backward);
-    op.label = p.label(rec.name);
+    op.label = label_id(p, rec.name);
     op.phase = phase;
     if (rec.cls == LayerOpClass::all_to_all) {
       op.kind = OpKind::comm;
@@ -981,9 +1011,14 @@ class StageBuilder : public StageEmitter {
   std::vector<const PipelineChunk*> chunks_;
   std::vector<int> moe_layers_;
   std::vector<VarReq> vars_;
+  const Program* label_program_ = nullptr;          // the program label_ids_ holds ids of
+  std::unordered_map<const char*, int> label_ids_;  // label_id
   std::vector<CommEntry> comm_entries_;
-  std::map<std::tuple<int, double, int>, int> comm_index_;
-  std::map<std::tuple<int, bool, std::int32_t, std::int32_t, std::int32_t>, int> var_index_;  // new_var
+  // Hashed: every op of a stage program looks one of them up (an ordered map of tuples was ~7% of
+  // `plan`, docs/2026-12-04-plan-speed.md session 40); neither is iterated, so order does not matter.
+  std::unordered_map<std::tuple<int, double, int>, int, TupleHash> comm_index_;
+  std::unordered_map<std::tuple<int, bool, std::int32_t, std::int32_t, std::int32_t>, int, TupleHash>
+      var_index_;  // new_var
   std::vector<ChunkParams> params_;
   // Per chunk: gradients of the last microbatch's backward waiting for their bucket to fill, and those
   // already reduced by a bucket.

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "moetwin/models/comm_cost.hpp"
@@ -44,12 +45,39 @@ class MemoCommCost final : public CommCostModel {
   std::size_t size() const;  // distinct (op, bytes, ranks) answered so far, seconds and usage together
 
  private:
-  // bytes by its bit pattern's double (exact): equal doubles, equal keys.
-  using Key = std::tuple<int, double, std::vector<int>>;
+  // Keys compare bytes as doubles (exact): equal doubles, equal keys. Lookups go through a KeyView
+  // (no copy of the ranks) into hash maps: the builder asks once per collective entry and group of every
+  // stage program, ~5% of `plan` through an ordered map of copied keys (docs/2026-12-04-plan-speed.md,
+  // session 40).
+  struct Key {
+    int op;
+    double bytes;
+    std::vector<int> ranks;
+  };
+  struct KeyView {
+    int op;
+    double bytes;
+    const std::vector<int>* ranks;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(const KeyView& k) const;
+    std::size_t operator()(const Key& k) const { return (*this)(KeyView{k.op, k.bytes, &k.ranks}); }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    static bool same(const KeyView& a, const KeyView& b) {
+      return a.op == b.op && a.bytes == b.bytes && *a.ranks == *b.ranks;
+    }
+    bool operator()(const Key& a, const Key& b) const { return same(view(a), view(b)); }
+    bool operator()(const KeyView& a, const Key& b) const { return same(a, view(b)); }
+    bool operator()(const Key& a, const KeyView& b) const { return same(view(a), b); }
+    static KeyView view(const Key& k) { return KeyView{k.op, k.bytes, &k.ranks}; }
+  };
   std::shared_ptr<const CommCostModel> inner_;
   mutable std::mutex mutex_;  // guards the two maps
-  mutable std::map<Key, double> seconds_;
-  mutable std::map<Key, CommUsage> usage_;
+  mutable std::unordered_map<Key, double, KeyHash, KeyEq> seconds_;
+  mutable std::unordered_map<Key, CommUsage, KeyHash, KeyEq> usage_;
 };
 
 // predict()'s set-up of one scenario (its WorkloadSeams' compute and comm, and the report strings).

@@ -159,7 +159,13 @@ std::string run_net(const NetOptions& o, const GlobalOptions& global) {
   s << "moetwin net: " << to_string(kind) << " (" << to_string(algorithm) << ") of "
     << format_fixed(bytes / kMiB, 3) << " MiB per GPU, " << to_string(group_kind) << " group of rank "
     << o.rank << ": " << closed.ranks << " ranks on " << closed.nodes << " node(s), up to "
-    << closed.ranks_per_node << " per node\n";
+    << closed.ranks_per_node << " per node";
+  // An NVLink domain beyond the node (NVL72 trays): the domains decide NVLink vs network legs.
+  if (nvlink_domain_gpus(scenario.instance) > scenario.instance.gpus) {
+    s << ", " << closed.domains << " NVLink domain(s) of " << nvlink_domain_gpus(scenario.instance)
+      << " GPUs, up to " << closed.ranks_per_domain << " per domain";
+  }
+  s << "\n";
   s << "scenario: " << scenario.name << " (" << scenario.source << "), " << scenario.nodes << " x "
     << scenario.instance.name << ", " << scenario.gpus() << " GPUs";
   if (copts.uplink_oversubscription)

@@ -102,7 +102,8 @@ BalancedMoeCost::BalancedMoeCost(const Scenario& s, std::shared_ptr<const CommCo
     cost_.unpermute_ns = cost_.permute_ns;
   }
   cost_.sms = s.dispatcher.sms > 0 ? static_cast<std::uint16_t>(s.dispatcher.sms) : a2a_sms;
-  gpus_per_node_ = std::max(1, s.instance.gpus);
+  // A plain all-to-all: copies to ranks of the same NVLink domain stay on NVLink.
+  gpus_per_node_ = std::max(1, nvlink_domain_gpus(s.instance));
 }
 
 void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const std::vector<int>& ep_ranks,
@@ -118,8 +119,9 @@ void BalancedMoeCost::layer_costs(int layer, int microbatch, int ep_group, const
     // multiplied this model's whole time (ScaledMoeCost).
     c.dispatch_network_s = c.combine_network_s = static_cast<float>(u.network_s);
     c.dispatch_nvlink_s = c.combine_nvlink_s = static_cast<float>(u.nvlink_s);
-    // Balanced routing spreads every rank's copies evenly over the group: the share on other nodes
-    // crosses the network, one copy each way (no node deduplication in a plain all-to-all).
+    // Balanced routing spreads every rank's copies evenly over the group: the share on other NVLink
+    // domains (nodes on an 8-GPU instance) crosses the network, one copy each way (no node deduplication
+    // in a plain all-to-all).
     std::map<int, int> per_node;
     for (int r : ep_ranks) ++per_node[r / gpus_per_node_];
     const auto n = static_cast<double>(ep_ranks.size());
@@ -144,6 +146,10 @@ double ScaledCommCost::seconds(CollectiveOp op, double bytes, const std::vector<
   return inner_->seconds(op, bytes, ranks) * scale_;
 }
 
+int a2a_nvlink_reach_gpus(const Scenario& s) {
+  return s.dispatcher.node_dedup ? s.instance.gpus : nvlink_domain_gpus(s.instance);
+}
+
 int nodes_spanned(const std::vector<int>& ranks, int gpus_per_node) {
   if (gpus_per_node < 1) throw std::logic_error("nodes_spanned: gpus_per_node < 1");
   std::set<int> nodes;
@@ -166,7 +172,7 @@ A2aFillGeometry a2a_fill_geometry(const Scenario& s, double tokens_per_peer) {
   g.tokens_per_peer = tokens_per_peer;
   g.hidden = static_cast<double>(s.model.hidden);
   g.bytes_per_element = 2;  // bf16 (BalancedMoeCost and the dispatcher models move bf16 copies)
-  g.gpus_per_node = s.instance.gpus;
+  g.gpus_per_node = a2a_nvlink_reach_gpus(s);
   g.inter_node_bandwidth = s.instance.nic_bandwidth * s.instance.nics_per_gpu;
   g.intra_node_bandwidth = s.gpu.nvlink_bandwidth;
   return g;

@@ -17,10 +17,28 @@ RoutingSpec routing_spec_for(const Scenario& s) {
   spec.experts = s.model.experts;
   spec.top_k = s.model.top_k;
   spec.ep_ranks = p.ep;
-  // Nodes an EP group spans (Megatron order; every EP group of a live-run layout spans the same count).
-  const Placement placement(p, s.instance.gpus);
-  const int nodes = std::max(1, placement.max_nodes_spanned(GroupKind::ep));
+  // NVLink groups an EP group spans (Megatron order; every EP group of a live-run layout spans the same
+  // count): nodes for a node-dedup dispatcher, NVLink domains for NCCL's all-to-all
+  // (a2a_nvlink_reach_gpus); the plan's "node" is that group.
+  const int reach = a2a_nvlink_reach_gpus(s);
+  const Placement placement(p, s.instance.gpus, reach);
+  const int nodes = std::max(1, placement.max_domains_spanned(GroupKind::ep));
   spec.ranks_per_node = std::max(1, p.ep / nodes);
+  // The plan puts EP rank k in group k / ranks_per_node: every EP group must fill its NVLink groups in
+  // equal consecutive shares (EP 128 over domains of 72 would put 72 and 56 ranks in two domains).
+  for (const auto& group : placement.groups(GroupKind::ep)) {
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      const int plan_group = static_cast<int>(k) / spec.ranks_per_node;
+      if (placement.domain_of(group[k]) !=
+          placement.domain_of(
+              group[static_cast<std::size_t>(plan_group) * static_cast<std::size_t>(spec.ranks_per_node)])) {
+        throw InputError(InputLocation{s.source, 0}, "parallel.ep", std::to_string(p.ep),
+                         "an EP group whose ranks fill its " + std::to_string(nodes) + " NVLink groups of " +
+                             std::to_string(reach) +
+                             " GPUs in equal shares (the routing plan's node grouping)");
+      }
+    }
+  }
   spec.tokens_per_rank =
       static_cast<std::int64_t>(s.training.micro_batch) * s.training.seq_length / (p.tp * p.cp);
   // Only the node-dedup dispatchers read distinct-token counts (traffic_matrix.hpp).
@@ -50,7 +68,7 @@ DispatcherMoeCost::DispatcherMoeCost(const Scenario& s)
   dispatch_bytes_per_token_ = token_bytes(s.model.hidden, fp8_dispatch);
   etp_ = s.parallel.etp;
   microbatches_ = std::max(1, s.training.microbatches(s.parallel));
-  gpus_per_node_ = std::max(1, s.instance.gpus);
+  gpus_per_node_ = std::max(1, a2a_nvlink_reach_gpus(s));
   warnings_ = model_->check(hw_, s.parallel.ep);
 }
 

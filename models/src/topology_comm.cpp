@@ -23,8 +23,9 @@ CommUsage TopologyComm::usage(CollectiveOp op, double bytes, const std::vector<i
   u.nvlink_s = e.nvlink_s;
   u.network_s = e.network_s;
   if (op == CollectiveOp::all_to_all) {
-    u.network_flows = std::max(1, e.nodes - 1);
-    u.nvlink_flows = std::max(1, e.ranks_per_node - 1);
+    // One flow per other NVLink domain on the rails, one per other GPU of the domain on NVLink.
+    u.network_flows = std::max(1, e.domains - 1);
+    u.nvlink_flows = std::max(1, e.ranks_per_domain - 1);
   }
   return u;
 }

@@ -36,6 +36,10 @@ std::string scenario_file_text(const Scenario& s, const std::vector<std::string>
   if (!s.description.empty()) out += text("description", s.description);
   out += "\n[model]\n" + text("name", s.model.name);
   out += "\n[cluster]\n" + text("instance", s.instance.name) + kv("nodes", s.nodes);
+  // An NVLink domain beyond the node (an NVL72 tray) is written as the job sees it: the scenario may have
+  // cut it ([cluster] nvlink_domain_gpus); an 8-GPU node's domain is the node and writes nothing.
+  if (nvlink_domain_gpus(s.instance) > s.instance.gpus)
+    out += kv("nvlink_domain_gpus", nvlink_domain_gpus(s.instance));
   const ParallelLayout& p = s.parallel;
   out += "\n[parallelism]\n" + kv("tp", p.tp) + kv("pp", p.pp) + kv("vpp", p.vpp) + kv("ep", p.ep) +
          kv("etp", p.etp) + kv("cp", p.cp) + kv("dp", p.dp);

@@ -282,6 +282,21 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& path, c
   s.instance = catalog.instance(cluster_t.choice("instance", names_of(catalog.instances())));
   s.gpu = catalog.gpu(s.instance.gpu);
   s.nodes = cluster_t.int32("nodes", 1, 100000);
+  // The NVLink domain the job sees, when smaller than the instance's: the GPUs of one rack the job uses
+  // (NVIDIA's GB200 DeepSeek-V3 recipe puts 64 EP ranks in each 72-GPU rack, NUM_OF_HYBRID_EP_RANKS_PER_
+  // NVLINK_DOMAIN=64: shared/design/nvl72-and-infiniband.md C2), or AWS's half rack (u-p6e-gb200x36: 36).
+  // Ranks then fill domains of this many GPUs in torchrun order.
+  if (cluster_t.has("nvlink_domain_gpus")) {
+    const int full = nvlink_domain_gpus(s.instance);
+    const int domain = cluster_t.int32("nvlink_domain_gpus", s.instance.gpus, full);
+    if (domain % s.instance.gpus != 0) {
+      throw InputError(cluster_t.where("nvlink_domain_gpus"), cluster_t.name("nvlink_domain_gpus"),
+                       std::to_string(domain),
+                       concat({"a multiple of ", s.instance.name, "'s ", std::to_string(s.instance.gpus),
+                               " GPUs per node, at most its NVLink domain of ", std::to_string(full)}));
+    }
+    s.instance.nvlink_domain_gpus = domain;
+  }
   cluster_t.finish();
 
   StrictTable parallel_t = required_table(parallelism, top, "parallelism");

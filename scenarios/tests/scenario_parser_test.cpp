@@ -147,8 +147,9 @@ TEST(ScenarioParser, EveryShippedScenarioLoads) {
     EXPECT_NO_THROW(load_scenario_file(p, catalog()));
     ++count;
   }
-  // default, 10 live-run layouts (8 B300, 1 p5en, 1 p5), 2 examples (Kimi-K2 p5, Qwen3-30B H200)
-  EXPECT_EQ(count, 13);
+  // default, 10 live-run layouts (8 B300, 1 p5en, 1 p5), 6 examples (Kimi-K2 p5, Qwen3-30B H200, and
+  // DeepSeek-V3 and Kimi-K2 each on the u-p6e-gb200x72 UltraServer and on 18 p6-b300)
+  EXPECT_EQ(count, 17);
 }
 
 TEST(ScenarioParser, KimiK2OnP5Parses) {
@@ -218,6 +219,61 @@ TEST(ValidateScenario, ProgrammaticScenarioHeldToTheSameRules) {
   }
   s.parallel.ep = 0;
   EXPECT_THROW(validate_scenario(s, {"sweep", 3}), InputError);
+}
+
+}  // namespace
+}  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// [cluster] nvlink_domain_gpus: the GPUs of one NVLink domain the job sees, a multiple of the node up to the
+// instance's domain (an NVL72 tray: 4 .. 72); the catalog's domain without it.
+TEST(ScenarioParser, NvlinkDomainOverride) {
+  const std::string base = R"(
+[model]
+name = "deepseek-v3"
+[cluster]
+instance = "p6e-gb200.36xlarge"
+nodes = 16
+)";
+  const std::string rest = R"(
+[parallelism]
+tp = 1
+pp = 1
+ep = 64
+[training]
+micro_batch = 1
+global_batch = 64
+seq_length = 4096
+)";
+  EXPECT_EQ(parse_scenario(base + rest, "d.toml", catalog()).instance.nvlink_domain_gpus, 72);
+  EXPECT_EQ(parse_scenario(base + "nvlink_domain_gpus = 36\n" + rest, "d.toml", catalog())
+                .instance.nvlink_domain_gpus,
+            36);
+  for (const char* bad :
+       {"nvlink_domain_gpus = 6\n", "nvlink_domain_gpus = 76\n", "nvlink_domain_gpus = 2\n"}) {
+    try {
+      parse_scenario(base + bad + rest, "d.toml", catalog());
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("d.toml:7: cluster.nvlink_domain_gpus"), std::string::npos)
+          << e.what();
+    }
+  }
+  // An 8-GPU instance's domain is its node: nothing to cut.
+  const std::string p5en = R"(
+[model]
+name = "qwen3-30b-a3b"
+[cluster]
+instance = "p5en.48xlarge"
+nodes = 2
+nvlink_domain_gpus = 16
+)";
+  EXPECT_THROW(
+      parse_scenario(p5en + "[parallelism]\ntp = 2\nep = 8\n[training]\nmicro_batch = 1\nglobal_batch = 64\n",
+                     "p.toml", catalog()),
+      InputError);
 }
 
 }  // namespace

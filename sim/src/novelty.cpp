@@ -5,6 +5,7 @@
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/models/comm_cost.hpp"
 
 namespace moetwin {
 
@@ -26,6 +27,8 @@ const char* to_string(NoveltyDimension d) {
       return "gpu";
     case NoveltyDimension::instance:
       return "instance";
+    case NoveltyDimension::nvlink_domain:
+      return "nvlink-domain";
     case NoveltyDimension::stack:
       return "stack";
     case NoveltyDimension::precision:
@@ -86,15 +89,20 @@ std::string tp_regime_of(const Scenario& s) {
 }
 
 // The GPUs of one EP group are ep x etp consecutive ranks of the expert layout (Megatron-Core's
-// tp-cp-ep-dp-pp order, etp in tp's place), so the group spans ceil(ep x etp / GPUs per node) nodes.
+// tp-cp-ep-dp-pp order, etp in tp's place), so the group spans ceil(ep x etp / GPUs per NVLink group)
+// NVLink groups (the dispatcher's reach; nodes on an 8-GPU instance).
 int ep_span_nodes(const Scenario& s) {
-  const int per_node = std::max(1, s.instance.gpus);
+  const int per_node = std::max(1, a2a_nvlink_reach_gpus(s));
   const int gpus = s.parallel.ep * s.parallel.etp;
   return std::max(1, (gpus + per_node - 1) / per_node);
 }
 
 std::string ep_span_of(const Scenario& s) {
   return concat({"ep-nodes", std::to_string(ep_span_nodes(s))});
+}
+
+std::string nvlink_domain_of(const Scenario& s) {
+  return concat({"nvl", std::to_string(nvlink_domain_gpus(s.instance))});
 }
 
 std::string routing_of(const Scenario& s) {
@@ -127,6 +135,7 @@ std::string Novelty::level() const {
     switch (v.dimension) {
       case NoveltyDimension::gpu:
       case NoveltyDimension::instance:
+      case NoveltyDimension::nvlink_domain:
       case NoveltyDimension::stack:
       case NoveltyDimension::precision:
         return "platform";
@@ -197,6 +206,28 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
   if (!covers(c.instances, s.instance.name)) {
     add(NoveltyDimension::instance, s.instance.name,
         concat({"instance ", s.instance.name, none, " (host time scaled by its CPU)"}), kCategoricalDistance);
+  }
+  // The fitted rows' NVLink domains, from their instances in the catalog (the coverage records instance
+  // names; an instance the catalog does not know is skipped, and none known covers every domain).
+  {
+    std::vector<std::string> domains;
+    const auto& known = Catalog::shared_default().instances();
+    for (const std::string& name : c.instances) {
+      const auto it = known.find(name);
+      if (it != known.end())
+        insert_sorted(domains, concat({"nvl", std::to_string(nvlink_domain_gpus(it->second))}));
+    }
+    const std::string domain = nvlink_domain_of(s);
+    if (!covers(domains, domain)) {
+      std::string fitted;
+      for (const std::string& d : domains) fitted += (fitted.empty() ? "" : ", ") + d;
+      add(NoveltyDimension::nvlink_domain, domain,
+          concat(
+              {"NVLink domain of ", std::to_string(nvlink_domain_gpus(s.instance)), " GPUs", none,
+               " (fitted on ", fitted,
+               "): NVLink legs beyond the node and the NVSwitch fabric of a rack inherit the node's terms"}),
+          kCategoricalDistance);
+    }
   }
   if (!covers(c.stacks, s.stack.spec.name)) {
     add(NoveltyDimension::stack, s.stack.spec.name,

@@ -21,11 +21,12 @@
 
 namespace moetwin {
 
-RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node) {
+RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node, int a2a_reach_gpus) {
   const Placement placement(p, gpus_per_node);
   RankGroups g;
   g.world = p.world();
   g.gpus_per_node = gpus_per_node;
+  g.a2a_reach_gpus = a2a_reach_gpus > 0 ? a2a_reach_gpus : gpus_per_node;
   g.stage_size = p.tp * p.cp * p.dp;
   g.tp = placement.groups(GroupKind::tp);
   g.dp = placement.groups(GroupKind::dp);
@@ -1211,7 +1212,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   // Refused before anything is allocated when it would not fit (workload_estimate.hpp).
   check_workload_size(s, estimate_workload(s), workload_limit_bytes());
   out.layout = make_pipeline_layout(s.model, par, where);
-  out.groups = megatron_rank_groups(par, s.instance.gpus);
+  out.groups = megatron_rank_groups(par, s.instance.gpus, a2a_nvlink_reach_gpus(s));
   out.compute = seams.compute != nullptr ? *seams.compute : ComputeProfile::from_gpu(s.gpu);
   if (!(prof.compute_time_scale > 0 && prof.collective_time_scale > 0))
     throw std::logic_error("build_workload: fitted time scales must be > 0");
@@ -1368,14 +1369,14 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     for (int op : b.sync_ops_) prog.op(op).sync = HostSync::op;
     // Flow-model loads of the pipeline P2P and the A2As (collectives got theirs when added); the A2A's from
     // the stage's first rank's MoE costs of that layer and microbatch. An A2A keeps one flow per other node
-    // of the EP group on the rails (DeepEP: one RDMA stream per remote node; NCCL: the node pair's copies
-    // aggregated per rail), one per other GPU of its node on NVLink.
+    // of the EP group on the rails (DeepEP: one RDMA stream per remote node; NCCL: the pair of NVLink
+    // domains' copies aggregated per rail), one per other GPU of its NVLink reach on NVLink.
     const std::vector<int>& first_ep = *c.ep_of[static_cast<std::size_t>(stage * S)];
-    const int a2a_network_flows = nodes_spanned(first_ep, g.gpus_per_node) - 1;
+    const int reach = g.a2a_reach_gpus;
+    const int a2a_network_flows = nodes_spanned(first_ep, reach) - 1;
     const int a2a_nvlink_flows =
-        static_cast<int>(std::count_if(
-            first_ep.begin(), first_ep.end(),
-            [&](int rank) { return rank / g.gpus_per_node == first_ep.front() / g.gpus_per_node; })) -
+        static_cast<int>(std::count_if(first_ep.begin(), first_ep.end(),
+                                       [&](int rank) { return rank / reach == first_ep.front() / reach; })) -
         1;
     for (int i = 0; i < prog.size(); ++i) {
       const OpSpec& o = prog.ops()[static_cast<std::size_t>(i)];

@@ -305,3 +305,48 @@ TEST(DispatcherMoeCost, RejectsMismatchedGroup) {
 
 }  // namespace
 }  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// The routing plan's "node" is the dispatcher's NVLink reach (comm_cost.hpp a2a_nvlink_reach_gpus): on the
+// UltraServer trays (4 GPUs, domain 72) EP64 is one NVLink group of 64 for NCCL's all-to-all (no network
+// leg) and 16 nodes of 4 for DeepEP's node dedup; an EP group filling domains unequally is refused.
+TEST(DispatcherMoeCost, RoutingSpecFollowsTheNvlinkReach) {
+  const auto tray = [](const std::string& dispatcher, int nodes, int pp) {
+    const int world = 4 * nodes;
+    std::string t = "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n";
+    t += "[cluster]\ninstance = \"p6e-gb200.36xlarge\"\nnodes = " + std::to_string(nodes) + "\n";
+    t += "[parallelism]\ntp = 1\npp = " + std::to_string(pp) +
+         "\nep = 64\ndp = " + std::to_string(world / pp) + "\n";
+    t += "[training]\nmicro_batch = 1\nglobal_batch = " + std::to_string(world / pp * 4) +
+         "\nseq_length = 4096\nrecompute = \"none\"\n";
+    t += "[dispatcher]\nname = \"" + dispatcher + "\"\n";
+    return parse_scenario(t, "tray.toml", catalog());
+  };
+  const Scenario nccl = tray("nccl-alltoall", 16, 1);
+  EXPECT_EQ(a2a_nvlink_reach_gpus(nccl), 72);
+  EXPECT_EQ(routing_spec_for(nccl).ranks_per_node, 64);
+  EXPECT_EQ(routing_spec_for(nccl).nodes(), 1);
+  const Scenario deepep = tray("deepep-nvshmem", 16, 1);
+  EXPECT_EQ(a2a_nvlink_reach_gpus(deepep), 4);
+  EXPECT_EQ(routing_spec_for(deepep).ranks_per_node, 4);
+  EXPECT_EQ(routing_spec_for(deepep).nodes(), 16);
+  // NCCL's EP64 on one domain: every rank's copies to the other 63 ranks go over NVLink, none remote.
+  const DispatcherMoeCost cost(nccl);
+  std::vector<int> group(64);
+  for (int i = 0; i < 64; ++i) group[static_cast<std::size_t>(i)] = i;
+  std::vector<MoeRankCost> out;
+  cost.layer_costs(0, 0, 0, group, out);
+  ASSERT_EQ(out.size(), 64u);
+  for (const MoeRankCost& c : out) {
+    EXPECT_EQ(c.dispatch_remote_tokens, 0);
+    EXPECT_EQ(c.dispatch_network_s, 0.0f);
+    EXPECT_GT(c.dispatch_nvlink_s, 0.0f);
+  }
+  // 32 trays, PP2: stage 1 (ranks 64..127) puts 8 ranks in the first 72-GPU domain and 56 in the second.
+  EXPECT_THROW(routing_spec_for(tray("nccl-alltoall", 32, 2)), InputError);
+}
+
+}  // namespace
+}  // namespace moetwin

@@ -212,3 +212,35 @@ TEST(Novelty, ShippedProfileBandsWidenWithDistance) {
 
 }  // namespace
 }  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// An NVLink domain larger than every fitted instance's (issue 42 item 2): its own platform dimension, named
+// with the GPUs of the domain; covered when a fitted instance had the same domain.
+TEST(Novelty, NvlinkDomainBeyondTheFittedNodes) {
+  const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  FitCoverage b300;
+  b300.add(load(catalog, "scenarios/live/dsv3-b300-32n-20260601.toml"));
+  const Scenario ultra = load(catalog, "scenarios/examples/dsv3-p6e-gb200x72.toml");
+  EXPECT_EQ(nvlink_domain_of(ultra), "nvl64");  // the scenario's [cluster] nvlink_domain_gpus
+  const Novelty n = novelty_of(ultra, b300);
+  EXPECT_TRUE(n.has(NoveltyDimension::nvlink_domain));
+  EXPECT_EQ(n.level(), "platform");
+  EXPECT_NE(n.summary().find("nvlink-domain=nvl64"), std::string::npos) << n.summary();
+  // EP64 in one domain spans one NVLink group (NCCL's reach is the domain), not 16 trays.
+  EXPECT_EQ(ep_span_nodes(ultra), 1);
+  // A fit that saw the same instance covers its catalog domain (72), not the 64 the scenario cut it to.
+  FitCoverage same;
+  same.add(ultra);
+  EXPECT_TRUE(novelty_of(ultra, same).has(NoveltyDimension::nvlink_domain));
+  Scenario whole = ultra;
+  whole.instance.nvlink_domain_gpus = 72;
+  EXPECT_FALSE(novelty_of(whole, same).has(NoveltyDimension::nvlink_domain));
+  // An 8-GPU instance's domain is its node: no new dimension against the B300 fit.
+  EXPECT_FALSE(
+      novelty_of(load(catalog, "scenarios/default.toml"), b300).has(NoveltyDimension::nvlink_domain));
+}
+
+}  // namespace
+}  // namespace moetwin

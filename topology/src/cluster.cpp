@@ -61,6 +61,11 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
     throw InputError(where, "latency", format_exact(options.efa_latency_s), "expected >= 0 s");
   }
   gpus_per_node_ = instance.gpus;
+  domain_gpus_ = nvlink_domain_gpus(instance);
+  if (domain_gpus_ % gpus_per_node_ != 0) {
+    throw InputError(where, instance.name + ".nvlink_domain_gpus", std::to_string(domain_gpus_),
+                     "expected a multiple of gpus = " + std::to_string(gpus_per_node_));
+  }
   nics_per_gpu_ = instance.nics_per_gpu;
   const int nics = nics_per_node();
   links_per_node_ = 2 * gpus_per_node_ + 2 * nics + (has_uplinks() ? 2 : 0);
@@ -73,10 +78,12 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
   // empty boost::optional trips GCC 12's -Wmaybe-uninitialized under the sanitizers.
   // All vertices are made at once (a 512-node cluster has ~17k; growing the vector one by one was 4% of a
   // 4,096-GPU predict), then given their properties in the order add_vertex would have numbered them.
-  const std::size_t vertices =
-      static_cast<std::size_t>(nodes) *
-          static_cast<std::size_t>(gpus_per_node_ + 1 + nics + (has_uplinks() ? 1 : 0)) +
-      1;
+  // One NVSwitch vertex per NVLink domain, numbered with the domain's first node.
+  const int per_domain = nodes_per_domain();
+  const auto first_of_domain = [per_domain](int n) { return n % per_domain == 0; };
+  const std::size_t vertices = static_cast<std::size_t>(nodes) *
+                                   static_cast<std::size_t>(gpus_per_node_ + nics + (has_uplinks() ? 1 : 0)) +
+                               static_cast<std::size_t>(domains()) + 1;
   graph_ = ClusterGraph(vertices);
   std::size_t next_vertex = 0;
   const auto add_vertex = [this, &next_vertex](ClusterVertex v) {
@@ -94,7 +101,11 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
     for (int g = 0; g < gpus_per_node_; ++g) {
       gpu_v[un].push_back(add_vertex(ClusterVertex{VertexKind::gpu, n, n * gpus_per_node_ + g}));
     }
-    switch_v[un] = add_vertex(ClusterVertex{VertexKind::nvswitch, n, -1});
+    if (first_of_domain(n)) {
+      switch_v[un] = add_vertex(ClusterVertex{VertexKind::nvswitch, n, -1});
+    } else {
+      switch_v[un] = switch_v[static_cast<std::size_t>(n - n % per_domain)];
+    }
     for (int c = 0; c < nics; ++c) {
       nic_v[un].push_back(add_vertex(ClusterVertex{VertexKind::nic, n, c}));
     }
@@ -229,7 +240,7 @@ std::vector<int> Cluster::route(int src_gpu, int dst_gpu, int rail) const {
   check_gpu(src_gpu);
   check_gpu(dst_gpu);
   if (src_gpu == dst_gpu) return {};
-  if (node_of(src_gpu) == node_of(dst_gpu)) return {nvlink_tx(src_gpu), nvlink_rx(dst_gpu)};
+  if (domain_of(src_gpu) == domain_of(dst_gpu)) return {nvlink_tx(src_gpu), nvlink_rx(dst_gpu)};
   return nic_route(node_of(src_gpu), nic_of(src_gpu, rail), node_of(dst_gpu), nic_of(dst_gpu, rail));
 }
 

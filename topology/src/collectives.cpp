@@ -15,17 +15,24 @@ namespace {
 
 const InputLocation kWhere{"collective", 0};
 
-// Members of a group by node, both ascending.
+// Members of a group by NVLink domain, both ascending: which members share a domain decides NVLink vs
+// network legs (on an 8-GPU instance the domain is the node; on an NVL72 rack 72 GPUs, 18 trays). NCCL
+// runs its rings, trees and all-to-all over NVLink inside an MNNVL domain (NVLS / P2P over the NVSwitch
+// fabric, Megatron-Bridge's USE_MNNVL=1 on GB200/GB300: shared/design/nvl72-and-infiniband.md A2), and
+// over the NICs between domains.
 struct GroupShape {
   int n = 0;
-  std::map<int, std::vector<int>> by_node;
-  int k_max = 0;  // most members on one node
-  int nodes() const { return static_cast<int>(by_node.size()); }
+  std::map<int, std::vector<int>> by_domain;
+  int k_max = 0;       // most members in one domain
+  int node_count = 0;  // distinct nodes (trays) of the members
+  int node_k_max = 0;  // most members on one node
+  int domains() const { return static_cast<int>(by_domain.size()); }
 };
 
 GroupShape shape_of(const Cluster& cluster, const std::vector<int>& ranks) {
   if (ranks.empty()) throw InputError(kWhere, "group", "(empty)", "expected at least one rank");
   std::set<int> seen;
+  std::map<int, int> per_node;
   GroupShape s;
   for (int r : ranks) {
     if (r < 0 || r >= cluster.gpus()) {
@@ -34,13 +41,16 @@ GroupShape shape_of(const Cluster& cluster, const std::vector<int>& ranks) {
     }
     if (!seen.insert(r).second)
       throw InputError(kWhere, "rank", std::to_string(r), "expected distinct ranks");
-    s.by_node[cluster.node_of(r)].push_back(r);
+    s.by_domain[cluster.domain_of(r)].push_back(r);
+    ++per_node[cluster.node_of(r)];
   }
   s.n = static_cast<int>(ranks.size());
-  for (auto& [node, members] : s.by_node) {
+  for (auto& [domain, members] : s.by_domain) {
     std::sort(members.begin(), members.end());
     s.k_max = std::max(s.k_max, static_cast<int>(members.size()));
   }
+  s.node_count = static_cast<int>(per_node.size());
+  for (const auto& [node, count] : per_node) s.node_k_max = std::max(s.node_k_max, count);
   return s;
 }
 
@@ -76,7 +86,8 @@ double uplink_bandwidth(const Cluster& c) {
 }
 
 // Per-rank traffic of one collective in the closed form: what crosses NVLink, what crosses the rails,
-// and what crosses one node's uplink, plus the latency steps.
+// and what crosses one domain's uplinks, plus the latency steps. "Node" in the terms below is the NVLink
+// domain (the same on an 8-GPU instance).
 struct Traffic {
   double nvlink = 0;       // bytes per rank over its NVLink port
   double network = 0;      // bytes per rank over its rails
@@ -88,7 +99,7 @@ struct Traffic {
 Traffic traffic_of(const CollectiveRequest& req, const GroupShape& g, const CollectiveParams& p) {
   Traffic t;
   const double s = req.bytes;
-  const int n = g.n, m = g.nodes(), k = g.k_max;
+  const int n = g.n, m = g.domains(), k = g.k_max;
   const double nvl = p.nvlink_step_latency_s, efa = p.efa_step_latency_s;
   if (n == 1) return t;
   switch (req.algorithm) {
@@ -141,12 +152,13 @@ Traffic traffic_of(const CollectiveRequest& req, const GroupShape& g, const Coll
       // All-to-all: s/n to every member; the rank with the fewest node-local peers sends the most over
       // the network. All peers are in flight at once (NCCL groups the sends): one latency step.
       int k_min = n;
-      for (const auto& [node, members] : g.by_node) k_min = std::min(k_min, static_cast<int>(members.size()));
+      for (const auto& [domain, members] : g.by_domain)
+        k_min = std::min(k_min, static_cast<int>(members.size()));
       t.message = s / n;
       t.nvlink = (k - 1) * s / n;
       t.network = (n - k_min) * s / n;
       double egress = 0;
-      for (const auto& [node, members] : g.by_node) {
+      for (const auto& [domain, members] : g.by_domain) {
         const double km = static_cast<double>(members.size());
         egress = std::max(egress, km * (n - km) * s / n);
       }
@@ -155,7 +167,8 @@ Traffic traffic_of(const CollectiveRequest& req, const GroupShape& g, const Coll
       break;
     }
   }
-  // The call's fixed cost, measured only where the whole group is in one node.
+  // The call's fixed cost, measured only where the whole group is in one node (an NVLink domain larger
+  // than a node pays the same: it was measured on 8-GPU NVSwitch nodes, an assumption there).
   if (m == 1) t.latency += p.nvlink_call_latency_s;
   return t;
 }
@@ -172,26 +185,27 @@ void add_flow(CollectiveFlows& out, int src, int dst, double payload, double eff
   out.payload_bytes.push_back(payload);
 }
 
-// Node-level NIC indices of the members of one node, in member order then rail order.
-std::vector<int> rails_of(const Cluster& c, const std::vector<int>& members) {
-  std::vector<int> nics;
+// The (GPU, rail) endpoints of a domain's members, in member order then rail order.
+std::vector<std::pair<int, int>> rails_of(const Cluster& c, const std::vector<int>& members) {
+  std::vector<std::pair<int, int>> rails;
   for (int r : members) {
-    for (int rail = 0; rail < c.nics_per_gpu(); ++rail) nics.push_back(c.nic_of(r, rail));
+    for (int rail = 0; rail < c.nics_per_gpu(); ++rail) rails.emplace_back(r, rail);
   }
-  return nics;
+  return rails;
 }
 
-// `payload` bytes from node a's members to node b's members, spread evenly over the rails.
-void add_node_pair(CollectiveFlows& out, const Cluster& c, int a, const std::vector<int>& ma, int b,
-                   const std::vector<int>& mb, double payload, double efficiency) {
+// `payload` bytes from domain a's members to domain b's members, spread evenly over the rails (each
+// member's own NICs, on its node).
+void add_domain_pair(CollectiveFlows& out, const Cluster& c, const std::vector<int>& ma,
+                     const std::vector<int>& mb, double payload, double efficiency) {
   if (payload <= 0) return;
-  const std::vector<int> ra = rails_of(c, ma), rb = rails_of(c, mb);
+  const auto ra = rails_of(c, ma), rb = rails_of(c, mb);
   const std::size_t flows = std::max(ra.size(), rb.size());
-  const int gpn = c.gpus_per_node();
   for (std::size_t j = 0; j < flows; ++j) {
-    const int src_nic = ra[j % ra.size()], dst_nic = rb[j % rb.size()];
-    add_flow(out, a * gpn + src_nic / c.nics_per_gpu(), b * gpn + dst_nic / c.nics_per_gpu(),
-             payload / static_cast<double>(flows), efficiency, c.nic_route(a, src_nic, b, dst_nic));
+    const auto [src, src_rail] = ra[j % ra.size()];
+    const auto [dst, dst_rail] = rb[j % rb.size()];
+    add_flow(out, src, dst, payload / static_cast<double>(flows), efficiency,
+             c.nic_route(c.node_of(src), c.nic_of(src, src_rail), c.node_of(dst), c.nic_of(dst, dst_rail)));
   }
 }
 
@@ -301,14 +315,16 @@ CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveR
   const Traffic t = traffic_of(request, g, params);
   CollectiveEstimate e;
   e.ranks = g.n;
-  e.nodes = g.nodes();
-  e.ranks_per_node = g.k_max;
+  e.nodes = g.node_count;
+  e.ranks_per_node = g.node_k_max;
+  e.domains = g.domains();
+  e.ranks_per_domain = g.k_max;
   e.message_bytes = t.message;
   e.nvlink_bytes_per_rank = t.nvlink;
   e.network_bytes_per_rank = t.network;
   e.latency_s = t.latency;
   e.bottleneck = "none";
-  // The NVLink term is the group's members on one node (all of it inside a node) moving the buffer.
+  // The NVLink term is the group's members in one domain (all of it inside a domain) moving the buffer.
   const double nvl_rate = cluster.gpu_spec().nvlink_bandwidth *
                           params.nvlink_factor(request.kind, g.k_max, request.bytes, t.message);
   const double efa_factor = params.efa_efficiency.factor(t.message);
@@ -322,7 +338,11 @@ CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveR
   e.network_s = t.network / (cluster.gpu_network_bandwidth() * efa_factor);
   consider(e.nvlink_s, "nvlink");
   consider(e.network_s, "efa");
-  if (cluster.has_uplinks()) consider(t.node_egress / (uplink_bandwidth(cluster) * efa_factor), "uplink");
+  // A domain's egress leaves through the uplinks of its nodes: the busiest node carries its members' share.
+  if (cluster.has_uplinks()) {
+    const double node_share = static_cast<double>(g.node_k_max) / g.k_max;
+    consider(t.node_egress * node_share / (uplink_bandwidth(cluster) * efa_factor), "uplink");
+  }
   e.time_s = e.latency_s + e.bandwidth_s;
   if (e.time_s > 0) {
     e.algbw = request.bytes / e.time_s;
@@ -361,23 +381,22 @@ CollectiveFlows all_to_all_flows(const Cluster& cluster, const std::vector<int>&
                                               buffer.value_or(max_pair * static_cast<double>(n)), max_pair);
   const double efa_eff = params.efa_efficiency.factor(max_pair);
   CollectiveFlows out;
-  // Intra-node pairs first (ascending src, dst), then node pairs (ascending), rails in order: a fixed
+  // Intra-domain pairs first (ascending src, dst), then domain pairs (ascending), rails in order: a fixed
   // issue order keeps SimGrid deterministic.
-  std::map<std::pair<int, int>, double> node_pairs;
+  std::map<std::pair<int, int>, double> domain_pairs;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
-      const int a = cluster.node_of(ranks[i]), b = cluster.node_of(ranks[j]);
+      const int a = cluster.domain_of(ranks[i]), b = cluster.domain_of(ranks[j]);
       if (a == b) {
         add_flow(out, ranks[i], ranks[j], bytes[i][j], nvl_eff, cluster.route(ranks[i], ranks[j]));
       } else {
-        node_pairs[{a, b}] += bytes[i][j];
+        domain_pairs[{a, b}] += bytes[i][j];
       }
     }
   }
-  for (const auto& [pair, payload] : node_pairs) {
-    add_node_pair(out, cluster, pair.first, g.by_node.at(pair.first), pair.second, g.by_node.at(pair.second),
-                  payload, efa_eff);
+  for (const auto& [pair, payload] : domain_pairs) {
+    add_domain_pair(out, cluster, g.by_domain.at(pair.first), g.by_domain.at(pair.second), payload, efa_eff);
   }
   return out;
 }
@@ -396,19 +415,19 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
   const GroupShape g = shape_of(cluster, request.ranks);
   const Traffic t = traffic_of(request, g, params);
   const double s = request.bytes;
-  const int n = g.n, m = g.nodes();
+  const int n = g.n, m = g.domains();
   CollectiveFlows out;
   if (n == 1) return out;
   const double nvl_eff = params.nvlink_factor(request.kind, g.k_max, s, t.message);
   const double efa_eff = params.efa_efficiency.factor(t.message);
-  std::vector<int> nodes;
-  for (const auto& [node, members] : g.by_node) nodes.push_back(node);
+  std::vector<int> nodes;  // NVLink domains of the group, ascending
+  for (const auto& [domain, members] : g.by_domain) nodes.push_back(domain);
 
   switch (request.algorithm) {
     case CollectiveAlgorithm::pairwise: {
       if (request.kind == CollectiveKind::send_recv) {
         const int src = request.ranks[0], dst = request.ranks[1];
-        if (cluster.node_of(src) == cluster.node_of(dst)) {
+        if (cluster.domain_of(src) == cluster.domain_of(dst)) {
           add_flow(out, src, dst, s, nvl_eff, cluster.route(src, dst));
         } else {
           for (int rail = 0; rail < cluster.nics_per_gpu(); ++rail) {
@@ -426,7 +445,7 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
       // Steady state of the rotated rings: NVLink to the next member of the node, and each node's
       // exit traffic to the next node spread over its members' rails.
       for (int node : nodes) {
-        const auto& mem = g.by_node.at(node);
+        const auto& mem = g.by_domain.at(node);
         const std::size_t k = mem.size();
         for (std::size_t i = 0; k > 1 && i < k; ++i) {
           add_flow(out, mem[i], mem[(i + 1) % k], t.nvlink, nvl_eff, cluster.route(mem[i], mem[(i + 1) % k]));
@@ -434,15 +453,14 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
       }
       for (std::size_t a = 0; m > 1 && a < nodes.size(); ++a) {
         const int b = nodes[(a + 1) % nodes.size()];
-        add_node_pair(out, cluster, nodes[a], g.by_node.at(nodes[a]), b, g.by_node.at(b), t.node_egress,
-                      efa_eff);
+        add_domain_pair(out, cluster, g.by_domain.at(nodes[a]), g.by_domain.at(b), t.node_egress, efa_eff);
       }
       break;
     }
     case CollectiveAlgorithm::tree: {
       // Chain inside each node: s up and s down between neighbours.
       for (int node : nodes) {
-        const auto& mem = g.by_node.at(node);
+        const auto& mem = g.by_domain.at(node);
         for (std::size_t i = 0; i + 1 < mem.size(); ++i) {
           add_flow(out, mem[i + 1], mem[i], s, nvl_eff, cluster.route(mem[i + 1], mem[i]));
           add_flow(out, mem[i], mem[i + 1], s, nvl_eff, cluster.route(mem[i], mem[i + 1]));
@@ -454,10 +472,8 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
         for (int pos = 1; pos < m; ++pos) {
           const int child = nodes[static_cast<std::size_t>((pos + shift) % m)];
           const int parent = nodes[static_cast<std::size_t>(((pos - 1) / 2 + shift) % m)];
-          add_node_pair(out, cluster, child, g.by_node.at(child), parent, g.by_node.at(parent), s / 2,
-                        efa_eff);
-          add_node_pair(out, cluster, parent, g.by_node.at(parent), child, g.by_node.at(child), s / 2,
-                        efa_eff);
+          add_domain_pair(out, cluster, g.by_domain.at(child), g.by_domain.at(parent), s / 2, efa_eff);
+          add_domain_pair(out, cluster, g.by_domain.at(parent), g.by_domain.at(child), s / 2, efa_eff);
         }
       }
       break;

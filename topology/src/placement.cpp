@@ -94,8 +94,10 @@ GroupKind parse_group_kind(const std::string& text, const InputLocation& where) 
   throw InputError(where, "group", text, "expected one of tp, cp, dp, pp, ep, etp, edp, embedding");
 }
 
-Placement::Placement(const ParallelLayout& layout, int gpus_per_node)
-    : layout_(layout), gpus_per_node_(gpus_per_node) {
+Placement::Placement(const ParallelLayout& layout, int gpus_per_node, int domain_gpus)
+    : layout_(layout),
+      gpus_per_node_(gpus_per_node),
+      domain_gpus_(domain_gpus > 0 ? domain_gpus : gpus_per_node) {
   require_positive(layout.tp, "tp");
   require_positive(layout.cp, "cp");
   require_positive(layout.dp, "dp");
@@ -103,6 +105,10 @@ Placement::Placement(const ParallelLayout& layout, int gpus_per_node)
   require_positive(layout.ep, "ep");
   require_positive(layout.etp, "etp");
   require_positive(gpus_per_node, "gpus_per_node");
+  if (domain_gpus_ % gpus_per_node != 0) {
+    throw InputError(InputLocation{"layout", 0}, "nvlink_domain_gpus", std::to_string(domain_gpus_),
+                     "expected a multiple of the GPUs per node (" + std::to_string(gpus_per_node) + ")");
+  }
   const int stage = layout.tp * layout.cp * layout.dp;
   if (stage % (layout.ep * layout.etp) != 0) {
     throw InputError(InputLocation{"layout", 0}, "ep*etp", std::to_string(layout.ep * layout.etp),
@@ -114,7 +120,8 @@ Placement::Placement(const ParallelLayout& layout, int gpus_per_node)
   build();
 }
 
-Placement::Placement(const Scenario& scenario) : Placement(scenario.parallel, scenario.instance.gpus) {
+Placement::Placement(const Scenario& scenario)
+    : Placement(scenario.parallel, scenario.instance.gpus, nvlink_domain_gpus(scenario.instance)) {
   if (world_ != scenario.gpus()) {
     throw InputError(InputLocation{scenario.source, 0}, "parallel", "tp*cp*dp*pp = " + std::to_string(world_),
                      "expected nodes * gpus = " + std::to_string(scenario.gpus()));
@@ -156,6 +163,11 @@ void Placement::check_rank(int rank) const {
 int Placement::node_of(int rank) const {
   check_rank(rank);
   return rank / gpus_per_node_;
+}
+
+int Placement::domain_of(int rank) const {
+  check_rank(rank);
+  return rank / domain_gpus_;
 }
 
 RankCoord Placement::coord(int rank) const {
@@ -228,6 +240,22 @@ int Placement::max_nodes_spanned(GroupKind kind) const {
   return best;
 }
 
+std::vector<int> Placement::domains_of(const std::vector<int>& ranks) const {
+  std::set<int> domains;
+  for (int r : ranks) domains.insert(domain_of(r));
+  return {domains.begin(), domains.end()};
+}
+
+int Placement::domains_spanned(GroupKind kind, int rank) const {
+  return static_cast<int>(domains_of(group_of(kind, rank)).size());
+}
+
+int Placement::max_domains_spanned(GroupKind kind) const {
+  int best = 0;
+  for (const auto& g : groups(kind)) best = std::max(best, static_cast<int>(domains_of(g).size()));
+  return best;
+}
+
 std::vector<GroupRef> Placement::groups_on_nic(int node, int nic, int nics_per_gpu) const {
   if (nics_per_gpu < 1 || nic < 0 || nic >= gpus_per_node_ * nics_per_gpu) {
     throw std::out_of_range("Placement: NIC " + std::to_string(nic));
@@ -238,19 +266,19 @@ std::vector<GroupRef> Placement::groups_on_nic(int node, int nic, int nics_per_g
   for (GroupKind k : kAllGroupKinds) {
     const int g = group_index(k, rank);
     if (g < 0) continue;
-    if (nodes_of(groups(k)[static_cast<std::size_t>(g)]).size() > 1) refs.push_back(GroupRef{k, g});
+    if (domains_of(groups(k)[static_cast<std::size_t>(g)]).size() > 1) refs.push_back(GroupRef{k, g});
   }
   return refs;
 }
 
 bool Placement::kinds_share_nics(GroupKind a, GroupKind b) const {
-  // A NIC serves one GPU, so two kinds share a NIC exactly when some rank belongs to a multi-node group
-  // of each kind.
+  // A NIC serves one GPU, so two kinds share a NIC exactly when some rank belongs to a multi-domain group
+  // of each kind (inside a domain the traffic stays on NVLink).
   for (int r = 0; r < world_; ++r) {
     const int ga = group_index(a, r), gb = group_index(b, r);
     if (ga < 0 || gb < 0) continue;
-    if (nodes_of(groups(a)[static_cast<std::size_t>(ga)]).size() > 1 &&
-        nodes_of(groups(b)[static_cast<std::size_t>(gb)]).size() > 1) {
+    if (domains_of(groups(a)[static_cast<std::size_t>(ga)]).size() > 1 &&
+        domains_of(groups(b)[static_cast<std::size_t>(gb)]).size() > 1) {
       return true;
     }
   }

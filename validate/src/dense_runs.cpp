@@ -102,6 +102,10 @@ void fold_into_one_domain(LiveRun& run, const std::string& where) {
               " GPUs on one NVSwitch fabric (the domain's non-blocking NVLink; no rank uses ",
               to_string(catalog_instance.fabric), ")"}));
   s.instance.gpus = gpus;
+  // The folded node is its own NVLink domain (the domain must be a multiple of the node). Topology now
+  // models the trays of one domain directly (docs/2026-12-04-nvlink-domain.md); the fold stays so that the
+  // dense-row replays and their fit keep their numbers.
+  s.instance.nvlink_domain_gpus = gpus;
   s.instance.efa_nics = gpus * s.instance.nics_per_gpu;
   s.instance.cpu_cores = catalog_instance.cpu_cores * s.nodes;
   s.nodes = 1;

@@ -66,8 +66,9 @@ struct InstanceSpec {
   int efa_nics = 0;             // scale-out NICs per node (EFA, or InfiniBand's ib_nics)
   std::string ib_generation;    // "NDR" (400 Gb/s) or "XDR" (800 Gb/s) on InfiniBand; "" on EFA
   // GPUs of one NVLink domain (NVSwitch fabric): = gpus for an 8-GPU node, 72 for an NVL72 rack whose
-  // node is a 4-GPU compute tray. Topology does not use a domain beyond the node yet (issue 42 item 2):
-  // commands that would need it say so.
+  // node is a 4-GPU compute tray. Ranks share NVLink iff they lie in the same consecutive block of this
+  // many GPUs (torchrun order); read it through nvlink_domain_gpus(instance), which maps an unset 0 to
+  // the node.
   int nvlink_domain_gpus = 0;
   double nic_bandwidth = 0;         // per NIC, per direction, bytes/s (Gb/s / 8 x 1e9)
   int nics_per_gpu = 0;             // NICs with affinity to each GPU (rails)
@@ -87,6 +88,12 @@ struct InstanceSpec {
   std::vector<Assumption> unverified;  // values used without a source, with their bounds
   std::string source;
 };
+
+// GPUs of `instance`'s NVLink domain: its nvlink_domain_gpus, or the node (gpus) when unset (a spec built
+// by hand). Every NVLink-vs-network decision of topology, models and sim reads this, not gpus.
+inline int nvlink_domain_gpus(const InstanceSpec& instance) {
+  return instance.nvlink_domain_gpus > instance.gpus ? instance.nvlink_domain_gpus : instance.gpus;
+}
 
 // mla: DeepSeek multi-head latent attention; gqa: grouped-query attention; mha: standard multi-head
 // attention (GQA with one KV group per head: query_groups = heads).

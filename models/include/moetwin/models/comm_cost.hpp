@@ -171,8 +171,21 @@ class ScaledCommCost : public CommCostModel {
   double scale_;
 };
 
-// Nodes a rank group spans: global rank r lives on node r / gpus_per_node (> 0).
+// Nodes a rank group spans: global rank r lives on node r / gpus_per_node (> 0). Called with an NVLink
+// domain's GPUs it counts domains.
 int nodes_spanned(const std::vector<int>& ranks, int gpus_per_node);
+
+// Consecutive GPUs inside which `scenario`'s EP all-to-all stays on NVLink, by dispatcher:
+//  - NCCL all-to-all (Megatron's alltoall dispatcher, no dedup): the NVLink domain. NCCL's P2P transport
+//    runs over the NVSwitch fabric of an NVL72 rack (MNNVL; Megatron-Bridge sets USE_MNNVL=1 and
+//    NVLINK_DOMAIN_SIZE=72 on GB200/GB300: shared/design/nvl72-and-infiniband.md A2), so = the node on an
+//    8-GPU instance, 72 on an NVL72 tray.
+//  - node-dedup dispatchers (DeepEP v1 normal kernels and their ports): the node. DeepEP v1 forwards
+//    within the NVL peers of one host (NUM_MAX_NVL_PEERS = 8, CUDA IPC buffers) and sends everything else
+//    over RDMA (NVSHMEM / UCCL through the NICs: design doc C1); Megatron-Bridge does not allow deepep on
+//    GB200/GB300 at all (falls back to alltoall, design doc C1), so no measured NVL72 run says more. On
+//    an instance whose domain is its node both answers are the same.
+int a2a_nvlink_reach_gpus(const Scenario& scenario);
 
 // Per-call pipeline fill of a chunked A2A kernel (SimProfile::A2aFit::fill_tokens). DeepEP's normal-mode
 // kernels stream tokens to every peer in chunks per (channel, peer) (num_max_*_chunked_send/recv_tokens
@@ -183,10 +196,10 @@ int nodes_spanned(const std::vector<int>& ranks, int gpus_per_node);
 // latency cannot express (live runs: mb1 - mb4 differences of deepep-uccl - nccl give ~2.3 ms per call
 // for hidden 7168 at EP32, ~1.0 ms for 4096 at EP32, ~0.5 ms for 4096 at EP16).
 struct A2aFillGeometry {
-  double tokens_per_peer = 0;       // fitted fill, tokens per peer per call (0: no fill term)
-  double hidden = 0;                // elements per token
-  double bytes_per_element = 2;     // bf16 dispatch and combine
-  int gpus_per_node = 0;            // node of global rank r = r / gpus_per_node
+  double tokens_per_peer = 0;    // fitted fill, tokens per peer per call (0: no fill term)
+  double hidden = 0;             // elements per token
+  double bytes_per_element = 2;  // bf16 dispatch and combine
+  int gpus_per_node = 0;         // NVLink reach of global rank r = r / gpus_per_node (a2a_nvlink_reach_gpus)
   double inter_node_bandwidth = 0;  // per GPU per direction, bytes/s (nics_per_gpu x NIC bandwidth)
   double intra_node_bandwidth = 0;  // per GPU NVLink per direction, bytes/s
   // Fill seconds of one call on `ep_ranks` (0 with fewer than 2 ranks or no fill).
@@ -205,7 +218,8 @@ class ScaledMoeCost : public MoeCostModel {
   // token copies (MoeRankCost::tokens) + the call's pipeline fill (fill.seconds(ep_ranks)) + node_latency_s
   // x the remote nodes of the call's EP group + remote_token_s x the rank's tokens to or from other nodes
   // (MoeRankCost::dispatch_remote_tokens / combine_remote_tokens).
-  // node_latency_s: per call per remote node of the call's EP group (nodes of fill.gpus_per_node GPUs).
+  // node_latency_s: per call per remote node of the call's EP group (nodes of fill.gpus_per_node GPUs: the
+  // dispatcher's NVLink reach, a2a_nvlink_reach_gpus).
   ScaledMoeCost(std::shared_ptr<const MoeCostModel> inner, double scale, double latency_s = 0,
                 double per_copy_s = 0, A2aFillGeometry fill = {}, double node_latency_s = 0,
                 double remote_token_s = 0);

@@ -54,6 +54,10 @@ struct DispatchHardware {
 
   // EFA bandwidth with affinity to one GPU, per direction, bytes/s (nics_per_gpu x nic bandwidth).
   double rail_bandwidth() const;
+  // GPUs of the instance's NVLink domain (catalog's nvlink_domain_gpus: the node, or 72 on an NVL72 tray).
+  // The traffic a model receives already splits NVLink and network legs by its dispatcher's reach
+  // (comm_cost.hpp a2a_nvlink_reach_gpus); `nodes` counts those groups.
+  int nvlink_domain_gpus() const { return moetwin::nvlink_domain_gpus(instance); }
   static DispatchHardware from_catalog(const Catalog& catalog, const std::string& instance, int nodes);
 };
 

@@ -10,7 +10,9 @@
 //  - payload is bf16 in both directions (token_bytes(hidden, fp8 = false)): the live runs are bf16 runs
 //    and no DeepEP FP8 dispatch was enabled there;
 //  - EP rank k of a group lives on node k / ranks_per_node, ranks_per_node = ep / (nodes the EP group
-//    spans, from topology's Placement): EP32 over 4 nodes gives 8 per node;
+//    spans, from topology's Placement): EP32 over 4 nodes gives 8 per node. The plan's "node" is the
+//    dispatcher's NVLink reach (a2a_nvlink_reach_gpus): the NVLink domain for NCCL's all-to-all (EP64 in
+//    one NVL72 rack: one "node" of 64, every leg NVLink), the host node for DeepEP's node dedup;
 //  - distinct EP groups (other data-parallel replicas of the expert side) route different data: group g
 //    uses the plan of (layer, g x microbatches + microbatch), so expert popularity (per layer) is shared
 //    and the per-microbatch samples differ. Plans are deterministic in Scenario.routing.seed.
@@ -63,7 +65,7 @@ class DispatcherMoeCost : public MoeCostModel {
   double dispatch_bytes_per_token_ = 0;  // dispatch payload: FP8 + scales with DeepEP's FP8 dispatch
   int etp_ = 1;
   int microbatches_ = 1;
-  int gpus_per_node_ = 8;
+  int gpus_per_node_ = 8;  // the dispatcher's NVLink reach (a2a_nvlink_reach_gpus)
   std::vector<std::string> warnings_;
   // Costs by the routing plan's count class (RoutingPlanner::count_class): plans of one class are equal
   // in every count, and the costs read nothing else, so balanced routing plans and prices each class

@@ -16,13 +16,28 @@
 namespace moetwin {
 
 // The dimensions in output order. platform: gpu..precision; configuration: model..routing.
-enum class NoveltyDimension { gpu, instance, stack, precision, model, layout, scale, routing, dispatcher };
-inline constexpr int kNoveltyDimensions = 9;
-// "gpu", "instance", "stack", "precision", "model", "layout", "scale", "routing", "dispatcher": the keys
-// of outputs and of the profile's [novelty_bands] tables.
+// nvlink_domain: the GPUs of one NVLink domain (InstanceSpec::nvlink_domain_gpus) differ from every
+// fitted row's instance's (an NVL72 rack when every fit ran on 8-GPU NVSwitch nodes): which EP and DP
+// legs stay on NVLink changes, and no fitted term saw a multi-node NVLink fabric. A platform dimension.
+enum class NoveltyDimension {
+  gpu,
+  instance,
+  nvlink_domain,
+  stack,
+  precision,
+  model,
+  layout,
+  scale,
+  routing,
+  dispatcher
+};
+inline constexpr int kNoveltyDimensions = 10;
+// "gpu", "instance", "nvlink-domain", "stack", "precision", "model", "layout", "scale", "routing",
+// "dispatcher": the keys of outputs and of the profile's [novelty_bands] tables.
 const char* to_string(NoveltyDimension d);
 // The dimensions a band is kept for (every one but dispatcher: a dispatcher without runs borrows its
-// measured relatives' A2A terms and its band spans their predictions, fitted_profile.hpp a2a_term_spread).
+// measured relatives' A2A terms and its band spans their predictions, fitted_profile.hpp a2a_term_spread;
+// and nvlink-domain: no measured row has ever been new in it, so it widens at the unbanded +-50% per unit).
 const std::vector<NoveltyDimension>& banded_novelty_dimensions();
 
 // A model's size and shape as the novelty distance sees it (ModelSpec's fields; distance_between).
@@ -65,8 +80,12 @@ struct FitCoverage {
 std::string pp_regime_of(const Scenario& s);
 std::string tp_regime_of(const Scenario& s);
 std::string ep_span_of(const Scenario& s);
-// How many nodes one EP group spans (ep_span_of's number).
+// How many nodes one EP group spans (ep_span_of's number): NVLink groups of the dispatcher's reach
+// (models' a2a_nvlink_reach_gpus: the NVLink domain for NCCL, the node for DeepEP), = nodes on an 8-GPU
+// instance.
 int ep_span_nodes(const Scenario& s);
+// "nvl<GPUs>" of the scenario's NVLink domain (nvlink_domain_gpus), e.g. "nvl8", "nvl72".
+std::string nvlink_domain_of(const Scenario& s);
 // "balanced", "zipf", "group-limited", "histogram": the routing a scenario's MoE layers see.
 std::string routing_of(const Scenario& s);
 

@@ -151,11 +151,14 @@ struct SimProfile {
 struct RankGroups {
   int world = 0;
   int gpus_per_node = 8;
+  // GPUs inside which the EP all-to-all stays on NVLink (models' a2a_nvlink_reach_gpus: the NVLink
+  // domain for NCCL, the node for DeepEP); gpus_per_node when not given.
+  int a2a_reach_gpus = 8;
   int stage_size = 0;  // ranks per pipeline stage
   std::vector<std::vector<int>> tp, dp, ep, etp, edp, pipelines;
   std::vector<int> ep_group_of;  // rank -> index into ep
 };
-RankGroups megatron_rank_groups(const ParallelLayout& layout, int gpus_per_node);
+RankGroups megatron_rank_groups(const ParallelLayout& layout, int gpus_per_node, int a2a_reach_gpus = 0);
 
 struct WorkloadSeams {
   std::shared_ptr<const CommCostModel> comm;  // null: TopologyComm (topology's closed form) on the cluster

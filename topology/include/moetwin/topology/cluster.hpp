@@ -1,19 +1,23 @@
-// The cluster graph: N nodes of one catalog instance as a Boost.Graph of GPUs, one NVSwitch per node,
-// EFA NICs (rails with GPU affinity), optional per-node uplinks and the inter-node fabric. Built once,
-// then sealed; the network models see it as a NetPlatform of directed link resources and routes of
-// link ids.
+// The cluster graph: N nodes of one catalog instance as a Boost.Graph of GPUs, one NVSwitch fabric per
+// NVLink domain, EFA/InfiniBand NICs (rails with GPU affinity), optional per-node uplinks and the
+// inter-domain fabric. Built once, then sealed; the network models see it as a NetPlatform of directed
+// link resources and routes of link ids.
+//
+// NVLink domain: nvlink_domain_gpus(instance) consecutive GPUs (= the node for an 8-GPU instance; 72 =
+// 18 trays of 4 on an NVL72 rack, whose 9 NVSwitch trays join every GPU of the rack: shared/design/
+// nvl72-and-infiniband.md A2). The NVSwitch vertex of a domain sits with the domain's first node.
 //
 // Resources (the links of platform(), all directed, capacities per direction):
-//   per GPU:   NVLink port tx and rx into the node's NVSwitch, each GpuSpec::nvlink_bandwidth. The
-//              NVSwitch itself is non-blocking (NVLink 4/5 switch domains have full bisection), so the
-//              only NVLink bottlenecks are the GPU ports.
+//   per GPU:   NVLink port tx and rx into its domain's NVSwitch fabric, each GpuSpec::nvlink_bandwidth.
+//              The NVSwitch fabric is non-blocking (NVLink 4/5 switch domains have full bisection; NVL72:
+//              130 TB/s = 72 x 1.8 TB/s), so the only NVLink bottlenecks are the GPU ports.
 //   per NIC:   EFA tx and rx, each InstanceSpec::nic_bandwidth. GPU g of a node owns NICs
 //              g*nics_per_gpu .. g*nics_per_gpu + nics_per_gpu - 1 (its PCIe-local NICs; the "rails").
 //   per node (optional): uplink tx and rx of capacity (efa_nics * nic_bandwidth) / oversubscription,
 //              for studying an oversubscribed fabric. Without it the fabric is non-blocking (AWS places
 //              capacity blocks on non-blocking EFA spines; SRD sprays packets over many paths).
 // GPU -> local NIC goes over PCIe (GPUDirect RDMA); it is not a bottleneck by default, so it carries no
-// resource (graph edge with link id -1).
+// resource (graph edge with link id -1). Routes: same domain over NVLink, other domains over the NICs.
 //
 // GPU id = node * gpus_per_node + local index = global rank in torchrun order.
 #pragma once
@@ -81,6 +85,12 @@ class Cluster {
   int nics_per_node() const { return gpus_per_node_ * nics_per_gpu_; }
   int node_of(int gpu) const { return gpu / gpus_per_node_; }
   int local_of(int gpu) const { return gpu % gpus_per_node_; }
+  // GPUs per NVLink domain (a multiple of gpus_per_node) and the domain of a GPU / node.
+  int domain_gpus() const { return domain_gpus_; }
+  int nodes_per_domain() const { return domain_gpus_ / gpus_per_node_; }
+  int domain_of(int gpu) const { return gpu / domain_gpus_; }
+  int domain_of_node(int node) const { return node / nodes_per_domain(); }
+  int domains() const { return (nodes_ + nodes_per_domain() - 1) / nodes_per_domain(); }
   bool has_uplinks() const { return options_.uplink_oversubscription.has_value(); }
   const ClusterOptions& options() const { return options_; }
   const InstanceSpec& instance() const { return instance_; }
@@ -90,8 +100,8 @@ class Cluster {
   const NetPlatform& platform() const;
   const ClusterGraph& graph() const { return graph_; }
 
-  // Link ids for `src_gpu` -> `dst_gpu`. Same node: [src nvl tx, dst nvl rx]. Other node: [src NIC tx,
-  // (src uplink tx, dst uplink rx), dst NIC rx], using NIC `rail` (0 .. nics_per_gpu-1) of each GPU's
+  // Link ids for `src_gpu` -> `dst_gpu`. Same NVLink domain: [src nvl tx, dst nvl rx]. Other domain: [src NIC
+  // tx, (src uplink tx, dst uplink rx), dst NIC rx], using NIC `rail` (0 .. nics_per_gpu-1) of each GPU's
   // affinity set. Empty for src == dst. Throws std::out_of_range for bad ids or rail.
   std::vector<int> route(int src_gpu, int dst_gpu, int rail = 0) const;
   // Route between two NICs given by node-level NIC index (0 .. nics_per_node-1) on different nodes:
@@ -118,6 +128,7 @@ class Cluster {
   GpuSpec gpu_;
   int nodes_ = 0;
   int gpus_per_node_ = 0;
+  int domain_gpus_ = 0;
   int nics_per_gpu_ = 0;
   ClusterOptions options_;
   ClusterGraph graph_;

@@ -1,5 +1,6 @@
 // Collective cost models on the cluster: NCCL ring/tree all-reduce, ring reduce-scatter/all-gather,
-// pairwise all-to-all and send/recv, over NVLink (same node) and EFA rails (other nodes).
+// pairwise all-to-all and send/recv, over NVLink (same NVLink domain: the node, or an NVL72 rack) and
+// EFA / InfiniBand rails (other domains).
 //
 // Two evaluation paths over the same terms:
 //  (a) estimate_collective(): closed form, per op, used by the engine. time = latency term + the
@@ -100,6 +101,8 @@ struct CollectiveEstimate {
   int ranks = 0;                      // n
   int nodes = 0;                      // nodes the group spans
   int ranks_per_node = 0;             // largest number of members on one node
+  int domains = 0;                    // NVLink domains the group spans (= nodes on an 8-GPU instance)
+  int ranks_per_domain = 0;           // largest number of members in one NVLink domain
   double message_bytes = 0;           // per-step / per-peer message the efficiency curves were read at
   double nvlink_bytes_per_rank = 0;   // bytes one rank sends over NVLink
   double network_bytes_per_rank = 0;  // bytes one rank sends over its EFA rails

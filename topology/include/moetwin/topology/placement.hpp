@@ -1,6 +1,13 @@
 // Placement: Megatron-Core's rank order, mapping every parallel coordinate to a global rank (= GPU id,
 // torchrun order: node * gpus_per_node + local index) and every process group to its members.
 //
+// NVLink domains: ranks r1, r2 share NVLink iff r1 / domain_gpus == r2 / domain_gpus (consecutive blocks of
+// domain_gpus GPUs in torchrun order; a job smaller than a domain uses part of one). On an 8-GPU node the
+// domain is the node; on an NVL72 rack (InstanceSpec::nvlink_domain_gpus = 72) it is 18 trays of 4 GPUs
+// (Megatron-Bridge's NVLINK_DOMAIN_SIZE=72, USE_MNNVL=1 on GB200/GB300: shared/design/
+// nvl72-and-infiniband.md A2). What crosses a domain boundary goes over the NICs; per-node things (NICs,
+// host CPU) stay per node.
+//
 // Megatron-Core 0.17 (megatron/core/parallel_state.py, initialize_model_parallel) builds two
 // RankGenerators with the default order "tp-cp-ep-dp-pp", the first token varying fastest:
 //   dense/attention side: RankGenerator(tp, ep=1, dp, pp, cp)
@@ -45,9 +52,11 @@ struct GroupRef {
 
 class Placement {
  public:
-  // Throws InputError for sizes < 1 or when etp * ep does not divide tp * cp * dp.
-  Placement(const ParallelLayout& layout, int gpus_per_node);
-  // The scenario's layout on its cluster; also checks layout.world() == scenario.gpus().
+  // Throws InputError for sizes < 1, when etp * ep does not divide tp * cp * dp, or for a domain that is
+  // not a multiple of the node. domain_gpus 0: the node is the NVLink domain.
+  Placement(const ParallelLayout& layout, int gpus_per_node, int domain_gpus = 0);
+  // The scenario's layout on its cluster (its instance's NVLink domain); also checks layout.world() ==
+  // scenario.gpus().
   explicit Placement(const Scenario& scenario);
 
   const ParallelLayout& layout() const { return layout_; }
@@ -55,6 +64,11 @@ class Placement {
   int gpus_per_node() const { return gpus_per_node_; }
   int nodes() const { return (world_ + gpus_per_node_ - 1) / gpus_per_node_; }
   int node_of(int rank) const;
+  int domain_gpus() const { return domain_gpus_; }
+  // NVLink domain of `rank` (rank / domain_gpus).
+  int domain_of(int rank) const;
+  // Whether two ranks share NVLink (same domain).
+  bool same_domain(int a, int b) const { return domain_of(a) == domain_of(b); }
 
   RankCoord coord(int rank) const;
   int dense_rank(int tp, int cp, int dp, int pp) const;
@@ -74,12 +88,16 @@ class Placement {
   int nodes_spanned(GroupKind kind, int rank) const;
   // Largest span over all groups of `kind`.
   int max_nodes_spanned(GroupKind kind) const;
+  // The same in NVLink domains: what decides NVLink vs network legs.
+  std::vector<int> domains_of(const std::vector<int>& ranks) const;
+  int domains_spanned(GroupKind kind, int rank) const;
+  int max_domains_spanned(GroupKind kind) const;
 
-  // Groups whose inter-node traffic crosses NIC `nic` (node-level index) of `node`: the NIC belongs to
-  // exactly one GPU (rail affinity, nics_per_gpu per GPU), so these are the groups that contain that
-  // GPU's rank and span more than one node. Ordered by kind then index.
+  // Groups whose network (inter-domain) traffic crosses NIC `nic` (node-level index) of `node`: the NIC
+  // belongs to exactly one GPU (rail affinity, nics_per_gpu per GPU), so these are the groups that
+  // contain that GPU's rank and span more than one NVLink domain. Ordered by kind then index.
   std::vector<GroupRef> groups_on_nic(int node, int nic, int nics_per_gpu) const;
-  // Whether some NIC carries inter-node traffic of a group of kind `a` and of a group of kind `b`
+  // Whether some NIC carries network traffic of a group of kind `a` and of a group of kind `b`
   // (e.g. EP all-to-all and DP reduce-scatter contending for the same rails).
   bool kinds_share_nics(GroupKind a, GroupKind b) const;
 
@@ -89,6 +107,7 @@ class Placement {
 
   ParallelLayout layout_;
   int gpus_per_node_ = 0;
+  int domain_gpus_ = 0;  // GPUs per NVLink domain, a multiple of gpus_per_node_
   int world_ = 0;
   int edp_ = 0;
   std::vector<std::vector<std::vector<int>>> groups_;  // by GroupKind

@@ -291,6 +291,8 @@ DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t,
   d.flex_backend = backend == "deepep"     ? FlexBackend::deepep
                    : backend == "hybridep" ? FlexBackend::hybridep
                                            : FlexBackend::none;
+  // Default: NCCL's per-copy all-to-all spans the domain (MNNVL); DeepEP's node-dedup kernels the host node.
+  d.reaches_nvlink_domain = t.boolean_or("reaches_nvlink_domain", !d.node_dedup);
   d.deepep_version = d.node_dedup ? t.int32_or("deepep_version", 1, 2, 1) : 0;
   d.source = t.string("source");
   for (StrictTable& term : t.tables("terms")) {

@@ -79,6 +79,28 @@ TEST(DispatcherGate, TransportsRunOnTheirFabrics) {
   EXPECT_EQ(refusal("deepep-v2-gin", "p5.48xlarge"), std::nullopt);
 }
 
+// An EP group inside the dispatcher's NVLink reach never touches its RDMA path: the fabric does not matter.
+TEST(DispatcherGate, EpGroupsInsideTheNvlinkReachRunOnAnyFabric) {
+  const auto refusal_for = [](const std::string& d, const std::string& instance, int ep_gpus) {
+    const InstanceSpec& i = catalog().instance(instance);
+    return dispatcher_refusal(catalog().dispatcher(d), i, catalog().gpu(i.gpu), ep_gpus);
+  };
+  EXPECT_FALSE(catalog().dispatcher("deepep-ibgda").reaches_nvlink_domain);  // DeepEP v1: the host node
+  EXPECT_TRUE(catalog().dispatcher("hybridep").reaches_nvlink_domain);       // TMA over the whole domain
+  EXPECT_TRUE(catalog().dispatcher("nccl-alltoall").reaches_nvlink_domain);
+  // HybridEP with EP64 (or EP36) inside the 72-GPU domain of the EFA UltraServer: no RDMA leg, allowed.
+  EXPECT_EQ(refusal_for("hybridep", "p6e-gb200.36xlarge", 64), std::nullopt);
+  EXPECT_EQ(refusal_for("hybridep", "p6e-gb200.36xlarge", 36), std::nullopt);
+  // EP144 spans two domains, EP48 does not tile 72: over EFA, refused.
+  EXPECT_NE(refusal_for("hybridep", "p6e-gb200.36xlarge", 144)->find("infiniband only"), std::string::npos);
+  EXPECT_NE(refusal_for("hybridep", "p6e-gb200.36xlarge", 48)->find("infiniband only"), std::string::npos);
+  // DeepEP v1 inside one p5 node runs its intranode kernels (NVLink only); across nodes it needs IBGDA.
+  EXPECT_EQ(refusal_for("deepep-ibgda", "p5.48xlarge", 8), std::nullopt);
+  EXPECT_NE(refusal_for("deepep-ibgda", "p5.48xlarge", 16)->find("infiniband only"), std::string::npos);
+  // The GPU gate applies whatever the span.
+  EXPECT_NE(refusal_for("deepep-uccl", "p6e-gb200.36xlarge", 4)->find("Megatron-Bridge"), std::string::npos);
+}
+
 // The shipped catalog with `dispatchers.toml` extended by `extra`; the load error ("" when it loads).
 std::string load_error_with_extra_dispatcher(const std::string& tag, const std::string& extra) {
   namespace fs = std::filesystem;

@@ -147,7 +147,7 @@ double ScaledCommCost::seconds(CollectiveOp op, double bytes, const std::vector<
 }
 
 int a2a_nvlink_reach_gpus(const Scenario& s) {
-  return s.dispatcher.node_dedup ? s.instance.gpus : nvlink_domain_gpus(s.instance);
+  return s.dispatcher.reaches_nvlink_domain ? nvlink_domain_gpus(s.instance) : s.instance.gpus;
 }
 
 int nodes_spanned(const std::vector<int>& ranks, int gpus_per_node) {

@@ -254,11 +254,12 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
   plan.profile = profile.path.empty() ? std::string("built-in defaults (unfitted)") : profile.path;
   const double tokens_per_iteration = static_cast<double>(request.global_batch) * request.seq_length;
   const std::string window_pct = format_fixed(request.explore_window * 100, 0) + "%";
-  // Dispatchers that cannot run on this instance at all (its fabric, or the training stack's gate on its
-  // GPU) are rejected once for every layout ("*"), not per layout.
+  // Dispatchers the training stack will not run on this GPU at all (Megatron-Bridge's gate) are rejected once
+  // for every layout ("*"), not per layout; a transport's fabric depends on the layout's EP span (an EP group
+  // inside the dispatcher's NVLink reach never uses it), so that is checked per layout.
   std::vector<const DispatcherSpec*> dispatchers;
   for (const auto& [name, d] : catalog.dispatchers()) {
-    if (const auto why = dispatcher_refusal(d, instance, gpu)) {
+    if (const auto why = flex_backend_refusal(d, gpu)) {
       plan.rejected.push_back({"*", name, *why});
       continue;
     }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "moetwin/catalog/dispatcher_gate.hpp"
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
@@ -195,9 +196,9 @@ void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
   const DispatcherSpec& d = s.dispatcher;
   // The training stack's own gate and the transport's fabric: a dispatcher the run would not use is refused,
   // never priced (catalog/dispatcher_gate.hpp).
-  if (const auto why = dispatcher_refusal(d, s.instance, s.gpu)) {
+  if (const auto why = dispatcher_refusal(d, s.instance, s.gpu, s.parallel.etp * s.parallel.ep)) {
     fail(n, Field::dispatcher, "\"" + d.name + "\"",
-         "a dispatcher that runs on " + s.instance.name + ": " + *why);
+         concat({"a dispatcher that runs on ", s.instance.name, ": ", *why}));
   }
   if (d.max_ranks_normal > 0 && s.parallel.ep > d.max_ranks_normal) {
     fail(n, Field::dispatcher, "\"" + d.name + "\"",

@@ -180,6 +180,10 @@ struct DispatcherSpec {
   // EFA's path (deepep-nvshmem); IBGDA needs ConnectX NICs (deepep-ibgda).
   std::vector<Fabric> fabrics;
   FlexBackend flex_backend = FlexBackend::none;
+  // How far the dispatcher's own NVLink stage reaches: the host node (DeepEP v1: CUDA-IPC peers of one host,
+  // NUM_MAX_NVL_PEERS = 8) or the whole NVLink domain (NCCL over MNNVL; HybridEP's TMA copies). Beyond it the
+  // tokens go over the NICs. Read through a2a_nvlink_reach_gpus (models/comm_cost.hpp).
+  bool reaches_nvlink_domain = false;
   // DeepEP API generation of a node_dedup record (1: v1 Buffer, 2: v2 ElasticBuffer); 0 otherwise. The
   // standalone benchmarks of the two count GB/s on different legs (validate/kernel_bench.cpp).
   int deepep_version = 0;

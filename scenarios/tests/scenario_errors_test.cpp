@@ -127,7 +127,8 @@ std::vector<Case> toml_cases() {
        "bad.toml:21: routing.seed: -1: an integer in [0, 9223372036854775807]"},
       {"UnknownModel", base("name = \"deepseek-v3\"", "name = \"deepseek-v4\""),
        "bad.toml:3: model.name: \"deepseek-v4\": one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
-       "glm-4.5, glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+       "glm-4.5, glm-4.5-air, gpt-oss-120b, gpt-oss-20b, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, "
+       "mixtral-8x22b, mixtral-8x7b, "
        "qwen3-235b-a22b, qwen3-30b-a3b, "
        "qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownStack", std::string(kBase) + "[stack]\nname = \"nemo-99\"\n",
@@ -307,7 +308,8 @@ std::vector<Case> csv_cases() {
       {"UnknownOverlap", row(",off,", ",yes,"), "runs.csv:2: overlap: yes: one of on, off"},
       {"UnknownModel", row(",deepseek-v3,", ",deepseek-v4,"),
        "runs.csv:2: model: deepseek-v4: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, glm-4.5, "
-       "glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+       "glm-4.5-air, gpt-oss-120b, gpt-oss-20b, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, "
+       "mixtral-8x22b, mixtral-8x7b, "
        "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownDispatcher", row(",nccl-alltoall,", ",nccl,"),
        "runs.csv:2: dispatcher: nccl: one of deepep-nvshmem, deepep-uccl, deepep-v2-gin, nccl-alltoall"},

@@ -192,6 +192,18 @@ void check_training(const Scenario& s, const FieldNames& n) {
 
 void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
   const DispatcherSpec& d = s.dispatcher;
+  // A full-iteration graph cannot hold a host sync, and every dropless dispatch syncs the host (the
+  // alltoall dispatcher's token-count copy, DeepEP's busy-wait on received counts). NVIDIA's full-iteration
+  // recipes pad experts to capacity so the graph captures (design doc section D: capacity factor 1.5 with
+  // paged stash); the twin's padded mode is the alltoall dispatcher with moe_pad_to_capacity.
+  if (s.training.cuda_graphs == CudaGraphs::full_iteration && s.model.experts > 0 &&
+      !(s.training.moe_pad_to_capacity && d.transport == DispatcherTransport::nccl)) {
+    fail(n, Field::cuda_graphs, n.csv ? "full-iteration" : "\"full-iteration\"",
+         "none or te-scoped for " + s.model.name + " with " + d.name +
+             (s.training.moe_pad_to_capacity ? "" : " unpadded") +
+             " (a full-iteration CUDA graph holds no host sync; a MoE model needs nccl-alltoall with "
+             "moe_pad_to_capacity = true, as NVIDIA's recipes pad experts to capacity)");
+  }
   if (d.max_ranks_normal > 0 && s.parallel.ep > d.max_ranks_normal) {
     fail(n, Field::dispatcher, "\"" + d.name + "\"",
          "a dispatcher whose normal kernels reach ep = " + str(s.parallel.ep) + " ranks (" + d.name +
@@ -267,6 +279,8 @@ std::string FieldNames::key(Field field) const {
         return "routing";
       case Field::precision:
         return "precision";
+      case Field::cuda_graphs:
+        return "cuda_graphs";
     }
     return "row";
   }
@@ -329,6 +343,8 @@ std::string FieldNames::key(Field field) const {
       return "routing.histogram";
     case Field::precision:
       return "training.precision";
+    case Field::cuda_graphs:
+      return "training.cuda_graphs";
   }
   return "scenario";
 }

@@ -145,6 +145,12 @@ std::vector<Case> toml_cases() {
       {"UnknownPrecision", base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"fp4\""),
        "bad.toml:17: training.precision: \"fp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
        "mxfp8"},
+      {"Nvfp4IsRefusedWithItsReason",
+       base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"nvfp4\""),
+       "bad.toml:17: training.precision: \"nvfp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
+       "mxfp8 (nvfp4 is not modelled: no FP4 tensor-core rate in the catalog and no NVFP4 recipe costs: "
+       "16-element blocks with E4M3 scales and a per-tensor FP32 scale, random Hadamard transforms, "
+       "stochastic rounding, the layers kept in BF16)"},
       {"Mxfp8OnHopper",
        edit(base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"mxfp8\""),
             "instance = \"p6-b300.48xlarge\"", "instance = \"p5en.48xlarge\""),

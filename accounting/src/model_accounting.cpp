@@ -23,6 +23,17 @@ bool layer_is_moe(const ModelSpec& model, int index) {
   return model.experts > 0 && index >= model.dense_layers;
 }
 
+bool layer_is_windowed(const ModelSpec& model, int index) {
+  if (model.sliding_window <= 0 || index < 0 || index >= model.layers) return false;
+  return model.full_attention_every == 0 || (index + 1) % model.full_attention_every != 0;
+}
+
+double causal_keys_per_query(const ModelSpec& model, int index, double seq) {
+  const double w = model.sliding_window;
+  if (!layer_is_windowed(model, index) || w >= seq) return seq / 2.0;
+  return w - w * w / (2.0 * seq);
+}
+
 bool mtp_is_moe(const ModelSpec& model) {
   return model.layers > 0 && layer_is_moe(model, model.layers - 1);
 }
@@ -55,7 +66,8 @@ LayerParams layer_params(const ModelSpec& m) {
   } else {
     const I64 q = static_cast<I64>(m.head_dim) * n;
     const I64 kv = static_cast<I64>(m.head_dim) * m.query_groups;
-    p.attention = h + h * (q + 2 * kv) + q * h;
+    p.attention_sinks = m.attention_sinks ? n : 0;
+    p.attention = h + h * (q + 2 * kv) + q * h + p.attention_sinks;
     p.attention_tp_replicated = h;
   }
   p.mlp_norm = h;
@@ -131,20 +143,29 @@ TokenFlops model_flops_per_token(const ModelSpec& m, int seq_length) {
   f.mlp = 6.0 * h *
           (3.0 * m.ffn_hidden * dense_layers + 3.0 * m.top_k * m.expert_ffn_hidden * routed_layers +
            3.0 * m.shared_ffn_hidden * routed_layers);
-  double per_layer = 0;
+  double attention = 0;
   if (m.attention == AttentionKind::mla) {
+    double per_layer = 0;
     const double qk = m.qk_head_dim + m.qk_rope_dim;
     // The "+ 1" terms are the q/kv RMSNorms as Megatron counts them.
     const double q_term = m.q_lora_rank > 0 ? m.q_lora_rank * (h + n * qk + 1.0) : h * n * qk;
     per_layer = q_term + m.kv_lora_rank * (h + n * (m.qk_head_dim + m.v_head_dim) + 1.0) + h * m.qk_rope_dim +
                 n * m.v_head_dim * h + s * n * qk / 2.0 + s * n * m.v_head_dim / 2.0;
+    attention = attention_layers * per_layer;
   } else {
     const double q = static_cast<double>(m.head_dim) * n;
     const double kv = static_cast<double>(m.head_dim) * m.query_groups;
-    // QKV projection, causal QK^T and attention-over-V (each s/2), output projection.
-    per_layer = h * (q + 2.0 * kv) + q * s / 2.0 * 2.0 + q * h;
+    // QKV projection, causal QK^T and attention-over-V (each s/2 keys per query in Megatron's count; a
+    // sliding-window layer's window band instead), output projection. MTP layers attend fully.
+    // Without a window the sum is the closed form, kept as such (same rounding as before windows existed).
+    if (m.sliding_window == 0) {
+      attention = attention_layers * (h * (q + 2.0 * kv) + q * s / 2.0 * 2.0 + q * h);
+    } else {
+      attention = attention_layers * (h * (q + 2.0 * kv) + q * h) + mtp * q * s;
+      for (int i = 0; i < m.layers; ++i) attention += q * causal_keys_per_query(m, i, s) * 2.0;
+    }
   }
-  f.attention = 6.0 * attention_layers * per_layer;
+  f.attention = 6.0 * attention;
   f.mtp = 6.0 * mtp * (3.0 * h + 2.0 * h * h);
   f.logits = 6.0 * h * static_cast<double>(padded_vocab_for_flops(m)) * (mtp + 1.0);
   return f;

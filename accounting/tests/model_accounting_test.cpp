@@ -148,7 +148,7 @@ TEST(ModelAccounting, CatalogModelsWithoutLiveRunsMatchTheirPublishedTotals) {
   // MTP layer (the cards leave it out: +1.3% on GLM-4.5, +3% on GLM-4.5-Air).
   const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
   const std::vector<std::pair<std::string, double>> published = {
-      {"mixtral-8x7b", 46.7},    {"mixtral-8x22b", 141.0},         {"deepseek-v2", 236.0},
+      {"mixtral-8x7b", 46.7},     {"mixtral-8x22b", 141.0},         {"deepseek-v2", 236.0},
       {"deepseek-v2-lite", 15.7}, {"qwen3-coder-480b-a35b", 480.0}, {"glm-4.5", 355.0},
       {"glm-4.5-air", 106.0}};
   for (const auto& [name, billions] : published) {
@@ -190,6 +190,73 @@ TEST(ModelAccounting, ParameterCountsMatchPublishedSizes) {
   const ParameterCounts q = count_parameters(qwen, 1);
   EXPECT_NEAR(static_cast<double>(q.total()) / 1e9, 235, 1.0);
   EXPECT_NEAR(static_cast<double>(q.active(qwen)) / 1e9, 22, 0.5);
+}
+
+// Windowed layers: gpt-oss alternates, layer 0 windowed and layer 1 full; the keys per query meet the full
+// causal s/2 at w = s; MTP layers (index >= layers) attend fully.
+TEST(ModelAccounting, SlidingWindowKeysPerQuery) {
+  ModelSpec m = tiny_gqa();
+  m.layers = 4;
+  m.sliding_window = 8;
+  m.full_attention_every = 2;
+  EXPECT_TRUE(layer_is_windowed(m, 0));
+  EXPECT_FALSE(layer_is_windowed(m, 1));
+  EXPECT_TRUE(layer_is_windowed(m, 2));
+  EXPECT_FALSE(layer_is_windowed(m, 3));
+  EXPECT_FALSE(layer_is_windowed(m, 4));
+  EXPECT_DOUBLE_EQ(causal_keys_per_query(m, 0, 32), 8 - 64.0 / 64);  // w - w^2 / (2 s) = 7
+  EXPECT_DOUBLE_EQ(causal_keys_per_query(m, 1, 32), 16);             // full: s / 2
+  EXPECT_DOUBLE_EQ(causal_keys_per_query(m, 0, 8), 4);               // w = s: the band is the triangle
+  EXPECT_DOUBLE_EQ(causal_keys_per_query(m, 0, 6), 3);               // w > s: full
+  m.full_attention_every = 0;                                        // every layer windowed
+  EXPECT_TRUE(layer_is_windowed(m, 3));
+  m.sliding_window = 0;
+  EXPECT_FALSE(layer_is_windowed(m, 0));
+}
+
+// GPT-OSS-120B at seq 4096 by model-flops.md's formula, the s/2 term of a windowed layer replaced by its
+// band w - w^2/(2s) = 128 - 2 = 126 keys per query. h 2880, L 36 (18 windowed, 18 full), GQA n 64 g 8 c 64
+// (q 4096, kv 512), E 128 top-4 gated experts f_e 2880, V 201088 (a multiple of 128).
+//   MLP:         6 h (3 k f_e L)              = 6 x 2880 x 3 x 4 x 2880 x 36            = 21,499,084,800
+//   projections: 6 L (h (q + 2 kv) + q h)     = 6 x 36 x 2880 x 9216                     =  5,733,089,280
+//   core, full:  6 x 18 x q s                 = 6 x 18 x 4096 x 4096                     =  1,811,939,328
+//   core, window: 6 x 18 x 2 q x 126          = 6 x 18 x 2 x 4096 x 126                  =    111,476,736
+//   logits:      6 h V                        = 6 x 2880 x 201088                        =  3,474,800,640
+//   total                                                                                = 32,630,390,784
+// Counted as full attention on every layer (Megatron's formula unwindowed) it would be 34,330,853,376
+// (+5.2%).
+TEST(ModelAccounting, GptOss120bFlopsPerTokenByHand) {
+  const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  const ModelSpec& m = c.model("gpt-oss-120b");
+  const TokenFlops f = model_flops_per_token(m, 4096);
+  EXPECT_DOUBLE_EQ(f.mlp, 21499084800.0);
+  EXPECT_DOUBLE_EQ(f.attention, 5733089280.0 + 1811939328.0 + 111476736.0);
+  EXPECT_DOUBLE_EQ(f.logits, 3474800640.0);
+  EXPECT_DOUBLE_EQ(f.mtp, 0);
+  EXPECT_DOUBLE_EQ(f.total(), 32630390784.0);
+  ModelSpec full = m;
+  full.sliding_window = 0;
+  full.full_attention_every = 0;
+  EXPECT_DOUBLE_EQ(model_flops_per_token(full, 4096).total(), 34330853376.0);
+}
+
+// Model card totals (openai gpt-oss model card): 116.83 B total / 5.13 B active (120b), 20.91 B / 3.61 B
+// (20b). The card's active count leaves the output layer (unembedding) out. Ours leave the linear-layer
+// biases out (~40 M on 120b), so the totals are a little low. The sinks are 64 per layer.
+TEST(ModelAccounting, GptOssParameterCountsMatchTheModelCard) {
+  const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  const ModelSpec& big = c.model("gpt-oss-120b");
+  EXPECT_EQ(layer_params(big).attention_sinks, 64);
+  // Per layer: norm 2880 + qkv 2880 x 5120 + out 4096 x 2880 + sinks 64.
+  EXPECT_EQ(layer_params(big).attention, 2880 + 2880 * 5120 + 4096 * 2880 + 64);
+  const ParameterCounts b = count_parameters(big, 1);
+  EXPECT_EQ(b.total(), 116789050944);
+  EXPECT_NEAR(static_cast<double>(b.total()) / 116.83e9, 1.0, 0.001);
+  EXPECT_NEAR(static_cast<double>(b.active(big) - b.output_layer) / 5.13e9, 1.0, 0.01);
+  const ModelSpec& small = c.model("gpt-oss-20b");
+  const ParameterCounts s = count_parameters(small, 1);
+  EXPECT_NEAR(static_cast<double>(s.total()) / 20.91e9, 1.0, 0.001);
+  EXPECT_NEAR(static_cast<double>(s.active(small) - s.output_layer) / 3.61e9, 1.0, 0.01);
 }
 
 }  // namespace

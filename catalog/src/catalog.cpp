@@ -199,6 +199,29 @@ InstanceSpec read_instance(const std::string& name, StrictTable& t) {
   return i;
 }
 
+// Sliding-window attention and attention sinks (gpt-oss). A window is a GQA/MHA mechanism here (no MLA
+// model uses one); a full-attention period without a window, or of 1 (no layer windowed), is refused.
+void read_window(ModelSpec& m, StrictTable& t) {
+  const bool mla = m.attention == AttentionKind::mla;
+  m.sliding_window = t.int32_or("sliding_window", 0, kBig, 0);
+  if (mla && m.sliding_window > 0) {
+    throw InputError(t.where("sliding_window"), t.name("sliding_window"), std::to_string(m.sliding_window),
+                     "0 for attention = \"mla\" (sliding windows are modelled for gqa/mha only)");
+  }
+  m.full_attention_every = t.int32_or("full_attention_every", 0, m.layers, 0);
+  if (m.full_attention_every != 0 && (m.sliding_window == 0 || m.full_attention_every < 2)) {
+    throw InputError(t.where("full_attention_every"), t.name("full_attention_every"),
+                     std::to_string(m.full_attention_every),
+                     m.sliding_window == 0 ? "no key without sliding_window > 0"
+                                           : "0 (every layer windowed) or 2..layers (1 would window none)");
+  }
+  m.attention_sinks = t.boolean_or("attention_sinks", false);
+  if (mla && m.attention_sinks) {
+    throw InputError(t.where("attention_sinks"), t.name("attention_sinks"), "true",
+                     "false for attention = \"mla\" (sinks are modelled for gqa/mha only)");
+  }
+}
+
 ModelSpec read_model(const std::string& name, StrictTable& t) {
   ModelSpec m;
   m.name = name;
@@ -229,6 +252,7 @@ ModelSpec read_model(const std::string& name, StrictTable& t) {
                        "a divisor of heads (" + std::to_string(m.heads) + ")");
     }
   }
+  read_window(m, t);
   m.experts = t.int32("experts", 0, 1 << 20);
   if (m.experts > 0) {
     m.expert_ffn_hidden = t.int32("expert_ffn_hidden", 1, kBig);

@@ -17,7 +17,7 @@ TEST(Catalog, LoadsShippedEntriesInSiUnits) {
   const Catalog c = Catalog::load(kDir);
   EXPECT_EQ(c.gpus().size(), 7u);        // + GB200, GB300 (systems_test.cpp), H800-SXM (DeepEP test bed)
   EXPECT_EQ(c.instances().size(), 12u);  // + 5 DGX systems, p6e-gb200.36xlarge, deepep-testbed-h800
-  EXPECT_EQ(c.models().size(), 15u);     // + the dense Llama 3 8B, 70B, 405B
+  EXPECT_EQ(c.models().size(), 17u);     // + the dense Llama 3 8B, 70B, 405B, gpt-oss-120b, -20b
   EXPECT_EQ(c.stacks().size(), 3u);      // nemo-26.04.01, megatron-lm core_r0.17.0, nemo-26.08
   EXPECT_EQ(c.default_stack().name, "nemo-26.04.01");
   EXPECT_EQ(c.dispatchers().size(), 6u);  // + deepep-ibgda, hybridep (InfiniBand)
@@ -69,7 +69,9 @@ TEST(Catalog, UnknownNameListsKnownOnes) {
     c.model("gpt-5");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("deepseek-v3, glm-4.5, glm-4.5-air, kimi-k2"), std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("deepseek-v3, glm-4.5, glm-4.5-air, gpt-oss-120b, gpt-oss-20b, kimi-k2"),
+        std::string::npos)
         << e.what();
   }
 }

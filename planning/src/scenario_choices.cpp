@@ -9,19 +9,9 @@
 
 namespace moetwin {
 
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-}  // namespace
-
 Precision parse_precision_choice(const std::string& text, const std::string& flag) {
   const std::optional<Precision> p = precision_from_string(text);
-  if (!p) throw InputError({"", 0}, flag, "\"" + text + "\"", "one of " + joined(precision_names()));
+  if (!p) throw InputError({"", 0}, flag, "\"" + text + "\"", precision_expected(text));
   return *p;
 }
 

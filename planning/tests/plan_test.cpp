@@ -46,7 +46,8 @@ TEST(PlanRequestCheck, ExactMessages) {
   EXPECT_EQ(
       error_of(r),
       "<input>: --model: \"gpt-5\": a catalog model: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
-      "glm-4.5, glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+      "glm-4.5, glm-4.5-air, gpt-oss-120b, gpt-oss-20b, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, "
+      "mixtral-8x22b, mixtral-8x7b, "
       "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy");
   r = small_request();
   r.instance = "p4d.24xlarge";

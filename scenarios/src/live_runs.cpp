@@ -150,8 +150,12 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
     r.fail("tflops_gpu", "0 (not logged) or at least 0.001 TFLOP/s per GPU");
   run.source = r.has("source") ? r.text("source") : "";
 
-  t.precision =
-      r.has("precision") ? *precision_from_string(r.choice("precision", precision_names())) : Precision::bf16;
+  t.precision = Precision::bf16;
+  if (r.has("precision")) {
+    const std::optional<Precision> read = precision_from_string(r.text("precision"));
+    if (!read) r.fail("precision", precision_expected(r.text("precision")));
+    t.precision = *read;
+  }
   // The row's stack: its `stack` column, else the stack whose campaigns list it, else the default.
   const StackSpec* stack = nullptr;
   if (r.has("stack") && !r.text("stack").empty()) {

@@ -38,10 +38,37 @@ const char* to_string(Precision precision) {
   return precision_names()[static_cast<std::size_t>(precision)].c_str();
 }
 
+std::string precision_expected(const std::string& value) {
+  std::string list;
+  for (const std::string& n : precision_names()) list += (list.empty() ? "" : ", ") + n;
+  if (value != "nvfp4") return "one of " + list;
+  return "one of " + list +
+         " (nvfp4 is not modelled: no FP4 tensor-core rate in the catalog and no NVFP4 recipe costs: "
+         "16-element blocks with E4M3 scales and a per-tensor FP32 scale, random Hadamard transforms, "
+         "stochastic rounding, the layers kept in BF16)";
+}
+
 std::optional<Precision> precision_from_string(const std::string& text) {
   const std::vector<std::string>& names = precision_names();
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] == text) return static_cast<Precision>(i);
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& cuda_graphs_names() {
+  static const std::vector<std::string> names = {"none", "te-scoped", "full-iteration"};
+  return names;
+}
+
+const char* to_string(CudaGraphs graphs) {
+  return cuda_graphs_names()[static_cast<std::size_t>(graphs)].c_str();
+}
+
+std::optional<CudaGraphs> cuda_graphs_from_string(const std::string& text) {
+  const std::vector<std::string>& names = cuda_graphs_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == text) return static_cast<CudaGraphs>(i);
   }
   return std::nullopt;
 }

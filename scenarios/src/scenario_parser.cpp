@@ -160,7 +160,13 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
                                             : Recompute::none;
   tr.bf16 = t.boolean_or("bf16", true);
   names.lines[Field::precision] = t.where("precision");
-  tr.precision = *precision_from_string(t.choice_or("precision", precision_names(), "bf16"));
+  const std::string precision = t.has("precision") ? t.string("precision") : "bf16";
+  const std::optional<Precision> p = precision_from_string(precision);
+  if (!p) {
+    throw InputError(t.where("precision"), t.name("precision"), concat({"\"", precision, "\""}),
+                     precision_expected(precision));
+  }
+  tr.precision = *p;
   tr.fp8_dispatch = t.boolean_or("fp8_dispatch", false);
   if (t.has("moe_pad_to_capacity")) {
     tr.moe_pad_to_capacity = t.boolean("moe_pad_to_capacity");
@@ -170,6 +176,8 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   tr.overlap_moe_a2a = t.boolean_or("overlap_moe_a2a", false);
   tr.overlap_grad_reduce = t.boolean_or("overlap_grad_reduce", true);
   tr.overlap_param_gather = t.boolean_or("overlap_param_gather", true);
+  names.lines[Field::cuda_graphs] = t.where("cuda_graphs");
+  tr.cuda_graphs = *cuda_graphs_from_string(t.choice_or("cuda_graphs", cuda_graphs_names(), "none"));
   t.finish();
 }
 

@@ -42,6 +42,7 @@ enum class Field {
   zipf_exponent,
   histogram,
   precision,
+  cuda_graphs,
 };
 
 // How to name a field in a message and where it was written.

@@ -200,6 +200,20 @@ void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
     fail(n, Field::dispatcher, "\"" + d.name + "\"",
          concat({"a dispatcher that runs on ", s.instance.name, ": ", *why}));
   }
+  // A full-iteration graph cannot hold a host sync, and every dropless dispatch syncs the host (the
+  // alltoall dispatcher's token-count copy, DeepEP's busy-wait on received counts). NVIDIA's full-iteration
+  // recipes pad experts to capacity so the graph captures (design doc section D: capacity factor 1.5 with
+  // paged stash); the twin's padded mode is the alltoall dispatcher with moe_pad_to_capacity. HybridEP is
+  // CUDA-graph compatible with no CPU-GPU sync (DeepEP docs/README_Hybrid-EP.md, design doc C2).
+  if (s.training.cuda_graphs == CudaGraphs::full_iteration && s.model.experts > 0 &&
+      d.flex_backend != FlexBackend::hybridep &&
+      !(s.training.moe_pad_to_capacity && d.transport == DispatcherTransport::nccl)) {
+    fail(n, Field::cuda_graphs, n.csv ? "full-iteration" : "\"full-iteration\"",
+         "none or te-scoped for " + s.model.name + " with " + d.name +
+             (s.training.moe_pad_to_capacity ? "" : " unpadded") +
+             " (a full-iteration CUDA graph holds no host sync; a MoE model needs nccl-alltoall with "
+             "moe_pad_to_capacity = true, as NVIDIA's recipes pad experts to capacity, or hybridep)");
+  }
   if (d.max_ranks_normal > 0 && s.parallel.ep > d.max_ranks_normal) {
     fail(n, Field::dispatcher, "\"" + d.name + "\"",
          "a dispatcher whose normal kernels reach ep = " + str(s.parallel.ep) + " ranks (" + d.name +
@@ -275,6 +289,8 @@ std::string FieldNames::key(Field field) const {
         return "routing";
       case Field::precision:
         return "precision";
+      case Field::cuda_graphs:
+        return "cuda_graphs";
     }
     return "row";
   }
@@ -337,6 +353,8 @@ std::string FieldNames::key(Field field) const {
       return "routing.histogram";
     case Field::precision:
       return "training.precision";
+    case Field::cuda_graphs:
+      return "training.cuda_graphs";
   }
   return "scenario";
 }

@@ -144,7 +144,8 @@ std::vector<Case> toml_cases() {
        "bad.toml:21: routing.seed: -1: an integer in [0, 9223372036854775807]"},
       {"UnknownModel", base("name = \"deepseek-v3\"", "name = \"deepseek-v4\""),
        "bad.toml:3: model.name: \"deepseek-v4\": one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
-       "glm-4.5, glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+       "glm-4.5, glm-4.5-air, gpt-oss-120b, gpt-oss-20b, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, "
+       "mixtral-8x22b, mixtral-8x7b, "
        "qwen3-235b-a22b, qwen3-30b-a3b, "
        "qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownStack", std::string(kBase) + "[stack]\nname = \"nemo-99\"\n",
@@ -161,6 +162,12 @@ std::vector<Case> toml_cases() {
       {"UnknownPrecision", base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"fp4\""),
        "bad.toml:17: training.precision: \"fp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
        "mxfp8"},
+      {"Nvfp4IsRefusedWithItsReason",
+       base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"nvfp4\""),
+       "bad.toml:17: training.precision: \"nvfp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
+       "mxfp8 (nvfp4 is not modelled: no FP4 tensor-core rate in the catalog and no NVFP4 recipe costs: "
+       "16-element blocks with E4M3 scales and a per-tensor FP32 scale, random Hadamard transforms, "
+       "stochastic rounding, the layers kept in BF16)"},
       {"Mxfp8OnHopper",
        edit(base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"mxfp8\""),
             "instance = \"p6-b300.48xlarge\"", "instance = \"p5en.48xlarge\""),
@@ -326,7 +333,8 @@ std::vector<Case> csv_cases() {
       {"UnknownOverlap", row(",off,", ",yes,"), "runs.csv:2: overlap: yes: one of on, off"},
       {"UnknownModel", row(",deepseek-v3,", ",deepseek-v4,"),
        "runs.csv:2: model: deepseek-v4: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, glm-4.5, "
-       "glm-4.5-air, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, mixtral-8x22b, mixtral-8x7b, "
+       "glm-4.5-air, gpt-oss-120b, gpt-oss-20b, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, "
+       "mixtral-8x22b, mixtral-8x7b, "
        "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy"},
       {"UnknownDispatcher", row(",nccl-alltoall,", ",nccl,"),
        "runs.csv:2: dispatcher: nccl: one of deepep-ibgda, deepep-nvshmem, deepep-uccl, deepep-v2-gin, "

@@ -13,6 +13,7 @@
 #include "moetwin/common/parallel_for.hpp"
 #include "moetwin/models/topology_comm.hpp"
 #include "moetwin/sim/a2a_transfer.hpp"
+#include "moetwin/sim/cuda_graphs.hpp"
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
@@ -284,8 +285,17 @@ class StageBuilder : public StageEmitter {
   int edp_size() const { return c_.s.parallel.edp(); }
 
   std::int32_t host_ns(int launches, bool backward) const {
+    if (graph_.capturing) return graph_.replay_ns();
     const double per = backward ? c_.prof.backward_launch_s : c_.prof.launch_s;
     return static_cast<std::int32_t>(to_ns(per * launches));
+  }
+  // Host time of one C++-issued call (a TE cast-transpose, at grouped_gemm_launch_s), ns: 0 inside a
+  // captured graph (the graph launch already paid for it).
+  std::int64_t cpp_call_ns() const { return graph_.capturing ? 0 : to_ns(c_.prof.grouped_gemm_launch_s); }
+  // The TE-scoped CUDA-graph regions (cuda_graphs.hpp): while one is open, its first op pays one graph
+  // launch and the others no launch time. A no-op unless the scenario uses te-scoped graphs.
+  GraphRegion te_graph_region() const {
+    return GraphRegion(graph_, te_scoped_graphs_, c_.prof.graph_launch_s);
   }
   // Per-layer host time (layer_host_s or moe_host_s) in a forward (backward = false) or backward pass:
   // the backward runs in the C++ autograd engine, at the backward/forward launch-cost ratio.
@@ -360,11 +370,10 @@ class StageBuilder : public StageEmitter {
     // Operands in FP8 (1 B), the output in bf16 (2 B): half the bf16 operand-and-output bytes plus one byte
     // per output element back (the measured FP8 curves' memory term counts bytes this way).
     const double fp8_bytes = 0.5 * bytes + dims.m * dims.n;
-    return kernel_op(
-        p, ch, rec.name, phase,
-        fp8_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp8_bytes, dims) +
-            fp8_cast_seconds(cast_elements),
-        static_cast<std::int32_t>(host_ns(rec.launches, backward) + to_ns(c_.prof.grouped_gemm_launch_s)));
+    return kernel_op(p, ch, rec.name, phase,
+                     fp8_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp8_bytes, dims) +
+                         fp8_cast_seconds(cast_elements),
+                     static_cast<std::int32_t>(host_ns(rec.launches, backward) + cpp_call_ns()));
   }
   // A TE cast(-transpose) of `elements` bf16 values to FP8 (with its transpose), s.
   double fp8_cast_seconds(double elements) const {
@@ -549,9 +558,10 @@ class StageBuilder : public StageEmitter {
   }
 
   // --- layer parts (forward) ---
-  void attn_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+  void attn_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool backward_pass) {
     // A recompute re-runs the layer's Python forward: forward host time.
     add_layer_host(ch, c_.prof.layer_host_s, false);
+    const GraphRegion graph = te_graph_region();
     const double T = c_.T, t = c_.t;
     const ModelSpec& m = c_.s.model;
     if (mla()) {
@@ -576,20 +586,28 @@ class StageBuilder : public StageEmitter {
       linear(p, ch, ops::kAttnQkv, phase, 2 * T * h() * n_out / t,
              2 * (h() * n_out / t + T * (h() + n_out / t)), backward_pass, {T, n_out / t, h()});
     }
-    core_attn(p, ch, phase, backward_pass);
+    core_attn(p, ch, layer, phase, backward_pass);
     linear(p, ch, ops::kAttnOutProj, phase, 2 * T * v_width() * h() / t,
            2 * (v_width() * h() / t + T * (v_width() / t + h())), backward_pass, {T, h(), v_width() / t});
     tp_collective(p, ch, ops::kTpRsAttn, phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
   }
 
-  void core_attn(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
+  // Keys per query of decoder layer `layer` (model_accounting: s/2 causal, a sliding-window layer its band
+  // w - w^2/(2s)): the attention core's FLOPs are 2 x seq x keys x (qk + v) per sequence on this rank, and
+  // its kernel's key extent (GEMM-shape fallback) is the window. Q, K, V and O bytes do not depend on it.
+  double keys_per_query(int layer, double seq) const { return causal_keys_per_query(c_.s.model, layer, seq); }
+  double key_extent(int layer, double seq) const {
+    return layer_is_windowed(c_.s.model, layer) ? std::min<double>(c_.s.model.sliding_window, seq) : seq;
+  }
+
+  void core_attn(Program& p, Chain& ch, int layer, OpPhase phase, bool backward_pass) {
     // Causal: half of 2 x seq^2 x (qk + v) per sequence and head group on this rank.
     const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
     const double mb = c_.s.training.micro_batch;
-    const double flops = mb * seq * seq * (q_width() + v_width()) / c_.t;
+    const double flops = mb * seq * (2 * keys_per_query(layer, seq)) * (q_width() + v_width()) / c_.t;
     const double bytes = 2 * c_.T * (2 * q_width() + 2 * v_width()) / c_.t;
     attention(p, ch, ops::kAttnCore, phase, flops, bytes, backward_pass, false,
-              {seq, seq, q_width() / heads()});
+              {seq, key_extent(layer, seq), q_width() / heads()});
   }
   // The fused attention core (forward, or its backward kernel): the GPU's measured attention kernels
   // when its profile has them (attention_kernel_seconds, by FLOPs per call and head width), else priced
@@ -607,9 +625,12 @@ class StageBuilder : public StageEmitter {
 
   void router_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double E = c_.s.model.experts;
-    const int op =
-        compute(p, ch, ops::kMoeRouter, phase, 2 * (c_.T / c_.t) * h() * E,
-                2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), backward_pass, {c_.T / c_.t, E, h()});
+    int op = kNoOp;
+    {
+      const GraphRegion graph = te_graph_region();
+      op = compute(p, ch, ops::kMoeRouter, phase, 2 * (c_.T / c_.t) * h() * E,
+                   2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), backward_pass, {c_.T / c_.t, E, h()});
+    }
     if (c_.prof.dispatch_host_sync && !alltoall_padded()) {
       // Dropless alltoall: the token counts are all-gathered over the EP group before the host copies
       // them (gather_from_sequence_parallel_region of the [E] int64 counts; the D2H waits for it).
@@ -664,7 +685,7 @@ class StageBuilder : public StageEmitter {
   // Sequential layer forward (also the full-recompute forward in backward).
   void layer_fwd(Program& p, Chain& ch, int layer, OpPhase phase) {
     const bool bwd = phase == OpPhase::recompute;
-    attn_fwd(p, ch, phase, bwd);
+    attn_fwd(p, ch, layer, phase, bwd);
     if (!layer_is_moe_any(layer)) {
       dense_mlp_fwd(p, ch, phase, bwd);
       return;
@@ -704,20 +725,22 @@ class StageBuilder : public StageEmitter {
   }
 
   // --- layer parts (backward) ---
-  void attn_bwd(Program& p, Chain& ch) {
+  void attn_bwd(Program& p, Chain& ch, int layer) {
+    const GraphRegion graph = te_graph_region();
     const double T = c_.T, t = c_.t;
     const ModelSpec& m = c_.s.model;
     const OpPhase ph = OpPhase::backward;
     tp_collective(p, ch, ops::kTpAgAttnBwd, ph, CollectiveOp::all_gather, T * h() * 2, true);
     linear(p, ch, ops::kAttnOutProjBwd, ph, 4 * T * v_width() * h() / t,
            4 * (v_width() * h() / t + T * (v_width() / t + h())), true, {T, h(), v_width() / t});
-    if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, OpPhase::recompute, true);
+    if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, layer, OpPhase::recompute, true);
     {
       const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
       const double mb = c_.s.training.micro_batch;
-      const double flops = c_.prof.attention_backward_factor * mb * seq * seq * (q_width() + v_width()) / t;
+      const double flops = c_.prof.attention_backward_factor * mb * seq * (2 * keys_per_query(layer, seq)) *
+                           (q_width() + v_width()) / t;
       attention(p, ch, ops::kAttnCoreBwd, ph, flops, 4 * T * (2 * q_width() + 2 * v_width()) / t, true, true,
-                {seq, seq, q_width() / heads()});
+                {seq, key_extent(layer, seq), q_width() / heads()});
     }
     if (mla()) {
       const double down_out =
@@ -784,6 +807,7 @@ class StageBuilder : public StageEmitter {
       var_op(p, ch, ops::kMoePermuteBwd, OpPhase::backward, VarKind::permute, false, layer, true);
     }
     const double E = c_.s.model.experts;
+    const GraphRegion graph = te_graph_region();
     compute(p, ch, ops::kMoeRouterBwd, OpPhase::backward, 4 * (c_.T / c_.t) * h() * E,
             4 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), true, {c_.T / c_.t, E, h()});
   }
@@ -798,7 +822,7 @@ class StageBuilder : public StageEmitter {
     } else {
       dense_mlp_bwd(p, ch);
     }
-    attn_bwd(p, ch);
+    attn_bwd(p, ch, layer);
   }
 
   // --- embedding, output layer, MTP ---
@@ -1009,6 +1033,8 @@ class StageBuilder : public StageEmitter {
  private:
   const Ctx& c_;
   int stage_;
+  mutable GraphState graph_;  // the open TE-scoped CUDA-graph region (host_ns is const)
+  bool te_scoped_graphs_ = c_.s.training.cuda_graphs == CudaGraphs::te_scoped;
   std::vector<const PipelineChunk*> chunks_;
   std::vector<int> moe_layers_;
   std::vector<VarReq> vars_;
@@ -1074,7 +1100,7 @@ std::pair<int, int> StageBuilder::forward_backward(Program& p, const StepContext
     }
     if (fl >= 0) {
       as_f();
-      attn_fwd(p, f, OpPhase::forward, false);
+      attn_fwd(p, f, fl, OpPhase::forward, false);
       if (f_moe) moe_attn_tail_fwd(p, f, fl, OpPhase::forward, false);
     }
     if (b_moe) {
@@ -1112,7 +1138,7 @@ std::pair<int, int> StageBuilder::forward_backward(Program& p, const StepContext
     if (bl >= 0) {
       as_b();
       if (b_moe) moe_attn_head_bwd(p, b, bl);
-      attn_bwd(p, b);
+      attn_bwd(p, b, bl);
       layer_grads_ready(p, b.last, bl);
     }
   }
@@ -1138,6 +1164,7 @@ SimProfile host_scaled(const SimProfile& prof, const InstanceSpec& instance) {
   p.launch_s *= f;
   p.backward_launch_s *= f;
   p.grouped_gemm_launch_s *= f;
+  p.graph_launch_s *= f;
   p.layer_host_s *= f;
   p.moe_host_s *= f;
   return p;
@@ -1288,7 +1315,8 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   std::int64_t var_total = 0;
   std::vector<MoeRankCost> scratch;
   PipelineOptions popt;
-  popt.p2p_device_sync = prof.p2p_device_sync;
+  // A full-iteration graph holds no device sync: Megatron's batch_p2p_sync cannot run inside it.
+  popt.p2p_device_sync = prof.p2p_device_sync && s.training.cuda_graphs != CudaGraphs::full_iteration;
   popt.combine_steady_steps = c.combined;
   for (int stage = 0; stage < par.pp; ++stage) {
     StageBuilder b(c, stage);
@@ -1367,6 +1395,8 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     emit_pipeline(prog, pipeline_schedule(par.pp, par.vpp, out.microbatches, stage), par.vpp,
                   out.microbatches, b, popt);
     for (int op : b.sync_ops_) prog.op(op).sync = HostSync::op;
+    if (s.training.cuda_graphs == CudaGraphs::full_iteration)
+      capture_full_iteration(prog, prof.graph_launch_s);
     // Flow-model loads of the pipeline P2P and the A2As (collectives got theirs when added); the A2A's from
     // the stage's first rank's MoE costs of that layer and microbatch. An A2A keeps one flow per other node
     // of the EP group on the rails (DeepEP: one RDMA stream per remote node; NCCL: the pair of NVLink

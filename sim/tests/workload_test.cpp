@@ -251,6 +251,52 @@ TEST(Workload, LayerAndMoeHostTimePerLayerAndMicrobatch) {
   EXPECT_GT(predict(s, o).iteration_s, predict(s).iteration_s);
 }
 
+// Durations of rank 0's ops labelled `label`, in issue order.
+std::vector<TimeNs> durations_of(const BuiltWorkload& b, const std::string& label) {
+  const Program& prog = b.workload.programs.at(static_cast<std::size_t>(b.workload.rank_program.at(0)));
+  std::vector<TimeNs> out;
+  for (const OpSpec& op : prog.ops()) {
+    if (prog.labels().at(static_cast<std::size_t>(op.label)) == label) out.push_back(op.duration);
+  }
+  return out;
+}
+
+// gpt-oss alternates a 128-token sliding window (even layers) with full causal attention (odd layers): the
+// windowed layers' attention core, forward and backward, is priced on its band (126 keys per query of 2048
+// at seq 4096: 6% of the FLOPs), the full layers' exactly as without a window.
+TEST(Workload, SlidingWindowLayersPriceTheirAttentionCoreByTheWindow) {
+  Shape sh;
+  sh.model = "gpt-oss-20b";
+  sh.tp = 1;
+  sh.pp = 1;
+  sh.ep = 8;
+  sh.dp = 8;
+  const Scenario windowed = make(sh);
+  Scenario full = windowed;
+  full.model.sliding_window = 0;
+  full.model.full_attention_every = 0;
+  const BuiltWorkload w = build_workload(windowed, SimProfile{});
+  const BuiltWorkload f = build_workload(full, SimProfile{});
+  for (const char* label : {"attn.core", "attn.core_bwd"}) {
+    const std::vector<TimeNs> dw = durations_of(w, label);
+    const std::vector<TimeNs> df = durations_of(f, label);
+    ASSERT_EQ(dw.size(), 24u) << label;  // one microbatch, 24 layers
+    ASSERT_EQ(df.size(), dw.size()) << label;
+    // Forward ops run layers 0..23, backward ones 23..0: layer i is windowed iff i is even.
+    const bool backward = std::string(label) == "attn.core_bwd";
+    for (std::size_t i = 0; i < dw.size(); ++i) {
+      const std::size_t layer = backward ? dw.size() - 1 - i : i;
+      if (layer % 2 == 1) {
+        EXPECT_EQ(dw[i], df[i]) << label << " layer " << layer;
+      } else {
+        EXPECT_GT(dw[i], 0) << label << " layer " << layer;
+        EXPECT_LT(dw[i], df[i] / 2) << label << " layer " << layer;
+      }
+    }
+  }
+  EXPECT_LT(predict(windowed).iteration_s, predict(full).iteration_s);
+}
+
 // A MoE cost with fixed per-rank values, to check the fitted decorator's arithmetic; `adjust` (optional)
 // changes them further (rank index, its cost).
 class FixedMoeCost final : public MoeCostModel {

@@ -19,6 +19,16 @@ bool layer_is_moe(const ModelSpec& model, int index);
 // Megatron counts MTP layers as MoE layers iff the last decoder layer is MoE (model-flops.md).
 bool mtp_is_moe(const ModelSpec& model);
 
+// Sliding-window layers (ModelSpec::sliding_window, full_attention_every): decoder layer `index` (0-based)
+// attends to a window iff the model has one and the layer is not on the full-attention period. MTP layers
+// (index < 0 or >= layers) attend fully.
+bool layer_is_windowed(const ModelSpec& model, int index);
+// Mean keys a query of a causal sequence of `seq` tokens attends to in decoder layer `index`, the
+// continuous count Megatron's formula uses: full causal s/2 (the triangle s^2/2 over s queries); a window w
+// < s is the band below the diagonal, (s w - w^2/2) / s = w - w^2 / (2 s) (-> s/2 at w = s, so the two
+// meet); w >= s is full. Core-attention FLOPs per query are 2 x (q + v width) x this.
+double causal_keys_per_query(const ModelSpec& model, int index, double seq);
+
 // --- Vocabulary padding -----------------------------------------------------------------------
 
 // Vocabulary as the embedding/output tensors are built: Megatron's _vocab_size_with_padding pads to
@@ -39,6 +49,8 @@ struct LayerParams {
   // Of `attention`, the MLA down projections (h x r_q, h x (r_kv + d_r)) and the q/kv norms, which
   // Megatron-Core builds TP-duplicated (parallel_mode "duplicated"); 0 for GQA.
   std::int64_t attention_tp_replicated = 0;
+  // Of `attention`, the attention sinks (one logit per head, split over TP with the heads); 0 without.
+  std::int64_t attention_sinks = 0;
   std::int64_t mlp_norm = 0;        // pre-MLP RMSNorm, h
   std::int64_t dense_mlp = 0;       // SwiGLU: 3 h f
   std::int64_t routed_expert = 0;   // ONE routed expert: 3 h f_e
@@ -74,7 +86,7 @@ ParameterCounts count_parameters(const ModelSpec& model, int tp);
 
 // Model FLOPs per token (forward + both backward GEMMs, factor 6), by the terms of model-flops.md.
 struct TokenFlops {
-  double attention = 0;  // (L + M) attention blocks incl. causal core attention (s/2 terms)
+  double attention = 0;  // (L + M) attention blocks incl. causal core attention (s/2, or window, terms)
   double mlp = 0;        // dense + routed (k experts) + shared MLPs over L + M layers
   double mtp = 0;        // MTP norms and eh_proj: 6 M (3h + 2h^2)
   double logits = 0;     // 6 h V (M + 1)

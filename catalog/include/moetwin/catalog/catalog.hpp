@@ -117,6 +117,17 @@ struct ModelSpec {
   int qk_head_dim = 0;   // MLA d_qk (no-rope part)
   int qk_rope_dim = 0;   // MLA d_r
   int v_head_dim = 0;    // MLA d_v
+  // Sliding-window attention (GQA/MHA only): a windowed layer's query attends to the `sliding_window`
+  // latest keys (itself included: HF gpt-oss `sliding_window`; Megatron-Core window_size = (w, 0) admits
+  // one more, a 1/w difference left out). 0 = every layer attends causally to the whole sequence.
+  int sliding_window = 0;  // tokens
+  // Every `full_attention_every`-th layer (1-based: layer index i is full iff (i + 1) % n == 0) keeps full
+  // causal attention, the others are windowed: Megatron-Core window_attn_skip_freq; gpt-oss alternates
+  // (n = 2: layer 0 windowed, layer 1 full, ...). 0 with a window = every layer windowed.
+  int full_attention_every = 0;
+  // Attention sinks (gpt-oss): one learned logit per head joins each softmax denominator (TE softmax_type
+  // "learnable"). n parameters per layer; the FLOPs (one exp per score row) are below Megatron's count.
+  bool attention_sinks = false;
   // MoE
   int experts = 0;            // routed experts E (0 = dense model)
   int expert_ffn_hidden = 0;  // f_e

@@ -39,9 +39,30 @@ enum class Recompute { none, selective, full };
 //                 Blackwell);
 //  mxfp8          MX block scaling, one E8M0 scale per 32 elements (--fp8-recipe mxfp8; Blackwell only).
 enum class Precision { bf16, fp8_hybrid, fp8_current, fp8_blockwise, mxfp8 };
+// What a reader of a precision expects, for its error message: the modelled recipes, and for "nvfp4" (a
+// recipe NVIDIA's Blackwell tables publish) why it is refused: the catalog holds no FP4 tensor-core rate and
+// the twin prices none of NVFP4's recipe costs (16-element blocks with an E4M3 scale each plus a per-tensor
+// FP32 scale, random Hadamard transforms on the wgrad inputs, stochastic rounding of gradients, the layers
+// NVIDIA keeps in BF16). `value` is the value read.
+std::string precision_expected(const std::string& value);
 inline bool is_fp8(Precision p) {
   return p != Precision::bf16;
 }
+
+// CUDA graphs in the run (Megatron cuda_graph_impl; shared/design/nvl72-and-infiniband.md section D): a
+// captured region replays as one graph launch instead of one host launch per kernel.
+//  none            every kernel launched eagerly (PyTorch + Python issue cost per launch).
+//  te-scoped       Transformer Engine graphs (cuda_graph_impl transformer_engine) scoped to each layer's
+//                  attention block and MoE router (NVIDIA's scope [attn, moe_router, moe_preprocess]),
+//                  forward and backward; the rest of the layer (MLP/experts, dispatch, its host syncs) stays
+//                  eager.
+//  full-iteration  the whole forward-backward of every microbatch captured (cuda_graph_impl
+//                  full_iteration); only the optimizer step outside. A graph holds no host sync, so NVIDIA's
+//                  recipes pad experts to capacity (scenario rule).
+enum class CudaGraphs { none, te_scoped, full_iteration };
+const std::vector<std::string>& cuda_graphs_names();
+const char* to_string(CudaGraphs graphs);
+std::optional<CudaGraphs> cuda_graphs_from_string(const std::string& text);
 
 struct TrainingConfig {
   int micro_batch = 1;    // sequences per microbatch (mb)
@@ -59,6 +80,7 @@ struct TrainingConfig {
   bool overlap_moe_a2a = false;       // Megatron overlap_moe_expert_parallel_comm (needs vpp >= 2)
   bool overlap_grad_reduce = true;    // DP gradient reduce-scatter overlapped with backward
   bool overlap_param_gather = true;   // DP parameter all-gather overlapped with the next forward
+  CudaGraphs cuda_graphs = CudaGraphs::none;
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }

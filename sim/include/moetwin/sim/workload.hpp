@@ -52,6 +52,12 @@ struct SimProfile {
   // host-side cuBLASLt setup + launch measured on H200 (calibrate/profiles/h200-measured.toml: the hidden
   // part of the 11 us GEMM floor; back-to-back launch 4.6 us). Backward: dgrad + wgrad per expert.
   double grouped_gemm_launch_s = 5.5e-6;
+  // Host time of one CUDA-graph replay (cudaGraphLaunch of a captured region; cuda_graphs.hpp), s. CUDA 12's
+  // constant-time launch of straight-line graphs puts it at a few us whatever the node count (NVIDIA
+  // technical blog "Constant Time Launch for Straight-Line CUDA Graphs", CUDA 12.6; recalled, not in the
+  // shared corpus: UNVERIFIED). 2.5 us, bounds [1, 50] us (the upper bound covers older CUDA's launch cost
+  // that grows with the graph's node count). Only scenarios with cuda_graphs != none read it.
+  double graph_launch_s = 2.5e-6;
   // Fitted: host time per transformer layer forward beyond its kernel launches (Megatron module calls,
   // layer norms, rotary and bias-dropout-add bookkeeping, autograd graph construction), s; issued before
   // the layer's first op. Backward and recompute: backward_launch_s / launch_s of it (C++ autograd).
@@ -73,9 +79,10 @@ struct SimProfile {
   // before the host copies them (token_dispatcher.py preprocess): one small collective per MoE forward.
   bool counts_allgather = true;
   // The host CPU the host-time terms above (launch_s, backward_launch_s, grouped_gemm_launch_s,
-  // layer_host_s, moe_host_s) hold for: its single-thread score (Geekbench 6 single-core, the catalog's
-  // cpu_geekbench6_single). On another instance they scale by this / its CPU's score (host_scaled). Default:
-  // p6-b300.48xlarge's Xeon 8559C (2257), the CPU of the live runs the shipped host terms were fitted on.
+  // graph_launch_s, layer_host_s, moe_host_s) hold for: its single-thread score (Geekbench 6 single-core, the
+  // catalog's cpu_geekbench6_single). On another instance they scale by this / its CPU's score (host_scaled).
+  // Default: p6-b300.48xlarge's Xeon 8559C (2257), the CPU of the live runs the shipped host terms were
+  // fitted on.
   double host_reference_cpu_score = 2257;
   // The instance the DeepEP dispatchers' per-remote-node and per-remote-token in-training terms (A2aFit)
   // hold for; on another instance they scale with the cost of one RDMA write on the dispatcher's posting

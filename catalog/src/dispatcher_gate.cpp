@@ -49,10 +49,11 @@ std::optional<std::string> transport_refusal(const DispatcherSpec& d, const Inst
 }
 
 std::optional<std::string> dispatcher_refusal(const DispatcherSpec& d, const InstanceSpec& instance,
-                                              const GpuSpec& gpu, int ep_group_gpus) {
+                                              const GpuSpec& gpu, int ep_group_gpus, int world_gpus) {
   const int reach = d.reaches_nvlink_domain ? nvlink_domain_gpus(instance) : instance.gpus;
   // Groups of consecutive GPUs that tile the reach stay inside it.
-  const bool inside_reach = ep_group_gpus > 0 && ep_group_gpus <= reach && reach % ep_group_gpus == 0;
+  const bool inside_reach = ep_group_gpus > 0 && ep_group_gpus <= reach &&
+                            (reach % ep_group_gpus == 0 || (world_gpus > 0 && world_gpus <= reach));
   if (!inside_reach) {
     if (auto why = transport_refusal(d, instance)) return why;
   }

@@ -81,15 +81,18 @@ TEST(DispatcherGate, TransportsRunOnTheirFabrics) {
 
 // An EP group inside the dispatcher's NVLink reach never touches its RDMA path: the fabric does not matter.
 TEST(DispatcherGate, EpGroupsInsideTheNvlinkReachRunOnAnyFabric) {
-  const auto refusal_for = [](const std::string& d, const std::string& instance, int ep_gpus) {
+  const auto refusal_for = [](const std::string& d, const std::string& instance, int ep_gpus, int world = 0) {
     const InstanceSpec& i = catalog().instance(instance);
-    return dispatcher_refusal(catalog().dispatcher(d), i, catalog().gpu(i.gpu), ep_gpus);
+    return dispatcher_refusal(catalog().dispatcher(d), i, catalog().gpu(i.gpu), ep_gpus, world);
   };
   EXPECT_FALSE(catalog().dispatcher("deepep-ibgda").reaches_nvlink_domain);  // DeepEP v1: the host node
   EXPECT_TRUE(catalog().dispatcher("hybridep").reaches_nvlink_domain);       // TMA over the whole domain
   EXPECT_TRUE(catalog().dispatcher("nccl-alltoall").reaches_nvlink_domain);
-  // HybridEP with EP64 (or EP36) inside the 72-GPU domain of the EFA UltraServer: no RDMA leg, allowed.
-  EXPECT_EQ(refusal_for("hybridep", "p6e-gb200.36xlarge", 64), std::nullopt);
+  // HybridEP with EP64 on 64 GPUs of the EFA UltraServer's 72-GPU domain, or EP36 tiling it: no RDMA leg.
+  EXPECT_EQ(refusal_for("hybridep", "p6e-gb200.36xlarge", 64, 64), std::nullopt);
+  // EP64 groups on 144 GPUs: the second group straddles two domains.
+  EXPECT_NE(refusal_for("hybridep", "p6e-gb200.36xlarge", 64, 144)->find("infiniband only"),
+            std::string::npos);
   EXPECT_EQ(refusal_for("hybridep", "p6e-gb200.36xlarge", 36), std::nullopt);
   // EP144 spans two domains, EP48 does not tile 72: over EFA, refused.
   EXPECT_NE(refusal_for("hybridep", "p6e-gb200.36xlarge", 144)->find("infiniband only"), std::string::npos);

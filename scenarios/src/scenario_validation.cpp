@@ -196,7 +196,7 @@ void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
   const DispatcherSpec& d = s.dispatcher;
   // The training stack's own gate and the transport's fabric: a dispatcher the run would not use is refused,
   // never priced (catalog/dispatcher_gate.hpp).
-  if (const auto why = dispatcher_refusal(d, s.instance, s.gpu, s.parallel.etp * s.parallel.ep)) {
+  if (const auto why = dispatcher_refusal(d, s.instance, s.gpu, s.parallel.etp * s.parallel.ep, s.gpus())) {
     fail(n, Field::dispatcher, "\"" + d.name + "\"",
          concat({"a dispatcher that runs on ", s.instance.name, ": ", *why}));
   }

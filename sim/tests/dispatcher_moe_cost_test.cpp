@@ -328,7 +328,15 @@ TEST(DispatcherMoeCost, RoutingSpecFollowsTheNvlinkReach) {
   EXPECT_EQ(a2a_nvlink_reach_gpus(nccl), 72);
   EXPECT_EQ(routing_spec_for(nccl).ranks_per_node, 64);
   EXPECT_EQ(routing_spec_for(nccl).nodes(), 1);
-  const Scenario deepep = tray("deepep-nvshmem", 16, 1);
+  // HybridEP's TMA stage spans the domain as NCCL does (and runs on EFA: EP64 never leaves the domain).
+  const Scenario hybridep = tray("hybridep", 16, 1);
+  EXPECT_EQ(a2a_nvlink_reach_gpus(hybridep), 72);
+  EXPECT_EQ(routing_spec_for(hybridep).nodes(), 1);
+  // DeepEP v1's kernels reach the tray only. The scenario check refuses DeepEP on GB200 (Megatron-Bridge's
+  // gate, catalog/dispatcher_gate.hpp), so the record is swapped in past the parser: the reach rule is the
+  // kernels', whatever the gate says.
+  Scenario deepep = nccl;
+  deepep.dispatcher = catalog().dispatcher("deepep-nvshmem");
   EXPECT_EQ(a2a_nvlink_reach_gpus(deepep), 4);
   EXPECT_EQ(routing_spec_for(deepep).ranks_per_node, 4);
   EXPECT_EQ(routing_spec_for(deepep).nodes(), 16);

@@ -25,11 +25,11 @@ std::optional<std::string> flex_backend_refusal(const DispatcherSpec& dispatcher
 std::optional<std::string> transport_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance);
 
 // The first of the two refusals, or nullopt: whether `dispatcher` can run on `instance` with `gpu` for EP
-// groups of `ep_group_gpus` consecutive GPUs (etp x ep in Megatron's expert rank order). A group inside the
-// dispatcher's NVLink reach (the node, or the domain for a record that reaches_nvlink_domain) never uses
-// the transport's RDMA path, so the transport's fabric does not matter there; 0 = any group (the fabric
-// always matters).
+// groups of `ep_group_gpus` consecutive GPUs (etp x ep in Megatron's expert rank order) in a job of
+// `world_gpus`. A group inside the dispatcher's NVLink reach (the node, or the domain for a record that
+// reaches_nvlink_domain: groups tile the reach, or the whole job fits in one) never uses the transport's
+// RDMA path, so the transport's fabric does not matter there; 0 = any group (the fabric always matters).
 std::optional<std::string> dispatcher_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance,
-                                              const GpuSpec& gpu, int ep_group_gpus = 0);
+                                              const GpuSpec& gpu, int ep_group_gpus = 0, int world_gpus = 0);
 
 }  // namespace moetwin

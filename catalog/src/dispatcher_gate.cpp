@@ -34,7 +34,12 @@ std::optional<std::string> flex_backend_refusal(const DispatcherSpec& d, const G
   return std::nullopt;
 }
 
-std::optional<std::string> transport_refusal(const DispatcherSpec& d, const InstanceSpec& instance) {
+std::optional<std::string> transport_refusal(const DispatcherSpec& d, const InstanceSpec& instance,
+                                             int ep_group_gpus, int world_gpus) {
+  const int reach = d.reaches_nvlink_domain ? nvlink_domain_gpus(instance) : instance.gpus;
+  const bool inside_reach = ep_group_gpus > 0 && ep_group_gpus <= reach &&
+                            (reach % ep_group_gpus == 0 || (world_gpus > 0 && world_gpus <= reach));
+  if (inside_reach) return std::nullopt;
   if (!d.runs_on(instance.fabric)) {
     std::string fabrics;
     for (const Fabric f : d.fabrics) fabrics += concat({fabrics.empty() ? "" : ", ", to_string(f)});
@@ -50,13 +55,7 @@ std::optional<std::string> transport_refusal(const DispatcherSpec& d, const Inst
 
 std::optional<std::string> dispatcher_refusal(const DispatcherSpec& d, const InstanceSpec& instance,
                                               const GpuSpec& gpu, int ep_group_gpus, int world_gpus) {
-  const int reach = d.reaches_nvlink_domain ? nvlink_domain_gpus(instance) : instance.gpus;
-  // Groups of consecutive GPUs that tile the reach stay inside it.
-  const bool inside_reach = ep_group_gpus > 0 && ep_group_gpus <= reach &&
-                            (reach % ep_group_gpus == 0 || (world_gpus > 0 && world_gpus <= reach));
-  if (!inside_reach) {
-    if (auto why = transport_refusal(d, instance)) return why;
-  }
+  if (auto why = transport_refusal(d, instance, ep_group_gpus, world_gpus)) return why;
   return flex_backend_refusal(d, gpu);
 }
 

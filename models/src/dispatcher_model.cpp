@@ -15,6 +15,14 @@
 namespace moetwin {
 namespace {
 
+// The transport's refusal for one A2A group of `ranks` on `hw`: a group inside one NVLink reach group
+// (hw.nodes counts those groups in training; nodes in the standalone benchmarks) never uses the RDMA path.
+std::optional<std::string> a2a_transport_refusal(const DispatcherSpec& spec, const DispatchHardware& hw,
+                                                 int ranks) {
+  return hw.nodes <= 1 ? transport_refusal(spec, hw.instance, ranks, ranks)
+                       : transport_refusal(spec, hw.instance);
+}
+
 class RailClosedForm final : public A2aNetwork {
  public:
   std::string name() const override { return "rail-closed-form"; }
@@ -72,7 +80,7 @@ class NcclAlltoallModel final : public DispatcherModel {
   }
   std::vector<std::string> check(const DispatchHardware& hw, int ranks) const override {
     if (ranks <= 0) throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks), "> 0");
-    if (const auto why = transport_refusal(spec(), hw.instance))
+    if (const auto why = a2a_transport_refusal(spec(), hw, ranks))
       throw InputError({"dispatch", 0}, "dispatcher", spec().name,
                        concat({"a dispatcher that runs here (", *why, ")"}));
     return {};
@@ -169,7 +177,7 @@ class DeepEpModel final : public DispatcherModel {
   std::vector<std::string> check(const DispatchHardware& hw, int ranks) const override {
     const DispatcherSpec& s = spec();
     if (ranks <= 0) throw InputError({"dispatch", 0}, "ranks", std::to_string(ranks), "> 0");
-    if (const auto why = transport_refusal(s, hw.instance))
+    if (const auto why = a2a_transport_refusal(s, hw, ranks))
       throw InputError({"dispatch", 0}, "dispatcher", s.name,
                        concat({"a dispatcher that runs here (", *why, ")"}));
     if (s.max_ranks_normal > 0 && ranks > s.max_ranks_normal)

@@ -21,14 +21,16 @@ namespace moetwin {
 // Why Megatron-Bridge will not run `dispatcher` on `gpu` (and runs alltoall instead); nullopt when it does.
 std::optional<std::string> flex_backend_refusal(const DispatcherSpec& dispatcher, const GpuSpec& gpu);
 
-// Why `dispatcher`'s transport cannot run on `instance`'s fabric or RDMA path; nullopt when it can.
-std::optional<std::string> transport_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance);
+// Why `dispatcher`'s transport cannot run on `instance`'s fabric or RDMA path for EP groups of
+// `ep_group_gpus` consecutive GPUs (etp x ep in Megatron's expert rank order) in a job of `world_gpus`;
+// nullopt when it can. A group inside the dispatcher's NVLink reach (the node, or the domain for a record
+// that reaches_nvlink_domain: groups tile the reach, or the whole job fits in one) never uses the RDMA path,
+// so the fabric does not matter there; 0 = any group (the fabric always matters).
+std::optional<std::string> transport_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance,
+                                             int ep_group_gpus = 0, int world_gpus = 0);
 
 // The first of the two refusals, or nullopt: whether `dispatcher` can run on `instance` with `gpu` for EP
-// groups of `ep_group_gpus` consecutive GPUs (etp x ep in Megatron's expert rank order) in a job of
-// `world_gpus`. A group inside the dispatcher's NVLink reach (the node, or the domain for a record that
-// reaches_nvlink_domain: groups tile the reach, or the whole job fits in one) never uses the transport's
-// RDMA path, so the transport's fabric does not matter there; 0 = any group (the fabric always matters).
+// groups of `ep_group_gpus` GPUs in a job of `world_gpus` (as transport_refusal).
 std::optional<std::string> dispatcher_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance,
                                               const GpuSpec& gpu, int ep_group_gpus = 0, int world_gpus = 0);
 

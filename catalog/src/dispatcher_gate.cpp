@@ -34,9 +34,13 @@ std::optional<std::string> flex_backend_refusal(const DispatcherSpec& d, const G
   return std::nullopt;
 }
 
+int nvlink_reach_gpus(const DispatcherSpec& d, const InstanceSpec& instance) {
+  return d.reaches_nvlink_domain ? nvlink_domain_gpus(instance) : instance.gpus;
+}
+
 std::optional<std::string> transport_refusal(const DispatcherSpec& d, const InstanceSpec& instance,
                                              int ep_group_gpus, int world_gpus) {
-  const int reach = d.reaches_nvlink_domain ? nvlink_domain_gpus(instance) : instance.gpus;
+  const int reach = nvlink_reach_gpus(d, instance);
   const bool inside_reach = ep_group_gpus > 0 && ep_group_gpus <= reach &&
                             (reach % ep_group_gpus == 0 || (world_gpus > 0 && world_gpus <= reach));
   if (inside_reach) return std::nullopt;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "moetwin/catalog/dispatcher_gate.hpp"
+
 namespace moetwin {
 
 const char* to_string(CollectiveOp op) {
@@ -147,7 +149,7 @@ double ScaledCommCost::seconds(CollectiveOp op, double bytes, const std::vector<
 }
 
 int a2a_nvlink_reach_gpus(const Scenario& s) {
-  return s.dispatcher.reaches_nvlink_domain ? nvlink_domain_gpus(s.instance) : s.instance.gpus;
+  return nvlink_reach_gpus(s.dispatcher, s.instance);
 }
 
 int nodes_spanned(const std::vector<int>& ranks, int gpus_per_node) {

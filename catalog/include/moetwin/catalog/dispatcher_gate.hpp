@@ -18,6 +18,10 @@
 
 namespace moetwin {
 
+// GPUs the dispatcher's own NVLink stage reaches on `instance`: the NVLink domain for a record that
+// reaches_nvlink_domain (NCCL over MNNVL, HybridEP), else the host node (DeepEP v1). Beyond it, the NICs.
+int nvlink_reach_gpus(const DispatcherSpec& dispatcher, const InstanceSpec& instance);
+
 // Why Megatron-Bridge will not run `dispatcher` on `gpu` (and runs alltoall instead); nullopt when it does.
 std::optional<std::string> flex_backend_refusal(const DispatcherSpec& dispatcher, const GpuSpec& gpu);
 

@@ -5,6 +5,7 @@
 // launches, formulas and sources.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -38,7 +39,8 @@ std::string slurp(const fs::path& p) {
 CliRun moetwin(const std::string& args) {
   // One folder per test: ctest runs this file's tests as separate processes in parallel.
   const testing::TestInfo* test = testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(testing::TempDir()) / "plan_recommend_catalog_e2e" /
+  const fs::path dir = fs::path(testing::TempDir()) /
+                       ("plan_recommend_catalog_e2e." + std::to_string(::getpid())) /
                        (std::string(test->test_suite_name()) + "." + test->name());
   fs::create_directories(dir);
   const fs::path out = dir / "out.txt";

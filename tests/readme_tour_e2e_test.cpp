@@ -5,6 +5,7 @@
 // word count and its paths (none a clone lacks) are checked too.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -85,7 +86,8 @@ const std::string kPlan =
 
 TEST(ReadmeTour, EveryCommandRunsAndEveryQuotedFigureIsWhatItPrints) {
   const std::string readme = readme_flat();
-  const fs::path dir = fs::path(testing::TempDir()) / "readme_tour_e2e";
+  // One folder per process: ctest runs from several checkouts on one machine must not share it.
+  const fs::path dir = fs::path(testing::TempDir()) / ("readme_tour_e2e." + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto in_readme = [&readme](const std::string& s) {
@@ -197,6 +199,7 @@ TEST(ReadmeTour, EveryCommandRunsAndEveryQuotedFigureIsWhatItPrints) {
   in_readme("not of inspect, net or dispatch");
   ASSERT_EQ(run_in(dir, "build/cli/moetwin inspect $first --format csv --out inspect.csv", first).status, 0);
   EXPECT_EQ(run_in(dir, "build/cli/moetwin report inspect.csv --out inspect.html").status, 2);
+  if (!HasFailure()) fs::remove_all(dir);  // kept when something failed, to look at
 }
 
 TEST(ReadmeTour, WordCountAndPathsAClone) {

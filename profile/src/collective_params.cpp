@@ -38,7 +38,7 @@ CollectiveParams nvlink_collective_params(const NvlinkCollectiveFit& fit, Collec
 }
 
 CollectiveParams efa_collective_params(const EfaFabricFit& fit, CollectiveParams base) {
-  base.efa_step_latency_s = fit.step_latency_s;
+  base.network_step_latency_s = fit.step_latency_s;
   base.efa_efficiency = efficiency_curve_of(fit.efficiency);
   return base;
 }

@@ -159,7 +159,7 @@ TEST(CalibratedCollectives, EfaTermsApplyAcrossNodesOnTheMeasuredInstance) {
   two.nodes = 2;
   std::string source;
   const CollectiveParams p = collective_params_for(two, dir.string(), source);
-  EXPECT_DOUBLE_EQ(p.efa_step_latency_s, 20e-6);
+  EXPECT_DOUBLE_EQ(p.network_step_latency_s.value_or(0), 20e-6);
   EXPECT_DOUBLE_EQ(p.efa_efficiency.factor(1e9), 0.6);
   // Ring all-reduce of 256 MiB over 16 GPUs on 2 nodes: each node sends 2 x 15/16 x 256 MiB through its
   // 16 NICs at 0.6 of line rate (rails), 2 of the 30 steps cross EFA at 20 us, 28 stay on NVLink at 2 us,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "moetwin/catalog/fabric_latency.hpp"
 #include "moetwin/common/numbers.hpp"
 
 namespace moetwin {
@@ -96,11 +97,13 @@ struct Traffic {
   double latency = 0;      // s
 };
 
-Traffic traffic_of(const CollectiveRequest& req, const GroupShape& g, const CollectiveParams& p) {
+Traffic traffic_of(const CollectiveRequest& req, const GroupShape& g, const CollectiveParams& p,
+                   const InstanceSpec& instance) {
   Traffic t;
   const double s = req.bytes;
   const int n = g.n, m = g.domains(), k = g.k_max;
-  const double nvl = p.nvlink_step_latency_s, efa = p.efa_step_latency_s;
+  // `efa`: a step across NVLink domains on the instance's fabric (EFA or InfiniBand).
+  const double nvl = p.nvlink_step_latency_s, efa = p.network_step_latency(instance);
   if (n == 1) return t;
   switch (req.algorithm) {
     case CollectiveAlgorithm::ring: {
@@ -288,6 +291,10 @@ EfficiencyCurve default_efa_efficiency() {
   return EfficiencyCurve({{0, 0.5}, {64 * kKiB, 0.7}, {kMiB, 0.9}}, InputLocation{"default EFA curve", 0});
 }
 
+double CollectiveParams::network_step_latency(const InstanceSpec& instance) const {
+  return network_step_latency_s.value_or(fabric_latency(instance.fabric).one_way_s);
+}
+
 const EfficiencyCurve& CollectiveParams::nvlink_curve(CollectiveKind kind) const {
   const auto it = nvlink_efficiency_by_kind.find(kind);
   return it == nvlink_efficiency_by_kind.end() ? nvlink_efficiency : it->second;
@@ -312,7 +319,7 @@ CollectiveEstimate estimate_collective(const Cluster& cluster, const CollectiveR
                                        const CollectiveParams& params) {
   check_request(request);
   const GroupShape g = shape_of(cluster, request.ranks);
-  const Traffic t = traffic_of(request, g, params);
+  const Traffic t = traffic_of(request, g, params, cluster.instance());
   CollectiveEstimate e;
   e.ranks = g.n;
   e.nodes = g.node_count;
@@ -413,7 +420,7 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
                                        const CollectiveParams& params) {
   check_request(request);
   const GroupShape g = shape_of(cluster, request.ranks);
-  const Traffic t = traffic_of(request, g, params);
+  const Traffic t = traffic_of(request, g, params, cluster.instance());
   const double s = request.bytes;
   const int n = g.n, m = g.domains();
   CollectiveFlows out;

@@ -23,7 +23,7 @@ std::string where_of(const CsvTable& table, const CsvRow& row) {
 }
 
 // Why `row` is outside the model, or "" when the twin can replay it. `detail` gets the sentence.
-std::string refusal(const CsvRowReader& r, const Catalog& catalog, std::string& detail) {
+std::string refusal(const CsvRowReader& r, std::string& detail) {
   const std::string precision = r.has("precision") ? r.text("precision") : "bf16";
   if (precision == "nvfp4") {
     detail =
@@ -47,15 +47,18 @@ std::string refusal(const CsvRowReader& r, const Catalog& catalog, std::string& 
                 "attention would be priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp))"});
     return "cp";
   }
-  const InstanceSpec& instance = catalog.instance(r.text("instance"));
-  const int gpus = r.int32("gpus", 1, 1 << 30);
-  if (instance.nvlink_domain_gpus > instance.gpus && gpus > instance.nvlink_domain_gpus) {
-    detail = concat({std::to_string(gpus), " GPUs on ", instance.name, " span ",
-                     std::to_string((gpus + instance.nvlink_domain_gpus - 1) / instance.nvlink_domain_gpus),
-                     " NVLink domains of ", std::to_string(instance.nvlink_domain_gpus),
-                     " GPUs: which ranks share a domain decides NVLink vs ", to_string(instance.fabric),
-                     " legs, and the twin's NVLink domain is one node (issue 42 item 2)"});
-    return "nvlink-domain";
+  // Megatron's embedding- and loss-accounted split with one slot per chunk: layers + 2 = pp x vpp leaves the
+  // first chunk the embedding alone and the last the loss alone (no decoder layer). The twin's pipeline
+  // layout (scenarios/pipeline_layout.hpp) keeps >= 1 decoder layer per chunk, so it cannot place them.
+  const long long chunks = static_cast<long long>(r.int32("pp", 1, 1 << 20)) * r.int32("vpp", 1, 1 << 20);
+  const int layers = r.int32("layers", 1, 1 << 20);
+  if (chunks >= 2 && layers + 2 == chunks) {
+    detail =
+        concat({"pp x vpp = ", std::to_string(chunks), " chunks for ", std::to_string(layers),
+                " layers: Megatron's embedding- and loss-accounted split puts one slot in each chunk, the "
+                "first chunk the embedding alone and the last the loss alone; the twin's pipeline layout "
+                "keeps at least one decoder layer per chunk"});
+    return "empty-chunk";
   }
   return "";
 }
@@ -88,27 +91,28 @@ CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& 
   return out;
 }
 
-// A job inside one NVLink domain that spans several nodes (NVL72), replayed as one node of the job's GPUs.
-void fold_into_one_domain(LiveRun& run, const std::string& where) {
-  Scenario& s = run.scenario;
-  const InstanceSpec catalog_instance = s.instance;  // a copy: s.instance changes below
-  if (catalog_instance.nvlink_domain_gpus <= catalog_instance.gpus || s.nodes == 1) return;
-  const int gpus = s.nodes * catalog_instance.gpus;
-  run.warnings.push_back(
-      concat({where, ": instance: the job's ", std::to_string(gpus), " GPUs (", std::to_string(s.nodes), " ",
-              catalog_instance.name, " nodes of ", std::to_string(catalog_instance.gpus),
-              ") lie in one NVLink domain of ", std::to_string(catalog_instance.nvlink_domain_gpus),
-              ": replayed as one node of ", std::to_string(gpus),
-              " GPUs on one NVSwitch fabric (the domain's non-blocking NVLink; no rank uses ",
-              to_string(catalog_instance.fabric), ")"}));
-  s.instance.gpus = gpus;
-  // The folded node is its own NVLink domain (the domain must be a multiple of the node). Topology now
-  // models the trays of one domain directly (docs/2026-12-04-nvlink-domain.md); the fold stays so that the
-  // dense-row replays and their fit keep their numbers.
-  s.instance.nvlink_domain_gpus = gpus;
-  s.instance.efa_nics = gpus * s.instance.nics_per_gpu;
-  s.instance.cpu_cores = catalog_instance.cpu_cores * s.nodes;
-  s.nodes = 1;
+// How a job on an instance whose NVLink domain spans several nodes (NVL72 trays) lies in its domains: ranks
+// fill consecutive domains of nvlink_domain_gpus in torchrun order (topology/placement.hpp), so the groups
+// inside a domain use its NVSwitch fabric and the rest the scale-out fabric. "" on an instance whose domain
+// is its node. NVIDIA's tables do not say how their jobs were placed in racks: the catalog's full domain is
+// the assumption, said in the row.
+std::string domain_placement(const Scenario& s) {
+  const int domain = nvlink_domain_gpus(s.instance);
+  if (domain <= s.instance.gpus) return "";
+  const int gpus = s.gpus();
+  if (gpus <= domain) {
+    return concat({"the job's ", std::to_string(gpus), " GPUs (", std::to_string(s.nodes), " nodes of ",
+                   std::to_string(s.instance.gpus), ") lie in one NVLink domain of ", std::to_string(domain),
+                   ": every leg on its NVSwitch fabric, none on ", to_string(s.instance.fabric)});
+  }
+  std::string sizes;
+  for (int first = 0; first < gpus; first += domain)
+    sizes += concat({sizes.empty() ? "" : " + ", std::to_string(std::min(domain, gpus - first))});
+  return concat(
+      {"the job's ", std::to_string(gpus), " GPUs fill ", std::to_string((gpus + domain - 1) / domain),
+       " NVLink domains of ", std::to_string(domain), " in rank order (", sizes,
+       "; the racks' placement is not in NVIDIA's table): groups inside a domain on NVLink, the rest on ",
+       to_string(s.instance.fabric)});
 }
 
 }  // namespace
@@ -125,7 +129,7 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
   for (const CsvRow& row : table.rows) {
     const CsvRowReader r(table, row);
     std::string detail;
-    const std::string why = refusal(r, catalog, detail);
+    const std::string why = refusal(r, detail);
     if (why.empty()) {
       accepted.push_back(&row);
       continue;
@@ -154,7 +158,8 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
     run.warnings.push_back(concat({where, ": container: ", row.fields[container],
                                    " is no catalog stack: the default stack's NCCL mechanisms serve it (",
                                    run.scenario.stack.spec.name, ")"}));
-    fold_into_one_domain(run, where);
+    if (const std::string placed = domain_placement(run.scenario); !placed.empty())
+      run.warnings.push_back(concat({where, ": instance: ", placed}));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // NVIDIA's dense rows (validate/data/nvidia-dense-runs.csv): the dense Llama 3 FLOPs against NVIDIA's
-// published MODEL TFLOP/s, which rows the twin replays and which it refuses (and why), and the NVL72 fold.
+// published MODEL TFLOP/s, which rows the twin replays and which it refuses (and why), and NVL72 jobs on
+// their NVLink domains.
 #include "moetwin/validate/dense_runs.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,9 @@
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/models/topology_comm.hpp"
+#include "moetwin/sim/prediction.hpp"
+#include "moetwin/topology/placement.hpp"
 
 namespace moetwin {
 namespace {
@@ -64,10 +68,11 @@ TEST(DenseRuns, EveryRowIsReplayedOrRefusedWithItsReason) {
     EXPECT_FALSE(r.detail.empty());
     EXPECT_NE(r.where.find("nvidia-dense-runs.csv:"), std::string::npos);
   }
-  EXPECT_EQ(refused["nvfp4"], 18);          // every NVFP4 row
-  EXPECT_EQ(refused["fsdp"], 11);           // the Llama 70B FP8 FSDP rows and the H100 8B row
-  EXPECT_EQ(refused["cp"], 12);             // 405B with context parallelism 2
-  EXPECT_EQ(refused["nvlink-domain"], 15);  // 256-GPU jobs across NVL72 racks
+  EXPECT_EQ(refused["nvfp4"], 18);                // every NVFP4 row
+  EXPECT_EQ(refused["fsdp"], 11);                 // the Llama 70B FP8 FSDP rows and the H100 8B row
+  EXPECT_EQ(refused["cp"], 12);                   // 405B with context parallelism 2
+  EXPECT_EQ(refused["empty-chunk"], 5);           // 405B on GB200 at PP16 VPP8: 128 chunks for 126 layers
+  EXPECT_EQ(refused.count("nvlink-domain"), 0u);  // 256-GPU jobs across NVL72 racks are replayed
   EXPECT_EQ(rows.table.runs.size() + rows.refused.size(), 72u);
   std::map<std::string, int> by_instance;
   for (const LiveRun& run : rows.table.runs) {
@@ -78,31 +83,35 @@ TEST(DenseRuns, EveryRowIsReplayedOrRefusedWithItsReason) {
   }
   EXPECT_EQ(by_instance["dgx-h100"], 5);
   EXPECT_EQ(by_instance["dgx-b200"], 1);
-  EXPECT_EQ(by_instance["dgx-gb200"], 5);
-  EXPECT_EQ(by_instance["dgx-gb300"], 5);
+  EXPECT_EQ(by_instance["dgx-gb200"], 11);  // 70B and 8B in one domain, 405B across four
+  EXPECT_EQ(by_instance["dgx-gb300"], 9);
   const std::vector<std::string> lines = refused_row_lines(rows);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.front(),
-            "72 rows read, 16 replayed, 56 refused as outside the model (cp 12, fsdp 11, nvfp4 18, "
-            "nvlink-domain 15)");
+            "72 rows read, 26 replayed, 46 refused as outside the model (cp 12, empty-chunk 5, fsdp 11, "
+            "nvfp4 18)");
 }
 
-// A job inside one NVL72 domain is one node of its GPUs (NVSwitch all-to-all), said in the row's warnings;
-// a DGX H100 job stays 8-GPU nodes on InfiniBand.
-TEST(DenseRuns, JobsInsideOneNvl72DomainAreOneNvlinkNode) {
+// A job inside one NVL72 domain is replayed on its real trays (4 GPUs per node, one NVLink domain of 72):
+// every group on the domain's NVSwitch fabric, said in the row's warnings; a DGX H100 job stays 8-GPU nodes
+// on InfiniBand.
+TEST(DenseRuns, JobsInsideOneNvl72DomainStayOnItsTrays) {
   const RunRows rows = read_run_rows({kDense}, catalog());
   bool seen_gb = false, seen_h100 = false;
   for (const LiveRun& run : rows.table.runs) {
     const Scenario& s = run.scenario;
     if (s.instance.name == "dgx-gb200" && s.model.name == "llama3-70b") {
       seen_gb = true;
-      EXPECT_EQ(s.nodes, 1);
-      EXPECT_EQ(s.instance.gpus, 64);
-      EXPECT_EQ(s.instance.efa_nics, 64);
+      EXPECT_EQ(s.nodes, 16);
+      EXPECT_EQ(s.instance.gpus, 4);
+      EXPECT_EQ(nvlink_domain_gpus(s.instance), 72);
       EXPECT_EQ(s.gpus(), 64);
+      EXPECT_EQ(Placement(s).max_domains_spanned(GroupKind::dp), 1);
       bool said = false;
       for (const std::string& w : run.warnings)
-        said = said || w.find("lie in one NVLink domain of 72") != std::string::npos;
+        said = said || w.find(
+                           "lie in one NVLink domain of 72: every leg on its NVSwitch fabric, none on "
+                           "infiniband") != std::string::npos;
       EXPECT_TRUE(said);
     }
     if (s.instance.name == "dgx-h100") {
@@ -116,6 +125,61 @@ TEST(DenseRuns, JobsInsideOneNvl72DomainAreOneNvlinkNode) {
   EXPECT_TRUE(seen_h100);
 }
 
+// A 256-GPU Llama 3.1 405B job on 64 GB200 trays (TP4 PP16 VPP4 DP4) spans four NVLink domains of 72 in rank
+// order (72 + 72 + 72 + 40): its legs, by hand, are NVLink inside a domain and InfiniBand across (one
+// 400 Gb/s ConnectX-7 per GPU = 50 GB/s at the rail's 0.9 for >= 1 MiB steps, 5 us per network step; NVLink 5
+// at 900 GB/s per direction at 0.8, 1 us per step), and the row predicts.
+TEST(DenseRuns, A405bJobAcrossFourNvl72DomainsHasNvlinkAndInfinibandLegs) {
+  const RunRows rows = read_run_rows({kDense}, catalog());
+  const LiveRun* row = nullptr;
+  for (const LiveRun& run : rows.table.runs) {
+    if (run.campaign == "nvidia-26.02-dgx-gb200" && run.scenario.model.name == "llama3.1-405b" &&
+        run.scenario.training.precision == Precision::fp8_current)
+      row = &run;
+  }
+  ASSERT_NE(row, nullptr);
+  const Scenario& s = row->scenario;
+  ASSERT_EQ(s.gpus(), 256);
+  ASSERT_EQ(s.nodes, 64);
+  const Placement p(s);
+  EXPECT_EQ(p.domain_of(71), 0);
+  EXPECT_EQ(p.domain_of(72), 1);
+  EXPECT_EQ(p.domain_of(255), 3);
+  // rank = tp + 4 (dp + 4 pp): a TP group is one tray; the DP group of stage 4 (ranks 64, 68, 72, 76)
+  // straddles domains 0 and 1; a pipeline (ranks 0, 16, ..., 240) crosses all four.
+  EXPECT_EQ(p.group_of(GroupKind::tp, 0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(p.group_of(GroupKind::dp, 64), (std::vector<int>{64, 68, 72, 76}));
+  EXPECT_EQ(p.domains_spanned(GroupKind::dp, 64), 2);
+  EXPECT_EQ(p.domains_spanned(GroupKind::dp, 0), 1);
+  EXPECT_EQ(p.domains_spanned(GroupKind::pp, 0), 4);
+  EXPECT_EQ(p.max_domains_spanned(GroupKind::tp), 1);
+  bool said = false;
+  for (const std::string& w : row->warnings)
+    said =
+        said || w.find("fill 4 NVLink domains of 72 in rank order (72 + 72 + 72 + 40") != std::string::npos;
+  EXPECT_TRUE(said);
+
+  const TopologyComm comm(s);
+  const double mib64 = 64.0 * (1 << 20), gib = double(1 << 30);
+  // Pipeline send of 64 MiB: stage 3 -> 4 inside domain 0 on NVLink, stage 4 -> 5 from domain 0 to 1 on IB.
+  EXPECT_NEAR(comm.seconds(CollectiveOp::send_recv, mib64, {48, 64}), 1e-6 + mib64 / (900e9 * 0.8), 1e-12);
+  EXPECT_NEAR(comm.seconds(CollectiveOp::send_recv, mib64, {64, 80}), 5e-6 + mib64 / (50e9 * 0.9), 1e-12);
+  // Ring reduce-scatter of 1 GiB over the straddling DP group (2 members per domain): v = 3/4 GiB, each
+  // member sends v / 2 over its rail; one ring step crosses the domains (5 us), two stay on NVLink (1 us
+  // each).
+  EXPECT_NEAR(comm.seconds(CollectiveOp::reduce_scatter, gib, {64, 68, 72, 76}),
+              5e-6 + 2e-6 + 0.75 * gib / 2 / (50e9 * 0.9), 1e-12);
+  // The DP group of stage 0 lies in domain 0: NVLink only, 3 steps of 1 us.
+  EXPECT_NEAR(comm.seconds(CollectiveOp::reduce_scatter, gib, {0, 4, 8, 12}),
+              3e-6 + 0.75 * gib / (900e9 * 0.8), 1e-12);
+
+  const Prediction pred = predict(s);
+  EXPECT_GT(pred.iteration_s, 0);
+  EXPECT_EQ(pred.gpus, 256);
+  // Catalog compute, no fit: within 20% of NVIDIA's 61.98 s (the number is the row's, in the note).
+  EXPECT_NEAR(pred.iteration_s / row->iter_s, 1.0, 0.2);
+}
+
 TEST(DenseRuns, LiveRunFilesReadAsBefore) {
   const RunRows rows = read_run_rows({kSource + "/validate/data/live-runs-p5en.csv"}, catalog());
   EXPECT_FALSE(rows.dense);
@@ -123,8 +187,8 @@ TEST(DenseRuns, LiveRunFilesReadAsBefore) {
   EXPECT_EQ(rows.table.runs.size(), 8u);
   // Mixed: the dense file's refusals and the live rows together, headers united.
   const RunRows both = read_run_rows({kSource + "/validate/data/live-runs-p5en.csv", kDense}, catalog());
-  EXPECT_EQ(both.table.runs.size(), 24u);
-  EXPECT_EQ(both.refused.size(), 56u);
+  EXPECT_EQ(both.table.runs.size(), 34u);
+  EXPECT_EQ(both.refused.size(), 46u);
   EXPECT_EQ(both.rows_read, 80);
 }
 

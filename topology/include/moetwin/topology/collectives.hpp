@@ -17,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,12 @@ EfficiencyCurve default_efa_efficiency();
 
 struct CollectiveParams {
   double nvlink_step_latency_s = kNvlinkHopLatencyS;  // per step whose slowest hop is NVLink
-  double efa_step_latency_s = kEfaMessageLatencyS;    // per step that crosses EFA
+  // Per step that crosses the scale-out fabric (EFA or InfiniBand), s. Unset: the fabric's one-way message
+  // latency (catalog/fabric_latency.hpp: EFA 10 us, InfiniBand 5 us); a calibration profile's `[efa]` fit
+  // of the instance it was measured on sets it.
+  std::optional<double> network_step_latency_s;
+  // The value a step on `instance`'s fabric pays: network_step_latency_s, else the fabric's latency.
+  double network_step_latency(const InstanceSpec& instance) const;
   EfficiencyCurve nvlink_efficiency = default_nvlink_efficiency();
   EfficiencyCurve efa_efficiency = default_efa_efficiency();
   // Measured on one node (calibration profile `[nvlink]`, calibrate/src/nvlink_fit.cpp); the defaults

@@ -10,13 +10,13 @@
 //   - fsdp = 1: Megatron-FSDP (per-layer parameter all-gathers, gradient reduce-scatters) is not modelled;
 //   - cp > 1: context parallelism is not modelled (no ring-attention KV exchange, and each rank's attention
 //     is priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp) per rank);
-//   - a job larger than one NVLink domain on an instance whose domain spans several nodes (NVL72): which
-//     ranks share the domain decides NVLink vs InfiniBand legs, and topology does not place groups across
-//     nodes over NVLink yet (issue 42 item 2).
-// A job inside one NVLink domain of such an instance (64 GPUs of a 72-GPU NVL72 rack) is replayed as one node
-// of that many GPUs: the NVL72's NVSwitch trays give every GPU the same non-blocking 900 GB/s per direction
-// to every other GPU of the domain that a node's NVSwitch gives its GPUs, and no rank of the job uses the
-// scale-out fabric. The row says so in its warnings.
+//   - layers + 2 = pp x vpp (405B at PP16 VPP8: 128 chunks for 126 layers): Megatron's embedding- and
+//     loss-accounted split leaves the end chunks without a decoder layer, which the twin's pipeline layout
+//     (scenarios/pipeline_layout.hpp) does not build.
+// A job on an instance whose NVLink domain spans several nodes (NVL72 trays) is replayed on its real nodes:
+// ranks fill domains of nvlink_domain_gpus in rank order (topology/placement.hpp), groups inside a domain use
+// its NVSwitch fabric and the rest InfiniBand; the row's warnings say how the job lies (one domain, or
+// "fill 4 NVLink domains of 72 (72 + 72 + 72 + 40)": the racks' placement is not in NVIDIA's tables).
 // Assumptions, each in the row's warnings: recompute `unknown` is replayed as none (the Llama perf recipes'
 // recompute is not in the tables: shared/data header); the container is not a catalog stack, so the catalog's
 // default stack serves its NCCL mechanisms.
@@ -35,7 +35,7 @@ struct RefusedRow {
   std::string where;     // "file:line"
   std::string campaign;  // the row's campaign cell
   std::string instance;  // its instance cell
-  std::string reason;    // short key: "nvfp4", "fsdp", "cp", "nvlink-domain"
+  std::string reason;    // short key: "nvfp4", "fsdp", "cp", "empty-chunk"
   std::string detail;    // the sentence a user reads
 };
 

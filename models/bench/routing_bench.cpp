@@ -36,9 +36,29 @@ void BM_Dsv3IterationZipf1(benchmark::State& state) {
 void BM_Dsv3IterationGroupLimited(benchmark::State& state) {
   plan_dsv3_iteration(state, RoutingKind::group_limited, 0);
 }
+// The per-layer statistics a skewed plan reads (Plackett-Luce quadrature over 256 experts, 32 ranks and
+// 4 nodes, top 8), all 58 MoE layers: computed once per layer and prediction.
+void BM_Dsv3LayerStatsZipf1(benchmark::State& state) {
+  RoutingSpec s;
+  s.kind = RoutingKind::zipf;
+  s.zipf_exponent = 1.0;
+  s.experts = 256;
+  s.top_k = 8;
+  s.ep_ranks = 32;
+  s.ranks_per_node = 8;
+  s.tokens_per_rank = 4096;
+  const RoutingPlanner planner(s);
+  for (auto _ : state) {
+    double hit = 0;
+    for (int layer = 0; layer < 58; ++layer) hit += planner.layer_stats(layer).rank_hit[0];
+    benchmark::DoNotOptimize(hit);
+  }
+}
+
 BENCHMARK(BM_Dsv3IterationBalanced)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Dsv3IterationZipf1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Dsv3IterationGroupLimited)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Dsv3LayerStatsZipf1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace moetwin

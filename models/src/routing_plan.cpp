@@ -8,6 +8,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/parallel_for.hpp"
 #include "moetwin/models/plackett_luce.hpp"
 #include "moetwin/models/rng.hpp"
 
@@ -358,6 +359,24 @@ LayerRoutingStats RoutingPlanner::layer_stats(int layer) const {
   for (int r = 0; r < ranks; ++r) st.rank_hit[idx(r)] = rank_hits[idx(r)] * inv;
   for (int n = 0; n < nodes; ++n) st.node_hit[idx(n)] = node_hits[idx(n)] * inv;
   return st;
+}
+
+void RoutingPlanner::prepare_stats(const std::vector<int>& layers, int threads) const {
+  // plan() reads no statistics when sampling per token, and balanced ones cost next to nothing.
+  if (spec_.sampling == RoutingSampling::per_token || spec_.kind == RoutingKind::balanced) return;
+  std::vector<int> todo;
+  {
+    const std::lock_guard<std::mutex> lock(stats_mutex_);
+    for (const int layer : layers) {
+      if (layer >= 0 && stats_cache_.find(layer) == stats_cache_.end() &&
+          std::find(todo.begin(), todo.end(), layer) == todo.end())
+        todo.push_back(layer);
+    }
+  }
+  std::vector<LayerRoutingStats> stats(todo.size());
+  parallel_for(todo.size(), threads, [&](std::size_t k) { stats[k] = layer_stats(todo[k]); });
+  const std::lock_guard<std::mutex> lock(stats_mutex_);
+  for (std::size_t k = 0; k < todo.size(); ++k) stats_cache_.emplace(todo[k], std::move(stats[k]));
 }
 
 const LayerRoutingStats& RoutingPlanner::cached_stats(int layer) const {

@@ -166,6 +166,35 @@ TEST(RoutingPlan, DeterministicPerSeedLayerAndMicrobatch) {
   EXPECT_NE(RoutingPlanner(s).plan(5, 7).copies, p1.copies);
 }
 
+// prepare_stats computes the per-layer statistics ahead on several threads: the plans are those of a
+// planner that computes them on demand, for zipf (quadrature) and group-limited (Monte Carlo) routing,
+// whatever the thread count, and layers asked twice or already cached are computed once.
+TEST(RoutingPlan, PreparedStatisticsGiveTheSamePlans) {
+  for (const RoutingKind kind : {RoutingKind::zipf, RoutingKind::group_limited}) {
+    RoutingSpec s = dsv3_like(kind, RoutingSampling::counts);
+    s.zipf_exponent = 1.0;
+    s.groups = 8;
+    s.topk_groups = 4;
+    s.dedup_counts = true;
+    const RoutingPlanner lazy(s);
+    for (const int threads : {1, 3}) {
+      const RoutingPlanner prepared(s);
+      (void)prepared.plan(2, 0);  // layer 2 cached before prepare_stats
+      prepared.prepare_stats({4, 2, 7, 4, 9}, threads);
+      for (const int layer : {2, 4, 7, 9}) {
+        for (const int mb : {0, 3}) {
+          const LayerRouting p = prepared.plan(layer, mb);
+          const LayerRouting q = lazy.plan(layer, mb);
+          EXPECT_EQ(p.copies, q.copies) << layer << " " << mb;
+          EXPECT_EQ(p.expert_tokens, q.expert_tokens);
+          EXPECT_EQ(p.rank_tokens, q.rank_tokens);
+          EXPECT_EQ(p.node_tokens, q.node_tokens);
+        }
+      }
+    }
+  }
+}
+
 // count_class: equal keys give plans equal in every count; the key separates plans whose remainder
 // copies rotate differently, and only deterministic (balanced, counts) plans get one.
 TEST(RoutingPlan, CountClassKeysEqualPlans) {

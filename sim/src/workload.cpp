@@ -1323,6 +1323,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     // MoE costs of every (MoE layer on this stage, microbatch) for every local rank.
     const auto L = b.moe_layers().size();
     const auto M = static_cast<std::size_t>(out.microbatches);
+    // What the cells of a layer share (skewed routing's per-layer statistics), layers spread over the
+    // threads before the cells are.
+    moe->prepare_layers(b.moe_layers(), threads);
     // Pointers into class_costs and answers (stable storage): ranks and cells that share an answer share
     // its entries, 8 bytes a cell instead of a copy.
     static const MoeRankCost kNoCost{};

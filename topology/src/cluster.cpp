@@ -67,13 +67,49 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
                      "expected a multiple of gpus = " + std::to_string(gpus_per_node_));
   }
   nics_per_gpu_ = instance.nics_per_gpu;
-  const int nics = nics_per_node();
-  links_per_node_ = 2 * gpus_per_node_ + 2 * nics + (has_uplinks() ? 2 : 0);
-  pending_.reserve(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(links_per_node_));
+  links_per_node_ = 2 * gpus_per_node_ + 2 * nics_per_node() + (has_uplinks() ? 2 : 0);
+}
 
+// The link ids' layout per node, in order: GPU g's NVLink tx and rx (2g, 2g+1), NIC c's tx and rx
+// (2 gpus + 2c, +1), the uplink's tx and rx (last two, with uplinks).
+std::string Cluster::link_name(int link) const {
+  const int n = link / links_per_node_;
+  int k = link % links_per_node_;
+  const char* dir = k % 2 == 0 ? "tx" : "rx";
+  const std::string p = node_prefix(n);
+  if (k < 2 * gpus_per_node_) return concat({p, "gpu", std::to_string(k / 2), ".nvl.", dir});
+  k -= 2 * gpus_per_node_;
+  if (k < 2 * nics_per_node()) return concat({p, "nic", std::to_string(k / 2), ".", dir});
+  return concat({p, "uplink.", dir});
+}
+
+double Cluster::link_bandwidth(int link, double nominal) const {
+  double bw = nominal;
+  for (const auto& [id, value] : bandwidth_overrides_) {
+    if (id == link) bw = value;
+  }
+  return bw;
+}
+
+void Cluster::build(Built& out) const {
+  const int nodes = nodes_;
+  const int nics = nics_per_node();
   const double pcie = std::numeric_limits<double>::infinity();
-  const double nvl_bw = gpu.nvlink_bandwidth;
-  const double nic_bw = instance.nic_bandwidth;
+  const double nvl_bw = gpu_.nvlink_bandwidth;
+  const double nic_bw = instance_.nic_bandwidth;
+  ClusterGraph& graph = out.graph;
+  NetPlatform& platform = out.platform;
+  platform.reserve_links(static_cast<std::size_t>(link_count()));
+  // Links are added in id order; an overridden one carries its set_link_bandwidth() capacity, in the
+  // platform and on its graph edge alike.
+  const auto add_link = [this, &platform](const std::string& name, double nominal, double latency) {
+    const int id = static_cast<int>(platform.links().size());
+    platform.add_link(NetLink{name, link_bandwidth(id, nominal), latency});
+    return id;
+  };
+  const auto capacity = [&platform](int link) {
+    return platform.links()[static_cast<std::size_t>(link)].bandwidth;
+  };
   // add_vertex(g) then assign: add_vertex(property, g) goes through Boost's named_graph lookup, whose
   // empty boost::optional trips GCC 12's -Wmaybe-uninitialized under the sanitizers.
   // All vertices are made at once (a 512-node cluster has ~17k; growing the vector one by one was 4% of a
@@ -84,11 +120,11 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
   const std::size_t vertices = static_cast<std::size_t>(nodes) *
                                    static_cast<std::size_t>(gpus_per_node_ + nics + (has_uplinks() ? 1 : 0)) +
                                static_cast<std::size_t>(domains()) + 1;
-  graph_ = ClusterGraph(vertices);
+  graph = ClusterGraph(vertices);
   std::size_t next_vertex = 0;
-  const auto add_vertex = [this, &next_vertex](ClusterVertex v) {
-    const auto d = boost::vertex(next_vertex++, graph_);
-    graph_[d] = v;
+  const auto add_vertex = [&graph, &next_vertex](ClusterVertex v) {
+    const auto d = boost::vertex(next_vertex++, graph);
+    graph[d] = v;
     return d;
   };
   // Vertices first (node by node, then the fabric) so that descriptors are stable and ordered.
@@ -114,78 +150,73 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
   const auto fabric = add_vertex(ClusterVertex{VertexKind::fabric, -1, -1});
   if (next_vertex != vertices) throw std::logic_error("Cluster: vertex count");
 
-  // Links and edges, node by node in the id layout documented in nvlink_tx() and friends.
+  // Links and edges, node by node in the id layout of link_name().
   for (int n = 0; n < nodes; ++n) {
     const auto un = static_cast<std::size_t>(n);
     const std::string p = node_prefix(n);
     for (int g = 0; g < gpus_per_node_; ++g) {
       const auto gv = gpu_v[un][static_cast<std::size_t>(g)];
       const std::string gp = p + "gpu" + std::to_string(g) + ".nvl.";
-      const int tx = add_link(gp + "tx", nvl_bw, options.nvlink_latency_s);
+      const int tx = add_link(gp + "tx", nvl_bw, options_.nvlink_latency_s);
       const int rx = add_link(gp + "rx", nvl_bw, 0.0);
-      boost::add_edge(gv, switch_v[un], ClusterEdge{nvl_bw, options.nvlink_latency_s, tx}, graph_);
-      boost::add_edge(switch_v[un], gv, ClusterEdge{nvl_bw, 0.0, rx}, graph_);
+      boost::add_edge(gv, switch_v[un], ClusterEdge{capacity(tx), options_.nvlink_latency_s, tx}, graph);
+      boost::add_edge(switch_v[un], gv, ClusterEdge{capacity(rx), 0.0, rx}, graph);
     }
     const auto net_side = has_uplinks() ? uplink_v[un] : fabric;
     for (int c = 0; c < nics; ++c) {
       const auto cv = nic_v[un][static_cast<std::size_t>(c)];
       const std::string cp = p + "nic" + std::to_string(c) + ".";
-      const int tx = add_link(cp + "tx", nic_bw, options.efa_latency_s);
+      const int tx = add_link(cp + "tx", nic_bw, options_.efa_latency_s);
       const int rx = add_link(cp + "rx", nic_bw, 0.0);
       const auto owner = gpu_v[un][static_cast<std::size_t>(c / nics_per_gpu_)];
-      boost::add_edge(owner, cv, ClusterEdge{pcie, 0.0, -1}, graph_);
-      boost::add_edge(cv, owner, ClusterEdge{pcie, 0.0, -1}, graph_);
-      boost::add_edge(cv, net_side, ClusterEdge{nic_bw, options.efa_latency_s, tx}, graph_);
-      boost::add_edge(net_side, cv, ClusterEdge{nic_bw, 0.0, rx}, graph_);
+      boost::add_edge(owner, cv, ClusterEdge{pcie, 0.0, -1}, graph);
+      boost::add_edge(cv, owner, ClusterEdge{pcie, 0.0, -1}, graph);
+      boost::add_edge(cv, net_side, ClusterEdge{capacity(tx), options_.efa_latency_s, tx}, graph);
+      boost::add_edge(net_side, cv, ClusterEdge{capacity(rx), 0.0, rx}, graph);
     }
     if (has_uplinks()) {
-      const double up_bw = nics * nic_bw / *options.uplink_oversubscription;
+      const double up_bw = nics * nic_bw / *options_.uplink_oversubscription;
       const int tx = add_link(p + "uplink.tx", up_bw, 0.0);
       const int rx = add_link(p + "uplink.rx", up_bw, 0.0);
-      boost::add_edge(uplink_v[un], fabric, ClusterEdge{up_bw, 0.0, tx}, graph_);
-      boost::add_edge(fabric, uplink_v[un], ClusterEdge{up_bw, 0.0, rx}, graph_);
+      boost::add_edge(uplink_v[un], fabric, ClusterEdge{capacity(tx), 0.0, tx}, graph);
+      boost::add_edge(fabric, uplink_v[un], ClusterEdge{capacity(rx), 0.0, rx}, graph);
     }
   }
-}
-
-int Cluster::add_link(const std::string& name, double bandwidth, double latency) {
-  if (sealed_) throw std::logic_error("Cluster: add_link after seal");
-  // Links live in the platform only after seal(); until then they are kept here so that
-  // set_link_bandwidth() can still change them.
-  NetLink link{name, bandwidth, latency};
-  pending_.push_back(std::move(link));
-  return static_cast<int>(pending_.size()) - 1;
+  if (platform.links().size() != static_cast<std::size_t>(link_count())) {
+    throw std::logic_error("Cluster: link count");
+  }
+  platform.seal();
 }
 
 void Cluster::set_link_bandwidth(int link, double bytes_per_s) {
   if (sealed_) throw std::logic_error("Cluster: set_link_bandwidth after seal");
-  if (link < 0 || link >= static_cast<int>(pending_.size())) {
-    throw std::out_of_range("Cluster: link id " + std::to_string(link));
-  }
+  if (link < 0 || link >= link_count()) throw std::out_of_range("Cluster: link id " + std::to_string(link));
   if (!(bytes_per_s > 0)) {
-    throw InputError(InputLocation{"cluster", 0}, pending_[static_cast<std::size_t>(link)].name,
-                     format_exact(bytes_per_s), "expected bandwidth > 0 bytes/s");
+    throw InputError(InputLocation{"cluster", 0}, link_name(link), format_exact(bytes_per_s),
+                     "expected bandwidth > 0 bytes/s");
   }
-  pending_[static_cast<std::size_t>(link)].bandwidth = bytes_per_s;
-  auto [it, end] = boost::edges(graph_);
-  for (; it != end; ++it) {
-    if (graph_[*it].link == link) graph_[*it].capacity = bytes_per_s;
-  }
+  bandwidth_overrides_.emplace_back(link, bytes_per_s);
 }
 
 void Cluster::seal() {
   if (sealed_) return;
-  // Moved, not copied: every link carries its name (25k strings at 512 nodes).
-  platform_.reserve_links(pending_.size());
-  for (NetLink& l : pending_) platform_.add_link(std::move(l));
-  pending_.clear();
-  platform_.seal();
+  built_ = std::make_shared<Built>();
   sealed_ = true;
 }
 
+const Cluster::Built& Cluster::built() const {
+  if (!sealed_) throw std::logic_error("Cluster: platform() or graph() before seal()");
+  // Every sharer of built_ is a sealed Cluster equal to this one, so whichever builds builds the same.
+  std::call_once(built_->once, [this] { build(*built_); });
+  return *built_;
+}
+
 const NetPlatform& Cluster::platform() const {
-  if (!sealed_) throw std::logic_error("Cluster: platform() before seal()");
-  return platform_;
+  return built().platform;
+}
+
+const ClusterGraph& Cluster::graph() const {
+  return built().graph;
 }
 
 void Cluster::check_gpu(int gpu) const {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "moetwin/common/input_error.hpp"
 
@@ -127,6 +128,65 @@ TEST(Cluster, RejectsBadInput) {
   InstanceSpec bad = catalog().instance("p5.48xlarge");
   bad.efa_nics = 30;
   EXPECT_THROW(Cluster(bad, catalog().gpu("H100-SXM"), 1), InputError);
+}
+
+// The graph and platform are built on first use (the closed-form estimate never asks for them): the
+// lazily built ones are the eager layout, overrides included, and concurrent first calls and copies of a
+// sealed Cluster all see one build.
+TEST(Cluster, LazyBuildIsSharedAndThreadSafe) {
+  Cluster c = make_cluster("p6-b300.48xlarge", 4, ClusterOptions{2.0});
+  EXPECT_EQ(c.link_count(), 4 * 50);
+  EXPECT_THROW(c.graph(), std::logic_error);
+  c.set_link_bandwidth(c.nic_tx(3, 5), 1e9);
+  c.set_link_bandwidth(c.nic_tx(3, 5), 2e9);  // the later override wins
+  EXPECT_THROW(c.set_link_bandwidth(c.link_count(), 1e9), std::out_of_range);
+  try {
+    c.set_link_bandwidth(c.uplink_rx(2), 0);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("n2.uplink.rx"), std::string::npos) << e.what();
+  }
+  c.seal();
+  const Cluster copy = c;  // shares the (not yet built) graph and platform
+  std::vector<const NetPlatform*> platforms(8, nullptr);
+  std::vector<const ClusterGraph*> graphs(8, nullptr);
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < platforms.size(); ++t) {
+      threads.emplace_back([&, t] {
+        const Cluster& mine = t % 2 == 0 ? c : copy;
+        platforms[t] = &mine.platform();
+        graphs[t] = &mine.graph();
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  for (std::size_t t = 1; t < platforms.size(); ++t) {
+    EXPECT_EQ(platforms[t], platforms[0]);
+    EXPECT_EQ(graphs[t], graphs[0]);
+  }
+  const auto& links = c.platform().links();
+  ASSERT_EQ(links.size(), 200u);
+  Cluster plain = make_cluster("p6-b300.48xlarge", 4, ClusterOptions{2.0});
+  plain.seal();
+  const auto& nominal = plain.platform().links();
+  for (std::size_t id = 0; id < links.size(); ++id) {
+    EXPECT_EQ(links[id].name, nominal[id].name);
+    EXPECT_DOUBLE_EQ(links[id].latency, nominal[id].latency);
+    const double expected = static_cast<int>(id) == c.nic_tx(3, 5) ? 2e9 : nominal[id].bandwidth;
+    EXPECT_DOUBLE_EQ(links[id].bandwidth, expected);
+  }
+  EXPECT_EQ(links[static_cast<std::size_t>(c.nic_tx(3, 5))].name, "n3.nic5.tx");
+  EXPECT_DOUBLE_EQ(links[static_cast<std::size_t>(c.nic_tx(3, 4))].bandwidth, 50e9);
+  const ClusterGraph& g = c.graph();
+  int overridden = 0;
+  for (auto [it, end] = boost::edges(g); it != end; ++it) {
+    const int link = g[*it].link;
+    if (link < 0) continue;
+    EXPECT_DOUBLE_EQ(g[*it].capacity, links[static_cast<std::size_t>(link)].bandwidth);
+    overridden += link == c.nic_tx(3, 5) ? 1 : 0;
+  }
+  EXPECT_EQ(overridden, 1);
 }
 
 }  // namespace

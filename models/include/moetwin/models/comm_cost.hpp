@@ -123,6 +123,12 @@ class MoeCostModel {
   }
   // Validity warnings about the modelled dispatcher at this scale (predict reports them); none by default.
   virtual std::vector<std::string> warnings() const { return {}; }
+  // Called before the layer_costs calls of `layers` (MoE layers, as layer_costs numbers them): work those
+  // calls share per layer may be done here, on up to `threads` threads. Answers must not depend on
+  // whether or on how many threads it ran (the default does nothing).
+  virtual void prepare_layers(const std::vector<int>& layers, int threads) const {
+    (void)layers, (void)threads;
+  }
 };
 
 // Balanced default (the live runs' forced load balancing): every EP rank routes its tokens_per_rank
@@ -231,6 +237,9 @@ class ScaledMoeCost : public MoeCostModel {
     return inner_->cost_class(layer, microbatch, ep_group);
   }
   std::vector<std::string> warnings() const override { return inner_->warnings(); }
+  void prepare_layers(const std::vector<int>& layers, int threads) const override {
+    inner_->prepare_layers(layers, threads);
+  }
 
  private:
   std::shared_ptr<const MoeCostModel> inner_;

@@ -56,6 +56,10 @@ class DispatcherMoeCost : public MoeCostModel {
   }
   // Warnings of the dispatcher's validity check (e.g. low-latency kernel caps, proxy fallback).
   std::vector<std::string> warnings() const override { return warnings_; }
+  // The layers' routing statistics (RoutingPlanner::prepare_stats), on `threads` threads.
+  void prepare_layers(const std::vector<int>& layers, int threads) const override {
+    planner_.prepare_stats(layers, threads);
+  }
 
  private:
   RoutingPlanner planner_;

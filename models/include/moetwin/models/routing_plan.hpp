@@ -143,6 +143,12 @@ class RoutingPlanner {
   // Expert popularity weights of a layer (before normalisation).
   std::vector<double> expert_weights(int layer) const;
   LayerRoutingStats layer_stats(int layer) const;
+  // Computes and caches the statistics plan() reads for `layers` (the ones not cached yet), one layer per
+  // task on up to `threads` threads: skewed routing's Plackett-Luce quadrature (zipf, histogram) or Monte
+  // Carlo (group-limited) is ~0.5 ms a layer, and plan() computes a missing layer under the cache's lock,
+  // so the pricing threads would otherwise take the layers one at a time. Plans are the same either way
+  // (layer_stats is a function of the spec and the layer).
+  void prepare_stats(const std::vector<int>& layers, int threads) const;
 
  private:
   const LayerRoutingStats& cached_stats(int layer) const;

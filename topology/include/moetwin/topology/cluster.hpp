@@ -1,7 +1,15 @@
 // The cluster graph: N nodes of one catalog instance as a Boost.Graph of GPUs, one NVSwitch fabric per
 // NVLink domain, EFA/InfiniBand NICs (rails with GPU affinity), optional per-node uplinks and the
-// inter-domain fabric. Built once, then sealed; the network models see it as a NetPlatform of directed
+// inter-domain fabric. Configured, then sealed; the network models see it as a NetPlatform of directed
 // link resources and routes of link ids.
+//
+// Lazy: link ids, routes and every count are arithmetic on (nodes, GPUs, NICs, domain), so the graph and
+// the platform's link list are made only when graph() or platform() is first asked for (the flow model,
+// `net`, the SimGrid/ns-3 export, simulate_collective). The closed-form collective estimate never asks:
+// at 512 nodes (~17k vertices, ~40k edges, 25k named links) building them had been 31% of a 4,096-GPU
+// `predict` (docs/2026-12-04-start-up.md, session 41). The first call builds both once (std::call_once:
+// concurrent readers of one sealed Cluster, and copies of it, share one build), the same graph and links
+// as an eager build.
 //
 // NVLink domain: nvlink_domain_gpus(instance) consecutive GPUs (= the node for an 8-GPU instance; 72 =
 // 18 trays of 4 on an NVL72 rack, whose 9 NVSwitch trays join every GPU of the rack: shared/design/
@@ -23,8 +31,11 @@
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
@@ -67,11 +78,13 @@ using ClusterGraph =
 
 class Cluster {
  public:
-  // Builds the graph of `nodes` nodes of `instance` with `gpu`. Throws InputError for nodes < 1, an
-  // oversubscription < 1, or an instance whose efa_nics != gpus * nics_per_gpu.
+  // Checks and lays out `nodes` nodes of `instance` with `gpu` (the graph itself is made on first use).
+  // Throws InputError for nodes < 1, an oversubscription < 1, or an instance whose efa_nics != gpus *
+  // nics_per_gpu.
   Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, ClusterOptions options = {});
 
-  // After seal() the graph and platform are immutable; mutators throw std::logic_error.
+  // After seal() the graph and platform are immutable; mutators throw std::logic_error. A copy of a sealed
+  // Cluster shares its (lazily built) graph and platform.
   void seal();
   bool sealed() const { return sealed_; }
   // Overrides the capacity of one link (e.g. a degraded NIC) before sealing. Throws std::logic_error
@@ -96,9 +109,12 @@ class Cluster {
   const InstanceSpec& instance() const { return instance_; }
   const GpuSpec& gpu_spec() const { return gpu_; }
 
-  // The links as a sealed platform. Requires seal() first (std::logic_error otherwise).
+  // Link ids 0 .. links()-1, laid out node by node (see nvlink_tx() and friends).
+  int link_count() const { return nodes_ * links_per_node_; }
+  // The links as a sealed platform, and the graph. Both require seal() first (std::logic_error otherwise);
+  // the first call of either builds both (thread-safe).
   const NetPlatform& platform() const;
-  const ClusterGraph& graph() const { return graph_; }
+  const ClusterGraph& graph() const;
 
   // Link ids for `src_gpu` -> `dst_gpu`. Same NVLink domain: [src nvl tx, dst nvl rx]. Other domain: [src NIC
   // tx, (src uplink tx, dst uplink rx), dst NIC rx], using NIC `rail` (0 .. nics_per_gpu-1) of each GPU's
@@ -121,8 +137,18 @@ class Cluster {
   double gpu_network_bandwidth() const { return nics_per_gpu_ * instance_.nic_bandwidth; }
 
  private:
+  // What platform() and graph() return, built on the first call of either after seal().
+  struct Built {
+    std::once_flag once;
+    ClusterGraph graph;
+    NetPlatform platform;
+  };
+
   void check_gpu(int gpu) const;
-  int add_link(const std::string& name, double bandwidth, double latency);
+  const Built& built() const;
+  void build(Built& out) const;
+  std::string link_name(int link) const;
+  double link_bandwidth(int link, double nominal) const;
 
   InstanceSpec instance_;
   GpuSpec gpu_;
@@ -131,9 +157,9 @@ class Cluster {
   int domain_gpus_ = 0;
   int nics_per_gpu_ = 0;
   ClusterOptions options_;
-  ClusterGraph graph_;
-  std::vector<NetLink> pending_;  // links until seal(), then moved into platform_
-  NetPlatform platform_;
+  // set_link_bandwidth() overrides (link id, bytes/s) in call order, applied by build(); a later one wins.
+  std::vector<std::pair<int, double>> bandwidth_overrides_;
+  std::shared_ptr<Built> built_;  // made by seal(): shared by copies, filled once by built()
   bool sealed_ = false;
   int links_per_node_ = 0;  // link ids are laid out node by node
 };

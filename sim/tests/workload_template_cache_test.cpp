@@ -133,21 +133,22 @@ void expect_same(const Prediction& a, const Prediction& b, const std::string& wh
 }
 
 std::vector<Case> cases() {
-  std::vector<Case> out;
-  out.push_back({.training = "recompute = \"full\"\n", .label = "qwen3 pp2 full recompute"});
-  out.push_back({.instance = "p5en.48xlarge", .label = "qwen3 on calibrated H200"});
-  out.push_back(
-      {.pp = 2, .vpp = 2, .training = "overlap_moe_a2a = true\n", .label = "qwen3 vpp2 A2A overlap"});
-  out.push_back(
-      {.training = "recompute = \"selective\"\noverlap_grad_reduce = false\noverlap_param_gather = false\n",
-       .routing = "[routing]\nkind = \"zipf\"\nzipf_exponent = 1.0\nseed = 7\n",
-       .label = "qwen3 zipf 1.0, no DP overlap"});
-  out.push_back({.model = "deepseek-v3",
-                 .layers = 6,
-                 .nodes = 4,
-                 .pp = 2,
-                 .training = "precision = \"fp8-blockwise\"\nrecompute = \"full\"\n",
-                 .label = "dsv3 6 layers fp8"});
+  std::vector<Case> out(5);
+  out[0].training = "recompute = \"full\"\n";
+  out[0].label = "qwen3 pp2 full recompute";
+  out[1].instance = "p5en.48xlarge";
+  out[1].label = "qwen3 on calibrated H200";
+  out[2].vpp = 2;
+  out[2].training = "overlap_moe_a2a = true\n";
+  out[2].label = "qwen3 vpp2 A2A overlap";
+  out[3].training = "recompute = \"selective\"\noverlap_grad_reduce = false\noverlap_param_gather = false\n";
+  out[3].routing = "[routing]\nkind = \"zipf\"\nzipf_exponent = 1.0\nseed = 7\n";
+  out[3].label = "qwen3 zipf 1.0, no DP overlap";
+  out[4].model = "deepseek-v3";
+  out[4].layers = 6;
+  out[4].nodes = 4;
+  out[4].training = "precision = \"fp8-blockwise\"\nrecompute = \"full\"\n";
+  out[4].label = "dsv3 6 layers fp8";
   return out;
 }
 
@@ -224,7 +225,8 @@ TEST(WorkloadTemplateCache, WhatTheEmissionReadsIsPartOfTheKey) {
   scaled.collective_time_scale *= 1.5;
   through_cache(base, scaled);
   EXPECT_EQ(programs->misses(), 3u);
-  Scenario mb2 = scenario(Case{.training = "micro_batch = 2\n"}, "deepep-uccl");
+  Scenario mb2 = base;
+  mb2.training.micro_batch = 2;
   through_cache(mb2, profile.sim);
   EXPECT_EQ(programs->misses(), 4u);
   const Scenario nccl = scenario(Case{}, "nccl-alltoall");

@@ -1,9 +1,5 @@
 #include "moetwin/sweep/profile_predictor.hpp"
 
-#include <map>
-#include <mutex>
-#include <thread>
-
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
@@ -20,11 +16,10 @@ class ProfilePredictor final : public SweepPredictor {
   PredictOptions options_for(const Scenario& scenario) const override {
     PredictOptions options = predict_options_for(scenario, profile_);
     options.setup_cache = setup_;
-    options.programs = programs();
     return options;
   }
   bool band(const Scenario& scenario, double predicted_s, double& lo_s, double& hi_s) const override {
-    const UncertaintyBand b = a2a_term_spread(scenario, profile_, predicted_s, setup_, programs()).band;
+    const UncertaintyBand b = a2a_term_spread(scenario, profile_, predicted_s, setup_).band;
     lo_s = b.lo_s;
     hi_s = b.hi_s;
     return true;
@@ -39,17 +34,6 @@ class ProfilePredictor final : public SweepPredictor {
   // Calibration lookups and collective models shared by the sweep's points (one catalog; the points of
   // a node count and instance share one; prediction_setup.hpp).
   std::shared_ptr<const PredictionSetupCache> setup_ = std::make_shared<const PredictionSetupCache>();
-  // The calling thread's emitted-program cache (not thread-safe: one per worker thread). A worker
-  // evaluates a grid cell's dispatchers one after another (run_points' group), and their central and
-  // band predictions share the cell's emitted programs (workload_template_cache.hpp).
-  std::shared_ptr<WorkloadTemplateCache> programs() const {
-    const std::lock_guard<std::mutex> lock(programs_mutex_);
-    auto& cache = programs_[std::this_thread::get_id()];
-    if (!cache) cache = std::make_shared<WorkloadTemplateCache>();
-    return cache;
-  }
-  mutable std::mutex programs_mutex_;
-  mutable std::map<std::thread::id, std::shared_ptr<WorkloadTemplateCache>> programs_;
 };
 
 }  // namespace

@@ -21,9 +21,8 @@ namespace moetwin {
 void run_points(const std::vector<std::size_t>& ids, int threads,
                 const std::function<PointRow(std::size_t)>& evaluate,
                 const std::function<void(PointRow&&)>& deliver, const std::function<void()>& idle,
-                std::atomic<bool>& stop, std::size_t group) {
+                std::atomic<bool>& stop) {
   keep_freed_memory_for_reuse();
-  group = std::max<std::size_t>(group, 1);
   std::mutex mutex;
   std::condition_variable ready;
   std::deque<PointRow> finished;
@@ -32,26 +31,22 @@ void run_points(const std::vector<std::size_t>& ids, int threads,
   std::exception_ptr error;  // first worker exception (under mutex)
 
   const auto worker = [&] {
-    std::vector<std::size_t> mine;  // the ids of one group, taken together
     while (true) {
+      std::size_t id = 0;
       {
         std::lock_guard<std::mutex> lock(mutex);
         if (stop.load() || error || next >= ids.size()) break;
-        mine.assign(1, ids[next++]);
-        while (next < ids.size() && ids[next] / group == mine.front() / group) mine.push_back(ids[next++]);
+        id = ids[next++];
       }
-      for (std::size_t id : mine) {
-        if (stop.load()) break;  // the rest of the group is evaluated by a later run
-        try {
-          PointRow row = evaluate(id);
-          std::lock_guard<std::mutex> lock(mutex);
-          finished.push_back(std::move(row));
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(mutex);
-          if (!error) error = std::current_exception();
-        }
-        ready.notify_one();
+      try {
+        PointRow row = evaluate(id);
+        std::lock_guard<std::mutex> lock(mutex);
+        finished.push_back(std::move(row));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error) error = std::current_exception();
       }
+      ready.notify_one();
     }
     std::lock_guard<std::mutex> lock(mutex);
     --running;
@@ -108,7 +103,6 @@ SweepRunStats run_sweep_serial(const SweepSpec& spec, const SweepPredictor& pred
     if (options.stop && options.stop->load()) stop.store(true);
   };
   poll_stop();
-  // Grouped by grid cell: the dispatcher is the last (fastest) axis of a point id (grid.cpp point_coords).
   run_points(
       todo, options.threads, [&](std::size_t id) { return evaluate_point(spec, id, predictor); },
       [&](PointRow&& row) {
@@ -117,7 +111,7 @@ SweepRunStats run_sweep_serial(const SweepSpec& spec, const SweepPredictor& pred
         progress.advance();
         poll_stop();
       },
-      poll_stop, stop, spec.dispatchers.size());
+      poll_stop, stop);
   progress.finish();
   stats.done = journal.rows().size();
   return stats;

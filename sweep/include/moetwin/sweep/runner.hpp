@@ -42,14 +42,11 @@ struct SweepRunStats {
 // (in completion order) and calls `idle` at least every 20 ms while it waits; workers take no new id once
 // `stop` is true. Rethrows, after joining, the first exception a worker raised. Sets the process's
 // allocator to keep freed replay memory for the next point (common/replay_allocator.hpp): without it
-// page faults were a third of a sweep's CPU time. `group` > 1: a worker takes the consecutive ids of `ids`
-// that share id / group together and evaluates them one after another (the points of one grid cell that
-// differ only in the innermost axis, the dispatcher: the worker's predictions then share their emitted
-// programs, sim/workload_template_cache.hpp); the rows are the same for any grouping.
+// page faults were a third of a sweep's CPU time.
 void run_points(const std::vector<std::size_t>& ids, int threads,
                 const std::function<PointRow(std::size_t)>& evaluate,
                 const std::function<void(PointRow&&)>& deliver, const std::function<void()>& idle,
-                std::atomic<bool>& stop, std::size_t group = 1);
+                std::atomic<bool>& stop);
 
 // One process: evaluates the points missing from `journal`, appending each. Returns the counts; the
 // sweep is complete when every point is in the journal.

@@ -1,8 +1,9 @@
 // The emitted stage programs of a workload, kept for the next build that would emit the same ones.
 //
 // `plan` predicts every layout variant with each of 3-4 dispatchers and replays a dispatcher without
-// live runs again with each measured relative's A2A terms (its band); the sweep's points of one cell
-// differ only in the dispatcher. Those builds emit the same op programs: what the stage builder reads
+// live runs again with each measured relative's A2A terms (its band). Those builds (the DeepEP family's
+// dispatchers among themselves; NCCL's all-to-all has permute ops and a counts all-gather of its own)
+// emit the same op programs: what the stage builder reads
 // while it emits (sim/src/workload.cpp: the model, the layout, the training settings, the dispatcher's
 // fused permute and NCCL transport, the instance's GPUs per node, the host-scaled profile's launch,
 // host and byte terms, the compute profile and the collective model) is the same, and the dispatcher and
@@ -19,8 +20,10 @@
 // collective model alive; the caller keeps the compute profile alive and unchanged while the cache
 // lives (predict() passes it only with a PredictionSetupCache, whose set-ups live for the command).
 //
-// Not thread-safe: one cache per worker (plan and the sweep give each work item of one layout variant
-// its own). Memory: a template is the unsealed programs of every stage (~1-10 MB at 8-64 nodes).
+// Not thread-safe: one cache per worker (plan gives each work item, one layout variant or one option's
+// band replays, its own). Memory: a template is the unsealed programs of every stage (~1-10 MB at 8-64
+// nodes). The sweep does not use it: a grid cell's three dispatchers share one emission of three, and
+// the copies cost about what that saves (docs/2026-12-04-plan-speed.md, session 41).
 #pragma once
 
 #include <cstddef>

@@ -448,7 +448,7 @@ class StageBuilder : public StageEmitter {
       op.channel = ChannelKind::ep;
       op.comm_class = CommClass::ep;
       op.stream = c_.combined ? kStreamEpComm : kStreamCompute;
-      // op.sms: the stage's A2A kernels' SMs, set when the MoE costs are priced (price_stage).
+      // op.sms: the stage's A2A kernels' SMs, set when build_workload prices the MoE costs.
       const int id = add(p, ch, op);
       a2a_ops_.push_back(id);
       return id;

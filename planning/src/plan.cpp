@@ -45,9 +45,11 @@ double recompute_factor(Recompute r) {
 // outcomes shown), with the plan's shared set-up; InputError from the dispatcher seam or the replay
 // propagates.
 DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile,
-                                  const std::shared_ptr<const PredictionSetupCache>& setup) {
+                                  const std::shared_ptr<const PredictionSetupCache>& setup,
+                                  const std::shared_ptr<WorkloadTemplateCache>& programs) {
   PredictOptions options = predict_options_for(s, profile);
   options.setup_cache = setup;
+  options.programs = programs;
   const Prediction p = predict(s, options);
   DispatcherOutcome o;
   o.dispatcher = s.dispatcher.name;
@@ -367,14 +369,25 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
           }
         }
       }
-      parallel_for(jobs.size(), threads, [&](std::size_t k) {
-        Job& job = jobs[k];
-        try {
-          job.outcome = predict_outcome(job.scenario, profile, setup);
-          job.outcome.memory_bytes = job.memory_bytes;
-          job.ok = true;
-        } catch (const InputError& e) {
-          job.error = std::string("invalid: ") + e.what();
+      // One work item per layout variant: its dispatchers, predicted one after another, share the
+      // emitted programs (workload_template_cache.hpp); each job's outcome is its own either way.
+      std::vector<std::size_t> first_of_variant;
+      for (std::size_t k = 0; k < jobs.size(); ++k) {
+        if (k == 0 || jobs[k].group != jobs[k - 1].group || jobs[k].variant != jobs[k - 1].variant)
+          first_of_variant.push_back(k);
+      }
+      first_of_variant.push_back(jobs.size());
+      parallel_for(first_of_variant.size() - 1, threads, [&](std::size_t item) {
+        const auto programs = std::make_shared<WorkloadTemplateCache>();
+        for (std::size_t k = first_of_variant[item]; k < first_of_variant[item + 1]; ++k) {
+          Job& job = jobs[k];
+          try {
+            job.outcome = predict_outcome(job.scenario, profile, setup, programs);
+            job.outcome.memory_bytes = job.memory_bytes;
+            job.ok = true;
+          } catch (const InputError& e) {
+            job.error = std::string("invalid: ") + e.what();
+          }
         }
       });
       plan.predictions += static_cast<int>(jobs.size());
@@ -459,17 +472,27 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       for (std::size_t k = 0; k < plan.options[i].outcomes.size() && k < 2; ++k) shown.emplace_back(i, k);
     }
     std::vector<int> replays(shown.size(), 0);
-    parallel_for(shown.size(), threads, [&](std::size_t j) {
-      PlanOption& o = plan.options[shown[j].first];
-      DispatcherOutcome& d = o.outcomes[shown[j].second];
-      const Scenario s =
-          scenario_for(o.candidate, model, instance, gpu, catalog.dispatcher(d.dispatcher), request);
-      const TermSpread spread = a2a_term_spread(s, profile, d.iteration_s, setup);
-      d.fastest_s = spread.fastest_s;
-      d.slowest_s = spread.slowest_s;
-      d.band = spread.band;
-      d.spread_known = true;
-      replays[j] = spread.replays;
+    // One work item per option: its two dispatchers' band replays share the emitted programs (the
+    // same layout variant: workload_template_cache.hpp).
+    std::vector<std::size_t> first_of_option;
+    for (std::size_t j = 0; j < shown.size(); ++j) {
+      if (j == 0 || shown[j].first != shown[j - 1].first) first_of_option.push_back(j);
+    }
+    first_of_option.push_back(shown.size());
+    parallel_for(first_of_option.size() - 1, threads, [&](std::size_t item) {
+      const auto programs = std::make_shared<WorkloadTemplateCache>();
+      for (std::size_t j = first_of_option[item]; j < first_of_option[item + 1]; ++j) {
+        PlanOption& o = plan.options[shown[j].first];
+        DispatcherOutcome& d = o.outcomes[shown[j].second];
+        const Scenario s =
+            scenario_for(o.candidate, model, instance, gpu, catalog.dispatcher(d.dispatcher), request);
+        const TermSpread spread = a2a_term_spread(s, profile, d.iteration_s, setup, programs);
+        d.fastest_s = spread.fastest_s;
+        d.slowest_s = spread.slowest_s;
+        d.band = spread.band;
+        d.spread_known = true;
+        replays[j] = spread.replays;
+      }
     });
     for (int r : replays) plan.predictions += r;
   }

@@ -730,7 +730,8 @@ PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile
 }
 
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
-                           const std::shared_ptr<const PredictionSetupCache>& setup_cache) {
+                           const std::shared_ptr<const PredictionSetupCache>& setup_cache,
+                           const std::shared_ptr<WorkloadTemplateCache>& programs) {
   TermSpread t;
   t.fastest_s = t.slowest_s = predicted_s;
   t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
@@ -738,6 +739,7 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
     for (const auto& source : generic_a2a_sources(profile)) {
       PredictOptions options = predict_options_for(scenario, source.second);
       options.setup_cache = setup_cache;
+      options.programs = programs;
       const double s = predict(scenario, options).iteration_s;
       ++t.replays;
       t.fastest_s = std::min(t.fastest_s, s);

@@ -58,6 +58,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
     shared = options.setup_cache->get(scenario, dir);
     seams.compute = &shared->compute;
     seams.comm = shared->comm;
+    seams.programs = options.programs.get();  // the set-up's profile and model live as long as the cache
     out.collective_source = shared->collective_source;
   }
   std::optional<ScenarioCalibration> calibration;

@@ -19,6 +19,7 @@
 #include "moetwin/sim/schedule.hpp"
 #include "moetwin/sim/workload_estimate.hpp"
 #include "moetwin/topology/placement.hpp"
+#include "workload_template.hpp"
 
 namespace moetwin {
 
@@ -59,26 +60,6 @@ struct TupleHash {
         t);
     return h;
   }
-};
-
-enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
-
-struct VarReq {
-  VarKind kind = VarKind::comm;
-  bool fold = false;      // dispatch/combine: add the permute/unpermute kernel (run on the comm stream)
-  std::int32_t moe = -1;  // index into the stage's MoE layers
-  std::int32_t mb = -1;
-  std::int32_t comm = -1;  // index into comm entries
-};
-
-struct CommEntry {
-  bool uniform = true;
-  TimeNs value = 0;
-  std::vector<TimeNs> per_local;  // by local rank in the stage
-  // The links the op holds alone on the stage's first rank (its group's shape stands for the stage's:
-  // the load is per program), and that rank's duration.
-  CommUsage usage;
-  TimeNs first = 0;
 };
 
 // The NetLoad (engine's flow model) of a comm op of `total_ns` whose links are busy `nvlink_s` /
@@ -467,7 +448,10 @@ class StageBuilder : public StageEmitter {
       op.channel = ChannelKind::ep;
       op.comm_class = CommClass::ep;
       op.stream = c_.combined ? kStreamEpComm : kStreamCompute;
-      op.sms = moe_sms_;
+      // op.sms: the stage's A2A kernels' SMs, set when build_workload prices the MoE costs.
+      const int id = add(p, ch, op);
+      a2a_ops_.push_back(id);
+      return id;
     }
     return add(p, ch, op);
   }
@@ -1027,8 +1011,8 @@ class StageBuilder : public StageEmitter {
   }
 
  public:
-  std::vector<int> sync_ops_;  // router ops whose D2H count copy syncs the host
-  std::uint16_t moe_sms_ = 0;
+  std::vector<int> sync_ops_;          // router ops whose D2H count copy syncs the host
+  std::vector<std::int32_t> a2a_ops_;  // the all-to-alls (their SMs come with the MoE costs)
 
  private:
   const Ctx& c_;
@@ -1218,6 +1202,68 @@ std::vector<std::int32_t> duration_classes(const std::vector<CommEntry>& comm,
   return cls;
 }
 
+// Every stage's program as the builder emits it (StageTemplate), before the MoE costs are priced.
+std::vector<StageTemplate> emit_stages(const Ctx& c, const PipelineOptions& popt) {
+  const ParallelLayout& par = c.s.parallel;
+  std::vector<StageTemplate> out;
+  out.reserve(static_cast<std::size_t>(par.pp));
+  for (int stage = 0; stage < par.pp; ++stage) {
+    StageBuilder b(c, stage);
+    StageTemplate t;
+    // Stages differ by the embedding and the head only: the previous stage's op count (+1/8) spares the
+    // op vector's regrowth (5-13% of a plan's replays, docs/2026-12-04-plan-speed.md).
+    if (!out.empty()) t.program.reserve(out.back().program.ops().size() * 9 / 8);
+    b.set_labels(t.program);
+    emit_pipeline(t.program, pipeline_schedule(par.pp, par.vpp, c.m, stage), par.vpp, c.m, b, popt);
+    for (int op : b.sync_ops_) t.program.op(op).sync = HostSync::op;
+    if (c.s.training.cuda_graphs == CudaGraphs::full_iteration)
+      capture_full_iteration(t.program, c.prof.graph_launch_s);
+    // The pipeline sends' and receives' flow-model loads, asked in op order as the pricing assigns them.
+    std::array<bool, kChannelKinds> asked{};
+    for (const OpSpec& o : t.program.ops()) {
+      const auto k = static_cast<std::size_t>(o.channel);
+      if (o.kind != OpKind::comm || o.net_load >= 0 || !is_pipeline(o.channel) || asked[k]) continue;
+      asked[k] = true;
+      t.p2p_loads[k] = b.p2p_load(o.channel);
+    }
+    t.vars = b.vars();
+    t.comm = b.comm_entries();
+    t.moe_layers = b.moe_layers();
+    t.a2a_ops = b.a2a_ops_;
+    t.local_experts = b.local_experts();
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// What the emission reads (emit_stages), for WorkloadTemplateKey: `prof` (host-scaled) without the
+// members only the MoE costs, the engine or the host scaling read.
+SimProfile emission_profile(const SimProfile& prof) {
+  SimProfile p = prof;
+  p.host_reference_cpu_score = 0;  // read by host_scaled, before: the scaled terms carry it
+  p.proxy_reference_instance.clear();
+  p.network = NetworkMode::closed_form;  // the engine's
+  p.a2a_by_dispatcher.clear();           // the MoE cost seam's (ScaledMoeCost) ...
+  p.model_params.clear();                // ... the dispatcher model's ...
+  p.stack_a2a_scale.clear();
+  p.generic_a2a = {};
+  return p;
+}
+
+WorkloadTemplateKey template_key(const Scenario& s, const SimProfile& prof, const WorkloadSeams& seams) {
+  WorkloadTemplateKey k;
+  k.model = s.model;
+  k.parallel = s.parallel;
+  k.training = s.training;
+  k.fused_permute = s.dispatcher.fused_permute;
+  k.nccl_transport = s.dispatcher.transport == DispatcherTransport::nccl;
+  k.gpus_per_node = s.instance.gpus;
+  k.profile = emission_profile(prof);
+  k.compute = seams.compute;
+  k.comm = seams.comm.get();
+  return k;
+}
+
 }  // namespace
 
 BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const WorkloadSeams& seams,
@@ -1318,10 +1364,31 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   // A full-iteration graph holds no device sync: Megatron's batch_p2p_sync cannot run inside it.
   popt.p2p_device_sync = prof.p2p_device_sync && s.training.cuda_graphs != CudaGraphs::full_iteration;
   popt.combine_steady_steps = c.combined;
+  // The stage programs as emitted (before the MoE costs): from the cache when an earlier build emitted the
+  // same (workload_template_cache.hpp), else emitted here (and kept for the next build when cached).
+  std::shared_ptr<const WorkloadTemplate> shared;
+  std::vector<StageTemplate> own;
+  if (seams.programs != nullptr && seams.compute != nullptr && seams.comm != nullptr) {
+    WorkloadTemplateKey key = template_key(s, prof, seams);
+    shared = seams.programs->find(key);
+    if (!shared) {
+      auto t = std::make_shared<WorkloadTemplate>();
+      t->key = std::move(key);
+      t->comm_owner = seams.comm;
+      t->stages = emit_stages(c, popt);
+      shared = t;
+      seams.programs->insert(shared);
+    }
+  } else {
+    own = emit_stages(c, popt);
+  }
   for (int stage = 0; stage < par.pp; ++stage) {
-    StageBuilder b(c, stage);
+    const auto si = static_cast<std::size_t>(stage);
+    // The plain build prices the program it emitted; a shared template's is copied first.
+    const StageTemplate& st = shared ? shared->stages[si] : own[si];
+    Program prog = shared ? shared->stages[si].program : std::move(own[si].program);
     // MoE costs of every (MoE layer on this stage, microbatch) for every local rank.
-    const auto L = b.moe_layers().size();
+    const auto L = st.moe_layers.size();
     const auto M = static_cast<std::size_t>(out.microbatches);
     // What the cells of a layer share (skewed routing's per-layer statistics), layers spread over the
     // threads before the cells are.
@@ -1347,7 +1414,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
         for (std::size_t gi = 0; gi < g.ep.size(); ++gi) {
           const auto& members = g.ep[gi];
           if (members.front() / S != stage) continue;
-          const int layer = b.moe_layers()[li];
+          const int layer = st.moe_layers[li];
           const std::int64_t key = moe->cost_class(layer, static_cast<int>(mb), static_cast<int>(gi));
           if (key < 0) {
             cells.push_back(Cell{li, mb, gi, nullptr, unclassed++});
@@ -1375,11 +1442,12 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
         const Cell& cell = *todo[k];
         const auto& members = g.ep[cell.gi];
         std::vector<MoeRankCost>& priced = answers[cell.answer];
-        moe->layer_costs(b.moe_layers()[cell.li], static_cast<int>(cell.mb), static_cast<int>(cell.gi),
+        moe->layer_costs(st.moe_layers[cell.li], static_cast<int>(cell.mb), static_cast<int>(cell.gi),
                          members, priced);
         if (priced.size() != members.size()) throw std::logic_error("MoeCostModel: wrong number of ranks");
       });
     }
+    std::uint16_t moe_sms = 0;  // the stage's A2A kernels' SMs: the most any cell's costs hold
     for (const Cell& cell : cells) {
       const auto& members = g.ep[cell.gi];
       const std::vector<MoeRankCost>& costs = cell.costs != nullptr ? *cell.costs : answers[cell.answer];
@@ -1387,19 +1455,10 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
         const MoeRankCost& mc = costs[k];
         table[(cell.li * M + cell.mb) * static_cast<std::size_t>(S) +
               static_cast<std::size_t>(members[k] % S)] = &mc;
-        b.moe_sms_ = std::max(b.moe_sms_, mc.sms);
+        moe_sms = std::max(moe_sms, mc.sms);
       }
     }
-    Program prog;
-    // Stages differ by the embedding and the head only: the previous stage's op count (+1/8) spares the
-    // op vector's regrowth (5-13% of a plan's replays, docs/2026-12-04-plan-speed.md).
-    if (!w.programs.empty()) prog.reserve(w.programs.back().ops().size() * 9 / 8);
-    b.set_labels(prog);
-    emit_pipeline(prog, pipeline_schedule(par.pp, par.vpp, out.microbatches, stage), par.vpp,
-                  out.microbatches, b, popt);
-    for (int op : b.sync_ops_) prog.op(op).sync = HostSync::op;
-    if (s.training.cuda_graphs == CudaGraphs::full_iteration)
-      capture_full_iteration(prog, prof.graph_launch_s);
+    for (std::int32_t op : st.a2a_ops) prog.op(op).sms = moe_sms;
     // Flow-model loads of the pipeline P2P and the A2As (collectives got theirs when added); the A2A's from
     // the stage's first rank's MoE costs of that layer and microbatch. An A2A keeps one flow per other node
     // of the EP group on the rails (DeepEP: one RDMA stream per remote node; NCCL: the pair of NVLink
@@ -1416,9 +1475,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
       if (o.kind != OpKind::comm || o.net_load >= 0) continue;
       std::optional<NetLoad> load;
       if (is_pipeline(o.channel)) {
-        load = b.p2p_load(o.channel);
+        load = st.p2p_loads[static_cast<std::size_t>(o.channel)];
       } else if (o.var_slot >= 0) {
-        const VarReq& r = b.vars()[static_cast<std::size_t>(o.var_slot)];
+        const VarReq& r = st.vars[static_cast<std::size_t>(o.var_slot)];
         if (r.kind == VarKind::dispatch || r.kind == VarKind::combine) {
           const MoeRankCost& mc =
               *table[(static_cast<std::size_t>(r.moe) * M + static_cast<std::size_t>(r.mb)) *
@@ -1434,17 +1493,17 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
       }
       if (load) prog.op(i).net_load = prog.net_load(*load);
     }
-    for (std::size_t i = 0; i < b.vars().size(); ++i) prog.new_var_slot();
+    for (std::size_t i = 0; i < st.vars.size(); ++i) prog.new_var_slot();
     prog.seal(kStreams);
     // Per-rank durations of the var slots.
-    const auto& vars = b.vars();
+    const auto& vars = st.vars;
     const ModelSpec& m = s.model;
     const double hid = m.hidden, fe = m.expert_ffn_hidden, etp = par.etp;
-    const double weights = b.local_experts() * 3 * hid * fe / etp * 2;
+    const double weights = st.local_experts * 3 * hid * fe / etp * 2;
     const bool fp8 = is_fp8(s.training.precision);
     // One row of durations per class of equal ranks (duration_classes): the ranks of a class share it
     // through var_offset, so the work and memory grow with the classes, not with the stage's ranks.
-    const std::vector<std::int32_t> cls = duration_classes(b.comm_entries(), table, S);
+    const std::vector<std::int32_t> cls = duration_classes(st.comm, table, S);
     std::vector<std::int64_t> class_offset;
     for (int local = 0; local < S; ++local) {
       const int rank = stage * S + local;
@@ -1459,7 +1518,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
       for (const VarReq& r : vars) {
         TimeNs v = 0;
         if (r.kind == VarKind::comm) {
-          const CommEntry& e = b.comm_entries()[static_cast<std::size_t>(r.comm)];
+          const CommEntry& e = st.comm[static_cast<std::size_t>(r.comm)];
           v = e.uniform ? e.value : e.per_local[static_cast<std::size_t>(local)];
         } else {
           const MoeRankCost& mc =
@@ -1469,7 +1528,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
           const double tok = static_cast<double>(mc.tokens);
           // Calibrated GPUs: one expert's GEMM shape (tokens per local expert x expert FFN x hidden); the
           // backward's dgrad and wgrad (k = tokens: the small-k curve) are timed as halves of the op.
-          const double per_expert = tok / b.local_experts();
+          const double per_expert = tok / st.local_experts;
           const double fwd_bytes = weights + tok * (2 * hid + 3 * fe / etp) * 2;
           // FP8 recipes: TE GroupedLinear runs fc1/fc2 (and their dgrad/wgrad) in FP8 and cast-transposes
           // each GEMM input first (fc1: tok x hidden, fc2: tok x ffn; backward the output gradients).

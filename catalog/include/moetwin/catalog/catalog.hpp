@@ -142,6 +142,8 @@ struct ModelSpec {
   int mtp_layers = 0;            // multi-token-prediction layers M
   bool tied_embeddings = false;
   std::string source;
+  // Exact, every field (the workload template key, workload_template_cache.hpp).
+  bool operator==(const ModelSpec&) const = default;
 };
 
 enum class DispatcherTransport {

@@ -24,6 +24,7 @@ struct ParallelLayout {
   int cp = 1;   // context parallel
 
   int world() const { return tp * cp * dp * pp; }
+  bool operator==(const ParallelLayout&) const = default;
   // Expert data-parallel size: (tp * cp * dp) / (ep * etp).
   int edp() const { return (tp * cp * dp) / (ep * etp); }
 };
@@ -84,6 +85,7 @@ struct TrainingConfig {
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }
+  bool operator==(const TrainingConfig&) const = default;
 };
 
 enum class RoutingKind { balanced, zipf, group_limited, histogram };

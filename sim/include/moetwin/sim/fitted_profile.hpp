@@ -220,8 +220,11 @@ struct TermSpread {
   double slowest_s = 0;
   UncertaintyBand band;
 };
-// `setup_cache` (may be null): shared set-up for the replays (prediction_setup.hpp); same results.
+// `setup_cache` (may be null): shared set-up for the replays (prediction_setup.hpp); `programs` (may be
+// null; used with setup_cache): the replays' emitted programs shared (workload_template_cache.hpp, not
+// thread-safe); same results.
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
-                           const std::shared_ptr<const PredictionSetupCache>& setup_cache = nullptr);
+                           const std::shared_ptr<const PredictionSetupCache>& setup_cache = nullptr,
+                           const std::shared_ptr<WorkloadTemplateCache>& programs = nullptr);
 
 }  // namespace moetwin

@@ -35,6 +35,10 @@ struct PredictOptions {
   // collective model come from this cache, shared by the predictions of one command
   // (prediction_setup.hpp); the prediction is the same as without it.
   std::shared_ptr<const PredictionSetupCache> setup_cache;
+  // With setup_cache: the emitted stage programs are taken from (and kept in) this cache when an earlier
+  // prediction emitted the same (workload_template_cache.hpp; the same prediction either way). Not
+  // thread-safe: one per worker, for predictions that differ in the dispatcher or its terms.
+  std::shared_ptr<WorkloadTemplateCache> programs;
   bool trace = false;  // keep every op's span (EngineResult::trace) for write_chrome_trace
   // Threads the workload builder prices skewed routing plans on (build_workload); the prediction is the
   // same for any count. 1 suits callers that already predict several scenarios in parallel.

@@ -34,6 +34,7 @@
 #include "moetwin/models/compute_model.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/workload_template_cache.hpp"
 
 namespace moetwin {
 
@@ -132,6 +133,7 @@ struct SimProfile {
     double fill_tokens = 0;
     double node_latency_s = 0;
     double remote_token_s = 0;
+    bool operator==(const A2aFit&) const = default;
   };
   // Per dispatcher with live runs (keyed by catalog name).
   std::map<std::string, A2aFit> a2a_by_dispatcher;
@@ -150,6 +152,8 @@ struct SimProfile {
     const auto it = a2a_by_dispatcher.find(dispatcher);
     return it != a2a_by_dispatcher.end() ? it->second : generic_a2a;
   }
+  // Exact, every field (the workload template key, workload_template_cache.hpp).
+  bool operator==(const SimProfile&) const = default;
 };
 
 // Megatron rank groups (order tp-cp-ep-dp-pp) from topology's Placement, flattened for the builder.
@@ -171,6 +175,9 @@ struct WorkloadSeams {
   std::shared_ptr<const CommCostModel> comm;  // null: TopologyComm (topology's closed form) on the cluster
   std::shared_ptr<const MoeCostModel> moe;    // null: BalancedMoeCost
   const ComputeProfile* compute = nullptr;    // null: ComputeProfile::from_gpu(scenario.gpu)
+  // Emitted stage programs shared with earlier builds of the same structure (workload_template_cache.hpp);
+  // used only when `compute` and `comm` are given. Null: every build emits its own. Same workload either way.
+  WorkloadTemplateCache* programs = nullptr;
 };
 
 struct BuiltWorkload {

@@ -1,0 +1,74 @@
+// Internal to the workload builder (workload.cpp, workload_template_cache.cpp): what a stage's emission
+// produces, and the key of everything the emission reads (workload_template_cache.hpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "moetwin/engine/program.hpp"
+#include "moetwin/models/comm_cost.hpp"
+#include "moetwin/models/compute_model.hpp"
+#include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/workload.hpp"
+
+namespace moetwin {
+
+enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
+
+struct VarReq {
+  VarKind kind = VarKind::comm;
+  bool fold = false;      // dispatch/combine: add the permute/unpermute kernel (run on the comm stream)
+  std::int32_t moe = -1;  // index into the stage's MoE layers
+  std::int32_t mb = -1;
+  std::int32_t comm = -1;  // index into comm entries
+};
+
+struct CommEntry {
+  bool uniform = true;
+  TimeNs value = 0;
+  std::vector<TimeNs> per_local;  // by local rank in the stage
+  // The links the op holds alone on the stage's first rank (its group's shape stands for the stage's:
+  // the load is per program), and that rank's duration.
+  CommUsage usage;
+  TimeNs first = 0;
+};
+
+// One stage's emitted program before its MoE costs are priced: every op, label, dependency, host time
+// and host sync, the collectives' durations and flow-model loads; the all-to-alls without their SMs
+// (a2a_ops) and without flow-model loads, the var slots not yet allocated, the program unsealed.
+struct StageTemplate {
+  Program program;
+  std::vector<VarReq> vars;           // the var slots' requests, by slot
+  std::vector<CommEntry> comm;        // the collective entries the ops and var slots read
+  std::vector<int> moe_layers;        // the stage's MoE layers (VarReq::moe indexes them)
+  std::vector<std::int32_t> a2a_ops;  // ops whose SMs are the stage's A2A kernels' (MoeRankCost::sms)
+  // The flow-model load of the stage's pipeline sends/receives, by channel kind (those it has).
+  std::array<std::optional<NetLoad>, kChannelKinds> p2p_loads{};
+  double local_experts = 0;
+};
+
+// Every input the stage builder reads while it emits, compared exactly (workload_template_cache.hpp).
+struct WorkloadTemplateKey {
+  ModelSpec model;
+  ParallelLayout parallel;
+  TrainingConfig training;
+  bool fused_permute = false;   // DispatcherSpec::fused_permute: permute/unpermute ops or none
+  bool nccl_transport = false;  // DispatcherSpec::transport == nccl: the counts all-gather and host sync
+  int gpus_per_node = 0;        // InstanceSpec::gpus: the rank groups
+  // The host-scaled profile with the members the emission does not read reset (emission_profile).
+  SimProfile profile;
+  const ComputeProfile* compute = nullptr;  // WorkloadSeams::compute (then scaled by the profile)
+  const CommCostModel* comm = nullptr;      // WorkloadSeams::comm (then scaled by the profile)
+  bool operator==(const WorkloadTemplateKey&) const = default;
+};
+
+struct WorkloadTemplate {
+  WorkloadTemplateKey key;
+  std::shared_ptr<const CommCostModel> comm_owner;  // keeps key.comm alive
+  std::vector<StageTemplate> stages;
+};
+
+}  // namespace moetwin

@@ -1,0 +1,249 @@
+#include "moetwin/sim/workload_template_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moetwin/catalog/catalog.hpp"
+#include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/sim/prediction.hpp"
+
+namespace moetwin {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
+  return c;
+}
+
+// A MoE scenario cut small: `model` with `layers` layers on `instance` x `nodes` (8 GPUs each), tp 2,
+// `pp` stages (x `vpp`), ep 4, `dispatcher`, plus `training` and `routing` lines.
+struct Case {
+  std::string model = "qwen3-30b-a3b";
+  int layers = 4;
+  std::string instance = "p6-b300.48xlarge";
+  int nodes = 2;
+  int pp = 2;
+  int vpp = 1;
+  std::string training;  // extra [training] lines
+  std::string routing;   // a [routing] table, or ""
+  std::string label;
+};
+
+Scenario scenario(const Case& c, const std::string& dispatcher) {
+  const int dp = c.nodes * 8 / (2 * c.pp);
+  std::string t =
+      "name = \"t\"\n[model]\nname = \"" + c.model + "\"\nlayers = " + std::to_string(c.layers) + "\n";
+  t += "[cluster]\ninstance = \"" + c.instance + "\"\nnodes = " + std::to_string(c.nodes) + "\n";
+  t += "[parallelism]\ntp = 2\npp = " + std::to_string(c.pp) + "\nvpp = " + std::to_string(c.vpp) +
+       "\nep = 4\netp = 1\ndp = " + std::to_string(dp) + "\n";
+  t += "[training]\nmicro_batch = 1\nglobal_batch = " + std::to_string(4 * c.pp * dp) +
+       "\nseq_length = 2048\n" + c.training;
+  t += "[dispatcher]\nname = \"" + dispatcher + "\"\n" + c.routing;
+  return parse_scenario(t, "test.toml", catalog());
+}
+
+void expect_same_program(const Program& a, const Program& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (int i = 0; i < a.size(); ++i) {
+    const OpSpec& x = a.ops()[static_cast<std::size_t>(i)];
+    const OpSpec& y = b.ops()[static_cast<std::size_t>(i)];
+    SCOPED_TRACE("op " + std::to_string(i));
+    ASSERT_EQ(x.duration, y.duration);
+    ASSERT_EQ(x.deps[0], y.deps[0]);
+    ASSERT_EQ(x.deps[1], y.deps[1]);
+    ASSERT_EQ(x.var_slot, y.var_slot);
+    ASSERT_EQ(x.label, y.label);
+    ASSERT_EQ(x.host_ns, y.host_ns);
+    ASSERT_EQ(x.microbatch, y.microbatch);
+    ASSERT_EQ(x.net_load, y.net_load);
+    ASSERT_EQ(x.chunk, y.chunk);
+    ASSERT_EQ(x.sms, y.sms);
+    ASSERT_EQ(x.stream, y.stream);
+    ASSERT_EQ(x.kind, y.kind);
+    ASSERT_EQ(x.comm_class, y.comm_class);
+    ASSERT_EQ(x.channel, y.channel);
+    ASSERT_EQ(x.sync, y.sync);
+    ASSERT_EQ(x.phase, y.phase);
+  }
+  EXPECT_EQ(a.labels(), b.labels());
+  EXPECT_EQ(a.net_loads(), b.net_loads());
+  EXPECT_EQ(a.streams(), b.streams());
+  EXPECT_EQ(a.var_slots(), b.var_slots());
+  EXPECT_EQ(a.sealed(), b.sealed());
+  EXPECT_EQ(a.issue_prefix(), b.issue_prefix());
+  EXPECT_EQ(a.pos_in_stream(), b.pos_in_stream());
+  EXPECT_EQ(a.stream_ops(), b.stream_ops());
+  EXPECT_EQ(a.next_sync(), b.next_sync());
+}
+
+// The built workload field by field, and every field a command reads from a Prediction.
+void expect_same(const Prediction& a, const Prediction& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  const Workload& wa = a.built.workload;
+  const Workload& wb = b.built.workload;
+  ASSERT_EQ(wa.programs.size(), wb.programs.size());
+  for (std::size_t p = 0; p < wa.programs.size(); ++p) {
+    SCOPED_TRACE("program " + std::to_string(p));
+    expect_same_program(wa.programs[p], wb.programs[p]);
+  }
+  EXPECT_EQ(wa.rank_program, wb.rank_program);
+  EXPECT_EQ(wa.rank_channels, wb.rank_channels);
+  EXPECT_EQ(wa.channel_size, wb.channel_size);
+  EXPECT_EQ(wa.var_offset, wb.var_offset);
+  ASSERT_EQ(wa.var_durations.size(), wb.var_durations.size());
+  for (std::size_t i = 0; i < wa.var_durations.size(); ++i)
+    ASSERT_EQ(wa.var_durations[i], wb.var_durations[i]) << "var duration " << i;
+  EXPECT_EQ(wa.sms, wb.sms);
+  EXPECT_EQ(wa.stream_names, wb.stream_names);
+  EXPECT_EQ(a.built.comm_model, b.built.comm_model);
+  EXPECT_EQ(a.built.moe_model, b.built.moe_model);
+  EXPECT_EQ(a.built.a2a_source, b.built.a2a_source);
+  EXPECT_EQ(a.built.microbatches, b.built.microbatches);
+  EXPECT_EQ(a.iteration_s, b.iteration_s);
+  EXPECT_EQ(a.tokens_per_s, b.tokens_per_s);
+  EXPECT_EQ(a.model_tflops_per_gpu, b.model_tflops_per_gpu);
+  EXPECT_EQ(a.critical_rank, b.critical_rank);
+  EXPECT_EQ(a.critical_stage, b.critical_stage);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.ops, b.ops);
+  EXPECT_EQ(a.compute_source, b.compute_source);
+  EXPECT_EQ(a.collective_source, b.collective_source);
+  EXPECT_EQ(a.warnings, b.warnings);
+  for (const auto& [x, y] : {std::pair{a.compute, b.compute}, std::pair{a.host_wait, b.host_wait},
+                             std::pair{a.bubble, b.bubble}, std::pair{a.idle, b.idle}}) {
+    EXPECT_EQ(x.min_s, y.min_s);
+    EXPECT_EQ(x.median_s, y.median_s);
+    EXPECT_EQ(x.max_s, y.max_s);
+  }
+  ASSERT_EQ(a.engine.ranks.size(), b.engine.ranks.size());
+  for (std::size_t r = 0; r < a.engine.ranks.size(); ++r) {
+    const RankStats& x = a.engine.ranks[r];
+    const RankStats& y = b.engine.ranks[r];
+    EXPECT_EQ(x.finish, y.finish) << "rank " << r;
+    EXPECT_EQ(x.compute, y.compute) << "rank " << r;
+    EXPECT_EQ(x.host_wait, y.host_wait) << "rank " << r;
+    EXPECT_EQ(x.bubble, y.bubble) << "rank " << r;
+    EXPECT_EQ(x.idle, y.idle) << "rank " << r;
+    for (int k = 0; k < kCommClasses; ++k) EXPECT_EQ(x.exposed[k], y.exposed[k]) << "rank " << r;
+  }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out(5);
+  out[0].training = "recompute = \"full\"\n";
+  out[0].label = "qwen3 pp2 full recompute";
+  out[1].instance = "p5en.48xlarge";
+  out[1].label = "qwen3 on calibrated H200";
+  out[2].vpp = 2;
+  out[2].training = "overlap_moe_a2a = true\n";
+  out[2].label = "qwen3 vpp2 A2A overlap";
+  out[3].training = "recompute = \"selective\"\noverlap_grad_reduce = false\noverlap_param_gather = false\n";
+  out[3].routing = "[routing]\nkind = \"zipf\"\nzipf_exponent = 1.0\nseed = 7\n";
+  out[3].label = "qwen3 zipf 1.0, no DP overlap";
+  out[4].model = "deepseek-v3";
+  out[4].layers = 6;
+  out[4].nodes = 4;
+  out[4].training = "precision = \"fp8-blockwise\"\nrecompute = \"full\"\n";
+  out[4].label = "dsv3 6 layers fp8";
+  return out;
+}
+
+const std::vector<std::string> kDispatchers = {"deepep-uccl", "deepep-nvshmem", "nccl-alltoall",
+                                               "deepep-v2-gin"};
+
+TEST(WorkloadTemplateCache, SharedBuildsEqualPlainOnesForEveryDispatcher) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  for (const Case& c : cases()) {
+    const auto setup = std::make_shared<const PredictionSetupCache>();
+    const auto programs = std::make_shared<WorkloadTemplateCache>();
+    for (const std::string& d : kDispatchers) {
+      const Scenario s = scenario(c, d);
+      PredictOptions plain = predict_options_for(s, profile);
+      const Prediction reference = predict(s, plain);  // no set-up cache, no templates
+      PredictOptions shared = predict_options_for(s, profile);
+      shared.setup_cache = setup;
+      shared.programs = programs;
+      expect_same(reference, predict(s, shared), c.label + ", " + d);
+      // The same dispatcher again: a template hit.
+      expect_same(reference, predict(s, shared), c.label + ", " + d + " again");
+    }
+    // deepep-uccl and deepep-nvshmem (fused permute, no NCCL counts) share one emission; nccl-alltoall
+    // (permute ops, counts all-gather) emits its own, and the one after it too (capacity 1).
+    EXPECT_EQ(programs->misses(), 3u) << c.label;
+    EXPECT_EQ(programs->hits(), 5u) << c.label;
+  }
+}
+
+TEST(WorkloadTemplateCache, TermSpreadWithTemplatesEqualsThePlainOne) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  ASSERT_TRUE(profile.fitted) << "the shipped fitted profile";
+  // deepep-v2-gin has no live runs in the shipped fit: its spread replays with each generic source.
+  const Scenario s = scenario(Case{}, "deepep-v2-gin");
+  const double t = predict(s, predict_options_for(s, profile)).iteration_s;
+  const TermSpread plain = a2a_term_spread(s, profile, t);
+  const auto setup = std::make_shared<const PredictionSetupCache>();
+  const auto programs = std::make_shared<WorkloadTemplateCache>();
+  const TermSpread shared = a2a_term_spread(s, profile, t, setup, programs);
+  ASSERT_GT(plain.replays, 1);
+  EXPECT_EQ(shared.replays, plain.replays);
+  EXPECT_EQ(shared.fastest_s, plain.fastest_s);
+  EXPECT_EQ(shared.slowest_s, plain.slowest_s);
+  EXPECT_EQ(shared.band.lo_s, plain.band.lo_s);
+  EXPECT_EQ(shared.band.hi_s, plain.band.hi_s);
+  // The generic sources differ in A2A terms only: one emission serves every replay.
+  EXPECT_EQ(programs->misses(), 1u);
+  EXPECT_EQ(programs->hits(), static_cast<std::size_t>(plain.replays) - 1);
+}
+
+TEST(WorkloadTemplateCache, WhatTheEmissionReadsIsPartOfTheKey) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  const Scenario base = scenario(Case{}, "deepep-uccl");
+  const auto setup = std::make_shared<const PredictionSetupCache>();
+  const auto programs = std::make_shared<WorkloadTemplateCache>(8);
+  const auto through_cache = [&](const Scenario& s, const SimProfile& sim) {
+    PredictOptions o = predict_options_for(s, profile);
+    o.profile = sim;
+    o.setup_cache = setup;
+    o.programs = programs;
+    PredictOptions p = predict_options_for(s, profile);
+    p.profile = sim;
+    expect_same(predict(s, p), predict(s, o), "changed input");
+  };
+  through_cache(base, profile.sim);
+  EXPECT_EQ(programs->misses(), 1u);
+  // Each change below alters what the builder emits (host times, op structure, durations), so each
+  // is a new key; the predictions still equal the plain ones.
+  SimProfile launch = profile.sim;
+  launch.launch_s *= 2;
+  through_cache(base, launch);
+  EXPECT_EQ(programs->misses(), 2u);
+  SimProfile scaled = profile.sim;
+  scaled.collective_time_scale *= 1.5;
+  through_cache(base, scaled);
+  EXPECT_EQ(programs->misses(), 3u);
+  Scenario mb2 = base;
+  mb2.training.micro_batch = 2;
+  through_cache(mb2, profile.sim);
+  EXPECT_EQ(programs->misses(), 4u);
+  const Scenario nccl = scenario(Case{}, "nccl-alltoall");
+  through_cache(nccl, profile.sim);
+  EXPECT_EQ(programs->misses(), 5u);
+  Scenario padded = nccl;  // no counts all-gather, no host sync
+  padded.training.moe_pad_to_capacity = true;
+  through_cache(padded, profile.sim);
+  EXPECT_EQ(programs->misses(), 6u);
+  // A2A terms and the network mode are priced or replayed after emission: the same key.
+  SimProfile terms = profile.sim;
+  terms.generic_a2a.latency_s += 1e-4;
+  terms.network = NetworkMode::flow;
+  through_cache(base, terms);
+  EXPECT_EQ(programs->misses(), 6u);
+  EXPECT_EQ(programs->hits(), 1u);
+}
+
+}  // namespace
+}  // namespace moetwin

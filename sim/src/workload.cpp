@@ -1392,7 +1392,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     const auto M = static_cast<std::size_t>(out.microbatches);
     // What the cells of a layer share (skewed routing's per-layer statistics), layers spread over the
     // threads before the cells are.
-    moe->prepare_layers(b.moe_layers(), threads);
+    moe->prepare_layers(st.moe_layers, threads);
     // Pointers into class_costs and answers (stable storage): ranks and cells that share an answer share
     // its entries, 8 bytes a cell instead of a copy.
     static const MoeRankCost kNoCost{};

@@ -1,8 +1,10 @@
 #include "moetwin/topology/cluster.hpp"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
+#include "moetwin/catalog/fabric_latency.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -57,9 +59,19 @@ Cluster::Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, Cl
     throw InputError(where, "oversubscription", format_exact(*options.uplink_oversubscription),
                      "expected >= 1");
   }
-  if (!(options.nvlink_latency_s >= 0) || !(options.efa_latency_s >= 0)) {
-    throw InputError(where, "latency", format_exact(options.efa_latency_s), "expected >= 0 s");
+  if (!(options.nvlink_latency_s >= 0) || !std::isfinite(options.nvlink_latency_s)) {
+    throw InputError(where, "nvlink_latency_s", format_exact(options.nvlink_latency_s),
+                     "expected finite seconds >= 0");
   }
+  if (options.network_latency_s &&
+      (!(*options.network_latency_s >= 0) || !std::isfinite(*options.network_latency_s))) {
+    throw InputError(where, "network_latency_s", format_exact(*options.network_latency_s),
+                     "expected finite seconds >= 0");
+  }
+  // The fabric's value unless set: the same source as the closed form's uncalibrated per-step latency
+  // (CollectiveParams::network_step_latency), so the flow path's route latency does not exceed the closed
+  // form's one-step latency on InfiniBand (it had been EFA's 10 us on every fabric).
+  network_latency_s_ = options.network_latency_s.value_or(fabric_latency(instance.fabric).one_way_s);
   gpus_per_node_ = instance.gpus;
   domain_gpus_ = nvlink_domain_gpus(instance);
   if (domain_gpus_ % gpus_per_node_ != 0) {
@@ -166,12 +178,12 @@ void Cluster::build(Built& out) const {
     for (int c = 0; c < nics; ++c) {
       const auto cv = nic_v[un][static_cast<std::size_t>(c)];
       const std::string cp = p + "nic" + std::to_string(c) + ".";
-      const int tx = add_link(cp + "tx", nic_bw, options_.efa_latency_s);
+      const int tx = add_link(cp + "tx", nic_bw, network_latency_s_);
       const int rx = add_link(cp + "rx", nic_bw, 0.0);
       const auto owner = gpu_v[un][static_cast<std::size_t>(c / nics_per_gpu_)];
       boost::add_edge(owner, cv, ClusterEdge{pcie, 0.0, -1}, graph);
       boost::add_edge(cv, owner, ClusterEdge{pcie, 0.0, -1}, graph);
-      boost::add_edge(cv, net_side, ClusterEdge{capacity(tx), options_.efa_latency_s, tx}, graph);
+      boost::add_edge(cv, net_side, ClusterEdge{capacity(tx), network_latency_s_, tx}, graph);
       boost::add_edge(net_side, cv, ClusterEdge{capacity(rx), 0.0, rx}, graph);
     }
     if (has_uplinks()) {

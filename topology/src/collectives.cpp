@@ -487,7 +487,7 @@ CollectiveFlows build_collective_flows(const Cluster& cluster, const CollectiveR
     }
   }
   // The routes carry one hop latency; the remaining steps are added on top.
-  const double route_latency = m > 1 ? cluster.options().efa_latency_s : cluster.options().nvlink_latency_s;
+  const double route_latency = m > 1 ? cluster.network_latency_s() : cluster.options().nvlink_latency_s;
   out.extra_latency_s = std::max(0.0, t.latency - route_latency);
   return out;
 }

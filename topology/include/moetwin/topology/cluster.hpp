@@ -19,7 +19,8 @@
 //   per GPU:   NVLink port tx and rx into its domain's NVSwitch fabric, each GpuSpec::nvlink_bandwidth.
 //              The NVSwitch fabric is non-blocking (NVLink 4/5 switch domains have full bisection; NVL72:
 //              130 TB/s = 72 x 1.8 TB/s), so the only NVLink bottlenecks are the GPU ports.
-//   per NIC:   EFA tx and rx, each InstanceSpec::nic_bandwidth. GPU g of a node owns NICs
+//   per NIC:   network (EFA or InfiniBand) tx and rx, each InstanceSpec::nic_bandwidth; the tx carries the
+//              fabric's one-way message latency (network_latency_s()). GPU g of a node owns NICs
 //              g*nics_per_gpu .. g*nics_per_gpu + nics_per_gpu - 1 (its PCIe-local NICs; the "rails").
 //   per node (optional): uplink tx and rx of capacity (efa_nics * nic_bandwidth) / oversubscription,
 //              for studying an oversubscribed fabric. Without it the fabric is non-blocking (AWS places
@@ -48,7 +49,8 @@ namespace moetwin {
 // latencies on H100/B200 are 1-2 us end to end. We take 1 us per hop.
 inline constexpr double kNvlinkHopLatencyS = 1.0e-6;
 // One EFA (SRD) small message, one way, seconds: half the ~15-25 us round trip quoted in
-// shared/data/hardware.csv (UCCL blog), i.e. ~10 us.
+// shared/data/hardware.csv (UCCL blog), i.e. ~10 us. The network links themselves take their fabric's
+// value from catalog/fabric_latency.hpp (EFA: this same 10 us; InfiniBand: 5 us).
 inline constexpr double kEfaMessageLatencyS = 10.0e-6;
 
 struct ClusterOptions {
@@ -56,7 +58,12 @@ struct ClusterOptions {
   // non-blocking rail fabric, no uplink resources. Must be >= 1 when set.
   std::optional<double> uplink_oversubscription;
   double nvlink_latency_s = kNvlinkHopLatencyS;  // per NVLink hop (put on the tx port)
-  double efa_latency_s = kEfaMessageLatencyS;    // per EFA message, one way (put on the NIC tx)
+  // Per network message, one way, seconds (put on the NIC tx). Unset: the instance fabric's one-way
+  // latency, fabric_latency(instance.fabric).one_way_s (EFA 10 us, InfiniBand 5 us), the value the
+  // topology closed form charges per network step when no calibration sets one; the flow path
+  // (build_collective_flows) charges the closed form's latency minus this route latency on top, so
+  // both must come from the same source. Set: must be finite and >= 0.
+  std::optional<double> network_latency_s = std::nullopt;
 };
 
 enum class VertexKind { gpu, nvswitch, nic, uplink, fabric };
@@ -79,8 +86,8 @@ using ClusterGraph =
 class Cluster {
  public:
   // Checks and lays out `nodes` nodes of `instance` with `gpu` (the graph itself is made on first use).
-  // Throws InputError for nodes < 1, an oversubscription < 1, or an instance whose efa_nics != gpus *
-  // nics_per_gpu.
+  // Throws InputError for nodes < 1, an oversubscription < 1, a latency < 0, or an instance whose efa_nics !=
+  // gpus * nics_per_gpu.
   Cluster(const InstanceSpec& instance, const GpuSpec& gpu, int nodes, ClusterOptions options = {});
 
   // After seal() the graph and platform are immutable; mutators throw std::logic_error. A copy of a sealed
@@ -106,6 +113,9 @@ class Cluster {
   int domains() const { return (nodes_ + nodes_per_domain() - 1) / nodes_per_domain(); }
   bool has_uplinks() const { return options_.uplink_oversubscription.has_value(); }
   const ClusterOptions& options() const { return options_; }
+  // Seconds one network message pays, one way, on a NIC tx link: options().network_latency_s, else the
+  // instance fabric's (catalog/fabric_latency.hpp).
+  double network_latency_s() const { return network_latency_s_; }
   const InstanceSpec& instance() const { return instance_; }
   const GpuSpec& gpu_spec() const { return gpu_; }
 
@@ -157,6 +167,7 @@ class Cluster {
   int domain_gpus_ = 0;
   int nics_per_gpu_ = 0;
   ClusterOptions options_;
+  double network_latency_s_ = 0;  // s, resolved from options_ and the instance's fabric
   // set_link_bandwidth() overrides (link id, bytes/s) in call order, applied by build(); a later one wins.
   std::vector<std::pair<int, double>> bandwidth_overrides_;
   std::shared_ptr<Built> built_;  // made by seal(): shared by copies, filled once by built()

@@ -32,7 +32,14 @@ PipelineLayout make_pipeline_layout(const ModelSpec& model, const ParallelLayout
   if (layers >= count && layers % count == 0) {
     rule = "even";
     per_chunk.assign(static_cast<std::size_t>(count), layers / count);
-  } else if (count >= 2 && (layers + 2) % count == 0 && (layers + 2) / count >= 2) {
+  } else if (count >= 2 && (layers + 2) % count == 0 && (layers + 2) / count >= 1) {
+    // Megatron-Core get_num_layers_to_build (megatron/core/transformer/transformer_block.py): with
+    // account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split it splits L + 2 slots
+    // evenly over the pp x vpp chunks, then builds one decoder layer fewer on the first chunk (the embedding
+    // takes its slot) and on the last (the loss takes its slot), asserting only that the count stays >= 0.
+    // So (L + 2) / C == 1 is a valid Megatron split: the first chunk holds the embedding alone and the last
+    // the loss alone (Llama 3.1 405B, 126 layers on PP16 VPP8 = 128 chunks: E, 126 x 1D, Loss). Such a chunk
+    // still runs its embedding or output-layer + loss ops and its pipeline sends (sim/workload.cpp).
     rule = "embedding-and-loss-accounted";
     per_chunk.assign(static_cast<std::size_t>(count), (layers + 2) / count);
     per_chunk.front() -= 1;

@@ -127,8 +127,52 @@ TEST(PipelineLayout, ImpossibleSplitNamesTheRules) {
         "multiple of 4 (even), or 4 * n - 2 (embedding and loss accounted), or ceil(9 / 4) = 3 per "
         "chunk leaving >= 1 for the last (DeepSeek recipe; it leaves 0)");
   }
-  EXPECT_THROW(layout("qwen3-30b-a3b", 2, 4, 1), InputError);  // (2 + 2) / 4 = 1 would leave 0 on the ends
   EXPECT_THROW(layout("qwen3-30b-a3b", 3, 4, 1), InputError);
+}
+
+TEST(PipelineLayout, Llama405bOnPp16Vpp8HasAnEmbeddingOnlyAndALossOnlyChunk) {
+  // NVIDIA's GB200 405B MXFP8 rows: 126 layers, PP16 VPP8 = 128 chunks. 126 % 128 != 0 (not even);
+  // Megatron-Core counts the embedding and the loss as one slot each: 128 slots / 128 chunks = 1 slot per
+  // chunk. Chunk 0 (stage 0, virtual 0) gives its slot to the embedding: 0 decoder layers. Chunks 1 .. 126
+  // hold decoder layer c - 1 each. Chunk 127 (stage 15, virtual 7) gives its slot to the loss: 0 layers.
+  const PipelineLayout l = layout("llama3.1-405b", 126, 16, 8);
+  EXPECT_EQ(l.rule, "embedding-and-loss-accounted");
+  ASSERT_EQ(l.chunks.size(), 128u);
+  std::vector<int> expected(128, 1);
+  expected.front() = 0;
+  expected.back() = 0;
+  EXPECT_EQ(per_chunk(l), expected);
+  const PipelineChunk& first = l.chunk(0, 0);
+  EXPECT_TRUE(first.embedding);
+  EXPECT_FALSE(first.loss);
+  EXPECT_EQ(first.decoder_layers, 0);
+  const PipelineChunk& last = l.chunk(15, 7);
+  EXPECT_TRUE(last.loss);
+  EXPECT_FALSE(last.embedding);
+  EXPECT_EQ(last.decoder_layers, 0);
+  EXPECT_EQ(last.mtp_layers, 0);
+  // Chunk 1 (stage 1, virtual 0) holds layer 0; chunk 16 (stage 0, virtual 1) layer 15; chunk 126
+  // (stage 14, virtual 7) the last layer, 125.
+  EXPECT_EQ(l.chunk(1, 0).first_layer, 0);
+  EXPECT_EQ(l.chunk(1, 0).decoder_layers, 1);
+  EXPECT_EQ(l.chunk(0, 1).first_layer, 15);
+  EXPECT_EQ(l.chunk(14, 7).first_layer, 125);
+  EXPECT_EQ(l.chunk(14, 7).decoder_layers, 1);
+  // Stage 0 and stage 15 hold 7 decoder layers over their 8 chunks, the 14 others 8.
+  EXPECT_EQ(l.decoder_layers_on_stage(0), 7);
+  EXPECT_EQ(l.decoder_layers_on_stage(15), 7);
+  for (int s = 1; s < 15; ++s) EXPECT_EQ(l.decoder_layers_on_stage(s), 8) << "stage " << s;
+  const std::string d = describe(l);
+  EXPECT_EQ(d.substr(0, 9), "E, 1D, 1D");
+  EXPECT_EQ(d.substr(d.size() - 12), "1D, 1D, Loss");
+}
+
+TEST(PipelineLayout, TwoLayersOnFourChunksLeaveTheEndsToEmbeddingAndLoss) {
+  // (2 + 2) / 4 = 1 slot per chunk: E, 1D, 1D, Loss (an error before the empty-chunk rule).
+  const PipelineLayout l = layout("qwen3-30b-a3b", 2, 4, 1);
+  EXPECT_EQ(l.rule, "embedding-and-loss-accounted");
+  EXPECT_EQ(describe(l), "E, 1D, 1D, Loss");
+  EXPECT_EQ(l.chunks[2].first_layer, 1);
 }
 
 TEST(PipelineLayout, ChunkOutOfRangeIsALogicError) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -114,6 +115,51 @@ std::vector<int> ops_labelled(const Program& p, const std::string& label) {
     if (p.labels()[static_cast<std::size_t>(op.label)] == label) out.push_back(i);
   }
   return out;
+}
+
+// Megatron's embedding- and loss-accounted split with one slot per chunk (scenarios/pipeline_layout.hpp):
+// 2 layers on PP2 VPP2 = 4 chunks is E, 1D, 1D, Loss. Stage 0's chunk 0 holds only the embedding, stage 1's
+// chunk 1 (virtual 1) only the output layer and loss; both still run those ops and their pipeline sends.
+TEST(Workload, EmbeddingOnlyAndLossOnlyChunksReplay) {
+  Shape s;
+  s.vpp = 2;
+  s.layers = 2;
+  s.gbs = 8;  // 4 microbatches on DP2
+  const Prediction pr = predict(make(s));
+  check_invariants(pr);
+  const Workload& w = pr.built.workload;
+  const auto program_of = [&w](int rank) -> const Program& {
+    return w.programs[static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(rank)])];
+  };
+  const int stage_size = pr.built.groups.stage_size;
+  const Program& s0 = program_of(0);
+  const Program& s1 = program_of(stage_size);
+  const auto chunks_of = [](const Program& p, const std::string& label) {
+    std::vector<int> out;
+    for (const int i : ops_labelled(p, label)) out.push_back(p.ops()[static_cast<std::size_t>(i)].chunk);
+    return out;
+  };
+  const auto only = [](const std::vector<int>& chunks, int c) {
+    return !chunks.empty() && std::all_of(chunks.begin(), chunks.end(), [c](int x) { return x == c; });
+  };
+  // Stage 0: embedding (forward and backward) on chunk 0, once per microbatch; its one decoder layer on
+  // chunk 1 (model chunk 2); chunk 0 runs no attention.
+  EXPECT_EQ(chunks_of(s0, "embedding"), (std::vector<int>(4, 0)));
+  EXPECT_EQ(chunks_of(s0, "embedding_bwd"), (std::vector<int>(4, 0)));
+  EXPECT_TRUE(only(chunks_of(s0, "attn.qkv"), 1));
+  EXPECT_TRUE(chunks_of(s0, "output_layer").empty());
+  // Stage 1: output layer and loss on chunk 1 (model chunk 3), its decoder layer on chunk 0 (model chunk 1).
+  EXPECT_EQ(chunks_of(s1, "output_layer"), (std::vector<int>(4, 1)));
+  EXPECT_EQ(chunks_of(s1, "loss.cross_entropy"), (std::vector<int>(4, 1)));
+  EXPECT_TRUE(only(chunks_of(s1, "attn.qkv"), 0));
+  EXPECT_TRUE(chunks_of(s1, "embedding").empty());
+  // Pipeline sends: the embedding-only chunk sends its activation forward for every microbatch, the
+  // loss-only chunk its gradient backward (ring of two stages: every chunk but the model's last sends
+  // forward, every chunk but the first sends backward).
+  const std::vector<int> act0 = chunks_of(s0, "pp.activation");
+  EXPECT_EQ(std::count(act0.begin(), act0.end(), 0), 4);
+  const std::vector<int> grad1 = chunks_of(s1, "pp.gradient");
+  EXPECT_EQ(std::count(grad1.begin(), grad1.end(), 1), 4);
 }
 
 TEST(Workload, GradientBucketsReduceDuringTheLastBackward) {

@@ -47,19 +47,6 @@ std::string refusal(const CsvRowReader& r, std::string& detail) {
                 "attention would be priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp))"});
     return "cp";
   }
-  // Megatron's embedding- and loss-accounted split with one slot per chunk: layers + 2 = pp x vpp leaves the
-  // first chunk the embedding alone and the last the loss alone (no decoder layer). The twin's pipeline
-  // layout (scenarios/pipeline_layout.hpp) keeps >= 1 decoder layer per chunk, so it cannot place them.
-  const long long chunks = static_cast<long long>(r.int32("pp", 1, 1 << 20)) * r.int32("vpp", 1, 1 << 20);
-  const int layers = r.int32("layers", 1, 1 << 20);
-  if (chunks >= 2 && layers + 2 == chunks) {
-    detail =
-        concat({"pp x vpp = ", std::to_string(chunks), " chunks for ", std::to_string(layers),
-                " layers: Megatron's embedding- and loss-accounted split puts one slot in each chunk, the "
-                "first chunk the embedding alone and the last the loss alone; the twin's pipeline layout "
-                "keeps at least one decoder layer per chunk"});
-    return "empty-chunk";
-  }
   return "";
 }
 

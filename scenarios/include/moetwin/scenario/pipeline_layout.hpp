@@ -17,7 +17,7 @@ struct PipelineChunk {
   int stage = 0;           // pipeline rank, 0 .. pp-1
   int virtual_index = 0;   // virtual chunk on that stage, 0 .. vpp-1
   int first_layer = 0;     // index (0-based, model order) of its first decoder layer
-  int decoder_layers = 0;  // decoder layers it holds
+  int decoder_layers = 0;  // decoder layers it holds (0 for an embedding-only or loss-only chunk)
   bool embedding = false;  // holds the input embedding (chunk 0 only)
   bool loss = false;       // holds the output layer and the loss (last chunk only)
   int mtp_layers = 0;      // multi-token-prediction layers (all on the last chunk)
@@ -40,10 +40,12 @@ struct PipelineLayout {
 // Splits model.layers decoder layers over pp * vpp chunks. Rules, first that applies (L = layers,
 // C = pp * vpp):
 //  (a) "even": L % C == 0, L / C each.
-//  (b) "embedding-and-loss-accounted": (L + 2) % C == 0 and (L + 2) / C >= 2. Megatron's
+//  (b) "embedding-and-loss-accounted": (L + 2) % C == 0 and (L + 2) / C >= 1. Megatron's
 //      account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split count the
 //      embedding and the loss as one layer each, so the first and last chunk get one decoder layer fewer
-//      (qwen3-235b, 94 layers on pp 4: 23, 24, 24, 23).
+//      (qwen3-235b, 94 layers on pp 4: 23, 24, 24, 23). With (L + 2) / C == 1 the first chunk holds only
+//      the embedding and the last only the loss, no decoder layer (llama3.1-405b, 126 layers on 128
+//      chunks), as Megatron-Core builds them (it asserts only >= 0 layers per chunk).
 //  (c) "deepseek-recipe": the Megatron-Bridge DeepSeek-V3 recipe layout (shared/design/model-flops.md):
 //      every chunk ceil(L / C) decoder layers, the last chunk the remainder, which must be >= 1
 //      (61 layers on pp 8: 8 x 7 then 5).

@@ -35,7 +35,7 @@ struct RefusedRow {
   std::string where;     // "file:line"
   std::string campaign;  // the row's campaign cell
   std::string instance;  // its instance cell
-  std::string reason;    // short key: "nvfp4", "fsdp", "cp", "empty-chunk"
+  std::string reason;    // short key: "nvfp4", "fsdp", "cp"
   std::string detail;    // the sentence a user reads
 };
 

@@ -112,11 +112,11 @@ void Cluster::build(Built& out) const {
   ClusterGraph& graph = out.graph;
   NetPlatform& platform = out.platform;
   platform.reserve_links(static_cast<std::size_t>(link_count()));
-  // Links are added in id order; an overridden one carries its set_link_bandwidth() capacity, in the
-  // platform and on its graph edge alike.
-  const auto add_link = [this, &platform](const std::string& name, double nominal, double latency) {
+  // Links are added in id order and named by link_name(), the one statement of the id layout; an
+  // overridden one carries its set_link_bandwidth() capacity, in the platform and on its graph edge alike.
+  const auto add_link = [this, &platform](double nominal, double latency) {
     const int id = static_cast<int>(platform.links().size());
-    platform.add_link(NetLink{name, link_bandwidth(id, nominal), latency});
+    platform.add_link(NetLink{link_name(id), link_bandwidth(id, nominal), latency});
     return id;
   };
   const auto capacity = [&platform](int link) {
@@ -165,21 +165,18 @@ void Cluster::build(Built& out) const {
   // Links and edges, node by node in the id layout of link_name().
   for (int n = 0; n < nodes; ++n) {
     const auto un = static_cast<std::size_t>(n);
-    const std::string p = node_prefix(n);
     for (int g = 0; g < gpus_per_node_; ++g) {
       const auto gv = gpu_v[un][static_cast<std::size_t>(g)];
-      const std::string gp = p + "gpu" + std::to_string(g) + ".nvl.";
-      const int tx = add_link(gp + "tx", nvl_bw, options_.nvlink_latency_s);
-      const int rx = add_link(gp + "rx", nvl_bw, 0.0);
+      const int tx = add_link(nvl_bw, options_.nvlink_latency_s);
+      const int rx = add_link(nvl_bw, 0.0);
       boost::add_edge(gv, switch_v[un], ClusterEdge{capacity(tx), options_.nvlink_latency_s, tx}, graph);
       boost::add_edge(switch_v[un], gv, ClusterEdge{capacity(rx), 0.0, rx}, graph);
     }
     const auto net_side = has_uplinks() ? uplink_v[un] : fabric;
     for (int c = 0; c < nics; ++c) {
       const auto cv = nic_v[un][static_cast<std::size_t>(c)];
-      const std::string cp = p + "nic" + std::to_string(c) + ".";
-      const int tx = add_link(cp + "tx", nic_bw, network_latency_s_);
-      const int rx = add_link(cp + "rx", nic_bw, 0.0);
+      const int tx = add_link(nic_bw, network_latency_s_);
+      const int rx = add_link(nic_bw, 0.0);
       const auto owner = gpu_v[un][static_cast<std::size_t>(c / nics_per_gpu_)];
       boost::add_edge(owner, cv, ClusterEdge{pcie, 0.0, -1}, graph);
       boost::add_edge(cv, owner, ClusterEdge{pcie, 0.0, -1}, graph);
@@ -188,8 +185,8 @@ void Cluster::build(Built& out) const {
     }
     if (has_uplinks()) {
       const double up_bw = nics * nic_bw / *options_.uplink_oversubscription;
-      const int tx = add_link(p + "uplink.tx", up_bw, 0.0);
-      const int rx = add_link(p + "uplink.rx", up_bw, 0.0);
+      const int tx = add_link(up_bw, 0.0);
+      const int rx = add_link(up_bw, 0.0);
       boost::add_edge(uplink_v[un], fabric, ClusterEdge{capacity(tx), 0.0, tx}, graph);
       boost::add_edge(fabric, uplink_v[un], ClusterEdge{capacity(rx), 0.0, rx}, graph);
     }

@@ -6,8 +6,8 @@ namespace {
 
 // shared/data/hardware.csv, line 16 (UCCL blog): "Small-message round trip ~15-25 us on EFA vs ~10 us on
 // InfiniBand". One way = half the round trip, as the closed form charges one message per step.
-// EFA: 20 us / 2 = 10 us, the same 10 us topology has charged since its first version (kEfaMessageLatencyS,
-// topology/cluster.hpp): bounds = the quoted range halved, [7.5, 12.5] us.
+// EFA: 20 us / 2 = 10 us, the same 10 us topology has charged since its first version (the cluster graph's
+// NIC links read it from here): bounds = the quoted range halved, [7.5, 12.5] us.
 constexpr FabricLatency kEfa{10.0e-6, 7.5e-6, 12.5e-6,
                              "shared/data/hardware.csv (UCCL blog): EFA small-message round trip ~15-25 us; "
                              "one way = half"};

@@ -113,8 +113,8 @@ TEST(IbCollectives, NetworkStepLatencyIsTheFabricsByHand) {
   EXPECT_DOUBLE_EQ(fitted.network_step_latency(ib.instance()), 20e-6);
   EXPECT_DOUBLE_EQ(CollectiveParams{}.network_step_latency(ib.instance()), 5e-6);
   EXPECT_DOUBLE_EQ(CollectiveParams{}.network_step_latency(efa.instance()), 10e-6);
-  // EFA's is the 10 us the cluster graph's NIC links carry (topology/cluster.hpp): EFA predictions keep it.
-  EXPECT_DOUBLE_EQ(fabric_latency(Fabric::efa).one_way_s, kEfaMessageLatencyS);
+  // EFA's is the 10 us the cluster graph's NIC links carry: the same double since topology's first version.
+  EXPECT_EQ(fabric_latency(Fabric::efa).one_way_s, 10.0e-6);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ TEST(Cluster, P5LinkLayoutNamesAndCapacities) {
   EXPECT_DOUBLE_EQ(links[22].bandwidth, 12.5e9);  // 100 Gb/s EFA
   EXPECT_DOUBLE_EQ(links[82].latency, kNvlinkHopLatencyS);
   EXPECT_DOUBLE_EQ(links[83].latency, 0.0);
-  EXPECT_DOUBLE_EQ(links[22].latency, kEfaMessageLatencyS);
+  EXPECT_EQ(links[22].latency, 10.0e-6);  // EFA one way (catalog/fabric_latency.cpp)
   EXPECT_DOUBLE_EQ(c.gpu_network_bandwidth(), 50e9);
   EXPECT_EQ(c.nic_of(9, 3), 7);
 }

@@ -48,10 +48,8 @@ namespace moetwin {
 // ~0.6 us per Simple-protocol step on top of a ~1-2 us base; nccl-tests intra-node small-message
 // latencies on H100/B200 are 1-2 us end to end. We take 1 us per hop.
 inline constexpr double kNvlinkHopLatencyS = 1.0e-6;
-// One EFA (SRD) small message, one way, seconds: half the ~15-25 us round trip quoted in
-// shared/data/hardware.csv (UCCL blog), i.e. ~10 us. The network links themselves take their fabric's
-// value from catalog/fabric_latency.hpp (EFA: this same 10 us; InfiniBand: 5 us).
-inline constexpr double kEfaMessageLatencyS = 10.0e-6;
+// The network links take their fabric's one-way message latency from catalog/fabric_latency.hpp (EFA
+// 10 us, InfiniBand 5 us), the one statement of those values.
 
 struct ClusterOptions {
   // Per-node uplink with capacity (efa_nics * nic_bandwidth) / oversubscription, per direction. Unset:

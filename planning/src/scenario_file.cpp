@@ -42,7 +42,8 @@ std::string scenario_file_text(const Scenario& s, const std::vector<std::string>
     out += kv("nvlink_domain_gpus", nvlink_domain_gpus(s.instance));
   const ParallelLayout& p = s.parallel;
   out += "\n[parallelism]\n" + kv("tp", p.tp) + kv("pp", p.pp) + kv("vpp", p.vpp) + kv("ep", p.ep) +
-         kv("etp", p.etp) + kv("cp", p.cp) + kv("dp", p.dp);
+         kv("etp", p.etp) + kv("cp", p.cp) + kv("dp", p.dp) +
+         (p.pipeline_layout.empty() ? std::string() : text("pipeline_layout", p.pipeline_layout));
   const TrainingConfig& t = s.training;
   out += "\n[training]\n" + kv("micro_batch", t.micro_batch) + kv("global_batch", t.global_batch) +
          kv("seq_length", t.seq_length) + text("recompute", to_string(t.recompute)) + flag("bf16", t.bf16) +

@@ -47,7 +47,7 @@ TEST(PlanCandidates, EnumerationCountsOnOneNode) {
 TEST(PlanCandidates, LabelNamesEveryChoice) {
   Candidate c;
   c.nodes = 32;
-  c.parallel = {8, 8, 1, 32, 1, 4, 1};
+  c.parallel = {8, 8, 1, 32, 1, 4, 1, {}};
   c.micro_batch = 4;
   c.recompute = Recompute::full;
   EXPECT_EQ(c.label(), "n32 tp8 pp8 vpp1 ep32 dp4 mb4 recompute=full overlap=off");
@@ -118,7 +118,7 @@ TEST(PlanCandidates, DispatcherValidityLimit) {
   req.global_batch = 512;
   Candidate c;
   c.nodes = 32;
-  c.parallel = {8, 1, 1, 256, 1, 32, 1};
+  c.parallel = {8, 1, 1, 256, 1, 32, 1, {}};
   c.micro_batch = 1;
   const DispatcherSpec& d = catalog().dispatcher("deepep-nvshmem");
   ASSERT_EQ(d.max_ranks_normal, 160);

@@ -118,7 +118,7 @@ TEST(PlanHeadroom, OptionsBeyondTheHeadroomRankLast) {
 
 TEST(PlanScreening, ProxyOrdersByRecomputeAndBubble) {
   Candidate a;
-  a.parallel = {8, 4, 1, 8, 1, 2, 1};
+  a.parallel = {8, 4, 1, 8, 1, 2, 1, {}};
   a.micro_batch = 1;  // 16 / (1 x 2) = 8 microbatches: bubble 3/8
   EXPECT_DOUBLE_EQ(screening_proxy(a, 16), 1.375);
   a.parallel.vpp = 2;  // 3/16

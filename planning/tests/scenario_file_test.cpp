@@ -79,6 +79,22 @@ TEST(ScenarioFile, WrittenOptionsPredictThePlansNumberExactly) {
   }
 }
 
+// A Megatron layout string is written out and reads back as the same layout (scenario_file_text).
+TEST(ScenarioFile, APipelineLayoutStringReadsBack) {
+  // Megatron-Bridge's DeepSeek-V3 H100 string (PP8 VP4), on one p5en node.
+  const std::string text =
+      "name = \"t\"\n[model]\nname = \"deepseek-v3\"\n[cluster]\ninstance = \"p5en.48xlarge\"\nnodes = 1\n"
+      "[parallelism]\ntp = 1\npp = 8\nvpp = 4\npipeline_layout = \"Et|(tt|)*30mL\"\n"
+      "[training]\nmicro_batch = 1\nglobal_batch = 8\nseq_length = 4096\n"
+      "[dispatcher]\nname = \"nccl-alltoall\"\n";
+  const Scenario s = parse_scenario(text, "in.toml", catalog());
+  const std::string written = scenario_file_text(s, {"round trip"});
+  EXPECT_NE(written.find("pipeline_layout = \"Et|(tt|)*30mL\""), std::string::npos) << written;
+  const Scenario back = parse_scenario(written, "out.toml", catalog());
+  EXPECT_EQ(back.parallel, s.parallel);
+  EXPECT_EQ(predict(back).iteration_s, predict(s).iteration_s);
+}
+
 TEST(ScenarioFile, TopDefaultsToAllWhenFewerAndFolderRules) {
   const Plan plan = make_plan(catalog(), small_request(), resolve_fitted_profile("none"));
   const fs::path dir = fresh_dir("top");

@@ -112,7 +112,16 @@ void read_parallelism(StrictTable& t, Scenario& s, FieldNames& names) {
                                                 {"ep", Field::ep}, {"etp", Field::etp}, {"cp", Field::cp},
                                                 {"dp", Field::dp}};
   for (const auto& [key, field] : keys) names.lines[field] = t.where(key);
+  names.lines[Field::pipeline_layout] = t.where("pipeline_layout");
   p = parse_parallel_sizes(t);
+  if (t.has("pipeline_layout")) {
+    p.pipeline_layout = t.string("pipeline_layout");
+    if (p.pipeline_layout.empty()) {
+      throw InputError(t.where("pipeline_layout"), t.name("pipeline_layout"), "\"\"",
+                       "a Megatron pipeline layout string such as \"Et|(tt|)*30mL\" (omit the key for the "
+                       "split rules)");
+    }
+  }
   if (t.has("dp")) {
     p.dp = t.int32("dp", 1, kMaxParallel);
   } else {

@@ -32,6 +32,7 @@ enum class Field {
   etp,
   cp,
   dp,
+  pipeline_layout,
   micro_batch,
   global_batch,
   seq_length,

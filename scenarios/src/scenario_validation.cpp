@@ -128,7 +128,9 @@ void check_parallel(const Scenario& s, const FieldNames& n) {
   if (p.vpp > 1 && p.pp == 1) {
     fail(n, Field::vpp, str(p.vpp), "1 when pp = 1 (virtual pipeline chunks need pipeline parallelism)");
   }
-  make_pipeline_layout(m, p, n.where(Field::layers), n.key(Field::layers));
+  // A layout string is blamed for a split it names; the layer count for a split the rules cannot make.
+  const Field split = p.pipeline_layout.empty() ? Field::layers : Field::pipeline_layout;
+  make_pipeline_layout(m, p, n.where(split), n.key(split));
 }
 
 void check_training(const Scenario& s, const FieldNames& n) {
@@ -271,6 +273,8 @@ std::string FieldNames::key(Field field) const {
         return "cp";
       case Field::dp:
         return "dp";
+      case Field::pipeline_layout:
+        return "pipeline_layout";
       case Field::micro_batch:
         return "mb";
       case Field::global_batch:
@@ -333,6 +337,8 @@ std::string FieldNames::key(Field field) const {
       return "parallelism.cp";
     case Field::dp:
       return "parallelism.dp";
+    case Field::pipeline_layout:
+      return "parallelism.pipeline_layout";
     case Field::micro_batch:
       return "training.micro_batch";
     case Field::global_batch:

@@ -26,7 +26,8 @@ struct PipelineChunk {
 struct PipelineLayout {
   int pp = 1;
   int vpp = 1;
-  // Which split rule produced it: "even", "embedding-and-loss-accounted" or "deepseek-recipe".
+  // Which split rule produced it: "even", "embedding-and-loss-accounted", "deepseek-recipe" or
+  // "megatron-layout-string".
   std::string rule;
   // Model order: chunk c = v * pp + stage holds the c-th block of layers (Megatron virtual pipeline
   // order: stage 0 holds chunks 0, pp, 2pp, ...).
@@ -37,8 +38,10 @@ struct PipelineLayout {
   int decoder_layers_on_stage(int stage) const;
 };
 
-// Splits model.layers decoder layers over pp * vpp chunks. Rules, first that applies (L = layers,
-// C = pp * vpp):
+// With parallel.pipeline_layout set, the chunks that Megatron layout string names (rule
+// "megatron-layout-string"; pipeline_layout_string.hpp), or InputError at `where`, key `key` (the validator
+// passes the layout string's key) naming what is wrong. Otherwise splits model.layers decoder layers over
+// pp * vpp chunks. Rules, first that applies (L = layers, C = pp * vpp):
 //  (a) "even": L % C == 0, L / C each.
 //  (b) "embedding-and-loss-accounted": (L + 2) % C == 0 and (L + 2) / C >= 1. Megatron's
 //      account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split count the

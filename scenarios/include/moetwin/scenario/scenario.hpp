@@ -22,6 +22,10 @@ struct ParallelLayout {
   int etp = 1;  // expert tensor parallel
   int dp = 1;   // data parallel
   int cp = 1;   // context parallel
+  // Megatron-Core's custom pipeline layout (--pipeline-model-parallel-layout, e.g. "Et|(tt|)*30mL"):
+  // which layers each of the pp * vpp chunks builds (pipeline_layout_string.hpp). Empty: the split rules
+  // of make_pipeline_layout.
+  std::string pipeline_layout;
 
   int world() const { return tp * cp * dp * pp; }
   bool operator==(const ParallelLayout&) const = default;

@@ -28,6 +28,12 @@ void add_row_input_options(CLI::App* cmd, RowInput& input) {
   cmd->add_option("--out", input.out, "Output file, written atomically (default stdout)");
 }
 
+void add_what_if_tp_comm_overlap_option(CLI::App* cmd, bool& on) {
+  cmd->add_flag("--what-if-tp-comm-overlap", on,
+                "With --runs: replay every row of tp > 1 with Transformer Engine's TP communication overlap "
+                "on (training.tp_comm_overlap; a what-if: the rows do not publish the setting)");
+}
+
 std::string runs_label(const std::vector<std::string>& runs) {
   std::string out;
   for (const std::string& r : runs) out += (out.empty() ? "" : " + ") + r;

@@ -44,6 +44,10 @@ void add_row_input_options(CLI::App* cmd, RowInput& input);
 // The --runs files as one label: "a.csv" or "a.csv + b.csv".
 std::string runs_label(const std::vector<std::string>& runs);
 
+// --what-if-tp-comm-overlap: with --runs, every row of tp > 1 replayed with training.tp_comm_overlap on
+// (force_tp_comm_overlap, validate/dense_runs.hpp); the rows do not publish the setting.
+void add_what_if_tp_comm_overlap_option(CLI::App* cmd, bool& on);
+
 // --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/fitted/live-fit.toml).
 void add_profile_option(CLI::App* cmd, std::string& profile);
 // --network closed-form|flow: overrides the network model the profile was fitted under (SimProfile::network).

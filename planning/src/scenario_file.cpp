@@ -52,7 +52,8 @@ std::string scenario_file_text(const Scenario& s, const std::vector<std::string>
          flag("distributed_optimizer", t.distributed_optimizer) + flag("overlap_moe_a2a", t.overlap_moe_a2a) +
          flag("overlap_grad_reduce", t.overlap_grad_reduce) +
          flag("overlap_param_gather", t.overlap_param_gather) +
-         (t.cuda_graphs == CudaGraphs::none ? std::string() : text("cuda_graphs", to_string(t.cuda_graphs)));
+         (t.cuda_graphs == CudaGraphs::none ? std::string() : text("cuda_graphs", to_string(t.cuda_graphs))) +
+         (t.tp_comm_overlap ? flag("tp_comm_overlap", true) : std::string());
   out += "\n[dispatcher]\n" + text("name", s.dispatcher.name);
   out += "\n[stack]\n" + text("name", s.stack.spec.name);
   out += "\n[routing]\n" + text("kind", to_string(s.routing.kind));

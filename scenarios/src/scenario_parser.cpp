@@ -187,6 +187,8 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   tr.overlap_param_gather = t.boolean_or("overlap_param_gather", true);
   names.lines[Field::cuda_graphs] = t.where("cuda_graphs");
   tr.cuda_graphs = *cuda_graphs_from_string(t.choice_or("cuda_graphs", cuda_graphs_names(), "none"));
+  names.lines[Field::tp_comm_overlap] = t.where("tp_comm_overlap");
+  tr.tp_comm_overlap = t.boolean_or("tp_comm_overlap", false);
   t.finish();
 }
 

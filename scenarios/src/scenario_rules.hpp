@@ -44,6 +44,7 @@ enum class Field {
   histogram,
   precision,
   cuda_graphs,
+  tp_comm_overlap,
 };
 
 // How to name a field in a message and where it was written.

@@ -172,6 +172,15 @@ void check_training(const Scenario& s, const FieldNames& n) {
          "a multiple of 2 * cp = " + str(2 * static_cast<i64>(p.cp)) +
              " (context parallelism cuts each sequence into 2 * cp load-balanced chunks)");
   }
+  // TE userbuffers overlap the sequence-parallel TP all-gathers and reduce-scatters with their GEMMs;
+  // with tp = 1 there are none (Megatron turns sequence_parallel off at tp = 1 and tp_comm_overlap with
+  // it, with a warning): asking for it is a mistake in the scenario, not a no-op to hide.
+  if (t.tp_comm_overlap && p.tp < 2) {
+    fail(n, Field::tp_comm_overlap, n.flag(true),
+         n.flag(false) +
+             " when tp = 1 (TP communication overlap pipelines the sequence-parallel all-gathers and "
+             "reduce-scatters of tp > 1 with their GEMMs; tp = 1 has none)");
+  }
   if (t.overlap_moe_a2a) {
     if (p.ep < 2) {
       fail(n, Field::overlap_moe_a2a, n.flag(true),
@@ -295,6 +304,8 @@ std::string FieldNames::key(Field field) const {
         return "precision";
       case Field::cuda_graphs:
         return "cuda_graphs";
+      case Field::tp_comm_overlap:
+        return "tp_comm_overlap";
     }
     return "row";
   }
@@ -361,6 +372,8 @@ std::string FieldNames::key(Field field) const {
       return "training.precision";
     case Field::cuda_graphs:
       return "training.cuda_graphs";
+    case Field::tp_comm_overlap:
+      return "training.tp_comm_overlap";
   }
   return "scenario";
 }

@@ -136,6 +136,16 @@ std::vector<Case> toml_cases() {
       {"WrongTypeFloatForInteger", base("tp = 8", "tp = 8.0"), "bad.toml:8: parallelism.tp: 8: an integer"},
       {"WrongTypeBoolean", base("recompute = \"full\"", "recompute = \"full\"\nbf16 = 1"),
        "bad.toml:17: training.bf16: 1: true or false"},
+      {"TpCommOverlapNotABoolean",
+       base("recompute = \"full\"", "recompute = \"full\"\ntp_comm_overlap = \"on\""),
+       "bad.toml:17: training.tp_comm_overlap: \"on\": true or false"},
+      {"TpCommOverlapAtTp1",
+       edit(edit(base("recompute = \"full\"", "recompute = \"full\"\ntp_comm_overlap = true"), "tp = 8",
+                 "tp = 1"),
+            "dp = 4", "dp = 32"),
+       "bad.toml:17: training.tp_comm_overlap: true: false when tp = 1 (TP communication overlap pipelines "
+       "the "
+       "sequence-parallel all-gathers and reduce-scatters of tp > 1 with their GEMMs; tp = 1 has none)"},
       {"OutOfRange", base("nodes = 32", "nodes = 0"),
        "bad.toml:6: cluster.nodes: 0: an integer in [1, 100000]"},
       {"EmptyName", base("name = \"t\"", "name = \"\""),

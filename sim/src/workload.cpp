@@ -17,6 +17,7 @@
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
+#include "moetwin/sim/tp_comm_overlap.hpp"
 #include "moetwin/sim/workload_estimate.hpp"
 #include "moetwin/topology/placement.hpp"
 #include "workload_template.hpp"
@@ -346,14 +347,26 @@ class StageBuilder : public StageEmitter {
   int linear(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
              bool backward, const GemmDims& dims) {
     if (!is_fp8(c_.s.training.precision)) return compute(p, ch, rec, phase, flops, bytes, backward, dims);
+    return linear_op(p, ch, rec, phase, linear_seconds(rec, phase, flops, bytes, dims), backward);
+  }
+  // The kernel time of linear(), s.
+  double linear_seconds(const LayerOp& rec, OpPhase phase, double flops, double bytes,
+                        const GemmDims& dims) const {
+    if (!is_fp8(c_.s.training.precision))
+      return kernel_seconds(c_.cp, compute_class(rec.cls), flops, bytes, dims);
     const bool bwd_op = phase == OpPhase::backward;
     const double cast_elements = bwd_op ? dims.m * dims.n : dims.m * dims.k;
     // Operands in FP8 (1 B), the output in bf16 (2 B): half the bf16 operand-and-output bytes plus one byte
     // per output element back (the measured FP8 curves' memory term counts bytes this way).
     const double fp8_bytes = 0.5 * bytes + dims.m * dims.n;
-    return kernel_op(p, ch, rec.name, phase,
-                     fp8_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp8_bytes, dims) +
-                         fp8_cast_seconds(cast_elements),
+    return fp8_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp8_bytes, dims) +
+           fp8_cast_seconds(cast_elements);
+  }
+  // A linear op of `seconds` with linear()'s host time (an FP8 recipe adds the C++-issued cast-transpose).
+  int linear_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double seconds, bool backward) {
+    if (!is_fp8(c_.s.training.precision))
+      return kernel_op(p, ch, rec.name, phase, seconds, host_ns(rec.launches, backward));
+    return kernel_op(p, ch, rec.name, phase, seconds,
                      static_cast<std::int32_t>(host_ns(rec.launches, backward) + cpp_call_ns()));
   }
   // A TE cast(-transpose) of `elements` bf16 values to FP8 (with its transpose), s.
@@ -365,13 +378,17 @@ class StageBuilder : public StageEmitter {
   // A collective of the stage's `kind` groups on `stream`.
   int collective(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, CollectiveOp cop, double bytes,
                  ChannelKind kind, CommClass cls, std::uint8_t stream, bool backward) {
+    return collective_op(p, ch, rec, phase, comm_entry(cop, bytes, kind), kind, cls, stream, backward);
+  }
+  // The collective op of comm entry `entry`.
+  int collective_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, int entry, ChannelKind kind,
+                    CommClass cls, std::uint8_t stream, bool backward) {
     OpSpec op;
     op.kind = OpKind::comm;
     op.channel = kind;
     op.comm_class = cls;
     op.stream = stream;
     op.sms = stream == kStreamCompute ? 0 : static_cast<std::uint16_t>(c_.prof.nccl_sms);
-    const int entry = comm_entry(cop, bytes, kind);
     set_comm_duration(op, entry);
     if (const auto load = entry_load(entry, kind)) op.net_load = p.net_load(*load);
     op.host_ns = host_ns(rec.launches, backward);
@@ -385,6 +402,86 @@ class StageBuilder : public StageEmitter {
     if (c_.t <= 1) return ch.last;
     return collective(p, ch, rec, phase, cop, bytes, ChannelKind::tp, CommClass::tp, kStreamCompute,
                       backward);
+  }
+
+  // --- TP communication overlap (training.tp_comm_overlap; tp_comm_overlap.hpp) ---
+  bool tp_overlap() const { return c_.s.training.tp_comm_overlap && c_.t > 1; }
+  // A TP collective overlapped by `method` with `gemm_s` of its GEMM: the op stays on the compute stream
+  // where its group meets, lasting per rank only what the overlap leaves exposed. Without overlap (or at
+  // tp = 1): tp_collective.
+  int tp_overlapped(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, CollectiveOp cop, double bytes,
+                    bool backward, TpOverlapMethod method, double gemm_s) {
+    if (!tp_overlap()) return tp_collective(p, ch, rec, phase, cop, bytes, backward);
+    const int entry = exposed_entry(comm_entry(cop, bytes, ChannelKind::tp), method, gemm_s);
+    return collective_op(p, ch, rec, phase, entry, ChannelKind::tp, CommClass::tp, kStreamCompute, backward);
+  }
+  // `gemm_s` of a GEMM share overlapped by `method`, s: slowed by the SMs the userbuffers kernels hold.
+  double overlapped_gemm(TpOverlapMethod method, double gemm_s) const {
+    if (!tp_overlap()) return gemm_s;
+    return overlapped_gemm_s(method, gemm_s, c_.cp.sms, c_.prof.tp_overlap_sms);
+  }
+  // The comm entry of `base`'s exposed time under an overlap with `gemm_s` of GEMM in tp chunks, per local
+  // rank. The flow model gets no load for it (usage unknown): the exposed remainder is priced in closed form.
+  int exposed_entry(int base, TpOverlapMethod method, double gemm_s) {
+    const auto key = std::make_tuple(base, static_cast<int>(method), to_ns(gemm_s));
+    const auto it = exposed_index_.find(key);
+    if (it != exposed_index_.end()) return it->second;
+    const auto exposed = [&](TimeNs comm) {
+      return to_ns(exposed_s(method, static_cast<double>(comm) * 1e-9, gemm_s, c_.t));
+    };
+    CommEntry e;
+    {
+      const CommEntry& b = comm_entries_[static_cast<std::size_t>(base)];
+      e.uniform = b.uniform;
+      e.value = exposed(b.value);
+      for (TimeNs v : b.per_local) e.per_local.push_back(exposed(v));
+      e.first = exposed(b.first);
+    }
+    comm_entries_.push_back(std::move(e));
+    const int id = static_cast<int>(comm_entries_.size()) - 1;
+    exposed_index_.emplace(key, id);
+    return id;
+  }
+
+  // One side of a linear op's TP overlap: the collective, its method and the share of the op's GEMM time
+  // (by FLOPs) it overlaps.
+  struct TpSide {
+    const LayerOp* rec;
+    CollectiveOp cop;
+    double bytes;
+    TpOverlapMethod method;
+    double share;
+  };
+  // A linear op between its TP collectives: `before` (an all-gather) and `after` (a reduce-scatter), either
+  // null. Without overlap exactly tp_collective, linear, tp_collective. With it, each side's collective
+  // lasts its exposed time against its share of the GEMM, and the shares overlapped by a pipeline or bulk
+  // method are slowed by the SMs their kernels hold.
+  void overlapped_linear(Program& p, Chain& ch, const TpSide* before, const LayerOp& rec, OpPhase phase,
+                         double flops, double bytes, bool backward, const GemmDims& dims,
+                         const TpSide* after) {
+    if (!tp_overlap()) {
+      if (before != nullptr) tp_collective(p, ch, *before->rec, phase, before->cop, before->bytes, backward);
+      linear(p, ch, rec, phase, flops, bytes, backward, dims);
+      if (after != nullptr) tp_collective(p, ch, *after->rec, phase, after->cop, after->bytes, backward);
+      return;
+    }
+    const double g = linear_seconds(rec, phase, flops, bytes, dims);
+    double rest = 1;  // share of the GEMM time no overlap touches
+    double before_s = 0, after_s = 0;
+    if (before != nullptr) {
+      before_s = overlapped_gemm(before->method, g * before->share);
+      rest -= before->share;
+    }
+    if (after != nullptr) {
+      after_s = overlapped_gemm(after->method, g * after->share);
+      rest -= after->share;
+    }
+    if (before != nullptr)
+      tp_overlapped(p, ch, *before->rec, phase, before->cop, before->bytes, backward, before->method,
+                    before_s);
+    linear_op(p, ch, rec, phase, g * rest + before_s + after_s, backward);
+    if (after != nullptr)
+      tp_overlapped(p, ch, *after->rec, phase, after->cop, after->bytes, backward, after->method, after_s);
   }
 
   // The flow model's load of a comm entry's op on a channel of `kind`.
@@ -564,16 +661,21 @@ class StageBuilder : public StageEmitter {
              backward_pass,
              {T, heads() * (m.qk_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
     } else {
-      tp_collective(p, ch, ops::kTpAgAttn, phase, CollectiveOp::all_gather, T * h() * 2, backward_pass);
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
-      linear(p, ch, ops::kAttnQkv, phase, 2 * T * h() * n_out / t,
-             2 * (h() * n_out / t + T * (h() + n_out / t)), backward_pass, {T, n_out / t, h()});
+      // TE qkv_fprop: the all-gather by ring exchange with the whole QKV GEMM.
+      const TpSide ag{&ops::kTpAgAttn, CollectiveOp::all_gather, T * h() * 2, TpOverlapMethod::ring_exchange,
+                      1};
+      overlapped_linear(p, ch, &ag, ops::kAttnQkv, phase, 2 * T * h() * n_out / t,
+                        2 * (h() * n_out / t + T * (h() + n_out / t)), backward_pass, {T, n_out / t, h()},
+                        nullptr);
     }
     core_attn(p, ch, layer, phase, backward_pass);
-    linear(p, ch, ops::kAttnOutProj, phase, 2 * T * v_width() * h() / t,
-           2 * (v_width() * h() / t + T * (v_width() / t + h())), backward_pass, {T, h(), v_width() / t});
-    tp_collective(p, ch, ops::kTpRsAttn, phase, CollectiveOp::reduce_scatter, T * h() * 2, backward_pass);
+    // TE proj_fprop: the reduce-scatter pipelined with the whole output projection.
+    const TpSide rs{&ops::kTpRsAttn, CollectiveOp::reduce_scatter, T * h() * 2, TpOverlapMethod::pipeline, 1};
+    overlapped_linear(p, ch, nullptr, ops::kAttnOutProj, phase, 2 * T * v_width() * h() / t,
+                      2 * (v_width() * h() / t + T * (v_width() / t + h())), backward_pass,
+                      {T, h(), v_width() / t}, &rs);
   }
 
   // Keys per query of decoder layer `layer` (model_accounting: s/2 causal, a sliding-window layer its band
@@ -640,10 +742,15 @@ class StageBuilder : public StageEmitter {
 
   void dense_mlp_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
     const double f = c_.s.model.ffn_hidden;
-    tp_collective(p, ch, ops::kTpAgMlp, phase, CollectiveOp::all_gather, c_.T * h() * 2, backward_pass);
-    linear(p, ch, ops::kMlpDense, phase, 6 * c_.T * h() * f / c_.t,
-           2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), backward_pass, {c_.T, f / c_.t, h()});
-    tp_collective(p, ch, ops::kTpRsMlp, phase, CollectiveOp::reduce_scatter, c_.T * h() * 2, backward_pass);
+    // TE fc1_fprop (ring exchange) with fc1's gate and up GEMMs, 4 T h f of the op's 6 T h f; fc2_fprop
+    // (pipeline) with fc2's 2 T h f.
+    const TpSide ag{&ops::kTpAgMlp, CollectiveOp::all_gather, c_.T * h() * 2, TpOverlapMethod::ring_exchange,
+                    2.0 / 3.0};
+    const TpSide rs{&ops::kTpRsMlp, CollectiveOp::reduce_scatter, c_.T * h() * 2, TpOverlapMethod::pipeline,
+                    1.0 / 3.0};
+    overlapped_linear(p, ch, &ag, ops::kMlpDense, phase, 6 * c_.T * h() * f / c_.t,
+                      2 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), backward_pass,
+                      {c_.T, f / c_.t, h()}, &rs);
   }
 
   void shared_expert_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass) {
@@ -714,9 +821,12 @@ class StageBuilder : public StageEmitter {
     const double T = c_.T, t = c_.t;
     const ModelSpec& m = c_.s.model;
     const OpPhase ph = OpPhase::backward;
-    tp_collective(p, ch, ops::kTpAgAttnBwd, ph, CollectiveOp::all_gather, T * h() * 2, true);
-    linear(p, ch, ops::kAttnOutProjBwd, ph, 4 * T * v_width() * h() / t,
-           4 * (v_width() * h() / t + T * (v_width() / t + h())), true, {T, h(), v_width() / t});
+    // TE proj_dgrad: the output gradient's all-gather by ring exchange with the dgrad half of the op.
+    const TpSide ag{&ops::kTpAgAttnBwd, CollectiveOp::all_gather, T * h() * 2, TpOverlapMethod::ring_exchange,
+                    0.5};
+    overlapped_linear(p, ch, &ag, ops::kAttnOutProjBwd, ph, 4 * T * v_width() * h() / t,
+                      4 * (v_width() * h() / t + T * (v_width() / t + h())), true, {T, h(), v_width() / t},
+                      nullptr);
     if (c_.s.training.recompute == Recompute::selective) core_attn(p, ch, layer, OpPhase::recompute, true);
     {
       const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
@@ -740,9 +850,11 @@ class StageBuilder : public StageEmitter {
     } else {
       const double kv = static_cast<double>(m.query_groups) * m.head_dim;
       const double n_out = q_width() + 2 * kv;
-      linear(p, ch, ops::kAttnQkvBwd, ph, 4 * T * h() * n_out / t,
-             4 * (h() * n_out / t + T * (h() + n_out / t)), true, {T, n_out / t, h()});
-      tp_collective(p, ch, ops::kTpRsAttnBwd, ph, CollectiveOp::reduce_scatter, T * h() * 2, true);
+      // TE qkv_wgrad (bulk): the input gradient's reduce-scatter beside the wgrad half of the op.
+      const TpSide rs{&ops::kTpRsAttnBwd, CollectiveOp::reduce_scatter, T * h() * 2, TpOverlapMethod::bulk,
+                      0.5};
+      overlapped_linear(p, ch, nullptr, ops::kAttnQkvBwd, ph, 4 * T * h() * n_out / t,
+                        4 * (h() * n_out / t + T * (h() + n_out / t)), true, {T, n_out / t, h()}, &rs);
     }
   }
 
@@ -750,11 +862,15 @@ class StageBuilder : public StageEmitter {
   void dense_mlp_bwd(Program& p, Chain& ch) {
     add_layer_host(ch, c_.prof.layer_host_s, true);
     const double f = c_.s.model.ffn_hidden;
-    tp_collective(p, ch, ops::kTpAgMlpBwd, OpPhase::backward, CollectiveOp::all_gather, c_.T * h() * 2, true);
-    linear(p, ch, ops::kMlpDenseBwd, OpPhase::backward, 12 * c_.T * h() * f / c_.t,
-           4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), true, {c_.T, f / c_.t, h()});
-    tp_collective(p, ch, ops::kTpRsMlpBwd, OpPhase::backward, CollectiveOp::reduce_scatter, c_.T * h() * 2,
-                  true);
+    // TE fc2_dgrad (ring exchange) with fc2's dgrad, 2 T h f of the op's 12 T h f; fc1_wgrad (bulk): fc1's
+    // input-gradient reduce-scatter beside fc1's wgrad, 4 T h f.
+    const TpSide ag{&ops::kTpAgMlpBwd, CollectiveOp::all_gather, c_.T * h() * 2,
+                    TpOverlapMethod::ring_exchange, 1.0 / 6.0};
+    const TpSide rs{&ops::kTpRsMlpBwd, CollectiveOp::reduce_scatter, c_.T * h() * 2, TpOverlapMethod::bulk,
+                    1.0 / 3.0};
+    overlapped_linear(p, ch, &ag, ops::kMlpDenseBwd, OpPhase::backward, 12 * c_.T * h() * f / c_.t,
+                      4 * (3 * h() * f / c_.t + c_.T * (2 * h() + 3 * f / c_.t)), true, {c_.T, f / c_.t, h()},
+                      &rs);
   }
 
   // The first backward part of a MoE layer: the layer's and the MoE block's backward host time.
@@ -1028,6 +1144,8 @@ class StageBuilder : public StageEmitter {
   // Hashed: every op of a stage program looks one of them up (an ordered map of tuples was ~7% of
   // `plan`, docs/2026-12-04-plan-speed.md session 40); neither is iterated, so order does not matter.
   std::unordered_map<std::tuple<int, double, int>, int, TupleHash> comm_index_;
+  // exposed_entry: (base entry, method, overlapped GEMM ns) -> entry.
+  std::map<std::tuple<int, int, TimeNs>, int> exposed_index_;
   std::unordered_map<std::tuple<int, bool, std::int32_t, std::int32_t, std::int32_t>, int, TupleHash>
       var_index_;  // new_var
   std::vector<ChunkParams> params_;

@@ -151,6 +151,21 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
   return out;
 }
 
+int force_tp_comm_overlap(LiveRunTable& table) {
+  int on = 0;
+  for (LiveRun& run : table.runs) {
+    if (run.scenario.parallel.tp < 2) continue;
+    run.scenario.training.tp_comm_overlap = true;
+    run.warnings.push_back(
+        concat({run.scenario.source,
+                ": tp_comm_overlap: forced on (what-if; the row's setting is not "
+                "published): TE userbuffers overlap of the TP all-gathers and reduce-scatters "
+                "with their GEMMs"}));
+    ++on;
+  }
+  return on;
+}
+
 RunRows read_run_rows(const std::vector<std::string>& paths, const Catalog& catalog) {
   std::vector<RunRows> parts;
   bool any_dense = false;

@@ -86,6 +86,11 @@ struct TrainingConfig {
   bool overlap_grad_reduce = true;    // DP gradient reduce-scatter overlapped with backward
   bool overlap_param_gather = true;   // DP parameter all-gather overlapped with the next forward
   CudaGraphs cuda_graphs = CudaGraphs::none;
+  // Megatron --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel TP all-gathers and
+  // reduce-scatters of each layer's QKV, proj, fc1 and fc2 GEMMs are pipelined with them
+  // (sim/include/moetwin/sim/tp_comm_overlap.hpp). Needs tp > 1. Default off: NCCL collectives on the
+  // compute stream, before and after their GEMMs.
+  bool tp_comm_overlap = false;
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }

@@ -59,6 +59,13 @@ struct SimProfile {
   // shared corpus: UNVERIFIED). 2.5 us, bounds [1, 50] us (the upper bound covers older CUDA's launch cost
   // that grows with the graph's node count). Only scenarios with cuda_graphs != none read it.
   double graph_launch_s = 2.5e-6;
+  // SMs Transformer Engine's userbuffers pipeline and bulk kernels hold while they overlap a TP
+  // all-gather / reduce-scatter with its GEMM (training.tp_comm_overlap; tp_comm_overlap.hpp): the GEMM is
+  // launched without them (set_sm_margin). TE initialize_ub's default config: num_sm = 16, cga_size 2 for
+  // the pipeline and bulk methods (the ring exchange uses copy engines); Megatron-Bridge's userbuffers
+  // presets use 2-32 per GEMM. Recalled, not in the shared corpus: UNVERIFIED. Count, bounds [1, 32]
+  // (kTpOverlapSmsMin/Max). Only scenarios with tp_comm_overlap read it.
+  int tp_overlap_sms = 16;
   // Fitted: host time per transformer layer forward beyond its kernel launches (Megatron module calls,
   // layer norms, rotary and bias-dropout-add bookkeeping, autograd graph construction), s; issued before
   // the layer's first op. Backward and recompute: backward_launch_s / launch_s of it (C++ autograd).

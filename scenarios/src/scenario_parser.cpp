@@ -178,6 +178,7 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   tr.overlap_param_gather = t.boolean_or("overlap_param_gather", true);
   names.lines[Field::cuda_graphs] = t.where("cuda_graphs");
   tr.cuda_graphs = *cuda_graphs_from_string(t.choice_or("cuda_graphs", cuda_graphs_names(), "none"));
+  tr.overlap_p2p_comm = t.boolean_or_auto("overlap_p2p_comm");
   t.finish();
 }
 

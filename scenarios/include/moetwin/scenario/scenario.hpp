@@ -82,6 +82,10 @@ struct TrainingConfig {
   bool overlap_grad_reduce = true;    // DP gradient reduce-scatter overlapped with backward
   bool overlap_param_gather = true;   // DP parameter all-gather overlapped with the next forward
   CudaGraphs cuda_graphs = CudaGraphs::none;
+  // Megatron overlap_p2p_comm (batch_p2p_comm False): the interleaved schedule posts its P2P sends and
+  // receives asynchronously (sim/include/moetwin/sim/schedule.hpp, P2pMode). nullopt = "auto": the
+  // stack's setting (StackSpec::overlap_p2p_comm). Ignored with vpp == 1, as Megatron does.
+  std::optional<bool> overlap_p2p_comm;
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }
@@ -123,6 +127,10 @@ struct Scenario {
 
   int gpus() const { return nodes * instance.gpus; }
 };
+
+// Whether the run's interleaved schedule overlaps its P2P (overlap_p2p_comm): the scenario's setting, else
+// its stack's; false with vpp == 1 (Megatron turns it off without interleaving).
+bool overlap_p2p_comm(const Scenario& s);
 
 const char* to_string(Recompute recompute);
 const char* to_string(Precision precision);

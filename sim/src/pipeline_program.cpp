@@ -125,8 +125,9 @@ void emit_pipeline(Program& program, const std::vector<PipeAction>& actions, int
           const auto [lf, lb] = emitter.forward_backward(program, f, bc);
           last_fwd[at(a.microbatch, a.chunk)] = lf;
           after_backward(b.microbatch, b.chunk, lb);
-          current = std::max(lf, lb);
+          current = lf;  // the call waits for the forward half only
           if (posted_between) overlapped_call(actions[i + 1], lf);
+          current = std::max(current, lb);
           i = bi;
         } else {
           current = last_fwd[at(a.microbatch, a.chunk)] = emitter.forward(program, f);

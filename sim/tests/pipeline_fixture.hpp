@@ -15,6 +15,7 @@ struct UnitPipeline {
   std::int32_t host_ns = 0;
   bool p2p_device_sync = true;
   P2pMode p2p_mode = P2pMode::blocking;
+  bool combine_steady_steps = false;
 };
 
 class UnitEmitter : public StageEmitter {
@@ -62,6 +63,7 @@ inline Workload build_unit_pipeline(const UnitPipeline& u) {
     PipelineOptions opt;
     opt.p2p_device_sync = u.p2p_device_sync;
     opt.p2p_mode = u.p2p_mode;
+    opt.combine_steady_steps = u.combine_steady_steps;
     emit_pipeline(p, pipeline_schedule(u.pp, u.vpp, u.microbatches, s, u.p2p_mode), u.vpp, u.microbatches, e,
                   opt);
     p.seal(kStreams);

@@ -140,5 +140,37 @@ TEST(EngineGolden, OverlappedP2PHidesASlowLinkTheBlockingScheduleExposes) {
   EXPECT_EQ(run_engine(overlapped, o).iteration, 2450);
 }
 
+// overlap_moe_expert_parallel_comm with overlapped P2P: a steady-state forward, its posted [sf rf] and the
+// next backward form one pair; the call's ops follow the pair, its send waits for the forward half (the
+// pair's first op) and the backward's own posted call follows. The iteration replays to the end.
+TEST(EngineGolden, OverlappedCallsFollowACombinedPair) {
+  UnitPipeline u;
+  u.pp = 2;
+  u.vpp = 2;
+  u.microbatches = 4;
+  u.p2p = 30;
+  u.p2p_mode = P2pMode::overlapped;
+  u.combine_steady_steps = true;
+  const Workload w = build_unit_pipeline(u);
+  const std::vector<OpSpec>& ops = w.programs[0].ops();
+  int pairs = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].stream != kStreamPpSendFwd) continue;
+    const auto f = static_cast<std::size_t>(ops[i].deps[0]);  // the forward it sends
+    ASSERT_EQ(ops[f].phase, OpPhase::forward);
+    if (f + 1 >= ops.size() || ops[f + 1].phase != OpPhase::backward) continue;  // not paired
+    ++pairs;
+    EXPECT_GT(i, f + 1);  // issued after the pair's backward half
+  }
+  // Stage 0's steady state (4 steps): F2.0 B0.1, F3.0 B1.1, F2.1 B0.0, F3.1 B1.0, each forward sending.
+  EXPECT_EQ(pairs, 4);
+  const EngineResult r = run_engine(w);
+  EXPECT_GT(r.iteration, 0);
+  for (const RankStats& s : r.ranks) {
+    EXPECT_EQ(s.compute, 4 * 2 * 300);
+    EXPECT_EQ(s.accounted(), r.iteration);
+  }
+}
+
 }  // namespace
 }  // namespace moetwin

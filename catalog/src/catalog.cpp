@@ -379,6 +379,7 @@ StackSpec read_stack(const std::string& name, StrictTable& t, bool& is_default) 
     env->finish();
   }
   s.alltoall_pad_to_capacity = t.boolean_or("alltoall_pad_to_capacity", false);
+  s.overlap_p2p_comm = t.boolean_or("overlap_p2p_comm", false);
   if (t.has("campaigns")) s.campaigns = t.strings("campaigns");
   is_default = t.boolean_or("default", false);
   s.source = t.string("source");

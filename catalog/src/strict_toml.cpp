@@ -246,6 +246,14 @@ std::string StrictTable::choice_or(const std::string& key, const std::vector<std
   return has(key) ? choice(key, allowed) : fallback;
 }
 
+std::optional<bool> StrictTable::boolean_or_auto(const std::string& key) {
+  if (!has(key)) return std::nullopt;
+  const toml::node& n = require(key);
+  if (const auto* b = n.as_boolean()) return b->get();
+  if (const auto* v = n.as_string(); v && v->get() == "auto") return std::nullopt;
+  fail(key, describe_toml_value(n), "true, false or \"auto\"");
+}
+
 std::optional<StrictTable> StrictTable::table(const std::string& key) {
   if (!has(key)) return std::nullopt;
   const toml::node& n = require(key);

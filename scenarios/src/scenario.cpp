@@ -73,6 +73,10 @@ std::optional<CudaGraphs> cuda_graphs_from_string(const std::string& text) {
   return std::nullopt;
 }
 
+bool overlap_p2p_comm(const Scenario& s) {
+  return s.parallel.vpp > 1 && s.training.overlap_p2p_comm.value_or(s.stack.spec.overlap_p2p_comm);
+}
+
 StackChoice make_stack_choice(const StackSpec& spec, const NcclKnobs& knobs, const InstanceSpec& instance,
                               bool from_default) {
   StackChoice c;

@@ -189,6 +189,7 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   tr.cuda_graphs = *cuda_graphs_from_string(t.choice_or("cuda_graphs", cuda_graphs_names(), "none"));
   names.lines[Field::tp_comm_overlap] = t.where("tp_comm_overlap");
   tr.tp_comm_overlap = t.boolean_or("tp_comm_overlap", false);
+  tr.overlap_p2p_comm = t.boolean_or_auto("overlap_p2p_comm");
   t.finish();
 }
 

@@ -146,6 +146,14 @@ std::vector<Case> toml_cases() {
        "bad.toml:17: training.tp_comm_overlap: true: false when tp = 1 (TP communication overlap pipelines "
        "the "
        "sequence-parallel all-gathers and reduce-scatters of tp > 1 with their GEMMs; tp = 1 has none)"},
+      // overlap_p2p_comm: a switch that may defer to the stack ("auto"); nothing else.
+      {"OverlapP2pCommOtherString",
+       base("recompute = \"full\"", "recompute = \"full\"\noverlap_p2p_comm = \"on\""),
+       "bad.toml:17: training.overlap_p2p_comm: \"on\": true, false or \"auto\""},
+      {"OverlapP2pCommInteger", base("recompute = \"full\"", "recompute = \"full\"\noverlap_p2p_comm = 1"),
+       "bad.toml:17: training.overlap_p2p_comm: 1: true, false or \"auto\""},
+      {"OverlapP2pCommMisspelt", base("recompute = \"full\"", "recompute = \"full\"\noverlap_p2p_com = true"),
+       "bad.toml:17: training.overlap_p2p_com: true: no such key (did you mean `overlap_p2p_comm`?)"},
       {"OutOfRange", base("nodes = 32", "nodes = 0"),
        "bad.toml:6: cluster.nodes: 0: an integer in [1, 100000]"},
       {"EmptyName", base("name = \"t\"", "name = \"\""),

@@ -229,6 +229,47 @@ namespace {
 
 // [cluster] nvlink_domain_gpus: the GPUs of one NVLink domain the job sees, a multiple of the node up to the
 // instance's domain (an NVL72 tray: 4 .. 72); the catalog's domain without it.
+// [training] overlap_p2p_comm: "auto" (or absent) defers to the stack, whose catalog entries all say false
+// (catalog/data/stacks.toml); true/false override it; with vpp == 1 it never applies (Megatron turns it off).
+TEST(ScenarioParser, OverlapP2pCommAutoTakesTheStack) {
+  const std::string head = R"(
+[model]
+name = "qwen3-30b-a3b"
+[cluster]
+instance = "p5en.48xlarge"
+nodes = 2
+[parallelism]
+tp = 1
+pp = 2
+)";
+  const std::string training = R"(
+[training]
+micro_batch = 1
+global_batch = 64
+seq_length = 4096
+)";
+  auto load = [&](const std::string& vpp, const std::string& key) {
+    return parse_scenario(head + vpp + training + key, "o.toml", catalog());
+  };
+  const Scenario absent = load("vpp = 2\n", "");
+  EXPECT_FALSE(absent.training.overlap_p2p_comm.has_value());
+  EXPECT_FALSE(absent.stack.spec.overlap_p2p_comm);
+  EXPECT_FALSE(overlap_p2p_comm(absent));
+  const Scenario autod = load("vpp = 2\n", "overlap_p2p_comm = \"auto\"\n");
+  EXPECT_FALSE(autod.training.overlap_p2p_comm.has_value());
+  Scenario stack_on = autod;
+  stack_on.stack.spec.overlap_p2p_comm = true;
+  EXPECT_TRUE(overlap_p2p_comm(stack_on));
+  const Scenario on = load("vpp = 2\n", "overlap_p2p_comm = true\n");
+  EXPECT_EQ(on.training.overlap_p2p_comm, std::optional<bool>(true));
+  EXPECT_TRUE(overlap_p2p_comm(on));
+  Scenario off = load("vpp = 2\n", "overlap_p2p_comm = false\n");
+  off.stack.spec.overlap_p2p_comm = true;  // an explicit false wins over the stack
+  EXPECT_FALSE(overlap_p2p_comm(off));
+  EXPECT_FALSE(overlap_p2p_comm(load("", "overlap_p2p_comm = true\n")));  // vpp 1: ignored
+  for (const auto& [name, stack] : catalog().stacks()) EXPECT_FALSE(stack.overlap_p2p_comm) << name;
+}
+
 TEST(ScenarioParser, NvlinkDomainOverride) {
   const std::string base = R"(
 [model]

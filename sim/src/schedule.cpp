@@ -31,6 +31,7 @@ namespace {
 
 struct Builder {
   int pp, vpp, m, stage;
+  P2pMode mode = P2pMode::blocking;
   std::vector<PipeAction> out;
 
   bool first_stage() const { return stage == 0; }
@@ -44,9 +45,10 @@ struct Builder {
   }
   // One batched P2P call; received tensors go to the queue of chunk recv_fwd_chunk / recv_bwd_chunk.
   void p2p(bool send_fwd, bool recv_fwd, bool send_bwd, bool recv_bwd, int recv_fwd_chunk = 0,
-           int recv_bwd_chunk = 0) {
+           int recv_bwd_chunk = 0, bool posted = false) {
     PipeAction a;
     a.kind = PipeActionKind::p2p;
+    a.posted = posted;
     a.send_fwd.active = send_fwd;
     a.recv_fwd.active = recv_fwd;
     a.recv_fwd.chunk = recv_fwd_chunk;
@@ -54,6 +56,11 @@ struct Builder {
     a.recv_bwd.active = recv_bwd;
     a.recv_bwd.chunk = recv_bwd_chunk;
     if (!a.empty_p2p()) out.push_back(a);
+  }
+  // One posted call of overlap_p2p_comm (isend/irecv returning their handles).
+  void post(bool send_fwd, bool recv_fwd, bool send_bwd, bool recv_bwd, int recv_fwd_chunk,
+            int recv_bwd_chunk) {
+    p2p(send_fwd, recv_fwd, send_bwd, recv_bwd, recv_fwd_chunk, recv_bwd_chunk, true);
   }
 
   void non_interleaved() {
@@ -120,7 +127,13 @@ struct Builder {
       auto [recv_prev, next_chunk] = recv_from_previous(k, true);
       if (k == total - 1) recv_prev = false;
       const bool send = !virt_last(chunk);
-      if (k == warmup - 1 && !all_warmup) {
+      if (mode == P2pMode::overlapped) {
+        // send_forward_recv_forward(overlap_p2p_comm=True); after the last warm-up forward,
+        // send_backward_recv_backward(None, recv_next, overlap_p2p_comm=True) posts the first backward's
+        // receive into the last chunk's queue.
+        post(send, recv_prev, false, false, next_chunk, 0);
+        if (k == warmup - 1 && !all_warmup) post(false, false, false, !last, 0, vpp - 1);
+      } else if (k == warmup - 1 && !all_warmup) {
         // send_forward_backward_recv_forward_backward; the gradient goes to the last chunk's queue.
         p2p(send, recv_prev, false, !last, next_chunk, vpp - 1);
       } else {
@@ -128,6 +141,21 @@ struct Builder {
       }
     }
     for (int k = 0; k < remaining; ++k) {
+      if (mode == P2pMode::overlapped) {
+        // Forward, post [sf rf] (pp_post_forward), backward, post [sb rb] (pp_post_backward); which
+        // transfers are active is decided as in the blocking step.
+        const int fk = k + warmup;
+        const int fchunk = chunk_of(fk, true);
+        forward(mb_of(fk), fchunk);
+        auto [recv_prev, next_f] = recv_from_previous(fk, true);
+        if (k == remaining - 1) recv_prev = false;  // received before the loop
+        post(!virt_last(fchunk), recv_prev, false, false, next_f, 0);
+        const int bchunk = chunk_of(k, false);
+        backward(mb_of(k), bchunk);
+        const auto [recv_next, next_b] = recv_from_previous(k, false);
+        post(false, false, !virt_first(bchunk), recv_next, 0, next_b);
+        continue;
+      }
       const int fk = k + warmup;
       const int fchunk = chunk_of(fk, true);
       forward(mb_of(fk), fchunk);
@@ -196,7 +224,11 @@ struct Builder {
 
 }  // namespace
 
-std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage) {
+const char* to_string(P2pMode mode) {
+  return mode == P2pMode::overlapped ? "overlapped" : "blocking";
+}
+
+std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage, P2pMode mode) {
   if (pp < 1 || vpp < 1 || microbatches < 1)
     throw std::invalid_argument("pipeline_schedule: sizes must be >= 1");
   if (stage < 0 || stage >= pp) throw std::invalid_argument("pipeline_schedule: stage out of range");
@@ -207,7 +239,8 @@ std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int
   if (vpp > 1 && microbatches % pp != 0) {
     throw std::invalid_argument("pipeline_schedule: vpp > 1 needs microbatches divisible by pp");
   }
-  Builder b{pp, vpp, microbatches, stage, {}};
+  // Without interleaving Megatron turns overlap_p2p_comm off (schedule.hpp): 1F1B is always blocking.
+  Builder b{pp, vpp, microbatches, stage, vpp > 1 ? mode : P2pMode::blocking, {}};
   if (vpp == 1) {
     b.non_interleaved();
   } else {
@@ -230,7 +263,7 @@ std::string describe(const std::vector<PipeAction>& actions) {
         s += concat({"B", std::to_string(a.microbatch), ".", std::to_string(a.chunk)});
         break;
       case PipeActionKind::p2p: {
-        s += "P[";
+        s += a.posted ? "A[" : "P[";
         std::string in;
         if (a.send_fwd.active) in += "sf";
         if (a.recv_fwd.active) in += in.empty() ? "rf" : " rf";

@@ -1332,7 +1332,8 @@ std::vector<StageTemplate> emit_stages(const Ctx& c, const PipelineOptions& popt
     // op vector's regrowth (5-13% of a plan's replays, docs/2026-12-04-plan-speed.md).
     if (!out.empty()) t.program.reserve(out.back().program.ops().size() * 9 / 8);
     b.set_labels(t.program);
-    emit_pipeline(t.program, pipeline_schedule(par.pp, par.vpp, c.m, stage), par.vpp, c.m, b, popt);
+    emit_pipeline(t.program, pipeline_schedule(par.pp, par.vpp, c.m, stage, popt.p2p_mode), par.vpp, c.m, b,
+                  popt);
     for (int op : b.sync_ops_) t.program.op(op).sync = HostSync::op;
     if (c.s.training.cuda_graphs == CudaGraphs::full_iteration)
       capture_full_iteration(t.program, c.prof.graph_launch_s);
@@ -1376,6 +1377,7 @@ WorkloadTemplateKey template_key(const Scenario& s, const SimProfile& prof, cons
   k.fused_permute = s.dispatcher.fused_permute;
   k.nccl_transport = s.dispatcher.transport == DispatcherTransport::nccl;
   k.gpus_per_node = s.instance.gpus;
+  k.overlap_p2p = overlap_p2p_comm(s);
   k.profile = emission_profile(prof);
   k.compute = seams.compute;
   k.comm = seams.comm.get();
@@ -1482,6 +1484,8 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   // A full-iteration graph holds no device sync: Megatron's batch_p2p_sync cannot run inside it.
   popt.p2p_device_sync = prof.p2p_device_sync && s.training.cuda_graphs != CudaGraphs::full_iteration;
   popt.combine_steady_steps = c.combined;
+  // overlap_p2p_comm: posted isend/irecv, no batched call, so batch_p2p_sync never runs (schedule.hpp).
+  popt.p2p_mode = overlap_p2p_comm(s) ? P2pMode::overlapped : P2pMode::blocking;
   // The stage programs as emitted (before the MoE costs): from the cache when an earlier build emitted the
   // same (workload_template_cache.hpp), else emitted here (and kept for the next build when cached).
   std::shared_ptr<const WorkloadTemplate> shared;

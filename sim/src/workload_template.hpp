@@ -58,6 +58,7 @@ struct WorkloadTemplateKey {
   bool fused_permute = false;   // DispatcherSpec::fused_permute: permute/unpermute ops or none
   bool nccl_transport = false;  // DispatcherSpec::transport == nccl: the counts all-gather and host sync
   int gpus_per_node = 0;        // InstanceSpec::gpus: the rank groups
+  bool overlap_p2p = false;     // overlap_p2p_comm(scenario): "auto" resolves through the stack
   // The host-scaled profile with the members the emission does not read reset (emission_profile).
   SimProfile profile;
   const ComputeProfile* compute = nullptr;  // WorkloadSeams::compute (then scaled by the profile)

@@ -14,6 +14,8 @@ struct UnitPipeline {
   TimeNs p2p = 0;         // per transfer
   std::int32_t host_ns = 0;
   bool p2p_device_sync = true;
+  P2pMode p2p_mode = P2pMode::blocking;
+  bool combine_steady_steps = false;
 };
 
 class UnitEmitter : public StageEmitter {
@@ -60,7 +62,10 @@ inline Workload build_unit_pipeline(const UnitPipeline& u) {
     UnitEmitter e(u);
     PipelineOptions opt;
     opt.p2p_device_sync = u.p2p_device_sync;
-    emit_pipeline(p, pipeline_schedule(u.pp, u.vpp, u.microbatches, s), u.vpp, u.microbatches, e, opt);
+    opt.p2p_mode = u.p2p_mode;
+    opt.combine_steady_steps = u.combine_steady_steps;
+    emit_pipeline(p, pipeline_schedule(u.pp, u.vpp, u.microbatches, s, u.p2p_mode), u.vpp, u.microbatches, e,
+                  opt);
     p.seal(kStreams);
     w.programs.push_back(std::move(p));
     w.rank_program[static_cast<std::size_t>(s)] = s;

@@ -56,6 +56,82 @@ TEST(Schedule, InterleavedOrderStage0) {
   EXPECT_EQ(steps, "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0 ");
 }
 
+// overlap_p2p_comm, worked by hand through Megatron-Core's forward_backward_pipelining_with_interleaving
+// (pp 2, vpp 2, m 4; table (0,0)(1,0)(0,1)(1,1)(2,0)(3,0)(2,1)(3,1); backward chunks reversed).
+// Stage 0, warm-up (2-0-1)*2 + (2-1)*2 = 4: no initial recv_forward (first stage); after each warm-up
+// forward send_forward_recv_forward(overlap_p2p_comm=True): k 0 receives nothing (k < pp - 1), k 1 and 2
+// receive (chunk_of(k - 1) = 0 is not the last chunk), k 3 not (chunk_of(2) = 1 is); after the last
+// warm-up forward send_backward_recv_backward(None, recv_next=True) posts [rb]. Steady state (4 steps):
+// F, [sf +rf unless chunk_of(fk - 1) == 1 or the last step], B, [sb unless chunk 0 on stage 0, rb]. Cool-down
+// (blocking send_backward_recv_backward): B2.1 [sb rb], B3.1 [sb rb], B2.0 [rb], B3.0 (nothing: chunk 0
+// sends no gradient, k == total - 1 receives none).
+// Stage 1 (last), warm-up 2: blocking recv_forward, then [sf rf] twice (the [rb] posted after the last
+// warm-up forward is empty on the last stage); its steady-state backwards receive from the "next" stage
+// (stage 0, wrapping) only from k >= pp - 1 and not when chunk_of(k - 1, bwd) == 0.
+TEST(Schedule, OverlappedInterleavedOrderMatchesMegatron) {
+  EXPECT_EQ(
+      describe(pipeline_schedule(2, 2, 4, 0, P2pMode::overlapped)),
+      "F0.0 A[sf] F1.0 A[sf rf] F0.1 A[sf rf] F1.1 A[sf] A[rb] "
+      "F2.0 A[sf] B0.1 A[sb rb] F3.0 A[sf rf] B1.1 A[sb rb] F2.1 A[sf rf] B0.0 A[rb] F3.1 A[sf] B1.0 A[rb] "
+      "B2.1 P[sb rb] B3.1 P[sb rb] B2.0 P[rb] B3.0");
+  EXPECT_EQ(
+      describe(pipeline_schedule(2, 2, 4, 1, P2pMode::overlapped)),
+      "P[rf] F0.0 A[sf rf] F1.0 A[sf rf] "
+      "F0.1 A[rf] B0.1 A[sb] F1.1 A[rf] B1.1 A[sb rb] F2.0 A[sf rf] B0.0 A[sb rb] F3.0 A[sf rf] B1.0 A[sb] "
+      "F2.1 A[rf] B2.1 A[sb] F3.1 B3.1 A[sb rb] B2.0 P[sb rb] B3.0 P[sb]");
+  // The same steps in the same order as the blocking schedule, only the calls move: blocking puts one
+  // call after each steady-state forward + backward pair.
+  EXPECT_EQ(
+      describe(pipeline_schedule(2, 2, 4, 0)),
+      "F0.0 P[sf] F1.0 P[sf rf] F0.1 P[sf rf] F1.1 P[sf rb] F2.0 B0.1 P[sf sb rb] F3.0 B1.1 P[sf rf sb rb] "
+      "F2.1 B0.0 P[sf rf rb] F3.1 B1.0 P[sf rb] B2.1 P[sb rb] B3.1 P[sb rb] B2.0 P[rb] B3.0");
+  // pp 4, vpp 2, m 8, stage 3 (last): warm-up 0 * 2 + 1 * 4 = 4 forwards, each followed by a posted
+  // [sf rf] (chunk 0 sends; all four receive); steady state starts with F0.1 (nothing to send from the
+  // virtual last stage) and B0.1, whose [sb] has no receive (k < pp - 1 for the leading backward stage).
+  const std::string s3 = describe(pipeline_schedule(4, 2, 8, 3, P2pMode::overlapped));
+  const std::string want3 =
+      "P[rf] F0.0 A[sf rf] F1.0 A[sf rf] F2.0 A[sf rf] F3.0 A[sf rf] F0.1 A[rf] B0.1 A[sb] F1.1 A[rf] B1.1 "
+      "A[sb] ";
+  EXPECT_EQ(s3.substr(0, want3.size()), want3);
+  // vpp 1: overlap_p2p_comm does not apply (Megatron turns it off without interleaving).
+  EXPECT_EQ(describe(pipeline_schedule(2, 1, 3, 0, P2pMode::overlapped)),
+            describe(pipeline_schedule(2, 1, 3, 0)));
+}
+
+// Overlapped mode moves the calls only: per stage the same steps in the same order, and on every channel
+// the same transfers (data and order) as the blocking schedule, whose pairing the test below checks.
+TEST(Schedule, OverlappedKeepsTheStepsAndEachChannelsTransfers) {
+  auto per_channel = [](const std::vector<PipeAction>& acts) {
+    std::vector<std::vector<std::pair<int, int>>> ch(4);
+    std::string steps;
+    for (const auto& a : acts) {
+      if (a.kind != PipeActionKind::p2p) {
+        steps += concat({a.kind == PipeActionKind::forward ? "F" : "B", std::to_string(a.microbatch), ".",
+                         std::to_string(a.chunk), " "});
+        continue;
+      }
+      const PipeTransfer* t[4] = {&a.send_fwd, &a.recv_fwd, &a.send_bwd, &a.recv_bwd};
+      for (std::size_t i = 0; i < 4; ++i) {
+        if (t[i]->active) ch[i].emplace_back(t[i]->microbatch, t[i]->chunk);
+      }
+    }
+    return std::make_pair(steps, ch);
+  };
+  for (int pp : {2, 3, 4, 8}) {
+    for (int vpp : {2, 3, 4}) {
+      for (int m : {pp, 2 * pp, 4 * pp}) {
+        for (int s = 0; s < pp; ++s) {
+          const auto blocking = pipeline_schedule(pp, vpp, m, s);
+          const auto overlapped = pipeline_schedule(pp, vpp, m, s, P2pMode::overlapped);
+          EXPECT_EQ(per_channel(blocking), per_channel(overlapped))
+              << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
+          for (const auto& a : blocking) EXPECT_FALSE(a.posted);
+        }
+      }
+    }
+  }
+}
+
 // Every send on a link pairs with the receive of the same data on the peer, in order, for many shapes.
 TEST(Schedule, SendsAndReceivesPairUpAcrossStages) {
   for (int pp : {2, 3, 4, 8}) {

@@ -145,6 +145,18 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
     run.warnings.push_back(concat({where, ": container: ", row.fields[container],
                                    " is no catalog stack: the default stack's NCCL mechanisms serve it (",
                                    run.scenario.stack.spec.name, ")"}));
+    // NVIDIA's perf recipes run Megatron-Bridge's comm-overlap config, which sets overlap_p2p_comm = True
+    // and batch_p2p_comm = False whenever pp > 1 and vpp > 1 (Megatron-Bridge
+    // src/megatron/bridge/training/comm_overlap.py, CommOverlapConfig / _get_model_comm_overlap_cfgs, as
+    // NeMo 2's MegatronCommOverlapCallback; UNVERIFIED: no copy under /work/shared). Set here, not through
+    // the default stack, whose live runs do not show it (catalog/data/stacks.toml).
+    run.scenario.training.overlap_p2p_comm = true;
+    if (run.scenario.parallel.vpp > 1) {
+      run.warnings.push_back(
+          concat({where, ": vpp ", std::to_string(run.scenario.parallel.vpp),
+                  ": replayed with overlap_p2p_comm (Megatron-Bridge's comm-overlap config for pp > 1 and "
+                  "vpp > 1): the interleaved schedule's P2P posted asynchronously"}));
+    }
     if (const std::string placed = domain_placement(run.scenario); !placed.empty())
       run.warnings.push_back(concat({where, ": instance: ", placed}));
   }

@@ -236,6 +236,10 @@ struct StackSpec {
   // --moe-pad-expert-input-to-capacity (drop-and-pad at capacity factor 1: equal splits, no token-count
   // all-gather, no host sync) instead of dropless.
   bool alltoall_pad_to_capacity = false;
+  // Megatron overlap_p2p_comm (with batch_p2p_comm False) as this stack's runs set it: the interleaved
+  // schedule posts its P2P asynchronously (sim/include/moetwin/sim/schedule.hpp). Key absent = false,
+  // Megatron-Core's ModelParallelConfig default; what each stack sets and why: stacks.toml.
+  bool overlap_p2p_comm = false;
   // Live-run campaigns that ran on it: their rows without a `stack` column belong to it.
   std::vector<std::string> campaigns;
   std::string source;

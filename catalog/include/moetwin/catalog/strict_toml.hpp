@@ -54,6 +54,8 @@ class StrictTable {
   std::string string_or(const std::string& key, const std::string& fallback);
   std::string choice_or(const std::string& key, const std::vector<std::string>& allowed,
                         const std::string& fallback);
+  // A switch that may defer to a default: true or false, or the string "auto" (or absent) -> nullopt.
+  std::optional<bool> boolean_or_auto(const std::string& key);
 
   // A nested table; absent -> nullopt. Marks the key as read.
   std::optional<StrictTable> table(const std::string& key);

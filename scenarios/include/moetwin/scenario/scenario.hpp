@@ -91,6 +91,10 @@ struct TrainingConfig {
   // (sim/include/moetwin/sim/tp_comm_overlap.hpp). Needs tp > 1. Default off: NCCL collectives on the
   // compute stream, before and after their GEMMs.
   bool tp_comm_overlap = false;
+  // Megatron overlap_p2p_comm (batch_p2p_comm False): the interleaved schedule posts its P2P sends and
+  // receives asynchronously (sim/include/moetwin/sim/schedule.hpp, P2pMode). nullopt = "auto": the
+  // stack's setting (StackSpec::overlap_p2p_comm). Ignored with vpp == 1, as Megatron does.
+  std::optional<bool> overlap_p2p_comm;
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }
@@ -132,6 +136,10 @@ struct Scenario {
 
   int gpus() const { return nodes * instance.gpus; }
 };
+
+// Whether the run's interleaved schedule overlaps its P2P (overlap_p2p_comm): the scenario's setting, else
+// its stack's; false with vpp == 1 (Megatron turns it off without interleaving).
+bool overlap_p2p_comm(const Scenario& s);
 
 const char* to_string(Recompute recompute);
 const char* to_string(Precision precision);

@@ -7,6 +7,19 @@
 //    after batch_isend_irecv) when PipelineOptions::p2p_device_sync is set.
 // Sends and receives rendezvous with the peer stage's matching op on the pp_* channels; each direction
 // has its own stream so that a send never queues behind a receive.
+// Under P2pMode::overlapped (Megatron overlap_p2p_comm, batch_p2p_comm False; schedule.hpp) no call syncs
+// the host; instead:
+//  - every send and receive of a call starts after the compute-stream work issued before it (PyTorch's
+//    ProcessGroupNCCL makes its NCCL stream wait on the current stream before a P2P: dep), so a receive
+//    posted after a forward is ready only once that forward ran;
+//  - Megatron's req.wait() is a compute-stream op of no duration ("pp-wait": cudaStreamWaitEvent, its
+//    host cost inside the call's own issue time) that waits for the transfers: after a blocking call on
+//    all of its transfers; before a posted call on the previous posted send of its direction; at the end
+//    on the sends still outstanding. A posted receive is waited by the step that consumes it (its data
+//    dep), not by the next step;
+//  - with combine_steady_steps, a forward, its posted [sf rf] and the next backward form one pair; the
+//    call's ops follow the pair and wait for its forward half only (the combined 1F1B schedule posts it
+//    between the halves; its exact placement inside the pair is not modelled).
 #pragma once
 
 #include <string>
@@ -65,8 +78,10 @@ class StageEmitter {
 };
 
 struct PipelineOptions {
-  bool p2p_device_sync = true;        // Megatron batch_p2p_sync (default True)
+  bool p2p_device_sync = true;        // Megatron batch_p2p_sync (default True); blocking mode only
   bool combine_steady_steps = false;  // pass adjacent forward+backward steps to forward_backward()
+  // How the actions' P2P calls synchronise; must be the mode the actions were scheduled with.
+  P2pMode p2p_mode = P2pMode::blocking;
 };
 
 void emit_pipeline(Program& program, const std::vector<PipeAction>& actions, int vpp, int microbatches,

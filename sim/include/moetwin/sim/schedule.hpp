@@ -6,7 +6,9 @@
 //    (pp - stage - 1) * 2 + (vpp - 1) * pp virtual microbatches capped at m * vpp (then all forwards run
 //    first), the (microbatch, chunk) order of get_schedule_table with microbatch groups of pp
 //    (microbatch_group_size_per_vp_stage = pp), backward chunks reversed.
-// P2P calls become P2P actions holding the sends and receives of one batched _communicate call.
+//  - vpp > 1 with overlap_p2p_comm (P2pMode::overlapped): the same steps in the same order; the P2P calls
+//    move to where Megatron posts them (see P2pMode).
+// P2P calls become P2P actions holding the sends and receives of one _communicate call.
 // Stages form a ring: the last stage sends chunk c's output to stage 0's chunk c + 1.
 #pragma once
 
@@ -17,6 +19,28 @@
 namespace moetwin {
 
 enum class PipeActionKind { forward, backward, p2p };
+
+// How the interleaved schedule's P2P calls synchronise (Megatron-Core ModelParallelConfig overlap_p2p_comm
+// and batch_p2p_comm; megatron/core/pipeline_parallel/schedules.py
+// forward_backward_pipelining_with_interleaving, UNVERIFIED against a file under /work/shared: no
+// Megatron source is there).
+//  blocking    overlap_p2p_comm False (Megatron-Core's default): every call is one batched _communicate
+//              that returns when its transfers are done; in steady state one call after each forward +
+//              backward pair ([sf rf sb rb]).
+//  overlapped  overlap_p2p_comm True, batch_p2p_comm False, overlap_p2p_comm_warmup_flush False: the
+//              warm-up and steady-state calls post isend/irecv and return at once (PipeAction::posted):
+//              after each forward [sf rf] (send_forward_recv_forward), after each steady-state backward
+//              [sb rb]; the last warm-up step also posts the first backward's receive [rb]. A posted
+//              receive is waited (req.wait(): the compute stream waits) right before the step that
+//              consumes it; a posted send right before the next call of its direction is posted
+//              (send_next_wait_handle / send_prev_wait_handle) and at the end. The first recv_forward,
+//              the all-warm-up recv_backward and the cool-down send_backward_recv_backward stay blocking
+//              calls (wait_on_reqs). No call syncs the host (batch_p2p_sync acts on batched calls only).
+// With vpp == 1 the mode is ignored: Megatron sets overlap_p2p_comm False without interleaving
+// (megatron/training/arguments.py: "non-interleaved schedule does not support overlapping p2p
+// communication", printed in /work/shared/data/real-logs/megatron_lm_2024-07_qwen2-0.5b_dp2_msswift.log).
+enum class P2pMode { blocking, overlapped };
+const char* to_string(P2pMode mode);
 
 // One transfer of a P2P batch: which (microbatch, chunk) of the data it carries, in this stage's chunk
 // numbering (for a receive: the consumer on this stage; for a send: the producer on this stage).
@@ -33,6 +57,8 @@ struct PipeAction {
   // p2p: sends/receives of one batched call, issued in this order: send_fwd, recv_fwd, send_bwd,
   // recv_bwd (NCCL groups them; the order only fixes trace order).
   PipeTransfer send_fwd, recv_fwd, send_bwd, recv_bwd;
+  // p2p under P2pMode::overlapped: posted (isend/irecv, returns at once) rather than a blocking call.
+  bool posted = false;
 
   bool empty_p2p() const {
     return !send_fwd.active && !recv_fwd.active && !send_bwd.active && !recv_bwd.active;
@@ -48,9 +74,11 @@ int warmup_microbatches(int pp, int vpp, int microbatches, int stage);
 // The ordered actions of one stage for one iteration. Empty P2P batches are omitted. Throws
 // std::invalid_argument for pp, vpp, microbatches < 1, stage out of range, vpp > 1 with pp == 1, or
 // vpp > 1 with microbatches not a multiple of pp (Megatron's older assertion; ragged groups unmodelled).
-std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage);
+// `mode` applies to vpp > 1 only.
+std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage,
+                                          P2pMode mode = P2pMode::blocking);
 
-// "F0.0 P[sf rf] B0.0 ..." for tests and debugging.
+// "F0.0 P[sf rf] B0.0 ..." for tests and debugging; a posted call reads "A[...]".
 std::string describe(const std::vector<PipeAction>& actions);
 
 }  // namespace moetwin

@@ -736,8 +736,28 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
   t.fastest_s = t.slowest_s = predicted_s;
   t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
   if (!t.own_terms) {
-    for (const auto& source : generic_a2a_sources(profile)) {
-      PredictOptions options = predict_options_for(scenario, source.second);
+    // The sources differ from `profile` in generic_a2a only, which the MoE cost seam does not read
+    // (DispatcherMoeCost: the scenario, the profile's dispatcher model parameters and its host time
+    // factor): the first source's seam, routing plans and answered cost classes serve the others'
+    // replays, which otherwise built all three again (docs/2026-12-04-plan-speed.md, session 42). A source
+    // whose parameters or host factor differ gets its own.
+    std::optional<PredictOptions> first;
+    const FittedProfile* first_source = nullptr;
+    const auto same_moe_inputs = [&](const FittedProfile& a, const FittedProfile& b) {
+      return a.sim.model_params == b.sim.model_params &&
+             host_time_factor(a.sim, scenario.instance) == host_time_factor(b.sim, scenario.instance);
+    };
+    const auto sources = generic_a2a_sources(profile);
+    for (const auto& source : sources) {
+      PredictOptions options;
+      if (first && same_moe_inputs(*first_source, source.second)) {
+        options = *first;
+        options.profile = source.second.sim;
+      } else {
+        options = predict_options_for(scenario, source.second);
+        first = options;
+        first_source = &source.second;
+      }
       options.setup_cache = setup_cache;
       options.programs = programs;
       const double s = predict(scenario, options).iteration_s;

@@ -1494,12 +1494,20 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     WorkloadTemplateKey key = template_key(s, prof, seams);
     shared = seams.programs->find(key);
     if (!shared) {
-      auto t = std::make_shared<WorkloadTemplate>();
-      t->key = std::move(key);
-      t->comm_owner = seams.comm;
-      t->stages = emit_stages(c, popt);
-      shared = t;
-      seams.programs->insert(shared);
+      own = emit_stages(c, popt);
+      // Kept only within the cache's bound (workload_template_cache.hpp: a kept template is a second copy
+      // of the programs in memory); a larger one is priced in place below, as the plain build's.
+      if (seams.programs->admits(template_bytes(own))) {
+        auto t = std::make_shared<WorkloadTemplate>();
+        t->key = std::move(key);
+        t->comm_owner = seams.comm;
+        t->stages = std::move(own);
+        own.clear();
+        shared = t;
+        seams.programs->insert(shared);
+      } else {
+        seams.programs->count_refused();
+      }
     }
   } else {
     own = emit_stages(c, popt);

@@ -66,6 +66,11 @@ struct WorkloadTemplateKey {
   bool operator==(const WorkloadTemplateKey&) const = default;
 };
 
+// The memory the stages' emitted programs hold, bytes: the op, label and load vectors' capacities, the var
+// requests, the collective entries (with their per-rank durations) and the index vectors
+// (WorkloadTemplateCache::admits).
+std::size_t template_bytes(const std::vector<StageTemplate>& stages);
+
 struct WorkloadTemplate {
   WorkloadTemplateKey key;
   std::shared_ptr<const CommCostModel> comm_owner;  // keeps key.comm alive

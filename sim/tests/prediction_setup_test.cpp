@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,37 @@ TEST(PredictionSetupCache, TermSpreadThroughTheCacheEqualsThePlainOne) {
   EXPECT_EQ(cached.band.lo_s, plain.band.lo_s);
   EXPECT_EQ(cached.band.hi_s, plain.band.hi_s);
   EXPECT_EQ(cache->size(), 1u);
+}
+
+// a2a_term_spread replays a dispatcher without runs with each generic source's terms through one MoE cost
+// seam (the sources differ in generic_a2a only, which the seam does not read): each of those replays equals
+// the replay with a seam of its own in every field, and the spread's ends are those replays' extremes.
+// Balanced and zipf routing (a seam whose routing plans and cost classes the first replay filled).
+TEST(PredictionSetupCache, TermSpreadOneMoeSeamEqualsASeamPerSource) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  ASSERT_TRUE(profile.fitted) << "the shipped fitted profile";
+  Scenario balanced = scenario("p6-b300.48xlarge", 2, "deepep-v2-gin");
+  Scenario zipf = balanced;
+  zipf.routing.kind = RoutingKind::zipf;
+  zipf.routing.zipf_exponent = 1.0;
+  for (const Scenario* s : {&balanced, &zipf}) {
+    const auto sources = generic_a2a_sources(profile);
+    ASSERT_GE(sources.size(), 2u) << "the shared seam serves a second source";
+    const PredictOptions first = predict_options_for(*s, sources.front().second);
+    double fastest = 12.5, slowest = 12.5;
+    for (const auto& source : sources) {
+      const Prediction own = predict(*s, predict_options_for(*s, source.second));
+      PredictOptions shared = first;
+      shared.profile = source.second.sim;
+      expect_same(own, predict(*s, shared), source.first);
+      fastest = std::min(fastest, own.iteration_s);
+      slowest = std::max(slowest, own.iteration_s);
+    }
+    const TermSpread spread = a2a_term_spread(*s, profile, 12.5);
+    EXPECT_EQ(spread.replays, static_cast<int>(sources.size()));
+    EXPECT_EQ(spread.fastest_s, fastest);
+    EXPECT_EQ(spread.slowest_s, slowest);
+  }
 }
 
 // A model that counts its calls and answers a pure function of its arguments.

@@ -247,3 +247,104 @@ TEST(WorkloadTemplateCache, WhatTheEmissionReadsIsPartOfTheKey) {
 
 }  // namespace
 }  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// A template larger than the cache's bound is not kept: the build prices its own emission in place (as the
+// plain build), the entry the cache held stays, and every prediction equals the plain one either way.
+TEST(WorkloadTemplateCache, TemplatesAboveTheBoundAreNotKept) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  const Scenario small = scenario(Case{}, "deepep-uccl");
+  Case big_case;
+  big_case.layers = 8;  // twice the ops of `small` per stage
+  const Scenario big = scenario(big_case, "deepep-uccl");
+  const auto setup = std::make_shared<const PredictionSetupCache>();
+  // A cache that keeps anything keeps it.
+  const auto unbounded = std::make_shared<WorkloadTemplateCache>(1, std::size_t{1} << 40);
+  const auto predict_with = [&](const Scenario& s, const std::shared_ptr<WorkloadTemplateCache>& programs) {
+    PredictOptions o = predict_options_for(s, profile);
+    o.setup_cache = setup;
+    o.programs = programs;
+    return predict(s, o);
+  };
+  const auto plain = [&](const Scenario& s) { return predict(s, predict_options_for(s, profile)); };
+  predict_with(small, unbounded);
+  EXPECT_EQ(unbounded->refused(), 0u);
+  EXPECT_EQ(unbounded->misses(), 1u);
+  const auto bounded = std::make_shared<WorkloadTemplateCache>(1, 1);
+  predict_with(small, bounded);
+  EXPECT_EQ(bounded->refused(), 1u) << "a 1-byte bound keeps nothing";
+  EXPECT_FALSE(bounded->admits(2));
+  EXPECT_TRUE(bounded->admits(1));
+
+  const auto cache = std::make_shared<WorkloadTemplateCache>(1, WorkloadTemplateCache::kDefaultMaxBytes);
+  EXPECT_TRUE(cache->admits(WorkloadTemplateCache::kDefaultMaxBytes));
+  EXPECT_FALSE(cache->admits(WorkloadTemplateCache::kDefaultMaxBytes + 1));
+
+  // With the 1-byte bound nothing is kept: every build misses, none hits, and the predictions equal the
+  // plain ones.
+  const auto none_kept = std::make_shared<WorkloadTemplateCache>(1, 1);
+  for (const Scenario* s : {&small, &big, &small}) {
+    expect_same(plain(*s), predict_with(*s, none_kept), "bound 1 byte");
+  }
+  EXPECT_EQ(none_kept->hits(), 0u);
+  EXPECT_EQ(none_kept->misses(), 3u);
+  EXPECT_EQ(none_kept->refused(), 3u);
+}
+
+// Sizes the bound is compared with: an emission holds at least its ops (48 bytes each), and a bound just
+// below a template's size refuses it while the held entry (a smaller template) stays and keeps hitting.
+TEST(WorkloadTemplateCache, TheHeldEntryStaysWhenALargerOneIsRefused) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  const Scenario small = scenario(Case{}, "deepep-uccl");
+  Case big_case;
+  big_case.layers = 8;
+  const Scenario big = scenario(big_case, "deepep-uccl");
+  const Scenario small_again = scenario(Case{}, "deepep-nvshmem");  // the same emission as `small`
+  const auto setup = std::make_shared<const PredictionSetupCache>();
+  const auto predict_with = [&](const Scenario& s, const std::shared_ptr<WorkloadTemplateCache>& programs) {
+    PredictOptions o = predict_options_for(s, profile);
+    o.setup_cache = setup;
+    o.programs = programs;
+    return predict(s, o);
+  };
+  // The small template's size: the ops of its built programs (pricing adds no op) are a lower bound,
+  // the big one's at least 1.5x (twice the layers; the embedding and head ops are fewer than the layers').
+  const Prediction p_small = predict(small, predict_options_for(small, profile));
+  const Prediction p_big = predict(big, predict_options_for(big, profile));
+  std::size_t small_ops = 0, big_ops = 0;
+  for (const Program& prog : p_small.built.workload.programs) small_ops += prog.ops().size();
+  for (const Program& prog : p_big.built.workload.programs) big_ops += prog.ops().size();
+  ASSERT_GT(big_ops * 2, small_ops * 3);
+  // Find the small template's exact size: the smallest bound that admits it (bisection over admits()).
+  std::size_t lo = small_ops * sizeof(OpSpec), hi = big_ops * sizeof(OpSpec);
+  const auto kept = [&](std::size_t bound) {
+    const auto c = std::make_shared<WorkloadTemplateCache>(1, bound);
+    predict_with(small, c);
+    return c->refused() == 0;
+  };
+  ASSERT_FALSE(kept(lo - 1));
+  while (!kept(hi)) hi *= 2;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (kept(mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  const std::size_t small_bytes = lo;
+  const auto cache = std::make_shared<WorkloadTemplateCache>(1, small_bytes);
+  expect_same(p_small, predict_with(small, cache), "small, kept");
+  expect_same(p_big, predict_with(big, cache), "big, refused");
+  EXPECT_EQ(cache->refused(), 1u);
+  // The small template is still held: the nvshmem build (same emission) hits it.
+  expect_same(predict(small_again, predict_options_for(small_again, profile)),
+              predict_with(small_again, cache), "small again, a hit");
+  EXPECT_EQ(cache->hits(), 1u);
+  EXPECT_EQ(cache->misses(), 2u);
+}
+
+}  // namespace
+}  // namespace moetwin

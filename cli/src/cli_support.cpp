@@ -28,10 +28,10 @@ void add_row_input_options(CLI::App* cmd, RowInput& input) {
   cmd->add_option("--out", input.out, "Output file, written atomically (default stdout)");
 }
 
-void add_what_if_tp_comm_overlap_option(CLI::App* cmd, bool& on) {
-  cmd->add_flag("--what-if-tp-comm-overlap", on,
-                "With --runs: replay every row of tp > 1 with Transformer Engine's TP communication overlap "
-                "on (training.tp_comm_overlap; a what-if: the rows do not publish the setting)");
+void add_what_if_no_tp_comm_overlap_option(CLI::App* cmd, bool& on) {
+  cmd->add_flag("--what-if-no-tp-comm-overlap", on,
+                "With --runs: replay NVIDIA's dense rows without the Transformer Engine TP communication "
+                "overlap their recipes are assumed to run (training.tp_comm_overlap; not published per row)");
 }
 
 std::string runs_label(const std::vector<std::string>& runs) {

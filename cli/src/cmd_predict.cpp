@@ -44,7 +44,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string compute_fit;  // --compute-fit FILE: GEMM-class time per GPU and precision (compute_fit.hpp)
     bool require_fit = false;
     bool strict = false;  // --strict (with --runs): logged TFLOP/s vs the model's FLOPs beyond 5% is an error
-    bool what_if_tp_comm_overlap = false;  // --what-if-tp-comm-overlap (with --runs)
+    bool what_if_no_tp_comm_overlap = false;  // --what-if-no-tp-comm-overlap (with --runs)
     int threads = 0;
     double hbm_headroom = kDefaultHbmHeadroom;
   };
@@ -77,7 +77,7 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--compute-fit", opts->compute_fit,
                   "A compute fit written by `validate --fit-compute --write-compute-fit` (GEMM-class time "
                   "per GPU and precision; not applied by default)");
-  add_what_if_tp_comm_overlap_option(cmd, opts->what_if_tp_comm_overlap);
+  add_what_if_no_tp_comm_overlap_option(cmd, opts->what_if_no_tp_comm_overlap);
   cmd->callback([opts, &global] {
     const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     PredictOptions options;
@@ -96,15 +96,15 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     OutputContext context{"predict", catalog_dir,
                           opts->scenario.empty() ? opts->runs : std::vector<std::string>{opts->scenario}};
     std::string content;
-    if (opts->what_if_tp_comm_overlap && opts->runs.empty())
-      throw InputError({"", 0}, "--what-if-tp-comm-overlap", "",
+    if (opts->what_if_no_tp_comm_overlap && opts->runs.empty())
+      throw InputError({"", 0}, "--what-if-no-tp-comm-overlap", "",
                        "--runs FILE.csv (a scenario file says training.tp_comm_overlap itself)");
     if (!opts->runs.empty()) {
       if (!opts->trace.empty())
         throw InputError({"", 0}, "--trace", opts->trace, "a single scenario (not --runs)");
       // Live-run files and NVIDIA's dense-row files alike; a row outside the model is refused and counted.
       RunRows rows = read_run_rows(opts->runs, catalog);
-      if (opts->what_if_tp_comm_overlap) force_tp_comm_overlap(rows.table);
+      if (opts->what_if_no_tp_comm_overlap) drop_tp_comm_overlap(rows.table);
       const LiveRunTable& table = rows.table;
       for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
       print_row_warnings(table);

@@ -50,7 +50,7 @@ struct ValidateOptions : RowInput {
   // profile's free parameters; its own file (--write-compute-fit), never the fitted profile.
   bool fit_compute = false;
   std::string write_compute_fit;
-  bool what_if_tp_comm_overlap = false;  // --what-if-tp-comm-overlap (with --fit-compute)
+  bool what_if_no_tp_comm_overlap = false;  // --what-if-no-tp-comm-overlap (with --fit-compute)
 };
 
 // On a terminal one bar per stage of the fit (fit, wider fit, cross-validation), advanced per replay of
@@ -133,10 +133,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::Range(1, 256));
   cmd->add_option("--write-profile", o->write_profile, "With --fit: write the fitted profile (TOML) here");
   add_strict_option(cmd, o->strict);
-  add_what_if_tp_comm_overlap_option(cmd, o->what_if_tp_comm_overlap);
+  add_what_if_no_tp_comm_overlap_option(cmd, o->what_if_no_tp_comm_overlap);
   cmd->callback([o, &global, huber_option] {
-    if (o->what_if_tp_comm_overlap && !o->fit_compute)
-      throw InputError({"", 0}, "--what-if-tp-comm-overlap", "", "--fit-compute (the dense-row fit)");
+    if (o->what_if_no_tp_comm_overlap && !o->fit_compute)
+      throw InputError({"", 0}, "--what-if-no-tp-comm-overlap", "", "--fit-compute (the dense-row fit)");
     if (!o->fit && huber_option->count() > 0)
       throw InputError({"", 0}, "--huber", format_exact(o->huber), "--fit (it is the fit's objective)");
     if (!o->fit && !o->fit_compute && o->cv != "none")
@@ -153,7 +153,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
         throw InputError({"", 0}, "--fit-compute", "",
                          "no --fit and no --cv leave-one-campaign-out (one fit at a time)");
       RunRows rows = read_run_rows(o->runs, catalog);
-      if (o->what_if_tp_comm_overlap) force_tp_comm_overlap(rows.table);
+      if (o->what_if_no_tp_comm_overlap) drop_tp_comm_overlap(rows.table);
       for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
       print_row_warnings(rows.table);
       check_row_flops(rows.table, o->strict);

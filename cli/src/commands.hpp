@@ -46,7 +46,7 @@ std::string runs_label(const std::vector<std::string>& runs);
 
 // --what-if-tp-comm-overlap: with --runs, every row of tp > 1 replayed with training.tp_comm_overlap on
 // (force_tp_comm_overlap, validate/dense_runs.hpp); the rows do not publish the setting.
-void add_what_if_tp_comm_overlap_option(CLI::App* cmd, bool& on);
+void add_what_if_no_tp_comm_overlap_option(CLI::App* cmd, bool& on);
 
 // --profile FILE|none: the fitted profile (default: the shipped calibrate/profiles/fitted/live-fit.toml).
 void add_profile_option(CLI::App* cmd, std::string& profile);

@@ -57,11 +57,11 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog);
 // in file order, the header the union of the files' headers (a column a file lacks is empty in its rows).
 RunRows read_run_rows(const std::vector<std::string>& paths, const Catalog& catalog);
 
-// What-if (`predict` / `validate --what-if-tp-comm-overlap`): turns training.tp_comm_overlap on in every row
-// with tp > 1 (the twin's TE userbuffers overlap, sim/include/moetwin/sim/tp_comm_overlap.hpp) and says so
-// in the row's warnings. NVIDIA's tables do not publish the setting (shared/data/nvidia-dense-runs.csv
-// header), so no row carries it as data. Returns the rows turned on.
-int force_tp_comm_overlap(LiveRunTable& table);
+// What-if (`predict` / `validate --what-if-no-tp-comm-overlap`): turns training.tp_comm_overlap off in every
+// row that has it (the dense rows of tp > 1 replay with it: parse_dense_runs) and says so in the row's
+// warnings: the sensitivity of the dense rows to that assumption (NVIDIA's tables do not publish it).
+// Returns the rows turned off.
+int drop_tp_comm_overlap(LiveRunTable& table);
 
 // "N rows read, M replayed, K refused (nvfp4 4, fsdp 11, ...)" and one line per refused row.
 std::vector<std::string> refused_row_lines(const RunRows& rows);

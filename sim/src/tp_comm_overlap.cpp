@@ -6,18 +6,6 @@
 
 namespace moetwin {
 
-const char* to_string(TpOverlapMethod method) {
-  switch (method) {
-    case TpOverlapMethod::ring_exchange:
-      return "ring_exchange";
-    case TpOverlapMethod::pipeline:
-      return "pipeline";
-    case TpOverlapMethod::bulk:
-      return "bulk";
-  }
-  return "?";
-}
-
 namespace {
 
 void check_times(double comm_s, double gemm_s) {

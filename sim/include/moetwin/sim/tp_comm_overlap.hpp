@@ -44,7 +44,6 @@ namespace moetwin {
 
 // How TE overlaps one collective with its GEMM (userbuffers method).
 enum class TpOverlapMethod { ring_exchange, pipeline, bulk };
-const char* to_string(TpOverlapMethod method);
 
 // SMs the userbuffers pipeline and bulk kernels hold (TE's default config num_sm = 16 with cga_size 2;
 // Megatron-Bridge's presets use 2-32 per GEMM), bounds of SimProfile::tp_overlap_sms.

@@ -34,6 +34,7 @@
 #include "moetwin/models/compute_model.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario.hpp"
+#include "moetwin/sim/tp_comm_overlap.hpp"
 #include "moetwin/sim/workload_template_cache.hpp"
 
 namespace moetwin {
@@ -65,7 +66,7 @@ struct SimProfile {
   // the pipeline and bulk methods (the ring exchange uses copy engines); Megatron-Bridge's userbuffers
   // presets use 2-32 per GEMM. Recalled, not in the shared corpus: UNVERIFIED. Count, bounds [1, 32]
   // (kTpOverlapSmsMin/Max). Only scenarios with tp_comm_overlap read it.
-  int tp_overlap_sms = 16;
+  int tp_overlap_sms = kTpOverlapSmsDefault;
   // Fitted: host time per transformer layer forward beyond its kernel launches (Megatron module calls,
   // layer norms, rotary and bias-dropout-add bookkeeping, autograd graph construction), s; issued before
   // the layer's first op. Backward and recompute: backward_launch_s / launch_s of it (C++ autograd).

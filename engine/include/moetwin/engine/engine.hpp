@@ -86,6 +86,13 @@ struct EngineOptions {
   // skewed DeepSeek-V3 replays it is not yet faster than the per-rank engine (it has none of the event
   // shortcuts and restarts at each split; docs/2026-12-04-skew-lanes.md).
   bool lanes = false;
+  // Periodic steady state (engine.cpp, "Periodic steady state"): when the whole replay's state at the start
+  // of a microbatch's forward equals its state some microbatches earlier, moved by whole ops and a time
+  // shift, and the ops ahead repeat with the same shift, the replay jumps over the periods that would
+  // repeat, adding their time and stats. The same iteration time, per-rank stats and events (counted for
+  // the periods jumped) as the op-by-op replay. Part of the shortcuts (off without them, with `trace`, and
+  // under the flow model); EngineResult::periods_skipped says how many periods were jumped.
+  bool periodic = true;
 };
 
 struct RankStats {
@@ -132,7 +139,8 @@ struct EngineResult {
   std::vector<TraceSpan> trace;        // in finish order (deterministic)
   int lane_groups = 0;  // groups of ranks replayed as lanes (EngineOptions::lanes); 0: rank by rank
   int lane_splits = 0;  // groups split where their lanes disagreed (each a restart of the lane replay)
-  std::string lane_divergence;  // lanes tried and given up: where; empty otherwise
+  std::string lane_divergence;        // lanes tried and given up: where; empty otherwise
+  std::uint64_t periods_skipped = 0;  // EngineOptions::periodic: periods jumped over (0: none)
 };
 
 // Runs the workload (must pass Workload::validate()). Throws std::logic_error on deadlock, naming the

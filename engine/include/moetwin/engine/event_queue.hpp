@@ -6,6 +6,7 @@
 // Events are small plain structs (no std::function, no per-event heap allocation).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -39,6 +40,28 @@ class EventQueue {
 
   // The next event (queue not empty).
   SimEvent top() const { return event_of(heap_.front()); }
+
+  // Every queued event in pop order (time, then sequence), without changing the queue.
+  void events_in_order(std::vector<SimEvent>& out) const {
+    out.clear();
+    out.reserve(heap_.size());
+    for (const Entry& e : heap_) out.push_back(event_of(e));
+    std::sort(out.begin(), out.end(), [](const SimEvent& x, const SimEvent& y) {
+      return x.time != y.time ? x.time < y.time : x.seq < y.seq;
+    });
+  }
+
+  // Moves every queued event `dt` >= 0 ns later and lets `payload(type, a, b, c)` rewrite its payload
+  // (the engine's periodic jump: op indices move with their program). A uniform shift keeps the order of
+  // the events among themselves, so the heap stays a heap; sequence numbers are kept.
+  template <class F>
+  void shift(TimeNs dt, F&& payload) {
+    if (dt < 0) throw std::logic_error("EventQueue::shift: a negative shift");
+    for (Entry& e : heap_) {
+      e.key += static_cast<Key>(static_cast<std::uint64_t>(dt)) << 64;
+      payload(e.type, e.a, e.b, e.c);
+    }
+  }
 
   SimEvent pop() {
     const SimEvent out = event_of(heap_.front());

@@ -1420,16 +1420,59 @@ class Engine {
 
 namespace {
 
+// The relative spread of a var slot's durations over the ranks of its program (max - min over max) up to
+// which LaneMode::near_balanced replays them as lanes. Measured (docs/2026-12-04-periodic-steady-state.md):
+// token remainders under balanced routing spread a slot by 0.04-0.3% (Kimi-K2: 384 experts, every EP
+// rank a token apart) and the shipped sweep's replays by at most 9.2%, and there lanes keep in step (the
+// sweep 20.3 against 26.3 CPU-s rank by rank); zipf 1.0 routing spreads them by 95%, and there lanes
+// split and restart, 1.5x slower than rank by rank (docs/2026-12-04-skew-lanes.md).
+constexpr double kLaneSpread = 0.10;
+
+// The largest relative spread of one var slot's durations over the replayed ranks of its program
+// (LaneMode::near_balanced), over the programs with two or more ranks; -1 when there is none.
+double lane_spread(const Workload& w, const Replay& rp) {
+  std::vector<std::int32_t> first(w.programs.size(), -1);  // program -> its first replayed rank
+  std::vector<TimeNs> lo, hi;                              // per program, per slot (flattened)
+  std::vector<std::int64_t> base(w.programs.size(), -1);   // program -> offset into lo/hi
+  bool shared = false;
+  w.var_durations.with_data([&](const auto* durations) {
+    for (const std::int32_t r : rp.ranks) {
+      const auto ru = static_cast<std::size_t>(r);
+      const auto p = static_cast<std::size_t>(w.rank_program[ru]);
+      const int slots = w.programs[p].var_slots();
+      const auto* d = durations + w.var_offset[ru];
+      if (first[p] < 0) {
+        first[p] = r;
+        base[p] = static_cast<std::int64_t>(lo.size());
+        lo.insert(lo.end(), d, d + slots);
+        hi.insert(hi.end(), d, d + slots);
+        continue;
+      }
+      shared = true;
+      TimeNs* l = lo.data() + base[p];
+      TimeNs* h = hi.data() + base[p];
+      for (int s = 0; s < slots; ++s) {
+        l[s] = std::min<TimeNs>(l[s], d[s]);
+        h[s] = std::max<TimeNs>(h[s], d[s]);
+      }
+    }
+  });
+  if (!shared) return -1;
+  double spread = 0;
+  for (std::size_t k = 0; k < lo.size(); ++k) {
+    if (hi[k] > 0) spread = std::max(spread, static_cast<double>(hi[k] - lo[k]) / static_cast<double>(hi[k]));
+  }
+  return spread;
+}
+
 // Lanes pay off where some program has two or more ranks to replay (engine.hpp, EngineOptions::lanes).
 bool lanes_apply(const Workload& w, const Replay& rp, const EngineOptions& o) {
-  if (!o.lanes || !o.shortcuts || o.trace || o.full_replay || o.network != NetworkMode::closed_form)
+  if (o.lanes == LaneMode::off || !o.shortcuts || o.trace || o.full_replay ||
+      o.network != NetworkMode::closed_form)
     return false;
-  std::vector<std::int32_t> per_program(w.programs.size(), 0);
-  for (const std::int32_t r : rp.ranks) {
-    if (++per_program[static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(r)])] >= 2)
-      return true;
-  }
-  return false;
+  const double spread = lane_spread(w, rp);
+  if (spread < 0) return false;
+  return o.lanes == LaneMode::always || spread <= kLaneSpread;
 }
 
 // The replay of `rp`: as lanes where they apply and agree, else rank by rank.

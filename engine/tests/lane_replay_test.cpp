@@ -48,7 +48,7 @@ void expect_same(const EngineResult& a, const EngineResult& b, const std::string
 
 EngineResult with_lanes(const Workload& w) {
   EngineOptions o;
-  o.lanes = true;
+  o.lanes = LaneMode::always;
   return run_engine(w, o);
 }
 

@@ -83,7 +83,7 @@ void replay_only(benchmark::State& state, int nodes, int dp, bool zipf) {
   options.threads = thread_count(0);
   const Prediction p = predict(s, options);
   EngineOptions eo;
-  eo.lanes = state.range(0) != 0;
+  eo.lanes = state.range(0) != 0 ? LaneMode::always : LaneMode::off;
   EngineResult r;
   for (auto _ : state) {
     r = run_engine(p.built.workload, eo);

@@ -4,7 +4,7 @@
 // (emit_pipeline: 1F1B, interleaved, blocking and overlapped P2P, device syncs), with a collective that
 // holds SMs, a DP stream that waits for the last backward, host costs, and durations that repeat every
 // microbatch, every second or third one (token remainders rotating over the experts), or stop repeating
-// late; then the workloads of real scenarios.
+// late; then the workloads of real scenarios. And when lanes replace the per-rank engine (LaneMode).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -49,12 +49,16 @@ void expect_same(const EngineResult& a, const EngineResult& b, const std::string
 // stale events) can differ from the plain replay's by a wake or two, with or without the jump (random
 // pipeline 3 below: 7,256 against 7,258), a difference of the shortcuts' bookkeeping (engine.hpp,
 // EngineResult::stale_events) that this test does not cover. Returns the periods jumped.
+// The jump is the per-rank engine's: lanes (EngineOptions::lanes), which would take the ranks of a stage
+// whose durations differ a little, are off here.
 std::uint64_t compare(const Workload& w, const std::string& what) {
-  EngineOptions stepping;
+  EngineOptions jumping;
+  jumping.lanes = LaneMode::off;
+  EngineOptions stepping = jumping;
   stepping.periodic = false;
   EngineOptions plain;
   plain.shortcuts = false;
-  const EngineResult jumped = run_engine(w, {});
+  const EngineResult jumped = run_engine(w, jumping);
   const EngineResult stepped = run_engine(w, stepping);
   const EngineResult reference = run_engine(w, plain);
   EXPECT_EQ(stepped.periods_skipped, 0u) << what;
@@ -312,6 +316,31 @@ TEST(PeriodicJump, RandomPipelinesMatchTheSteppedReplay) {
     if (HasFailure()) return;
   }
   EXPECT_GT(jumped, 0u);  // the test reaches the jump
+}
+
+// LaneMode::near_balanced (the default): the ranks of a stage whose durations differ by a token's worth
+// replay as lanes; ranks whose durations differ by half do not (there lanes split and restart). Either way
+// the result is the op-by-op replay's.
+TEST(LaneGate, NearBalancedRanksReplayAsLanes) {
+  PipelineShape s;
+  s.pp = 2;
+  s.microbatches = 8;
+  s.ranks_per_stage = 4;
+  EngineOptions plain;
+  plain.shortcuts = false;
+  for (const TimeNs per_rank : {TimeNs{2}, TimeNs{300}}) {
+    s.stage.expert = [per_rank](int rank, int mb, int, bool backward) {
+      return (backward ? TimeNs{1000} : TimeNs{600}) + per_rank * ((rank + mb) % 4);
+    };
+    const Workload w = build(s);
+    const EngineResult lanes = run_engine(w, {});
+    expect_same(run_engine(w, plain), lanes, "per-rank step " + std::to_string(per_rank));
+    if (per_rank == 2) {
+      EXPECT_EQ(lanes.lane_groups, 2);  // one group per stage: ranks up to 6 ns apart on 606-1,006 ns
+    } else {
+      EXPECT_EQ(lanes.lane_groups, 0);  // up to 900 ns apart on 1,500-1,900 ns: rank by rank
+    }
+  }
 }
 
 // --- Workloads of real scenarios ---

@@ -45,7 +45,7 @@ void expect_same(const EngineResult& full, const EngineResult& reduced, const st
 // the lane groups (0: the lanes gave up and the per-rank engine ran).
 int expect_lanes_exact(const Workload& w, const EngineResult& reference, const std::string& what) {
   EngineOptions lanes;
-  lanes.lanes = true;
+  lanes.lanes = LaneMode::always;
   const EngineResult l = run_engine(w, lanes);
   expect_same(reference, l, what + " lanes");
   EngineOptions reduced_op_by_op;

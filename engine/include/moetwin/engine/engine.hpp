@@ -64,6 +64,18 @@ const char* to_string(NetworkMode mode);  // "closed-form", "flow"
 // The mode named `text` ("closed-form" or "flow"); nullopt otherwise.
 std::optional<NetworkMode> network_mode_from_string(const std::string& text);
 
+// When the engine replays the ranks of a program as lanes (EngineOptions::lanes). Lanes keep in step while
+// the ranks' durations order their events alike: near-balanced routing (token remainders spread over the
+// experts: Kimi-K2's 384 experts, every rank a token apart) replays a stage as one group, 2x faster than
+// rank by rank; under skewed routing (zipf, group-limited) the lanes split and restart, slower than the
+// per-rank engine (docs/2026-12-04-skew-lanes.md).
+enum class LaneMode : std::uint8_t {
+  off,
+  // Where every var slot's durations over the ranks of its program are close (engine.cpp, kLaneSpread).
+  near_balanced,
+  always,  // wherever a program has two or more ranks to replay (tests, benchmarks)
+};
+
 struct EngineOptions {
   bool trace = false;  // record every op's span (TraceSpan) for the timeline; implies full_replay
   // Replay every rank. By default ranks that provably share a time line (symmetry.hpp) are replayed once
@@ -76,16 +88,14 @@ struct EngineOptions {
   // `trace`. false: the plain op-by-op replay (tests compare the two).
   bool shortcuts = true;
   // Lockstep lanes (lane_replay.cpp): the replayed ranks of one program (the ranks of a pipeline stage
-  // under skewed routing, which differ only in their per-rank durations) replayed as lanes of one
+  // whose routing differs, which differ only in their per-rank durations) replayed as lanes of one
   // program: one handler per event for all of them, with a time per lane. Used when the replay holds a
   // program with two or more ranks to replay, under the closed form, with shortcuts and without trace or
   // full_replay. Exact: where the lanes' decisions or event orders disagree, the group splits along the
   // disagreement and the replay starts again (EngineResult::lane_splits, lane_divergence); where a split
   // cannot help the per-rank engine runs. The same iteration time, per-rank stats and `events` as the
-  // op-by-op replay (`stale_events` may differ: the order of events at one instant). Off by default: on the
-  // skewed DeepSeek-V3 replays it is not yet faster than the per-rank engine (it has none of the event
-  // shortcuts and restarts at each split; docs/2026-12-04-skew-lanes.md).
-  bool lanes = false;
+  // op-by-op replay (`stale_events` may differ: the order of events at one instant). LaneMode says when.
+  LaneMode lanes = LaneMode::near_balanced;
   // Periodic steady state (engine.cpp, "Periodic steady state"): when the whole replay's state at the start
   // of a microbatch's forward equals its state some microbatches earlier, moved by whole ops and a time
   // shift, and the ops ahead repeat with the same shift, the replay jumps over the periods that would

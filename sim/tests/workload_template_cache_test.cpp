@@ -76,8 +76,7 @@ void expect_same_program(const Program& a, const Program& b) {
   EXPECT_EQ(a.sealed(), b.sealed());
   EXPECT_EQ(a.issue_prefix(), b.issue_prefix());
   EXPECT_EQ(a.pos_in_stream(), b.pos_in_stream());
-  EXPECT_EQ(a.stream_ops(), b.stream_ops());
-  EXPECT_EQ(a.next_sync(), b.next_sync());
+  EXPECT_EQ(a.stream_sizes(), b.stream_sizes());
 }
 
 // The built workload field by field, and every field a command reads from a Prediction.

@@ -119,11 +119,11 @@ class Program {
   int new_var_slot() { return var_slots_++; }
 
   // Derived (sealed): cumulative host issue time up to and including op i; position of op i in its
-  // stream; program indices of each stream's ops; the first op >= i that syncs the host (or size()).
+  // stream; ops per stream. (Only what the engine's compile and the trace read: seal runs once per
+  // replayed stage program, so a derived array nobody reads is a cost per replay.)
   const std::vector<TimeNs>& issue_prefix() const { return issue_prefix_; }
   const std::vector<std::int32_t>& pos_in_stream() const { return pos_in_stream_; }
-  const std::vector<std::vector<std::int32_t>>& stream_ops() const { return stream_ops_; }
-  const std::vector<std::int32_t>& next_sync() const { return next_sync_; }
+  const std::vector<std::int32_t>& stream_sizes() const { return stream_sizes_; }
 
  private:
   std::vector<OpSpec> ops_;
@@ -134,8 +134,7 @@ class Program {
   bool sealed_ = false;
   std::vector<TimeNs> issue_prefix_;
   std::vector<std::int32_t> pos_in_stream_;
-  std::vector<std::vector<std::int32_t>> stream_ops_;
-  std::vector<std::int32_t> next_sync_;
+  std::vector<std::int32_t> stream_sizes_;
 };
 
 // A whole iteration: programs, ranks, channels. Build, then seal(); the engine reads it only.

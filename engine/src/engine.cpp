@@ -216,7 +216,7 @@ class Engine {
       const auto p = static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(ids_[r])]);
       if (compiled[p] < 0) {
         compiled[p] = static_cast<std::int32_t>(programs_.size());
-        programs_.push_back(compile(w.programs[p]));
+        programs_.push_back(compiled_for(w, p));
         lanes.push_back(0);
       }
       lane[r] = static_cast<std::int32_t>(lanes[static_cast<std::size_t>(compiled[p])]++);

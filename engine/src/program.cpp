@@ -177,6 +177,8 @@ void Workload::validate() const {
   for (const Program& p : programs) {
     if (!p.sealed()) throw std::logic_error("Workload: program not sealed");
   }
+  if (!compiled.empty() && compiled.size() != programs.size())
+    throw std::logic_error("Workload: compiled programs not one per program");
   // Every member of a channel must hold the same number of ops on it, or the engine would deadlock.
   std::vector<std::int64_t> member_refs(channel_size.size(), 0);
   std::vector<std::int64_t> ops_on(channel_size.size(), -1);

@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "../src/engine_internal.hpp"
+#include "engine_test_ops.hpp"
+#include "moetwin/engine/compiled_program.hpp"
+#include "moetwin/engine/engine.hpp"
 
 namespace moetwin {
 namespace {
@@ -193,6 +196,87 @@ TEST(Program, CompileEqualsTheTwoPassReference) {
     const int streams = 1 + trial % 6;
     const Program p = random_program(rng, streams, 1 + trial * 53);
     expect_same(engine_detail::compile(p), reference_compile(p), "trial " + std::to_string(trial));
+  }
+}
+
+// A program like `p` (unsealed copy of its ops) with the SMs of `ops` set to `sms`, sealed.
+Program with_sms(const Program& p, const std::vector<std::int32_t>& ops, std::uint16_t sms) {
+  Program q;
+  for (const OpSpec& o : p.ops()) q.add(o);
+  for (const std::int32_t i : ops) q.op(i).sms = sms;
+  for (int s = 0; s < p.var_slots(); ++s) q.new_var_slot();
+  q.seal(p.streams());
+  return q;
+}
+
+TEST(CompiledProgram, RecompiledSmsEqualAFreshCompile) {
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int streams = 2 + trial % 5;
+    const Program p = random_program(rng, streams, 20 + trial * 41);
+    std::vector<std::int32_t> comm;
+    for (int i = 0; i < p.size(); ++i) {
+      if (p.ops()[static_cast<std::size_t>(i)].kind == OpKind::comm) comm.push_back(i);
+    }
+    ASSERT_FALSE(comm.empty());
+    const auto base = compile_program(p);
+    EXPECT_TRUE(same_compiled(*base, *compile_program(p)));
+    EXPECT_GT(compiled_bytes(*base), static_cast<std::size_t>(p.size()) * sizeof(EngineOp));
+    const Program q = with_sms(p, comm, 77);
+    const auto fresh = compile_program(q);
+    const auto patched = recompile_sms(*base, q, comm);
+    EXPECT_TRUE(same_compiled(*patched, *fresh)) << "trial " << trial;
+    EXPECT_FALSE(same_compiled(*base, *fresh)) << "trial " << trial << ": the SMs are compiled";
+    // And back, from the patched form.
+    EXPECT_TRUE(same_compiled(*recompile_sms(*patched, p, comm), *base)) << "trial " << trial;
+  }
+  // Refused: another program's base, an index out of range, an unsealed program.
+  const Program a = random_program(rng, 3, 50);
+  const Program b = random_program(rng, 3, 60);
+  EXPECT_THROW(recompile_sms(*compile_program(a), b, {}), std::logic_error);
+  EXPECT_THROW(recompile_sms(*compile_program(a), a, {50}), std::logic_error);
+  EXPECT_THROW(compile_program(Program{}), std::logic_error);
+}
+
+// The engine replays a workload that carries its compiled programs exactly as one that does not, and refuses
+// a compiled form of another program.
+TEST(CompiledProgram, EngineReplaysACarriedCompiledProgramAsItsOwn) {
+  std::mt19937_64 rng(99);
+  for (int trial = 0; trial < 20; ++trial) {
+    // One rank; streams 1 and 2 rendezvous on its EP and TP channels of one member.
+    Program p;
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int i = 0; i < 200; ++i) {
+      const int stream = pick(0, 2);
+      OpSpec op = stream == 0   ? engine_test::compute(pick(1, 4000), pick(0, 2000))
+                  : stream == 1 ? engine_test::comm(pick(1, 3000), ChannelKind::ep, CommClass::ep, 1,
+                                                    static_cast<std::uint16_t>(pick(0, 24)))
+                                : engine_test::comm(pick(1, 3000), ChannelKind::tp, CommClass::tp, 2,
+                                                    static_cast<std::uint16_t>(pick(0, 24)));
+      if (i > 0 && pick(0, 3) == 0) op.deps[0] = pick(0, i - 1);
+      if (pick(0, 25) == 0) op.sync = pick(0, 1) == 0 ? HostSync::op : HostSync::device;
+      p.add(op);
+    }
+    const Workload plain = engine_test::single(p, 132, 3);
+    Workload carried = plain;
+    carried.compiled = {compile_program(carried.programs[0])};
+    carried.validate();
+    const EngineResult x = run_engine(plain);
+    const EngineResult y = run_engine(carried);
+    EXPECT_EQ(x.iteration, y.iteration) << "trial " << trial;
+    EXPECT_EQ(x.events, y.events) << "trial " << trial;
+    ASSERT_EQ(x.ranks.size(), y.ranks.size());
+    EXPECT_EQ(x.ranks[0].compute, y.ranks[0].compute);
+    EXPECT_EQ(x.ranks[0].host_wait, y.ranks[0].host_wait);
+    EXPECT_EQ(x.ranks[0].bubble, y.ranks[0].bubble);
+    EXPECT_EQ(x.ranks[0].idle, y.ranks[0].idle);
+    for (int k = 0; k < kCommClasses; ++k) EXPECT_EQ(x.ranks[0].exposed[k], y.ranks[0].exposed[k]);
+    Workload other = plain;
+    Program shorter;
+    shorter.add(engine_test::compute(5));
+    shorter.seal(3);
+    other.compiled = {compile_program(shorter)};
+    EXPECT_THROW(run_engine(other), std::logic_error);
   }
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "moetwin/engine/event_queue.hpp"
 
 namespace moetwin {
+
+class CompiledProgram;  // compiled_program.hpp
 
 enum class OpKind : std::uint8_t { compute, comm };
 
@@ -153,6 +156,10 @@ struct Workload {
   // Flow model only: rank * kNetRoles + role -> link id, for GPUs that share a link (two GPUs on one NIC).
   // Empty: every rank has four links of its own, ids rank * kNetRoles + role.
   std::vector<std::int32_t> net_links;
+  // Optional, by program: the program's compiled form, made by whoever built the workload and shared with
+  // other workloads (compiled_program.hpp); the engine copies it instead of compiling the program. Empty,
+  // or a null entry: the engine compiles.
+  std::vector<std::shared_ptr<const CompiledProgram>> compiled;
 
   int ranks() const { return static_cast<int>(rank_program.size()); }
   std::size_t total_ops() const;

@@ -7,6 +7,17 @@
 
 namespace moetwin {
 
+namespace {
+
+// Whether `e` has `p`'s op count and per-stream op counts: then every record index computed from `p`'s
+// streams and positions is inside `e` (what a compiled form can be checked against cheaply; the builder
+// vouches for the rest, compiled_program.hpp).
+bool fits(const engine_detail::EngineProgram& e, const Program& p) {
+  return e.size == p.size() && e.stream_count == p.stream_sizes();
+}
+
+}  // namespace
+
 using engine_detail::EngineOp;
 using engine_detail::EngineProgram;
 using engine_detail::SyncPoint;
@@ -23,8 +34,7 @@ std::shared_ptr<const CompiledProgram> recompile_sms(const CompiledProgram& base
                                                      const std::vector<std::int32_t>& ops) {
   if (!p.sealed()) throw std::logic_error("recompile_sms: program not sealed");
   const EngineProgram& b = base.program;
-  if (b.size != p.size() || b.stream_begin.size() != static_cast<std::size_t>(p.streams()))
-    throw std::logic_error("recompile_sms: the base is another program's");
+  if (!fits(b, p)) throw std::logic_error("recompile_sms: the base is another program's");
   auto c = std::make_shared<CompiledProgram>(base);
   EngineProgram& e = c->program;
   for (const std::int32_t i : ops) {
@@ -76,9 +86,7 @@ EngineProgram compiled_for(const Workload& w, std::size_t p) {
   const Program& prog = w.programs[p];
   if (p >= w.compiled.size() || w.compiled[p] == nullptr) return compile(prog);
   EngineProgram e = w.compiled[p]->program;
-  // What a copy can be checked against cheaply; the builder vouches for the rest (compiled_program.hpp).
-  if (e.size != prog.size() || e.stream_begin.size() != static_cast<std::size_t>(prog.streams()))
-    throw std::logic_error("engine: a workload's compiled program is another program's");
+  if (!fits(e, prog)) throw std::logic_error("engine: a workload's compiled program is another program's");
   e.prog = &prog;
   return e;
 }

@@ -235,6 +235,16 @@ TEST(CompiledProgram, RecompiledSmsEqualAFreshCompile) {
   const Program b = random_program(rng, 3, 60);
   EXPECT_THROW(recompile_sms(*compile_program(a), b, {}), std::logic_error);
   EXPECT_THROW(recompile_sms(*compile_program(a), a, {50}), std::logic_error);
+  // Same op count, other streams.
+  Program c;
+  Program d;
+  for (int i = 0; i < 3; ++i) {
+    c.add(engine_test::compute(5));
+    d.add(i == 0 ? engine_test::comm(5, ChannelKind::ep, CommClass::ep, 1) : engine_test::compute(5));
+  }
+  c.seal(2);
+  d.seal(2);
+  EXPECT_THROW(recompile_sms(*compile_program(c), d, {0}), std::logic_error);
   EXPECT_THROW(compile_program(Program{}), std::logic_error);
 }
 

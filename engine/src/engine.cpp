@@ -45,7 +45,7 @@ EngineProgram compile(const Program& p) {
   e.stream_count.assign(static_cast<std::size_t>(streams), 0);
   std::int32_t off = 0;
   for (int s = 0; s < streams; ++s) {
-    const auto n = static_cast<std::int32_t>(p.stream_ops()[static_cast<std::size_t>(s)].size());
+    const std::int32_t n = p.stream_sizes()[static_cast<std::size_t>(s)];
     if (static_cast<std::uint32_t>(n) >= kDepPosMask) throw std::logic_error("engine: stream too long");
     e.stream_begin[static_cast<std::size_t>(s)] = off;
     e.stream_count[static_cast<std::size_t>(s)] = n;
@@ -55,11 +55,18 @@ EngineProgram compile(const Program& p) {
   e.ops.resize(static_cast<std::size_t>(off));
   const auto& ops = p.ops();
   const auto& pos = p.pos_in_stream();
+  const auto& prefix = p.issue_prefix();
+  const auto record = [&](std::size_t i) -> EngineOp& {
+    return e.ops[static_cast<std::size_t>(e.stream_begin[ops[i].stream] + pos[i])];
+  };
+  // One pass in program order. Every op whose record gets kOpWatched is at or before the op that makes it
+  // watched (a dependency is an earlier op; a sync watches itself and, if a device sync, each stream's
+  // last op issued so far), so its record is already written when the flag is set.
   std::vector<std::int32_t> issued(static_cast<std::size_t>(streams), 0);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const OpSpec& o = ops[i];
-    EngineOp r;
-    r.issue_prefix = p.issue_prefix()[i];
+    EngineOp& r = record(i);
+    r.issue_prefix = prefix[i];
     r.dur = o.var_slot >= 0 ? -static_cast<TimeNs>(o.var_slot) - 1 : o.duration;
     r.index = static_cast<std::int32_t>(i);
     for (int k = 0; k < 2; ++k) {
@@ -68,14 +75,16 @@ EngineProgram compile(const Program& p) {
       const auto du = static_cast<std::size_t>(d);
       r.dep[k] = (static_cast<std::uint32_t>(ops[du].stream) << kDepPosBits) |
                  (static_cast<std::uint32_t>(pos[du]) + 1u);
+      // Another stream's op waits for it.
+      if (ops[du].stream != o.stream) record(du).flags |= kOpWatched;
     }
     r.sms = o.sms;
     r.flags = o.kind == OpKind::comm ? kOpComm : 0;
     r.channel = static_cast<std::uint8_t>(static_cast<unsigned>(o.channel) |
                                           (static_cast<unsigned>(o.comm_class) << 4));
-    e.ops[static_cast<std::size_t>(e.stream_begin[o.stream] + pos[i])] = r;
     ++issued[o.stream];
     if (o.sync != HostSync::none) {
+      r.flags |= kOpWatched;  // the host waits for it
       SyncPoint sp;
       sp.index = r.index;
       sp.stream = o.stream;
@@ -85,6 +94,13 @@ EngineProgram compile(const Program& p) {
       if (sp.device) {
         sp.drain = static_cast<std::int64_t>(e.drain.size());
         e.drain.insert(e.drain.end(), issued.begin(), issued.end());
+        // A device sync waits for every stream's last op issued before it.
+        for (int s = 0; s < streams; ++s) {
+          const std::int32_t drained = issued[static_cast<std::size_t>(s)];
+          if (drained > 0)
+            e.ops[static_cast<std::size_t>(e.stream_begin[static_cast<std::size_t>(s)] + drained - 1)]
+                .flags |= kOpWatched;
+        }
       }
       e.syncs.push_back(sp);
     }
@@ -92,28 +108,6 @@ EngineProgram compile(const Program& p) {
   SyncPoint end;
   end.index = e.size;
   e.syncs.push_back(end);
-  const auto record = [&](int i) -> EngineOp& {
-    const auto iu = static_cast<std::size_t>(i);
-    return e.ops[static_cast<std::size_t>(e.stream_begin[ops[iu].stream] + pos[iu])];
-  };
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    for (const int d : ops[i].deps) {
-      if (d != kNoOp && ops[static_cast<std::size_t>(d)].stream != ops[i].stream)
-        record(d).flags |= kOpWatched;
-    }
-  }
-  for (const SyncPoint& sp : e.syncs) {
-    if (sp.index >= e.size) continue;
-    record(sp.index).flags |= kOpWatched;
-    if (!sp.device) continue;
-    // A device sync waits for every stream's last op issued before it.
-    for (int s = 0; s < streams; ++s) {
-      const std::int32_t drained = e.drain[static_cast<std::size_t>(sp.drain + s)];
-      if (drained > 0)
-        e.ops[static_cast<std::size_t>(e.stream_begin[static_cast<std::size_t>(s)] + drained - 1)].flags |=
-            kOpWatched;
-    }
-  }
   return e;
 }
 
@@ -224,7 +218,7 @@ class Engine {
       const auto p = static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(ids_[r])]);
       if (compiled[p] < 0) {
         compiled[p] = static_cast<std::int32_t>(programs_.size());
-        programs_.push_back(compile(w.programs[p]));
+        programs_.push_back(compiled_for(w, p));
         lanes.push_back(0);
       }
       lane[r] = static_cast<std::int32_t>(lanes[static_cast<std::size_t>(compiled[p])]++);

@@ -102,6 +102,10 @@ struct EngineProgram {
 // The program compiled for the engine (stream-ordered records, sync points, kOpWatched flags).
 EngineProgram compile(const Program& p);
 
+// Program `p` of `w` compiled: a copy of w.compiled[p] when the workload carries it (pointing at `w`'s
+// program), else compile(w.programs[p]).
+EngineProgram compiled_for(const Workload& w, std::size_t p);
+
 // The ranks one run replays: all of the workload's, or one representative per symmetry class with the
 // reduced channels (symmetry.hpp).
 struct Replay {
@@ -116,3 +120,13 @@ struct Replay {
 std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::string* divergence);
 
 }  // namespace moetwin::engine_detail
+
+namespace moetwin {
+
+// compiled_program.hpp: the compiled form, its `prog` null (the engine points the copy at its program).
+class CompiledProgram {
+ public:
+  engine_detail::EngineProgram program;
+};
+
+}  // namespace moetwin

@@ -94,10 +94,9 @@ void Program::seal(int streams) {
   if (streams < 1 || streams > 255) throw std::logic_error("Program::seal: streams out of range");
   streams_ = streams;
   const std::size_t n = ops_.size();
-  issue_prefix_.assign(n, 0);
-  pos_in_stream_.assign(n, 0);
-  stream_ops_.assign(static_cast<std::size_t>(streams), {});
-  next_sync_.assign(n + 1, static_cast<std::int32_t>(n));
+  issue_prefix_.resize(n);
+  pos_in_stream_.resize(n);
+  stream_sizes_.assign(static_cast<std::size_t>(streams), 0);
   TimeNs prefix = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const OpSpec& op = ops_[i];
@@ -117,12 +116,7 @@ void Program::seal(int streams) {
     }
     prefix += op.host_ns;
     issue_prefix_[i] = prefix;
-    auto& list = stream_ops_[op.stream];
-    pos_in_stream_[i] = static_cast<std::int32_t>(list.size());
-    list.push_back(static_cast<std::int32_t>(i));
-  }
-  for (std::size_t i = n; i-- > 0;) {
-    next_sync_[i] = ops_[i].sync != HostSync::none ? static_cast<std::int32_t>(i) : next_sync_[i + 1];
+    pos_in_stream_[i] = stream_sizes_[op.stream]++;
   }
   sealed_ = true;
 }
@@ -183,6 +177,8 @@ void Workload::validate() const {
   for (const Program& p : programs) {
     if (!p.sealed()) throw std::logic_error("Workload: program not sealed");
   }
+  if (!compiled.empty() && compiled.size() != programs.size())
+    throw std::logic_error("Workload: compiled programs not one per program");
   // Every member of a channel must hold the same number of ops on it, or the engine would deadlock.
   std::vector<std::int64_t> member_refs(channel_size.size(), 0);
   std::vector<std::int64_t> ops_on(channel_size.size(), -1);

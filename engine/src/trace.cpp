@@ -60,7 +60,7 @@ std::string chrome_trace_json(const Workload& w, const EngineResult& result, con
         .append("}}");
     const Program& p = w.programs[static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(r)])];
     for (int s = 0; s < p.streams(); ++s) {
-      if (p.stream_ops()[static_cast<std::size_t>(s)].empty()) continue;
+      if (p.stream_sizes()[static_cast<std::size_t>(s)] == 0) continue;
       sep();
       out.append("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":")
           .append(std::to_string(r))

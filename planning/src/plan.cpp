@@ -44,12 +44,15 @@ double recompute_factor(Recompute r) {
 // One predicted (scenario, dispatcher), central only (the band and A2A-term spread come later, for the
 // outcomes shown), with the plan's shared set-up; InputError from the dispatcher seam or the replay
 // propagates.
+// `moe` receives the MoE cost seam the prediction used (for its band replays: a2a_term_spread).
 DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile,
                                   const std::shared_ptr<const PredictionSetupCache>& setup,
-                                  const std::shared_ptr<WorkloadTemplateCache>& programs) {
+                                  const std::shared_ptr<WorkloadTemplateCache>& programs,
+                                  std::shared_ptr<const MoeCostModel>& moe) {
   PredictOptions options = predict_options_for(s, profile);
   options.setup_cache = setup;
   options.programs = programs;
+  moe = options.seams.moe;
   const Prediction p = predict(s, options);
   DispatcherOutcome o;
   o.dispatcher = s.dispatcher.name;
@@ -225,7 +228,38 @@ struct Job {
   bool ok = false;
   DispatcherOutcome outcome;
   std::string error;
+  int band_replays = 0;  // a2a_term_spread's replays for the outcome's band (shown outcomes only)
 };
+
+// Whether two dispatchers' workloads emit the same programs (the dispatcher's part of the emission key,
+// workload_template_cache.hpp): fused permute and NCCL transport.
+bool same_emission(const DispatcherSpec& a, const DispatcherSpec& b) {
+  return a.fused_permute == b.fused_permute &&
+         (a.transport == DispatcherTransport::nccl) == (b.transport == DispatcherTransport::nccl);
+}
+
+// The order in which a layout variant's jobs [begin, end) run: the catalog's, except that the dispatchers
+// emitting what the first dispatcher without its own A2A terms emits run last, so that the template
+// cache (capacity 1) still holds that emission when its band replays come (each job's outcome is its own
+// whatever the order).
+std::vector<std::size_t> run_order(const std::vector<Job>& jobs, std::size_t begin, std::size_t end,
+                                   const FittedProfile& profile) {
+  std::vector<std::size_t> order;
+  const DispatcherSpec* banded = nullptr;
+  for (std::size_t k = begin; k < end && profile.fitted; ++k) {
+    if (!has_own_a2a_terms(profile, jobs[k].scenario.dispatcher.name)) {
+      banded = &jobs[k].scenario.dispatcher;
+      break;
+    }
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const bool last = banded != nullptr && same_emission(jobs[k].scenario.dispatcher, *banded);
+      if (last == (pass == 1)) order.push_back(k);
+    }
+  }
+  return order;
+}
 
 }  // namespace
 
@@ -268,6 +302,7 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
     dispatchers.push_back(&d);
   }
 
+  int band_replays = 0;
   for (int nodes : node_counts(request.min_nodes, request.max_nodes)) {
     NodeCountSearch search;
     search.nodes = nodes;
@@ -377,20 +412,47 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
           first_of_variant.push_back(k);
       }
       first_of_variant.push_back(jobs.size());
+      // The variant's option shows its fastest and runner-up dispatcher with their bands, so their band
+      // replays (a2a_term_spread) run in the same item, after its predictions: they share the item's
+      // emitted programs and the central prediction's MoE cost seam (session 43; they ran as items of
+      // their own, which emitted the programs and built the seam again).
       parallel_for(first_of_variant.size() - 1, threads, [&](std::size_t item) {
+        const std::size_t begin = first_of_variant[item];
+        const std::size_t end = first_of_variant[item + 1];
         const auto programs = std::make_shared<WorkloadTemplateCache>();
-        for (std::size_t k = first_of_variant[item]; k < first_of_variant[item + 1]; ++k) {
+        std::vector<std::shared_ptr<const MoeCostModel>> moe(end - begin);
+        for (const std::size_t k : run_order(jobs, begin, end, profile)) {
           Job& job = jobs[k];
           try {
-            job.outcome = predict_outcome(job.scenario, profile, setup, programs);
+            job.outcome = predict_outcome(job.scenario, profile, setup, programs, moe[k - begin]);
             job.outcome.memory_bytes = job.memory_bytes;
             job.ok = true;
           } catch (const InputError& e) {
             job.error = std::string("invalid: ") + e.what();
           }
         }
+        // The shown outcomes: the option's first two after the stable sort below (same order).
+        std::vector<std::size_t> ok;
+        for (std::size_t k = begin; k < end; ++k) {
+          if (jobs[k].ok) ok.push_back(k);
+        }
+        std::stable_sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
+          return faster(jobs[a].outcome, jobs[b].outcome);
+        });
+        for (std::size_t i = 0; i < ok.size() && i < 2; ++i) {
+          Job& job = jobs[ok[i]];
+          DispatcherOutcome& d = job.outcome;
+          const TermSpread spread =
+              a2a_term_spread(job.scenario, profile, d.iteration_s, setup, programs, moe[ok[i] - begin]);
+          d.fastest_s = spread.fastest_s;
+          d.slowest_s = spread.slowest_s;
+          d.band = spread.band;
+          d.spread_known = true;
+          job.band_replays = spread.replays;
+        }
       });
       plan.predictions += static_cast<int>(jobs.size());
+      for (const Job& job : jobs) band_replays += job.band_replays;
       // Jobs come grouped by (group, variant): one option per variant with at least one outcome.
       for (std::size_t k = 0; k < jobs.size();) {
         const Job& first = jobs[k];
@@ -465,37 +527,8 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
     for (PlanOption& o : found) plan.options.push_back(std::move(o));
   }
 
-  // The band of each option's fastest and runner-up dispatcher (replays for a dispatcher without runs).
-  {
-    std::vector<std::pair<std::size_t, std::size_t>> shown;  // (option, outcome)
-    for (std::size_t i = 0; i < plan.options.size(); ++i) {
-      for (std::size_t k = 0; k < plan.options[i].outcomes.size() && k < 2; ++k) shown.emplace_back(i, k);
-    }
-    std::vector<int> replays(shown.size(), 0);
-    // One work item per option: its two dispatchers' band replays share the emitted programs (the
-    // same layout variant: workload_template_cache.hpp).
-    std::vector<std::size_t> first_of_option;
-    for (std::size_t j = 0; j < shown.size(); ++j) {
-      if (j == 0 || shown[j].first != shown[j - 1].first) first_of_option.push_back(j);
-    }
-    first_of_option.push_back(shown.size());
-    parallel_for(first_of_option.size() - 1, threads, [&](std::size_t item) {
-      const auto programs = std::make_shared<WorkloadTemplateCache>();
-      for (std::size_t j = first_of_option[item]; j < first_of_option[item + 1]; ++j) {
-        PlanOption& o = plan.options[shown[j].first];
-        DispatcherOutcome& d = o.outcomes[shown[j].second];
-        const Scenario s =
-            scenario_for(o.candidate, model, instance, gpu, catalog.dispatcher(d.dispatcher), request);
-        const TermSpread spread = a2a_term_spread(s, profile, d.iteration_s, setup, programs);
-        d.fastest_s = spread.fastest_s;
-        d.slowest_s = spread.slowest_s;
-        d.band = spread.band;
-        d.spread_known = true;
-        replays[j] = spread.replays;
-      }
-    });
-    for (int r : replays) plan.predictions += r;
-  }
+  // The bands' replays, made with each variant's predictions (above), counted after the search's.
+  plan.predictions += band_replays;
 
   // Time to train, cost, deadline, dispatcher margins.
   const double deadline_s = request.deadline_days * kSecondsPerDay;

@@ -731,7 +731,8 @@ PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile
 
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
                            const std::shared_ptr<const PredictionSetupCache>& setup_cache,
-                           const std::shared_ptr<WorkloadTemplateCache>& programs) {
+                           const std::shared_ptr<WorkloadTemplateCache>& programs,
+                           const std::shared_ptr<const MoeCostModel>& central_moe) {
   TermSpread t;
   t.fastest_s = t.slowest_s = predicted_s;
   t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
@@ -740,9 +741,16 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
     // (DispatcherMoeCost: the scenario, the profile's dispatcher model parameters and its host time
     // factor): the first source's seam, routing plans and answered cost classes serve the others'
     // replays, which otherwise built all three again (docs/2026-12-04-plan-speed.md, session 42). A source
-    // whose parameters or host factor differ gets its own.
+    // whose parameters or host factor differ gets its own. The central prediction's seam, when given, is
+    // `profile`'s and serves first (session 43): `profile` too differs from the sources in generic_a2a.
     std::optional<PredictOptions> first;
     const FittedProfile* first_source = nullptr;
+    if (central_moe) {
+      first.emplace();
+      first->profile = profile.sim;
+      first->seams.moe = central_moe;
+      first_source = &profile;
+    }
     const auto same_moe_inputs = [&](const FittedProfile& a, const FittedProfile& b) {
       return a.sim.model_params == b.sim.model_params &&
              host_time_factor(a.sim, scenario.instance) == host_time_factor(b.sim, scenario.instance);

@@ -1512,6 +1512,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   } else {
     own = emit_stages(c, popt);
   }
+  std::vector<std::shared_ptr<const CompiledProgram>> compiled;  // by stage, when shared
   for (int stage = 0; stage < par.pp; ++stage) {
     const auto si = static_cast<std::size_t>(stage);
     // The plain build prices the program it emitted; a shared template's is copied first.
@@ -1625,6 +1626,18 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
     }
     for (std::size_t i = 0; i < st.vars.size(); ++i) prog.new_var_slot();
     prog.seal(kStreams);
+    // A shared template's priced programs compile alike but for the A2A ops' SMs (StageTemplate::compiled):
+    // the engine copies the kept compiled form instead of compiling (docs/2026-12-04-plan-speed.md,
+    // session 43).
+    if (shared) {
+      if (!st.compiled) {
+        st.compiled = compile_program(prog);
+      } else if (!st.a2a_ops.empty() && st.compiled_sms != moe_sms) {
+        st.compiled = recompile_sms(*st.compiled, prog, st.a2a_ops);
+      }
+      st.compiled_sms = moe_sms;
+      compiled.push_back(st.compiled);
+    }
     // Per-rank durations of the var slots.
     const auto& vars = st.vars;
     const ModelSpec& m = s.model;
@@ -1723,6 +1736,7 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   w.add_group_channels(ChannelKind::etp, g.etp);
   w.add_group_channels(ChannelKind::edp, g.edp);
   for (const auto& pipe : g.pipelines) w.add_pipeline_channels(pipe);
+  w.compiled = std::move(compiled);
   w.validate();
   return out;
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "moetwin/engine/compiled_program.hpp"
 #include "moetwin/engine/program.hpp"
 #include "moetwin/models/comm_cost.hpp"
 #include "moetwin/models/compute_model.hpp"
@@ -48,6 +49,13 @@ struct StageTemplate {
   // The flow-model load of the stage's pipeline sends/receives, by channel kind (those it has).
   std::array<std::optional<NetLoad>, kChannelKinds> p2p_loads{};
   double local_experts = 0;
+  // The engine's compiled form (compiled_program.hpp) of the last program priced from this template, and
+  // the SMs its all-to-all ops had. Pricing changes nothing else the compiled form holds (the A2A ops' SMs;
+  // the flow-model loads and the var slot count it does not hold), so the next pricing hands it to the
+  // engine, re-set to its own SMs when they differ, instead of the engine compiling its copy. Written by
+  // the builds that share the template: one thread (WorkloadTemplateCache is not thread-safe).
+  mutable std::shared_ptr<const CompiledProgram> compiled;
+  mutable std::uint16_t compiled_sms = 0;
 };
 
 // Every input the stage builder reads while it emits, compared exactly (workload_template_cache.hpp).

@@ -13,6 +13,7 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/sim/workload_template_cache.hpp"
 
 namespace moetwin {
 namespace {
@@ -142,6 +143,44 @@ TEST(PredictionSetupCache, TermSpreadOneMoeSeamEqualsASeamPerSource) {
     EXPECT_EQ(spread.replays, static_cast<int>(sources.size()));
     EXPECT_EQ(spread.fastest_s, fastest);
     EXPECT_EQ(spread.slowest_s, slowest);
+  }
+}
+
+// plan runs an option's band replays with the central prediction's MoE cost seam (the profile differs from
+// the generic sources in generic_a2a only, which the seam does not read): each source's replay through
+// the seam the central prediction filled equals the replay with a seam of its own in every field, and the
+// spread through it (with and without the shared set-up and programs) equals the plain spread. Balanced
+// and zipf routing.
+TEST(PredictionSetupCache, TermSpreadThroughTheCentralSeamEqualsThePlainOne) {
+  const FittedProfile profile = resolve_fitted_profile("");
+  ASSERT_TRUE(profile.fitted) << "the shipped fitted profile";
+  Scenario balanced = scenario("p6-b300.48xlarge", 2, "deepep-v2-gin");
+  Scenario zipf = balanced;
+  zipf.routing.kind = RoutingKind::zipf;
+  zipf.routing.zipf_exponent = 1.0;
+  for (const Scenario* s : {&balanced, &zipf}) {
+    SCOPED_TRACE(to_string(s->routing.kind));
+    const PredictOptions central = predict_options_for(*s, profile);
+    ASSERT_NE(central.seams.moe, nullptr);
+    const double t = predict(*s, central).iteration_s;  // fills the seam's plans and cost classes
+    for (const auto& source : generic_a2a_sources(profile)) {
+      ASSERT_EQ(source.second.sim.model_params, profile.sim.model_params) << "the seam is shared";
+      PredictOptions shared = central;
+      shared.profile = source.second.sim;
+      expect_same(predict(*s, predict_options_for(*s, source.second)), predict(*s, shared), source.first);
+    }
+    const TermSpread plain = a2a_term_spread(*s, profile, t);
+    const auto setup = std::make_shared<const PredictionSetupCache>();
+    const auto programs = std::make_shared<WorkloadTemplateCache>();
+    for (const TermSpread& through : {a2a_term_spread(*s, profile, t, nullptr, nullptr, central.seams.moe),
+                                      a2a_term_spread(*s, profile, t, setup, programs, central.seams.moe)}) {
+      EXPECT_GT(plain.replays, 0);
+      EXPECT_EQ(through.replays, plain.replays);
+      EXPECT_EQ(through.fastest_s, plain.fastest_s);
+      EXPECT_EQ(through.slowest_s, plain.slowest_s);
+      EXPECT_EQ(through.band.lo_s, plain.band.lo_s);
+      EXPECT_EQ(through.band.hi_s, plain.band.hi_s);
+    }
   }
 }
 

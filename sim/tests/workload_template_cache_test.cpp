@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "moetwin/catalog/catalog.hpp"
+#include "moetwin/engine/compiled_program.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
@@ -76,8 +77,7 @@ void expect_same_program(const Program& a, const Program& b) {
   EXPECT_EQ(a.sealed(), b.sealed());
   EXPECT_EQ(a.issue_prefix(), b.issue_prefix());
   EXPECT_EQ(a.pos_in_stream(), b.pos_in_stream());
-  EXPECT_EQ(a.stream_ops(), b.stream_ops());
-  EXPECT_EQ(a.next_sync(), b.next_sync());
+  EXPECT_EQ(a.stream_sizes(), b.stream_sizes());
 }
 
 // The built workload field by field, and every field a command reads from a Prediction.
@@ -89,6 +89,18 @@ void expect_same(const Prediction& a, const Prediction& b, const std::string& wh
   for (std::size_t p = 0; p < wa.programs.size(); ++p) {
     SCOPED_TRACE("program " + std::to_string(p));
     expect_same_program(wa.programs[p], wb.programs[p]);
+  }
+  // A build through a shared template hands the engine its programs' compiled forms (compiled_program.hpp,
+  // kept with the template and re-set to the A2A SMs of each pricing): each equals a fresh compile of its
+  // program. The plain build hands none (the engine compiles).
+  EXPECT_TRUE(wa.compiled.empty());
+  if (!wb.compiled.empty()) {
+    ASSERT_EQ(wb.compiled.size(), wb.programs.size());
+    for (std::size_t p = 0; p < wb.compiled.size(); ++p) {
+      ASSERT_NE(wb.compiled[p], nullptr);
+      EXPECT_TRUE(same_compiled(*wb.compiled[p], *compile_program(wb.programs[p])))
+          << "compiled program " << p;
+    }
   }
   EXPECT_EQ(wa.rank_program, wb.rank_program);
   EXPECT_EQ(wa.rank_channels, wb.rank_channels);
@@ -168,8 +180,10 @@ TEST(WorkloadTemplateCache, SharedBuildsEqualPlainOnesForEveryDispatcher) {
       shared.setup_cache = setup;
       shared.programs = programs;
       expect_same(reference, predict(s, shared), c.label + ", " + d);
-      // The same dispatcher again: a template hit.
-      expect_same(reference, predict(s, shared), c.label + ", " + d + " again");
+      // The same dispatcher again: a template hit, its compiled programs the kept ones.
+      const Prediction again = predict(s, shared);
+      expect_same(reference, again, c.label + ", " + d + " again");
+      EXPECT_EQ(again.built.workload.compiled.size(), again.built.workload.programs.size());
     }
     // deepep-uccl and deepep-nvshmem (fused permute, no NCCL counts) share one emission; nccl-alltoall
     // (permute ops, counts all-gather) emits its own, and the one after it too (capacity 1).

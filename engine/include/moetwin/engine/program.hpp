@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "moetwin/engine/event_queue.hpp"
 
 namespace moetwin {
+
+class CompiledProgram;  // compiled_program.hpp
 
 enum class OpKind : std::uint8_t { compute, comm };
 
@@ -119,11 +122,11 @@ class Program {
   int new_var_slot() { return var_slots_++; }
 
   // Derived (sealed): cumulative host issue time up to and including op i; position of op i in its
-  // stream; program indices of each stream's ops; the first op >= i that syncs the host (or size()).
+  // stream; ops per stream. (Only what the engine's compile and the trace read: seal runs once per
+  // replayed stage program, so a derived array nobody reads is a cost per replay.)
   const std::vector<TimeNs>& issue_prefix() const { return issue_prefix_; }
   const std::vector<std::int32_t>& pos_in_stream() const { return pos_in_stream_; }
-  const std::vector<std::vector<std::int32_t>>& stream_ops() const { return stream_ops_; }
-  const std::vector<std::int32_t>& next_sync() const { return next_sync_; }
+  const std::vector<std::int32_t>& stream_sizes() const { return stream_sizes_; }
 
  private:
   std::vector<OpSpec> ops_;
@@ -134,8 +137,7 @@ class Program {
   bool sealed_ = false;
   std::vector<TimeNs> issue_prefix_;
   std::vector<std::int32_t> pos_in_stream_;
-  std::vector<std::vector<std::int32_t>> stream_ops_;
-  std::vector<std::int32_t> next_sync_;
+  std::vector<std::int32_t> stream_sizes_;
 };
 
 // A whole iteration: programs, ranks, channels. Build, then seal(); the engine reads it only.
@@ -154,6 +156,10 @@ struct Workload {
   // Flow model only: rank * kNetRoles + role -> link id, for GPUs that share a link (two GPUs on one NIC).
   // Empty: every rank has four links of its own, ids rank * kNetRoles + role.
   std::vector<std::int32_t> net_links;
+  // Optional, by program: the program's compiled form, made by whoever built the workload and shared with
+  // other workloads (compiled_program.hpp); the engine copies it instead of compiling the program. Empty,
+  // or a null entry: the engine compiles.
+  std::vector<std::shared_ptr<const CompiledProgram>> compiled;
 
   int ranks() const { return static_cast<int>(rank_program.size()); }
   std::size_t total_ops() const;

@@ -222,9 +222,12 @@ struct TermSpread {
 };
 // `setup_cache` (may be null): shared set-up for the replays (prediction_setup.hpp); `programs` (may be
 // null; used with setup_cache): the replays' emitted programs shared (workload_template_cache.hpp, not
-// thread-safe); same results.
+// thread-safe); `central_moe` (may be null): the MoE cost seam the prediction of `predicted_s` used,
+// predict_options_for(scenario, profile).seams.moe, which the replays of every source with the same
+// dispatcher inputs then use too (not thread-safe either: the caller's thread only); same results.
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
                            const std::shared_ptr<const PredictionSetupCache>& setup_cache = nullptr,
-                           const std::shared_ptr<WorkloadTemplateCache>& programs = nullptr);
+                           const std::shared_ptr<WorkloadTemplateCache>& programs = nullptr,
+                           const std::shared_ptr<const MoeCostModel>& central_moe = nullptr);
 
 }  // namespace moetwin

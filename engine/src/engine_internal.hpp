@@ -117,7 +117,9 @@ struct Replay {
 // Lockstep lanes (lane_replay.cpp): the replayed ranks of each program as lanes of one replay. The
 // result, exactly the op-by-op replay's, or nullopt when the lanes' event orders diverge (then
 // `*divergence` says where) or the workload is outside what lanes handle (wide durations).
-std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::string* divergence);
+// Where lanes disagree the group splits and the replay starts again, up to `max_splits` times.
+std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, int max_splits,
+                                      std::string* divergence);
 
 }  // namespace moetwin::engine_detail
 

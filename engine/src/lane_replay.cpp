@@ -19,7 +19,7 @@
 //    that arrived last is an event of its own (the other streams of that group are tried first, as the
 //    op-by-op replay tries them while the lane waits).
 //  - Splits. A stopped replay starts again from time 0 with the group split along the disagreement
-//    (run_lanes); where no split helps, or after kMaxSplits, the per-rank engine runs.
+//    (run_lanes); where no split helps, or after the splits allowed, the per-rank engine runs.
 // Closed form only (the flow model shares links between transfers of all ranks). The op-by-op semantics:
 // none of the engine's event shortcuts (compute chains, early arrivals).
 #include <algorithm>
@@ -665,7 +665,8 @@ class LaneReplay {
 
 }  // namespace
 
-std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::string* divergence) {
+std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, int max_splits,
+                                      std::string* divergence) {
   if (w.var_durations.wide()) {
     if (divergence != nullptr) *divergence = "durations over 2.1 s (64-bit)";
     return std::nullopt;
@@ -679,8 +680,7 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::
   }
   auto keys = static_cast<std::int32_t>(w.programs.size());
   // Where lanes disagree, the group splits along the disagreement and the replay starts again: lanes on
-  // both sides then run apart (a fallback per lane rather than for the whole replay), up to kMaxSplits.
-  constexpr int kMaxSplits = 64;
+  // both sides then run apart (a fallback per lane rather than for the whole replay), up to max_splits.
   for (int splits = 0;; ++splits) {
     try {
       LaneReplay replay(w, rp, part, programs);
@@ -690,7 +690,7 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, std::
       return out;
     } catch (const LanesDiverge& d) {
       const auto ones = std::count(d.split.begin(), d.split.end(), std::uint8_t{1});
-      if (ones == 0 || ones == static_cast<std::ptrdiff_t>(d.split.size()) || splits == kMaxSplits) {
+      if (ones == 0 || ones == static_cast<std::ptrdiff_t>(d.split.size()) || splits >= max_splits) {
         if (divergence != nullptr) *divergence = d.where + " after " + std::to_string(splits) + " splits";
         return std::nullopt;
       }

@@ -108,6 +108,26 @@ void BM_ReplayZipf4096(benchmark::State& state) {
 }
 BENCHMARK(BM_ReplayZipf4096)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// The periodic steady state (EngineOptions::periodic; docs/2026-12-04-periodic-steady-state.md): the
+// balanced 256-GPU replay (64 microbatches on 8 stages) stepping through every microbatch / jumping the
+// repeating ones, argument 0 / 1.
+void BM_ReplayBalanced256Periodic(benchmark::State& state) {
+  const Scenario s = dsv3(32, 4, false);
+  const FittedProfile profile = resolve_fitted_profile("");
+  const Prediction p = predict(s, predict_options_for(s, profile));
+  EngineOptions eo;
+  eo.periodic = state.range(0) != 0;
+  EngineResult r;
+  for (auto _ : state) {
+    r = run_engine(p.built.workload, eo);
+    const TimeNs iteration = r.iteration;
+    benchmark::DoNotOptimize(iteration);
+  }
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["periods_skipped"] = static_cast<double>(r.periods_skipped);
+}
+BENCHMARK(BM_ReplayBalanced256Periodic)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace moetwin
 

@@ -675,7 +675,7 @@ std::optional<EngineResult> run_lanes(const Workload& w, const Replay& rp, int m
   std::vector<std::int32_t> part(rp.ranks.size());  // replayed rank -> group key: first by program
   for (std::size_t r = 0; r < rp.ranks.size(); ++r) {
     const auto p = static_cast<std::size_t>(w.rank_program[static_cast<std::size_t>(rp.ranks[r])]);
-    if (programs[p].prog == nullptr) programs[p] = compile(w.programs[p]);
+    if (programs[p].prog == nullptr) programs[p] = compiled_for(w, p);
     part[r] = static_cast<std::int32_t>(p);
   }
   auto keys = static_cast<std::int32_t>(w.programs.size());

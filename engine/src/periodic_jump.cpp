@@ -39,25 +39,27 @@ void Engine::init_periodic() {
   next_anchor_pos_ = anchors_.front();
 }
 
-void Engine::on_anchor(TimeNs now) {
+void Engine::seek_next_anchor() {
   const std::int32_t pos = ranks_[0].streams[0].pos;
   while (next_anchor_ < anchors_.size() && anchors_[next_anchor_] <= pos) ++next_anchor_;
   next_anchor_pos_ = next_anchor_ < anchors_.size() ? anchors_[next_anchor_] : kNoAnchor;
+}
+
+void Engine::on_anchor(TimeNs now) {
+  seek_next_anchor();
   queue_.events_in_order(queue_now_);
-  {
-    for (std::size_t d = 1; d <= ring_size_; ++d) {
-      const PeriodSnapshot& a = ring_[(ring_head_ + ring_capacity_ - d) % ring_capacity_];
-      if (!match(a, now)) continue;
-      const std::int64_t periods = periods_ahead(a, now);
-      if (periods > 0) {
-        jump(a, now, periods);
-        ring_size_ = 0;
-        return;
-      }
-      // Periodic now, but the ops ahead stop repeating within a period (the warm-up's forwards repeat
-      // one another until the first backward; durations that alternate between microbatches repeat
-      // only every second one): a longer period may still repeat.
+  for (std::size_t d = 1; d <= ring_size_; ++d) {
+    const PeriodSnapshot& a = ring_[(ring_head_ + ring_capacity_ - d) % ring_capacity_];
+    if (!match(a, now)) continue;
+    const std::int64_t periods = periods_ahead(a, now);
+    if (periods > 0) {
+      jump(a, now, periods);
+      ring_size_ = 0;
+      return;
     }
+    // Periodic now, but the ops ahead stop repeating within a period (the warm-up's forwards repeat one
+    // another until the first backward; durations that alternate between microbatches repeat only every
+    // second one): a longer period may still repeat.
   }
   PeriodSnapshot& s = ring_[ring_head_];
   ring_head_ = (ring_head_ + 1) % ring_capacity_;
@@ -335,9 +337,7 @@ void Engine::jump(const PeriodSnapshot& a, TimeNs now, std::int64_t periods) {
   for (std::size_t k = 0; k < c.size(); ++k)
     *c[k] += (*c[k] - a.counters[k]) * static_cast<std::uint64_t>(periods);
   periods_skipped_ += static_cast<std::uint64_t>(periods);
-  const std::int32_t pos = ranks_[0].streams[0].pos;
-  while (next_anchor_ < anchors_.size() && anchors_[next_anchor_] <= pos) ++next_anchor_;
-  next_anchor_pos_ = next_anchor_ < anchors_.size() ? anchors_[next_anchor_] : kNoAnchor;
+  seek_next_anchor();
 }
 
 }  // namespace moetwin::engine_detail

@@ -757,17 +757,19 @@ class Engine {
 
   void init_periodic();
 
+  // Moves next_anchor_ (and next_anchor_pos_) past the first replayed rank's compute-stream position.
+  void seek_next_anchor();
   void on_anchor(TimeNs now);
 
   static bool shifted(TimeNs a, TimeNs b, TimeNs dt) { return a == kNever ? b == kNever : b == a + dt; }
 
-  // Whether the replay's state now is `a`'s moved by whole ops and now - a.time; fills shift_, pos_shift_
-  // and version_shift_ with the moves.
+  // Whether the replay's state now is `a`'s moved by whole ops and now - a.time; fills shift_ and
+  // pos_shift_ with the moves.
   bool match(const PeriodSnapshot& a, TimeNs now);
 
-  // Whether compute-stream record `y` is record `x` one period later on rank `r` (shift_[r], pos_shift_).
+  // Whether record `y` of a stream is its record `x` one period later on rank `r` (shift_[r], pos_shift_).
   bool repeats(std::size_t r, const RankRt& rt, const EngineOp& x, const EngineOp& y) const;
-
+  // The same for sync point `y` of the rank's program and `x`.
   bool sync_repeats(std::size_t r, const EngineProgram& p, const SyncPoint& x, const SyncPoint& y) const;
 
   // How many periods after the state now (matched with `a`) the replay is sure to repeat: every record a

@@ -238,6 +238,24 @@ bool same_emission(const DispatcherSpec& a, const DispatcherSpec& b) {
          (a.transport == DispatcherTransport::nccl) == (b.transport == DispatcherTransport::nccl);
 }
 
+// The work items [first_of_variant[i], first_of_variant[i + 1]) ordered by their estimated cost, largest
+// first (ties in item order): jobs x microbatches per pipeline.
+std::vector<std::size_t> longest_first(const std::vector<Job>& jobs,
+                                       const std::vector<std::size_t>& first_of_variant) {
+  const std::size_t n = first_of_variant.size() - 1;
+  std::vector<std::int64_t> cost(n);
+  std::vector<std::size_t> items(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Scenario& s = jobs[first_of_variant[i]].scenario;
+    const auto count = static_cast<std::int64_t>(first_of_variant[i + 1] - first_of_variant[i]);
+    cost[i] = count * s.training.microbatches(s.parallel);
+    items[i] = i;
+  }
+  std::stable_sort(items.begin(), items.end(),
+                   [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  return items;
+}
+
 // The order in which a layout variant's jobs [begin, end) run: the catalog's, except that the dispatchers
 // emitting what the first dispatcher without its own A2A terms emits run last, so that the template
 // cache (capacity 1) still holds that emission when its band replays come (each job's outcome is its own
@@ -416,7 +434,13 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       // replays (a2a_term_spread) run in the same item, after its predictions: they share the item's
       // emitted programs and the central prediction's MoE cost seam (session 43; they ran as items of
       // their own, which emitted the programs and built the seam again).
-      parallel_for(first_of_variant.size() - 1, threads, [&](std::size_t item) {
+      // Longest first (LPT): the threads take items in this order, so a long item (a deep pipeline with
+      // many microbatches replays up to 6x a shallow one's events) starts early instead of ending a round
+      // alone on one thread. The cost is estimated as jobs x microbatches per pipeline (the events a
+      // replay pops grow with both). The order changes which thread runs an item, never its outcome.
+      const std::vector<std::size_t> items = longest_first(jobs, first_of_variant);
+      parallel_for(items.size(), threads, [&](std::size_t k_item) {
+        const std::size_t item = items[k_item];
         const std::size_t begin = first_of_variant[item];
         const std::size_t end = first_of_variant[item + 1];
         const auto programs = std::make_shared<WorkloadTemplateCache>();

@@ -761,6 +761,12 @@ class Engine {
   void seek_next_anchor();
   void on_anchor(TimeNs now);
 
+  // Whether the first replayed rank's compute-stream records from position `from` up to its head (and the
+  // two after it) repeat `head - from` records later in duration, SMs, flags and channel: what a jump from
+  // a state at `from` needs of them (periods_ahead). A speed policy only (which anchors pay for a
+  // snapshot); every jump is still decided by match() and periods_ahead().
+  bool first_rank_repeats(std::int32_t from) const;
+
   static bool shifted(TimeNs a, TimeNs b, TimeNs dt) { return a == kNever ? b == kNever : b == a + dt; }
 
   // Whether the replay's state now is `a`'s moved by whole ops and now - a.time; fills shift_ and
@@ -792,6 +798,10 @@ class Engine {
   std::int32_t next_anchor_pos_ = kNoAnchor;
   std::vector<PeriodSnapshot> ring_;
   std::size_t ring_capacity_ = 0, ring_head_ = 0, ring_size_ = 0;
+  // The first replayed rank's compute-stream positions at the last anchors (newest last), whether or not
+  // a snapshot was taken there (on_anchor).
+  std::vector<std::int32_t> anchor_positions_;
+  bool queue_sorted_ = false;  // queue_now_ holds the queue in pop order (this anchor)
   std::vector<SimEvent> queue_now_;
   std::vector<RankShift> shift_;
   std::vector<std::int32_t> pos_shift_;  // replayed rank * max_streams_ + stream

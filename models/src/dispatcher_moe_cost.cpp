@@ -5,6 +5,7 @@
 
 #include "moetwin/models/traffic_matrix.hpp"
 #include "moetwin/topology/placement.hpp"
+#include "moetwin/topology/shared_placement.hpp"
 
 namespace moetwin {
 
@@ -21,7 +22,8 @@ RoutingSpec routing_spec_for(const Scenario& s) {
   // count): nodes for a node-dedup dispatcher, NVLink domains for NCCL's all-to-all
   // (a2a_nvlink_reach_gpus); the plan's "node" is that group.
   const int reach = a2a_nvlink_reach_gpus(s);
-  const Placement placement(p, s.instance.gpus, reach);
+  const std::shared_ptr<const Placement> shared = shared_placement(p, s.instance.gpus, reach);
+  const Placement& placement = *shared;
   const int nodes = std::max(1, placement.max_domains_spanned(GroupKind::ep));
   spec.ranks_per_node = std::max(1, p.ep / nodes);
   // The plan puts EP rank k in group k / ranks_per_node: every EP group must fill its NVLink groups in

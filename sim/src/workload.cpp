@@ -20,12 +20,14 @@
 #include "moetwin/sim/tp_comm_overlap.hpp"
 #include "moetwin/sim/workload_estimate.hpp"
 #include "moetwin/topology/placement.hpp"
+#include "moetwin/topology/shared_placement.hpp"
 #include "workload_template.hpp"
 
 namespace moetwin {
 
 RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node, int a2a_reach_gpus) {
-  const Placement placement(p, gpus_per_node);
+  const std::shared_ptr<const Placement> shared = shared_placement(p, gpus_per_node);
+  const Placement& placement = *shared;
   RankGroups g;
   g.world = p.world();
   g.gpus_per_node = gpus_per_node;

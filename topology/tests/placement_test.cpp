@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/topology/shared_placement.hpp"
 
 namespace moetwin {
 namespace {
@@ -159,6 +160,32 @@ TEST(Placement, ChecksScenarioWorldAndCarving) {
   EXPECT_THROW(Placement{s}, InputError);
   EXPECT_EQ(parse_group_kind("edp", {}), GroupKind::edp);
   EXPECT_THROW(parse_group_kind("xp", {}), InputError);
+}
+
+// shared_placement: what the constructor builds, once per distinct arguments while they are recent.
+TEST(SharedPlacement, EqualsAFreshPlacementAndIsBuiltOncePerArguments) {
+  const auto expect_equal = [](const Placement& a, const Placement& b) {
+    EXPECT_EQ(a.world(), b.world());
+    EXPECT_EQ(a.gpus_per_node(), b.gpus_per_node());
+    EXPECT_EQ(a.domain_gpus(), b.domain_gpus());
+    for (const GroupKind k : kAllGroupKinds) EXPECT_EQ(a.groups(k), b.groups(k)) << to_string(k);
+  };
+  const ParallelLayout l = layout(8, 8, 32, 4);
+  const auto first = shared_placement(l, 8);
+  expect_equal(*first, Placement(l, 8));
+  EXPECT_EQ(shared_placement(l, 8), first);      // the same object
+  const auto wide = shared_placement(l, 8, 64);  // another domain size: another placement
+  EXPECT_NE(wide, first);
+  expect_equal(*wide, Placement(l, 8, 64));
+  EXPECT_NE(shared_placement(layout(8, 4, 32, 8), 8), first);
+  // Once kSharedPlacements other arguments were asked after it, it is built again (equal).
+  for (int dp = 1; dp <= kSharedPlacements; ++dp) shared_placement(layout(8, 1, 8, dp), 8);
+  const auto again = shared_placement(l, 8);
+  EXPECT_NE(again, first);
+  expect_equal(*again, *first);
+  // Bad arguments throw what the constructor throws, and nothing is kept.
+  EXPECT_THROW(shared_placement(layout(8, 8, 3, 4), 8), InputError);
+  EXPECT_THROW(shared_placement(layout(8, 8, 3, 4), 8), InputError);
 }
 
 }  // namespace

@@ -544,7 +544,11 @@ class LaneReplay {
     free_wakes_.push_back(slot);
     TimeNs* pending = pending_wake_.data() + g.lane0;
     for (std::int32_t l = 0; l < g.lanes; ++l) {
-      if (pending[l] == now_[static_cast<std::size_t>(l)]) pending[l] = kNever;
+      if (pending[l] == now_[static_cast<std::size_t>(l)]) {
+        pending[l] = kNever;
+      } else {
+        ++stale_;  // superseded on this lane, as the op-by-op replay counts it (Engine::on_wake)
+      }
     }
     advance(gi, now_.data());
   }

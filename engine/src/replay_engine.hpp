@@ -652,7 +652,11 @@ class Engine {
 
   void on_wake(int r, TimeNs now) {
     RankRt& rt = ranks_[static_cast<std::size_t>(r)];
-    if (rt.pending_wake == now) rt.pending_wake = kNever;
+    if (rt.pending_wake == now) {
+      rt.pending_wake = kNever;
+    } else {
+      ++stale_;  // superseded: the rank asked for an earlier wake after this one (EngineResult::stale_events)
+    }
     advance(r, now);
   }
 
@@ -815,7 +819,7 @@ class Engine {
   int current_rank_ = -1;
   bool shortcuts_ = true;             // EngineOptions::shortcuts (off with traces: every op has its span)
   std::uint64_t chained_ = 0;         // ops that ended inside a chain, without an event of their own
-  std::uint64_t stale_ = 0;           // compute and transfer finish events superseded by a rate change
+  std::uint64_t stale_ = 0;           // finish events superseded by a rate change, wakes by an earlier wake
   std::uint64_t early_finishes_ = 0;  // chains that ended without an event (early arrivals)
   std::uint64_t early_stale_ = 0;     // rate changes of those chains
   std::uint64_t channel_starts_ = 0;  // kChannelStart events popped

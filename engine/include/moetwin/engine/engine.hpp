@@ -84,8 +84,8 @@ struct EngineOptions {
   NetworkMode network = NetworkMode::closed_form;
   // Event shortcuts (engine.cpp): a run of compute ops that start back to back, none watched by anything
   // but its successor, is one event (compute chains), and after an unwatched op ends only its own stream
-  // is retried. The same times, stats and event count (EngineResult::events) as without; off with
-  // `trace`. false: the plain op-by-op replay (tests compare the two).
+  // is retried. The same times, stats and events less stale ones (EngineResult::stale_events) as without;
+  // off with `trace`. false: the plain op-by-op replay (tests compare the two).
   bool shortcuts = true;
   // Lockstep lanes (lane_replay.cpp): the replayed ranks of one program (the ranks of a pipeline stage
   // whose routing differs, which differ only in their per-rank durations) replayed as lanes of one
@@ -134,14 +134,16 @@ struct TraceSpan {
 struct EngineResult {
   TimeNs iteration = 0;  // latest finish over all ranks (all start at 0)
   std::vector<RankStats> ranks;
-  // Events of the replay that ran, op by op: popped ones (incl. stale rate-change events) plus one per
+  // Events of the replay that ran, op by op: popped ones (incl. stale ones, below) plus one per
   // compute op that ended inside a chain (EngineOptions::shortcuts).
   std::uint64_t events = 0;
-  // Of `events`, compute and transfer finish events a rate change superseded. How many go stale depends
-  // on the order of simultaneous events (a rate change and an op's end on the same ns; transfers that
-  // start together, re-solved one by one), which the shortcuts (EngineOptions::shortcuts) may change:
-  // events - stale_events does not depend on them, and the shipped scenarios' counts came out the same
-  // (closed form and flow, 2026-12-02).
+  // Of `events`, the superseded ones: compute and transfer finish events a rate change superseded, and
+  // wakes after which the rank had asked for an earlier one (a rank keeps one pending wake; a stream that
+  // waits for its host asks again each time it is tried). How many go stale depends on the order of
+  // simultaneous events (a rate change and an op's end on the same ns; transfers that start together,
+  // re-solved one by one) and on how often streams are retried, which the shortcuts
+  // (EngineOptions::shortcuts) change: events - stale_events does not depend on them (the tests compare
+  // it), and the shipped scenarios' counts came out the same (closed form and flow, 2026-12-02).
   std::uint64_t stale_events = 0;
   int replayed_ranks = 0;              // ranks replayed: all, or one per symmetry class
   std::uint64_t rate_solves = 0;       // flow model: link-sharing solves (one per transfer start or end)

@@ -5,34 +5,17 @@
 #include <random>
 #include <string>
 
+#include "engine_test_expect.hpp"
 #include "engine_test_ops.hpp"
 #include "moetwin/engine/engine.hpp"
 
 namespace moetwin {
 namespace {
 
-constexpr int kStreams = 3;  // 0 compute, 1 and 2 communication
+using engine_test::compute;
+using engine_test::expect_same_replay;
 
-// Every field of every rank, exactly, and the events but for stale ones (EngineResult::stale_events).
-void expect_same(const EngineResult& a, const EngineResult& b, const std::string& what) {
-  EXPECT_EQ(a.iteration, b.iteration) << what;
-  EXPECT_EQ(a.events - a.stale_events, b.events - b.stale_events) << what;
-  ASSERT_EQ(a.ranks.size(), b.ranks.size()) << what;
-  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
-    const RankStats& x = a.ranks[r];
-    const RankStats& y = b.ranks[r];
-    EXPECT_EQ(x.compute, y.compute) << what << " rank " << r;
-    EXPECT_EQ(x.host_wait, y.host_wait) << what << " rank " << r;
-    EXPECT_EQ(x.bubble, y.bubble) << what << " rank " << r;
-    EXPECT_EQ(x.idle, y.idle) << what << " rank " << r;
-    EXPECT_EQ(x.finish, y.finish) << what << " rank " << r;
-    EXPECT_EQ(x.ops_run, y.ops_run) << what << " rank " << r;
-    for (int k = 0; k < kCommClasses; ++k) {
-      EXPECT_EQ(x.exposed[k], y.exposed[k]) << what << " rank " << r << " class " << k;
-      EXPECT_EQ(x.comm_total[k], y.comm_total[k]) << what << " rank " << r << " class " << k;
-    }
-  }
-}
+constexpr int kStreams = 3;  // 0 compute, 1 and 2 communication
 
 void compare_chained(const Workload& w, const std::string& what) {
   EngineOptions plain;
@@ -40,12 +23,10 @@ void compare_chained(const Workload& w, const std::string& what) {
   plain.full_replay = true;
   EngineOptions chained;
   chained.full_replay = true;
-  expect_same(run_engine(w, plain), run_engine(w, chained), what + " (full replay)");
+  expect_same_replay(run_engine(w, plain), run_engine(w, chained), what + " (full replay)");
   plain.full_replay = chained.full_replay = false;
-  expect_same(run_engine(w, plain), run_engine(w, chained), what + " (reduced replay)");
+  expect_same_replay(run_engine(w, plain), run_engine(w, chained), what + " (reduced replay)");
 }
-
-using engine_test::compute;
 
 OpSpec comm(TimeNs d, ChannelKind ch, std::uint8_t stream, std::uint16_t sms) {
   const CommClass cls = ch == ChannelKind::tp   ? CommClass::tp

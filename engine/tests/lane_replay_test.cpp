@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_test_expect.hpp"
 #include "engine_test_ops.hpp"
 #include "moetwin/engine/engine.hpp"
 
@@ -16,35 +17,11 @@ namespace moetwin {
 namespace {
 
 using engine_test::compute;
+using engine_test::expect_same_replay;
+using engine_test::expect_same_stats;
 
 // 0 compute, 1 EP, 2 DP, 3 PP send, 4 PP receive.
 constexpr int kStreams = 5;
-
-// Every field of every rank, exactly.
-void expect_stats(const EngineResult& a, const EngineResult& b, const std::string& what) {
-  EXPECT_EQ(a.iteration, b.iteration) << what;
-  ASSERT_EQ(a.ranks.size(), b.ranks.size()) << what;
-  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
-    const RankStats& x = a.ranks[r];
-    const RankStats& y = b.ranks[r];
-    EXPECT_EQ(x.compute, y.compute) << what << " rank " << r;
-    EXPECT_EQ(x.host_wait, y.host_wait) << what << " rank " << r;
-    EXPECT_EQ(x.bubble, y.bubble) << what << " rank " << r;
-    EXPECT_EQ(x.idle, y.idle) << what << " rank " << r;
-    EXPECT_EQ(x.finish, y.finish) << what << " rank " << r;
-    EXPECT_EQ(x.ops_run, y.ops_run) << what << " rank " << r;
-    for (int k = 0; k < kCommClasses; ++k) {
-      EXPECT_EQ(x.exposed[k], y.exposed[k]) << what << " rank " << r << " class " << k;
-      EXPECT_EQ(x.comm_total[k], y.comm_total[k]) << what << " rank " << r << " class " << k;
-    }
-  }
-}
-
-// The stats, and the events but for stale ones (EngineResult::stale_events).
-void expect_same(const EngineResult& a, const EngineResult& b, const std::string& what) {
-  expect_stats(a, b, what);
-  EXPECT_EQ(a.events - a.stale_events, b.events - b.stale_events) << what;
-}
 
 EngineResult with_lanes(const Workload& w) {
   EngineOptions o;
@@ -101,7 +78,7 @@ TEST(LaneReplay, RanksOfAStageAsLanes) {
   }
   // 4 compute finishes, one channel finish, 4 compute finishes: as the op-by-op replay pops them.
   EXPECT_EQ(r.events, 9u);
-  expect_same(op_by_op(w), r, "one stage");
+  expect_same_replay(op_by_op(w), r, "one stage");
   EXPECT_EQ(run_engine(w).lane_groups, 0);  // off by default
 }
 
@@ -133,7 +110,7 @@ TEST(LaneReplay, LanesThatDisagreeSplit) {
   // Rank 1: 70 ns at 100 SMs, then 30 ns of work at 80 SMs = 37.5 -> 38 ns: ends at 108, then 50 ns at
   // 80 SMs until the collective ends at 110 (160 SM-ns) and the 4,840 left at 100 SMs after (49 ns).
   EXPECT_EQ(r.ranks[1].finish, 108 + 2 + 49);
-  expect_same(op_by_op(w), r, "split");
+  expect_same_replay(op_by_op(w), r, "split");
 }
 
 // Random pipelines: 1-3 stages of 2-6 ranks, each stage its own random program (compute ops with
@@ -260,7 +237,7 @@ TEST(LaneReplay, RandomPipelinesMatchTheOpByOpReplay) {
       continue;  // a random program that deadlocks (a ring of PP transfers waiting on each other)
     }
     const EngineResult lanes = with_lanes(w);
-    expect_stats(reference, lanes, "random pipeline " + std::to_string(k));
+    expect_same_stats(reference, lanes, "random pipeline " + std::to_string(k));
     // Events: those of the op-by-op replay of the same ranks (one per symmetry class).
     EngineOptions reduced;
     reduced.shortcuts = false;

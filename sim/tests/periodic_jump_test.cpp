@@ -12,6 +12,8 @@
 #include <random>
 #include <string>
 
+#include "engine_test_expect.hpp"
+#include "engine_test_ops.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/engine/engine.hpp"
 #include "moetwin/models/dispatcher_moe_cost.hpp"
@@ -23,25 +25,8 @@
 namespace moetwin {
 namespace {
 
-void expect_same(const EngineResult& a, const EngineResult& b, const std::string& what) {
-  EXPECT_EQ(a.iteration, b.iteration) << what;
-  ASSERT_EQ(a.ranks.size(), b.ranks.size()) << what;
-  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
-    const RankStats& x = a.ranks[r];
-    const RankStats& y = b.ranks[r];
-    EXPECT_EQ(x.compute, y.compute) << what << " rank " << r;
-    EXPECT_EQ(x.host_wait, y.host_wait) << what << " rank " << r;
-    EXPECT_EQ(x.bubble, y.bubble) << what << " rank " << r;
-    EXPECT_EQ(x.idle, y.idle) << what << " rank " << r;
-    EXPECT_EQ(x.finish, y.finish) << what << " rank " << r;
-    EXPECT_EQ(x.ops_run, y.ops_run) << what << " rank " << r;
-    for (int k = 0; k < kCommClasses; ++k) {
-      EXPECT_EQ(x.exposed[k], y.exposed[k]) << what << " rank " << r << " class " << k;
-      EXPECT_EQ(x.comm_total[k], y.comm_total[k]) << what << " rank " << r << " class " << k;
-      EXPECT_EQ(x.shared_delay[k], y.shared_delay[k]) << what << " rank " << r << " class " << k;
-    }
-  }
-}
+using engine_test::comm;
+using engine_test::expect_same_stats;
 
 // The replay with jumps against the same replay stepping through every period (the same events, stale
 // ones included: the shortcuts are the same) and against the plain op-by-op replay (every stat, and the
@@ -62,10 +47,10 @@ std::uint64_t compare(const Workload& w, const std::string& what) {
   const EngineResult reference = run_engine(w, plain);
   EXPECT_EQ(stepped.periods_skipped, 0u) << what;
   EXPECT_EQ(reference.periods_skipped, 0u) << what;
-  expect_same(stepped, jumped, what + " (jumped vs stepped)");
+  expect_same_stats(stepped, jumped, what + " (jumped vs stepped)");
   EXPECT_EQ(stepped.events, jumped.events) << what;
   EXPECT_EQ(stepped.stale_events, jumped.stale_events) << what;
-  expect_same(reference, jumped, what + " (jumped vs op by op)");
+  expect_same_stats(reference, jumped, what + " (jumped vs op by op)");
   EXPECT_EQ(reference.events - reference.stale_events, jumped.events - jumped.stale_events) << what;
   return jumped.periods_skipped;
 }
@@ -118,16 +103,6 @@ class ShapeEmitter : public StageEmitter {
   }
 
  private:
-  static OpSpec comm(TimeNs d, ChannelKind ch, CommClass cls, std::uint8_t stream, std::uint16_t sms) {
-    OpSpec op;
-    op.kind = OpKind::comm;
-    op.duration = d;
-    op.channel = ch;
-    op.comm_class = cls;
-    op.stream = stream;
-    op.sms = sms;
-    return op;
-  }
   int step(Program& p, const StepContext& c, bool backward) {
     const OpPhase phase = backward ? OpPhase::backward : OpPhase::forward;
     const auto tag = [&](OpSpec op, const char* label) {
@@ -334,7 +309,7 @@ TEST(LaneGate, NearBalancedRanksReplayAsLanes) {
     };
     const Workload w = build(s);
     const EngineResult lanes = run_engine(w, {});
-    expect_same(run_engine(w, plain), lanes, "per-rank step " + std::to_string(per_rank));
+    expect_same_stats(run_engine(w, plain), lanes, "per-rank step " + std::to_string(per_rank));
     if (per_rank == 2) {
       EXPECT_EQ(lanes.lane_groups, 2);  // one group per stage: ranks up to 6 ns apart on 606-1,006 ns
     } else {

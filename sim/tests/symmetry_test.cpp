@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "engine_test_expect.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/engine/engine.hpp"
 #include "moetwin/models/dispatcher_moe_cost.hpp"
@@ -19,26 +20,7 @@
 namespace moetwin {
 namespace {
 
-// Every field of every rank, exactly.
-void expect_same(const EngineResult& full, const EngineResult& reduced, const std::string& what) {
-  EXPECT_EQ(full.iteration, reduced.iteration) << what;
-  ASSERT_EQ(full.ranks.size(), reduced.ranks.size()) << what;
-  for (std::size_t r = 0; r < full.ranks.size(); ++r) {
-    const RankStats& a = full.ranks[r];
-    const RankStats& b = reduced.ranks[r];
-    EXPECT_EQ(a.compute, b.compute) << what << " rank " << r;
-    EXPECT_EQ(a.host_wait, b.host_wait) << what << " rank " << r;
-    EXPECT_EQ(a.bubble, b.bubble) << what << " rank " << r;
-    EXPECT_EQ(a.idle, b.idle) << what << " rank " << r;
-    EXPECT_EQ(a.finish, b.finish) << what << " rank " << r;
-    EXPECT_EQ(a.ops_run, b.ops_run) << what << " rank " << r;
-    for (int k = 0; k < kCommClasses; ++k) {
-      EXPECT_EQ(a.exposed[k], b.exposed[k]) << what << " rank " << r << " class " << k;
-      EXPECT_EQ(a.comm_total[k], b.comm_total[k]) << what << " rank " << r << " class " << k;
-      EXPECT_EQ(a.shared_delay[k], b.shared_delay[k]) << what << " rank " << r << " class " << k;
-    }
-  }
-}
+using engine_test::expect_same_stats;
 
 // Lockstep lanes (EngineOptions::lanes) against the full op-by-op replay `reference` of `w`: every stat
 // of every rank; the events against the op-by-op replay of the same (symmetry-reduced) ranks. Returns
@@ -47,7 +29,7 @@ int expect_lanes_exact(const Workload& w, const EngineResult& reference, const s
   EngineOptions lanes;
   lanes.lanes = LaneMode::always;
   const EngineResult l = run_engine(w, lanes);
-  expect_same(reference, l, what + " lanes");
+  expect_same_stats(reference, l, what + " lanes");
   EngineOptions reduced_op_by_op;
   reduced_op_by_op.shortcuts = false;
   const EngineResult plain = run_engine(w, reduced_op_by_op);
@@ -75,9 +57,9 @@ int compare_replays(const Workload& w, const std::string& what) {
     const EngineResult b = run_engine(w, reduced);
     const std::string label = what + " (" + to_string(mode) + ")";
     EXPECT_EQ(a.replayed_ranks, w.ranks()) << label;
-    expect_same(reference, a, label + " chained");
+    expect_same_stats(reference, a, label + " chained");
     EXPECT_EQ(reference.events - reference.stale_events, a.events - a.stale_events) << label;
-    expect_same(a, b, label);
+    expect_same_stats(a, b, label);
     replayed = b.replayed_ranks;
     if (mode == NetworkMode::closed_form) expect_lanes_exact(w, reference, label);
   }

@@ -1,10 +1,7 @@
 #include "moetwin/engine/engine.hpp"
 
 #include <algorithm>
-#include <array>
-#include <limits>
 #include <numeric>
-#include <set>
 #include <stdexcept>
 #include <string>
 

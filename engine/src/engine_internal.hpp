@@ -1,4 +1,4 @@
-// Internal to the engine library: the compiled form of a Program that the op-by-op engine (engine.cpp)
+// Internal to the engine library: the compiled form of a Program that the op-by-op engine (replay_engine.hpp)
 // and the lane replay (lane_replay.cpp) both walk, and what a replay is given. Not installed.
 #pragma once
 

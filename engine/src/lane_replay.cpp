@@ -608,8 +608,9 @@ class LaneReplay {
     }
   }
 
-  // The group's time-line category (the op-by-op replay's, engine.cpp), one for all lanes but for host_wait
-  // against bubble: kCatHostWait here means "host_wait where the head of stream 0 is issued later than now".
+  // The group's time-line category (the op-by-op replay's, replay_engine.hpp), one for all lanes but for
+  // host_wait against bubble: kCatHostWait here means "host_wait where the head of stream 0 is issued later
+  // than now".
   std::uint8_t category(const Group& g) const {
     if (g.compute_op >= 0) return kCatCompute;
     if (g.live == 0) return kCatIdle;

@@ -7,7 +7,6 @@
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// The engine's periodic steady state (EngineOptions::periodic, engine.cpp): a replay that jumps over
+// The engine's periodic steady state (EngineOptions::periodic, periodic_jump.cpp): a replay that jumps over
 // the microbatches that repeat must give every rank the stats, iteration time and event counts of the
 // replay that steps through them, and of the plain op-by-op replay. Pipelines of real schedules
 // (emit_pipeline: 1F1B, interleaved, blocking and overlapped P2P, device syncs), with a collective that

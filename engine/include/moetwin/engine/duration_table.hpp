@@ -1,7 +1,7 @@
 // Per-rank durations of var-slot ops (Workload::var_durations): integer ns, stored in 32 bits while every
 // value fits and in 64 bits from the first one that does not (a single op of more than 2.1 s). A skewed
 // 4,096-GPU DeepSeek-V3 replay holds 29 M of them: 116 MB narrow instead of 232 MB, and the engine's
-// slot-major copy (engine.cpp) follows the same width.
+// slot-major copy (replay_engine.hpp) follows the same width.
 #pragma once
 
 #include <cstddef>

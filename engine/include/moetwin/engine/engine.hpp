@@ -39,7 +39,7 @@
 // memory), per-rank durations are kept slot-major per program (ranks of a stage read neighbouring
 // values), and the next event's rank state is prefetched: on thousands of ranks the engine is bound by
 // cache misses, not by arithmetic. Events that would change nothing but the next op of one stream are
-// skipped (EngineOptions::shortcuts, engine.cpp): a run of compute ops that start back to back is one
+// skipped (EngineOptions::shortcuts, replay_engine.hpp): a run of compute ops that start back to back is one
 // event (compute chains); after an op that nothing else waits for ends only its stream is retried; and a
 // chain followed by a collective on the compute stream joins that collective's channel when it starts,
 // with the time it will end (early arrivals), so a collective of n ranks costs one event instead of n.
@@ -82,10 +82,10 @@ struct EngineOptions {
   // and their stats copied: the same iteration time and per-rank stats, fewer events.
   bool full_replay = false;
   NetworkMode network = NetworkMode::closed_form;
-  // Event shortcuts (engine.cpp): a run of compute ops that start back to back, none watched by anything
-  // but its successor, is one event (compute chains), and after an unwatched op ends only its own stream
-  // is retried. The same times, stats and events less stale ones (EngineResult::stale_events) as without;
-  // off with `trace`. false: the plain op-by-op replay (tests compare the two).
+  // Event shortcuts (replay_engine.hpp): a run of compute ops that start back to back, none watched by
+  // anything but its successor, is one event (compute chains), and after an unwatched op ends only its own
+  // stream is retried. The same times, stats and events less stale ones (EngineResult::stale_events) as
+  // without; off with `trace`. false: the plain op-by-op replay (tests compare the two).
   bool shortcuts = true;
   // Lockstep lanes (lane_replay.cpp): the replayed ranks of one program (the ranks of a pipeline stage
   // whose routing differs, which differ only in their per-rank durations) replayed as lanes of one
@@ -96,12 +96,12 @@ struct EngineOptions {
   // cannot help the per-rank engine runs. The same iteration time, per-rank stats and `events` as the
   // op-by-op replay (`stale_events` may differ: the order of events at one instant). LaneMode says when.
   LaneMode lanes = LaneMode::near_balanced;
-  // Periodic steady state (engine.cpp, "Periodic steady state"): when the whole replay's state at the start
-  // of a microbatch's forward equals its state some microbatches earlier, moved by whole ops and a time
-  // shift, and the ops ahead repeat with the same shift, the replay jumps over the periods that would
-  // repeat, adding their time and stats. The same iteration time, per-rank stats and events (counted for
-  // the periods jumped) as the op-by-op replay. Part of the shortcuts (off without them, with `trace`, and
-  // under the flow model); EngineResult::periods_skipped says how many periods were jumped.
+  // Periodic steady state (periodic_jump.cpp; replay_engine.hpp, "Periodic steady state"): when the whole
+  // replay's state at the start of a microbatch's forward equals its state some microbatches earlier, moved
+  // by whole ops and a time shift, and the ops ahead repeat with the same shift, the replay jumps over the
+  // periods that would repeat, adding their time and stats. The same iteration time, per-rank stats and
+  // events (counted for the periods jumped) as the op-by-op replay. Part of the shortcuts (off without them,
+  // with `trace`, and under the flow model); EngineResult::periods_skipped says how many periods were jumped.
   bool periodic = true;
 };
 

@@ -74,16 +74,14 @@ void BM_Dsv3Zipf4096(benchmark::State& state) {
 }
 BENCHMARK(BM_Dsv3Zipf4096)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-// The replay alone, on the workload `predict` builds: lockstep lanes (EngineOptions::lanes) against the
-// per-rank engine, argument 1 / 0. The skewed cases are where lanes apply (docs/2026-12-04-skew-lanes.md).
-void replay_only(benchmark::State& state, int nodes, int dp, bool zipf) {
+// Replays the case's workload, as `predict` builds it (outside the timed loop), alone with `eo` in the
+// timed loop; returns the last replay's result.
+EngineResult replay_loop(benchmark::State& state, int nodes, int dp, bool zipf, const EngineOptions& eo) {
   const Scenario s = dsv3(nodes, dp, zipf);
   const FittedProfile profile = resolve_fitted_profile("");
   PredictOptions options = predict_options_for(s, profile);
   options.threads = thread_count(0);
   const Prediction p = predict(s, options);
-  EngineOptions eo;
-  eo.lanes = state.range(0) != 0 ? LaneMode::always : LaneMode::off;
   EngineResult r;
   for (auto _ : state) {
     r = run_engine(p.built.workload, eo);
@@ -91,6 +89,15 @@ void replay_only(benchmark::State& state, int nodes, int dp, bool zipf) {
     benchmark::DoNotOptimize(iteration);
   }
   state.counters["events"] = static_cast<double>(r.events);
+  return r;
+}
+
+// The replay alone: lockstep lanes (EngineOptions::lanes) against the per-rank engine, argument 1 / 0.
+// The skewed cases are where lanes apply (docs/2026-12-04-skew-lanes.md).
+void replay_only(benchmark::State& state, int nodes, int dp, bool zipf) {
+  EngineOptions eo;
+  eo.lanes = state.range(0) != 0 ? LaneMode::always : LaneMode::off;
+  const EngineResult r = replay_loop(state, nodes, dp, zipf, eo);
   state.counters["lane_groups"] = r.lane_groups;
   state.counters["lane_splits"] = r.lane_splits;
   if (!r.lane_divergence.empty())
@@ -112,18 +119,9 @@ BENCHMARK(BM_ReplayZipf4096)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Ite
 // balanced 256-GPU replay (64 microbatches on 8 stages) stepping through every microbatch / jumping the
 // repeating ones, argument 0 / 1.
 void BM_ReplayBalanced256Periodic(benchmark::State& state) {
-  const Scenario s = dsv3(32, 4, false);
-  const FittedProfile profile = resolve_fitted_profile("");
-  const Prediction p = predict(s, predict_options_for(s, profile));
   EngineOptions eo;
   eo.periodic = state.range(0) != 0;
-  EngineResult r;
-  for (auto _ : state) {
-    r = run_engine(p.built.workload, eo);
-    const TimeNs iteration = r.iteration;
-    benchmark::DoNotOptimize(iteration);
-  }
-  state.counters["events"] = static_cast<double>(r.events);
+  const EngineResult r = replay_loop(state, 32, 4, false, eo);
   state.counters["periods_skipped"] = static_cast<double>(r.periods_skipped);
 }
 BENCHMARK(BM_ReplayBalanced256Periodic)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);

@@ -13,32 +13,22 @@
 #include <string>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/e2e/cli_run.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = MOETWIN_SOURCE_DIR;
-const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
+const std::string kSource = e2e::kSourceDir;
+const std::string kBinary = e2e::kMoetwin;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = e2e::CliRun;
 
 // `moetwin ARGS` with stdout and stderr captured in files under `dir` (stderr is then no terminal). Every
 // command here takes --profile: none keeps the tests off the shipped fit, which they are not about.
 Result moetwin(const std::string& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt";
-  const fs::path err = dir / "stderr.txt";
-  const std::string cmd = kBinary + " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text_file(out.string());
-  r.err = read_text_file(err.string());
-  return r;
+  return e2e::run_command(kBinary + " " + args, dir);
 }
 
 std::size_t count(const std::string& text, const std::string& what) {

@@ -14,41 +14,26 @@
 #include <sstream>
 #include <string>
 
+#include "moetwin/e2e/cli_run.hpp"
+
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = MOETWIN_SOURCE_DIR;
-const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
+const std::string kSource = e2e::kSourceDir;
+const std::string kBinary = e2e::kMoetwin;
 
 struct CliRun {
   int status = -1;
   std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // `moetwin --catalog <shipped> ARGS` with the unfitted profile where the command takes one (the figures
 // checked here do not depend on the fit).
 CliRun moetwin(const std::string& args) {
-  // One folder per test: ctest runs this file's tests as separate processes in parallel.
-  const testing::TestInfo* test = testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(testing::TempDir()) /
-                       ("plan_recommend_catalog_e2e." + std::to_string(::getpid())) /
-                       (std::string(test->test_suite_name()) + "." + test->name());
-  fs::create_directories(dir);
-  const fs::path out = dir / "out.txt";
-  const fs::path err = dir / "err.txt";
-  const std::string cmd = kBinary + " --catalog " + kSource + "/catalog/data " + args + " >" + out.string() +
-                          " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  const e2e::CliRun r = e2e::run_moetwin(args, e2e::fresh_test_dir("plan_recommend_catalog_e2e"));
+  return {r.code, r.out, r.err};
 }
 
 const std::string kKimi = kSource + "/scenarios/examples/kimi-k2-p5-32n.toml";

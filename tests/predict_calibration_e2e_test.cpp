@@ -11,21 +11,19 @@
 #include <string>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/e2e/cli_run.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = MOETWIN_SOURCE_DIR;
-const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
+const std::string kSource = e2e::kSourceDir;
+const std::string kBinary = e2e::kMoetwin;
 
 // Exit code of `moetwin --catalog ... predict ARGS`, stdout to `out`, stderr to `err`.
 int predict(const std::string& args, const fs::path& out, const fs::path& err) {
-  const std::string cmd = kBinary + " --catalog " + kSource + "/catalog/data predict " + args + " >" +
-                          out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return e2e::run_moetwin_to("predict " + args, out, err);
 }
 
 // Whether `text` has a key-value line "KEY   VALUE" (render_key_values pads keys with spaces).
@@ -88,8 +86,9 @@ TEST(PredictCalibration, SourceIsCalibratedForH200AndCatalogForB300) {
       << read_text_file(err.string());
   const std::string net = read_text_file(out.string());
   EXPECT_NE(
-      net.find("\"collective_source\": \"calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2,4 "
-               "GPUs)\""),
+      net.find(
+          "\"collective_source\": \"calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2,4 "
+          "GPUs)\""),
       std::string::npos)
       << net;
   ASSERT_EQ(std::system((net_cmd + " --calibration none >" + out.string() + " 2>" + err.string()).c_str()),

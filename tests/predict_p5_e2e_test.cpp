@@ -11,20 +11,18 @@
 #include <string>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/e2e/cli_run.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = MOETWIN_SOURCE_DIR;
-const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
+const std::string kSource = e2e::kSourceDir;
+const std::string kBinary = e2e::kMoetwin;
 
 int run(const std::string& args, const fs::path& out, const fs::path& err) {
-  const std::string cmd = kBinary + " --catalog " + kSource + "/catalog/data " + args + " >" + out.string() +
-                          " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return e2e::run_moetwin_to(args, out, err);
 }
 
 // Golden value with the shipped profile (calibrate/profiles/fitted/live-fit.toml) and the measured row.

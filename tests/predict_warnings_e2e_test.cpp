@@ -13,14 +13,15 @@
 #include <vector>
 
 #include "moetwin/common/csv.hpp"
+#include "moetwin/e2e/cli_run.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = MOETWIN_SOURCE_DIR;
-const std::string kBinary = std::string(MOETWIN_BINARY_DIR) + "/cli/moetwin";
+const std::string kSource = e2e::kSourceDir;
+const std::string kBinary = e2e::kMoetwin;
 const std::string kFallback =
     "deepep-v2-gin: p5.48xlarge has no EFA-GDA (GPU-initiated RDMA); modelled in proxy fallback mode (one "
     "proxy thread)";
@@ -35,10 +36,7 @@ const std::vector<std::string> kNotInFit = {kScaleNotInFit, kGinNotInFit};
 
 // Exit code of `moetwin --catalog ... predict ARGS`, stdout to `out`, stderr to `err`.
 int predict(const std::string& args, const fs::path& out, const fs::path& err) {
-  const std::string cmd = kBinary + " --catalog " + kSource + "/catalog/data predict " + args + " >" +
-                          out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return e2e::run_moetwin_to("predict " + args, out, err);
 }
 
 // Qwen3-30B-A3B cut to 2 layers, EP16 over 2 nodes of `instance`, DeepEP v2 (GIN).

@@ -89,8 +89,12 @@ struct NodeCountSearch {
   int groups = 0;   // (tp, pp, ep, dp, mb) groups of the fitting layouts
   int groups_predicted = 0;
   int predictions = 0;
-  bool capped = false;   // the search stopped at max_layouts_per_node_count
-  double fastest_s = 0;  // fastest predicted iteration; 0 when nothing was predicted
+  bool capped = false;  // the search stopped at max_layouts_per_node_count
+  // Fastest predicted iteration among the plan's options within the HBM headroom (of all options when no
+  // option of the plan is within it: the set the objectives come from); 0 when there is none.
+  double fastest_s = 0;
+  // The fastest beyond the headroom when it is faster than fastest_s (or the only one here); else 0.
+  double fastest_beyond_s = 0;
   // The fastest's scaling against Plan::reference_* and its node-hours per 1e9 tokens (0 when none).
   double speedup = 0, scaling_efficiency = 0, node_hours_per_gtoken = 0;
   std::string none_reason;  // why nothing fits here ("" when something does): the lightest layout's check

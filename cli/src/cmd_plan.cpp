@@ -100,7 +100,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   CLI::Option* write = cmd->add_option(
       "--write-scenarios", opts->write_scenarios,
       "Write each listed option as a scenario file into this folder (created; its parent must exist; a "
-      "folder that is not empty is refused unless --force)");
+      "folder holding anything but this same plan's files is refused unless --force)");
   cmd->add_flag(
          "--force", opts->force,
          "With --write-scenarios: write into a folder that is not empty, replacing the scenario files an "
@@ -132,7 +132,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
     if (!opts->routing.empty())
       opts->request.choices.routing = parse_routing_choice(opts->routing, "--routing");
     check_plan_request(catalog, opts->request);
-    if (!opts->write_scenarios.empty()) check_scenario_dir(opts->write_scenarios, opts->force);
+    if (!opts->write_scenarios.empty())
+      check_scenario_dir(opts->write_scenarios, opts->force, plan_command_line(*opts));
     const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     // On a terminal a bar per node count (with ETA) under the per-node-count lines; otherwise the lines.
     std::unique_ptr<SweepProgress> bar;
@@ -185,9 +186,10 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
         return s;
       };
       if (!w.replaced.empty()) {
-        std::cerr << "plan: --force: replaced " << w.replaced.size() << " scenario file"
-                  << (w.replaced.size() == 1 ? "" : "s") << " an earlier plan wrote in "
-                  << opts->write_scenarios << ":" << list(w.replaced) << '\n';
+        std::cerr << "plan: replaced " << w.replaced.size() << " scenario file"
+                  << (w.replaced.size() == 1 ? "" : "s")
+                  << " an earlier plan (or an earlier run of this one) wrote in " << opts->write_scenarios
+                  << ":" << list(w.replaced) << '\n';
       }
       if (!w.kept.empty()) {
         std::cerr << "plan: --force: left " << w.kept.size() << " other entr"

@@ -110,29 +110,38 @@ std::vector<std::string> entries_of(const std::string& dir) {
 }
 
 // Whether `path` is a scenario file a plan wrote: a regular .toml file whose first line is the comment
-// write_plan_scenarios starts each file with.
-bool written_by_plan(const std::filesystem::path& path) {
+// write_plan_scenarios starts each file with (by `command` when it is not empty).
+bool written_by_plan(const std::filesystem::path& path, const std::string& command = "") {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (path.extension() != ".toml" || !fs::is_regular_file(path, ec)) return false;
   std::ifstream in(path);
   std::string first;
   std::getline(in, first);
+  if (!command.empty()) return first == concat({kWrittenBy, command, "`"});
   return first.rfind(kWrittenBy, 0) == 0;
 }
 
 }  // namespace
 
-void check_scenario_dir(const std::string& dir, bool force) {
+void check_scenario_dir(const std::string& dir, bool force, const std::string& command) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
     const std::vector<std::string> names = entries_of(dir);
-    if (names.empty() || force) return;
-    throw InputError({"", 0}, "--write-scenarios", dir,
-                     concat({"a new or empty folder (it holds ", std::to_string(names.size()),
-                             names.size() == 1 ? " entry: " : " entries, the first ", names.front(),
-                             "; --force replaces the scenario files an earlier plan wrote there)"}));
+    if (force) return;
+    // A rerun of the same command (the same plan: plans are deterministic) is no mix.
+    const bool same_plan =
+        !command.empty() && std::all_of(names.begin(), names.end(), [&](const std::string& n) {
+          return written_by_plan(fs::path(dir) / n, command);
+        });
+    if (names.empty() || same_plan) return;
+    throw InputError(
+        {"", 0}, "--write-scenarios", dir,
+        concat({"a new or empty folder (it holds ", std::to_string(names.size()),
+                names.size() == 1 ? " entry: " : " entries, the first ", names.front(),
+                ", not all written by this plan's command; --force replaces the scenario files an "
+                "earlier plan wrote there)"}));
   }
   if (fs::exists(dir, ec)) throw InputError({"", 0}, "--write-scenarios", dir, "a folder (it is a file)");
   check_output_path(dir);  // its parent folder exists
@@ -141,7 +150,7 @@ void check_scenario_dir(const std::string& dir, bool force) {
 WrittenScenarios write_plan_scenarios(const Plan& plan, const Catalog& catalog, const std::string& dir,
                                       std::size_t top, const std::string& command, bool force) {
   namespace fs = std::filesystem;
-  check_scenario_dir(dir, force);
+  check_scenario_dir(dir, force, command);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     fs::create_directory(dir, ec);

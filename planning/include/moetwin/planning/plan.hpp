@@ -10,7 +10,8 @@
 //     best layout by a third);
 //  2. the search starts from PlanRequest::seed_layouts groups in screening_proxy order, round-robin over
 //     pp, then predicts every neighbour (tp, pp, ep or mb one step away) of any group within
-//     PlanRequest::explore_window of the node count's fastest prediction, until no such neighbour is
+//     PlanRequest::explore_window of the node count's fastest option within the HBM headroom (of all
+//     options while none is within it; a faster group beyond it expands too), until no such neighbour is
 //     left (or PlanRequest::max_layouts_per_node_count is reached, which the plan reports): a hill
 //     climb over a landscape that is smooth in each of those axes. planning/tests/plan_test.cpp checks it
 //     against an exhaustive run on a small grid;

@@ -34,14 +34,16 @@ struct WrittenScenarios {
 // Writes the scenarios of the first `top` options (by rank; all when fewer) into `dir`, creating the
 // folder (its parent must exist, as for --out) and each file atomically. `command` is the plan's command
 // line, quoted in each file's comment. A folder that is not empty is refused (check_scenario_dir) unless
-// `force`; then every scenario file an earlier plan wrote there is replaced: the new files are written
-// first, then the earlier ones not overwritten are removed, so the folder holds one plan.
+// `force` or it holds only what the same command wrote (a rerun, e.g. with --format csv: the same plan);
+// then every scenario file an earlier plan wrote there is replaced: the new files are written first, then
+// the earlier ones not overwritten are removed, so the folder holds one plan.
 WrittenScenarios write_plan_scenarios(const Plan& plan, const Catalog& catalog, const std::string& dir,
                                       std::size_t top, const std::string& command, bool force = false);
 
 // Throws InputError when `dir` cannot take the scenarios: a file, a folder whose parent does not exist,
-// or (without `force`) a folder that is not empty. Called before the plan runs, so a typo does not cost a
+// or (without `force`) a folder that holds anything but scenario files written by `command` (the plan's
+// command line, as write_plan_scenarios quotes it). Called before the plan runs, so a typo does not cost a
 // minute of search.
-void check_scenario_dir(const std::string& dir, bool force = false);
+void check_scenario_dir(const std::string& dir, bool force = false, const std::string& command = "");
 
 }  // namespace moetwin

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/compare.hpp"
 #include "moetwin/planning/compare_report.hpp"
 #include "moetwin/reports/result_table.hpp"
@@ -24,6 +25,7 @@ struct CompareOptions {
   std::string profile;
   std::string network;
   int threads = 0;
+  CompareMemory memory;
   std::string format = "text";
   std::string out;
 };
@@ -76,6 +78,11 @@ void add_compare_command(CLI::App& app, const GlobalOptions& global) {
                   "16,32")
       ->delimiter(',')
       ->check(CLI::Range(1, 100000));
+  add_hbm_headroom_option(cmd, o->memory.hbm_headroom);
+  cmd->add_flag(
+      "--ignore-memory", o->memory.ignore_memory,
+      "Compare scenarios that do not fit in HBM (default: exit 2 naming them; no verdict on a layout "
+      "that would not run)");
   add_profile_option(cmd, o->profile);
   add_network_option(cmd, o->network);
   cmd->add_option("--threads", o->threads, "Predictions in parallel (results identical for any count)")
@@ -87,10 +94,15 @@ void add_compare_command(CLI::App& app, const GlobalOptions& global) {
     const Catalog catalog = Catalog::load(catalog_dir);
     const std::vector<CompareInput> inputs = inputs_of(*o, catalog);
     const FittedProfile profile = resolve_profile_choice(o->profile, o->network);
-    const Comparison c = compare(inputs, profile, o->threads);
+    const Comparison c = compare(inputs, profile, o->threads, o->memory);
     std::string content;
     if (o->format == "csv") {
-      content = render_csv(comparison_table(c));
+      // The comment header names the profile and headroom for `moetwin report`, as plan's does.
+      content = csv_context_header(OutputContext{"compare", catalog_dir, o->scenarios},
+                                   {{"profile", c.profile},
+                                    {"hbm_headroom", format_exact(o->memory.hbm_headroom)},
+                                    {"ignore_memory", o->memory.ignore_memory ? "true" : "false"}}) +
+                render_csv(comparison_table(c));
     } else if (o->format == "json") {
       content = render_comparison_json(c, OutputContext{"compare", catalog_dir, o->scenarios});
     } else {

@@ -31,6 +31,7 @@ struct PlanOptions {
   std::string out;
   std::string precision, recompute, routing;
   std::string write_scenarios;
+  bool force = false;
   std::size_t top = kTextOptions;
 };
 
@@ -98,7 +99,13 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "group-limited, histogram:FILE (layer,expert,load CSV)");
   CLI::Option* write = cmd->add_option(
       "--write-scenarios", opts->write_scenarios,
-      "Write each listed option as a scenario file into this folder (created; its parent must exist)");
+      "Write each listed option as a scenario file into this folder (created; its parent must exist; a "
+      "folder holding anything but this same plan's files is refused unless --force)");
+  cmd->add_flag(
+         "--force", opts->force,
+         "With --write-scenarios: write into a folder that is not empty, replacing the scenario files an "
+         "earlier plan wrote there (listed on stderr; other files are left)")
+      ->needs(write);
   cmd->add_option("--top", opts->top,
                   "With --write-scenarios: how many options, by rank (default " +
                       std::to_string(kTextOptions) + ", the ones the text lists)")
@@ -125,7 +132,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
     if (!opts->routing.empty())
       opts->request.choices.routing = parse_routing_choice(opts->routing, "--routing");
     check_plan_request(catalog, opts->request);
-    if (!opts->write_scenarios.empty()) check_scenario_dir(opts->write_scenarios);
+    if (!opts->write_scenarios.empty())
+      check_scenario_dir(opts->write_scenarios, opts->force, plan_command_line(*opts));
     const FittedProfile profile = resolve_profile_choice(opts->profile, opts->network);
     // On a terminal a bar per node count (with ETA) under the per-node-count lines; otherwise the lines.
     std::unique_ptr<SweepProgress> bar;
@@ -166,11 +174,28 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
     }
     emit_output(content, opts->out);
     if (!opts->write_scenarios.empty()) {
-      const std::vector<std::string> files =
-          write_plan_scenarios(plan, catalog, opts->write_scenarios, opts->top, plan_command_line(*opts));
+      const WrittenScenarios w = write_plan_scenarios(plan, catalog, opts->write_scenarios, opts->top,
+                                                      plan_command_line(*opts), opts->force);
+      const std::vector<std::string>& files = w.written;
       std::cerr << "plan: wrote " << files.size() << " scenario file" << (files.size() == 1 ? "" : "s")
                 << " to " << opts->write_scenarios << (files.empty() ? "" : " (first: " + files.front() + ")")
                 << '\n';
+      const auto list = [](const std::vector<std::string>& names) {
+        std::string s;
+        for (const std::string& n : names) s += "\n  " + n;
+        return s;
+      };
+      if (!w.replaced.empty()) {
+        std::cerr << "plan: replaced " << w.replaced.size() << " scenario file"
+                  << (w.replaced.size() == 1 ? "" : "s")
+                  << " an earlier plan (or an earlier run of this one) wrote in " << opts->write_scenarios
+                  << ":" << list(w.replaced) << '\n';
+      }
+      if (!w.kept.empty()) {
+        std::cerr << "plan: --force: left " << w.kept.size() << " other entr"
+                  << (w.kept.size() == 1 ? "y" : "ies") << " in " << opts->write_scenarios
+                  << " untouched:" << list(w.kept) << '\n';
+      }
     }
   });
 }

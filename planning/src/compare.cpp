@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -10,6 +11,7 @@
 #include "moetwin/planning/scenario_choices.hpp"
 #include "moetwin/planning/training_cost.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
+#include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/rescale.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
@@ -190,14 +192,36 @@ void settle_at_own_scales(const CompareEntry& a, const CompareEntry& b, CompareP
 
 }  // namespace
 
-Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile& profile, int threads) {
+Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile& profile, int threads,
+                   const CompareMemory& memory) {
   if (inputs.size() < 2) {
     throw InputError({"", 0}, "compare", std::to_string(inputs.size()) + " scenarios",
                      "two or more scenario files, or one with --dispatchers, --precision or --nodes");
   }
   Comparison c;
   c.profile = profile_label(profile);
+  c.memory = memory;
   c.entries.resize(inputs.size());
+  // Memory first: a layout that does not fit would not run however its time compares, so no verdict on it
+  // (and no prediction spent) unless --ignore-memory.
+  std::string refused;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    CompareEntry& e = c.entries[k];
+    const Scenario& s = inputs[k].scenario;
+    const MemoryEstimate m =
+        estimate_memory(s, make_pipeline_layout(s.model, s.parallel, {inputs[k].label, 0}));
+    e.memory_bytes = m.worst().total();
+    e.hbm_bytes = m.hbm_bytes;
+    e.fits = m.fits;
+    e.within_headroom = within_hbm_headroom(m, memory.hbm_headroom);
+    e.memory_warning = m.fits ? hbm_headroom_warning(s, m, memory.hbm_headroom) : hbm_fit_warning(s, m);
+    if (!m.fits) refused += concat({refused.empty() ? "" : "; ", inputs[k].label, ": ", e.memory_warning});
+  }
+  if (!refused.empty() && !memory.ignore_memory) {
+    throw InputError({"", 0}, "compare", refused,
+                     "scenarios that fit in HBM: compare gives no verdict on a layout that does not fit "
+                     "(--ignore-memory compares it anyway)");
+  }
   parallel_for(inputs.size(), thread_count(threads), [&](std::size_t k) {
     CompareEntry& e = c.entries[k];
     e.label = inputs[k].label;
@@ -228,6 +252,13 @@ Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile&
     const CompareEntry& other = c.entries[k];
     pair.differs = differences(first.scenario, other.scenario);
     band_pair(first, other, profile, pair);
+    for (const CompareEntry* e : {&first, &other}) {
+      if (e->within_headroom) continue;
+      pair.memory_note +=
+          concat({pair.memory_note.empty() ? "" : "; ", e->label, " ",
+                  e->fits ? "is beyond the HBM headroom" : "does NOT fit in HBM (--ignore-memory)", ": ",
+                  memory_use_text(e->memory_bytes, e->hbm_bytes)});
+    }
     if (!pair.beyond) {
       if (first.scenario.nodes != other.scenario.nodes) {
         settle_at_own_scales(first, other, pair);

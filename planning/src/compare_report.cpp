@@ -1,5 +1,6 @@
 #include "moetwin/planning/compare_report.hpp"
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/planning/scenario_choices.hpp"
@@ -20,6 +21,13 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
 
 std::string signed_pct(double fraction) {
   return concat({fraction >= 0 ? "+" : "", format_fixed(fraction * 100, 1), "%"});
+}
+
+// "117.9 GiB 90%" ('!' beyond the HBM headroom, "!!" beyond HBM), as plan's memory column.
+std::string memory_text(const CompareEntry& e) {
+  return concat({format_fixed(e.memory_bytes / kGiB, 1), " GiB ",
+                 format_fixed(e.hbm_bytes > 0 ? e.memory_bytes / e.hbm_bytes * 100 : 0, 0), "%",
+                 e.fits ? (e.within_headroom ? "" : "!") : "!!"});
 }
 
 }  // namespace
@@ -65,7 +73,13 @@ ResultTable comparison_table(const Comparison& c) {
                "verdict",
                "band_source",
                "settle_with",
-               "settle_node_hours"};
+               "settle_node_hours",
+               "memory_gib",
+               "hbm_gib",
+               "fits_hbm",
+               "within_hbm_headroom",
+               "memory_warning",
+               "memory_note"};
   for (std::size_t k = 0; k < c.entries.size(); ++k) {
     const CompareEntry& e = c.entries[k];
     const Scenario& s = e.scenario;
@@ -101,6 +115,9 @@ ResultTable comparison_table(const Comparison& c) {
       row.insert(row.end(), {Cell(""), Cell::fixed(0, 6), Cell::fixed(1, 4), Cell::fixed(1, 4),
                              Cell::fixed(1, 4), Cell::fixed(1, 4), Cell::fixed(1, 4), Cell(""),
                              Cell("reference"), Cell(""), Cell(""), Cell("")});
+      row.insert(row.end(),
+                 {Cell::fixed(e.memory_bytes / kGiB, 2), Cell::fixed(e.hbm_bytes / kGiB, 2),
+                  Cell::boolean(e.fits), Cell::boolean(e.within_headroom), e.memory_warning, Cell("")});
     } else {
       const ComparePair& p = c.pairs[k - 1];
       row.insert(
@@ -111,6 +128,9 @@ ResultTable comparison_table(const Comparison& c) {
            verdict(p), p.band_source, p.settle_with,
            p.settle_with.empty() || p.settle_node_hours <= 0 ? Cell("")
                                                              : Cell::fixed(p.settle_node_hours, 2)});
+      row.insert(row.end(),
+                 {Cell::fixed(e.memory_bytes / kGiB, 2), Cell::fixed(e.hbm_bytes / kGiB, 2),
+                  Cell::boolean(e.fits), Cell::boolean(e.within_headroom), e.memory_warning, p.memory_note});
     }
     t.add_row(std::move(row));
   }
@@ -119,20 +139,16 @@ ResultTable comparison_table(const Comparison& c) {
 
 std::string render_comparison_text(const Comparison& c) {
   ResultTable brief;
-  brief.columns = {"",
-                   "label",
-                   "predicted_iter_s",
-                   "band_s",
-                   "novelty_level",
-                   "vs_first",
-                   "ratio_band_80pct",
-                   "own_bands_ratio",
-                   "verdict"};
+  brief.columns = {"",       "label",    "predicted_iter_s", "band_s",          "novelty_level",
+                   "memory", "vs_first", "ratio_band_80pct", "own_bands_ratio", "verdict"};
   for (std::size_t k = 0; k < c.entries.size(); ++k) {
     const CompareEntry& e = c.entries[k];
-    std::vector<Cell> row = {Cell(k == 0 ? "ref" : std::to_string(k)), e.label, Cell::fixed(e.iteration_s, 3),
+    std::vector<Cell> row = {Cell(k == 0 ? "ref" : std::to_string(k)),
+                             e.label,
+                             Cell::fixed(e.iteration_s, 3),
                              format_fixed(e.spread.band.lo_s, 2) + ".." + format_fixed(e.spread.band.hi_s, 2),
-                             e.novelty_level};
+                             e.novelty_level,
+                             memory_text(e)};
     if (k == 0) {
       row.insert(row.end(), {Cell("-"), Cell("-"), Cell("-"), Cell("reference")});
     } else {
@@ -144,8 +160,18 @@ std::string render_comparison_text(const Comparison& c) {
     }
     brief.add_row(std::move(row));
   }
-  std::string out = render_key_values({{"profile", c.profile}, {"reference", c.entries[0].label}}) + "\n" +
-                    render_text(brief) + "\n";
+  int beyond = 0;
+  for (const CompareEntry& e : c.entries) beyond += e.within_headroom ? 0 : 1;
+  const std::string memory =
+      concat({"most loaded stage per GPU; '!' beyond the ", format_fixed(c.memory.hbm_headroom * 100, 0),
+              "% HBM headroom (--hbm-headroom), '!!' does not fit",
+              c.memory.ignore_memory ? " (--ignore-memory)" : "",
+              beyond > 0 ? concat({": ", std::to_string(beyond), " of ", std::to_string(c.entries.size()),
+                                   " scenarios (warnings below)"})
+                         : std::string(": every scenario within it")});
+  std::string out =
+      render_key_values({{"profile", c.profile}, {"reference", c.entries[0].label}, {"memory", memory}}) +
+      "\n" + render_text(brief) + "\n";
   out +=
       "ratio_band_80pct: where the measured time ratio to the first is expected (80%), from the paired error "
       "of two predictions; own_bands_ratio: the same from the two predictions' own bands, as if their errors "
@@ -158,6 +184,14 @@ std::string render_comparison_text(const Comparison& c) {
         {"  differs in: ", p.differs.empty() ? std::string("nothing") : joined(p.differs, ", "), "\n"});
     out += concat({"  band source: ", p.band_source, "\n"});
     if (!p.settle_with.empty()) out += concat({"  settling run: ", p.settle_with, "\n"});
+    if (!p.memory_note.empty()) out += concat({"  memory: ", p.memory_note, "\n"});
+  }
+  bool header = false;
+  for (const CompareEntry& e : c.entries) {
+    if (e.memory_warning.empty()) continue;
+    if (!header) out += "\nmemory warnings:\n";
+    header = true;
+    out += concat({"  ", e.label, ": ", e.memory_warning, "\n"});
   }
   return out;
 }

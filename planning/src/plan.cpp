@@ -395,7 +395,12 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
 
     std::vector<PlanOption> found;
     const int world = nodes * instance.gpus;
+    // The window's reference: the fastest option within the HBM headroom (the set plan recommends from),
+    // or the fastest of all while none is within it. A faster option beyond the headroom must not set the
+    // window: with FP8's weight copies the fastest layouts sit beyond it (DeepSeek-V3 on 16 p5en, 19.1 s
+    // beyond against 9.2 s within), and a window around them never reached the ones within.
     double fastest = std::numeric_limits<double>::infinity();
+    double fastest_within = std::numeric_limits<double>::infinity();
     while (!frontier.empty()) {
       // Every variant of every frontier group with every dispatcher that passes the checks.
       std::vector<Job> jobs;
@@ -497,13 +502,18 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
         Group& g = groups[first.group];
         g.fastest_s = std::min(g.fastest_s, o.best().iteration_s);
         fastest = std::min(fastest, o.best().iteration_s);
+        if (o.best().memory_bytes <= hbm_usable_bytes(o.hbm_bytes, request.hbm_headroom))
+          fastest_within = std::min(fastest_within, o.best().iteration_s);
         found.push_back(std::move(o));
       }
-      // Neighbours of every group within the window of the fastest, in screening order.
+      // Neighbours of every group within the window of the reference, in screening order: a group
+      // faster than it (beyond the headroom) counts too, since its neighbours with more stages, tp or
+      // recompute are where the fast layouts within the headroom are.
+      const double reference = std::isfinite(fastest_within) ? fastest_within : fastest;
       std::vector<std::size_t> next;
       for (std::size_t gi : order) {
         const Group& g = groups[gi];
-        if (!g.predicted || !(g.fastest_s <= fastest * (1 + request.explore_window))) continue;
+        if (!g.predicted || !(g.fastest_s <= reference * (1 + request.explore_window))) continue;
         for (const GroupKey& n : neighbours(g.key, world)) {
           const auto it = group_of.find(n);
           if (it == group_of.end() || groups[it->second].queued) continue;
@@ -538,14 +548,18 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       for (const Variant& v : g.variants) plan.rejected.push_back({v.c.label(), "*", why});
     }
     search.predictions = plan.predictions - predictions_before;
-    search.fastest_s = found.empty() ? 0 : fastest;
     if (progress) {
-      progress(concat({"plan: ", std::to_string(nodes), " nodes: ", std::to_string(search.layouts),
-                       " layouts, ", std::to_string(search.fitting), " fit (", std::to_string(search.groups),
-                       " groups), ", std::to_string(search.groups_predicted), " groups predicted (",
-                       std::to_string(search.predictions), " predictions)",
-                       found.empty() ? std::string() : ", fastest " + format_fixed(fastest, 3) + " s",
-                       search.capped ? ", stopped at --max-layouts" : ""}));
+      progress(concat(
+          {"plan: ", std::to_string(nodes), " nodes: ", std::to_string(search.layouts), " layouts, ",
+           std::to_string(search.fitting), " fit (", std::to_string(search.groups), " groups), ",
+           std::to_string(search.groups_predicted), " groups predicted (", std::to_string(search.predictions),
+           " predictions)",
+           found.empty() ? std::string()
+                         : concat({", fastest ",
+                                   format_fixed(std::isfinite(fastest_within) ? fastest_within : fastest, 3),
+                                   std::isfinite(fastest_within) ? " s within the HBM headroom"
+                                                                 : " s (none within the HBM headroom)"}),
+           search.capped ? ", stopped at --max-layouts" : ""}));
     }
     plan.searched.push_back(search);
     for (PlanOption& o : found) plan.options.push_back(std::move(o));
@@ -578,6 +592,24 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
           margin_exceeds_uncertainty(profile, b.slowest_s, o.outcomes[1].fastest_s, novelty);
     }
   }
+  // One set of options for the objectives, each node count's fastest and the scaling: those within the HBM
+  // headroom, or all of them when none is within it.
+  for (PlanOption& o : plan.options)
+    o.within_headroom = o.best().memory_bytes <= hbm_usable_bytes(o.hbm_bytes, request.hbm_headroom);
+  const bool any_within = std::any_of(plan.options.begin(), plan.options.end(),
+                                      [](const PlanOption& o) { return o.within_headroom; });
+  for (NodeCountSearch& n : plan.searched) {
+    for (const PlanOption& o : plan.options) {
+      if (o.candidate.nodes != n.nodes) continue;
+      if (any_within && !o.within_headroom) {
+        n.fastest_beyond_s = n.fastest_beyond_s > 0 ? std::min(n.fastest_beyond_s, o.best().iteration_s)
+                                                    : o.best().iteration_s;
+        continue;
+      }
+      n.fastest_s = n.fastest_s > 0 ? std::min(n.fastest_s, o.best().iteration_s) : o.best().iteration_s;
+    }
+    if (n.fastest_beyond_s >= n.fastest_s && n.fastest_s > 0) n.fastest_beyond_s = 0;
+  }
   // Scaling across node counts: each option and each node count's fastest against the fastest option at
   // the smallest node count that has one (the global batch is the same for all: strong scaling).
   {
@@ -606,8 +638,6 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
       }
     }
   }
-  for (PlanOption& o : plan.options)
-    o.within_headroom = o.best().memory_bytes <= hbm_usable_bytes(o.hbm_bytes, request.hbm_headroom);
   std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {
     if (a.within_headroom != b.within_headroom) return a.within_headroom;
     if (a.days != b.days) return a.days < b.days;
@@ -616,7 +646,6 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
   });
   // Pareto on (days, node-hours): the price is one constant per plan, so the front is the same in USD.
   // Options beyond the HBM headroom join the front only when no option is within it.
-  const bool any_within = !plan.options.empty() && plan.options.front().within_headroom;
   std::vector<TimeCost> points;
   std::vector<std::size_t> on_front;  // option index of each point
   for (std::size_t i = 0; i < plan.options.size(); ++i) {

@@ -83,6 +83,10 @@ ResultTable searched_table(const Plan& plan) {
     } else if (n.capped) {
       note = "search stopped at --max-layouts " + std::to_string(plan.request.max_layouts_per_node_count);
     }
+    if (n.fastest_beyond_s > 0) {
+      note += concat({note.empty() ? "" : "; ", n.fastest_s > 0 ? "faster" : "none within the HBM headroom",
+                      " beyond it: ", format_fixed(n.fastest_beyond_s, 3), " s (ranked last)"});
+    }
     t.add_row({Cell::integer(n.nodes), Cell::integer(n.layouts), Cell::integer(n.fitting),
                Cell::integer(n.groups), Cell::integer(n.groups_predicted), Cell::integer(n.predictions),
                n.fastest_s > 0 ? Cell::fixed(n.fastest_s, 3) : Cell("-"),

@@ -1,6 +1,8 @@
 #include "moetwin/planning/scenario_file.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
@@ -12,6 +14,10 @@
 namespace moetwin {
 
 namespace {
+
+// How every scenario file a plan writes begins (then the plan's command line and "`"): how --force tells
+// an earlier plan's files from the user's.
+constexpr const char* kWrittenBy = "# Written by `";
 
 std::string kv(const std::string& key, const std::string& value) {
   return key + " = " + value + "\n";
@@ -90,29 +96,74 @@ std::string option_file_name(std::size_t rank, const PlanOption& o) {
                  ".toml"});
 }
 
-void check_scenario_dir(const std::string& dir) {
+namespace {
+
+// The entries of a folder by name, sorted (directory order is the file system's).
+std::vector<std::string> entries_of(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Whether `path` is a scenario file a plan wrote: a regular .toml file whose first line is the comment
+// write_plan_scenarios starts each file with (by `command` when it is not empty).
+bool written_by_plan(const std::filesystem::path& path, const std::string& command = "") {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(dir, ec)) return;
+  if (path.extension() != ".toml" || !fs::is_regular_file(path, ec)) return false;
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  if (!command.empty()) return first == concat({kWrittenBy, command, "`"});
+  return first.rfind(kWrittenBy, 0) == 0;
+}
+
+}  // namespace
+
+void check_scenario_dir(const std::string& dir, bool force, const std::string& command) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    const std::vector<std::string> names = entries_of(dir);
+    if (force) return;
+    // A rerun of the same command (the same plan: plans are deterministic) is no mix.
+    const bool same_plan =
+        !command.empty() && std::all_of(names.begin(), names.end(), [&](const std::string& n) {
+          return written_by_plan(fs::path(dir) / n, command);
+        });
+    if (names.empty() || same_plan) return;
+    throw InputError(
+        {"", 0}, "--write-scenarios", dir,
+        concat({"a new or empty folder (it holds ", std::to_string(names.size()),
+                names.size() == 1 ? " entry: " : " entries, the first ", names.front(),
+                ", not all written by this plan's command; --force replaces the scenario files an "
+                "earlier plan wrote there)"}));
+  }
   if (fs::exists(dir, ec)) throw InputError({"", 0}, "--write-scenarios", dir, "a folder (it is a file)");
   check_output_path(dir);  // its parent folder exists
 }
 
-std::vector<std::string> write_plan_scenarios(const Plan& plan, const Catalog& catalog,
-                                              const std::string& dir, std::size_t top,
-                                              const std::string& command) {
+WrittenScenarios write_plan_scenarios(const Plan& plan, const Catalog& catalog, const std::string& dir,
+                                      std::size_t top, const std::string& command, bool force) {
   namespace fs = std::filesystem;
-  check_scenario_dir(dir);
+  check_scenario_dir(dir, force, command);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     fs::create_directory(dir, ec);
     if (ec) throw InputError({dir, 0}, concat({"cannot create the folder: ", ec.message()}));
   }
+  WrittenScenarios out;
+  for (const std::string& name : entries_of(dir))
+    (written_by_plan(fs::path(dir) / name) ? out.replaced : out.kept).push_back(name);
   const PlanRequest& r = plan.request;
   const ModelSpec& model = catalog.model(r.model);
   const InstanceSpec& instance = catalog.instance(r.instance);
   const GpuSpec& gpu = catalog.gpu(instance.gpu);
-  std::vector<std::string> written;
+  std::vector<std::string>& written = out.written;
   for (std::size_t i = 0; i < plan.options.size() && i < top; ++i) {
     const PlanOption& o = plan.options[i];
     const DispatcherOutcome& b = o.best();
@@ -122,7 +173,7 @@ std::vector<std::string> write_plan_scenarios(const Plan& plan, const Catalog& c
     s.description =
         concat({"plan option ", std::to_string(i + 1), ": ", o.candidate.label(), " ", b.dispatcher});
     const std::vector<std::string> comment = {
-        concat({"Written by `", command, "`"}),
+        concat({kWrittenBy + 2, command, "`"}),
         concat({"(moetwin plan, profile ", plan.profile, "): option ", std::to_string(i + 1), " of ",
                 std::to_string(plan.options.size()), ", ", format_fixed(b.iteration_s, 6),
                 " s/iteration predicted (band ", format_fixed(b.band.lo_s, 3), "..",
@@ -135,7 +186,16 @@ std::vector<std::string> write_plan_scenarios(const Plan& plan, const Catalog& c
     write_file_atomically(path, scenario_file_text(s, comment));
     written.push_back(path);
   }
-  return written;
+  // The earlier plan's files this one did not overwrite.
+  for (const std::string& name : out.replaced) {
+    const fs::path old = fs::path(dir) / name;
+    bool rewritten = false;
+    for (const std::string& w : written) rewritten = rewritten || fs::path(w).filename() == name;
+    if (!rewritten && !fs::remove(old, ec))
+      throw InputError({old.string(), 0},
+                       concat({"cannot remove an earlier plan's scenario: ", ec.message()}));
+  }
+  return out;
 }
 
 }  // namespace moetwin

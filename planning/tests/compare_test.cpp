@@ -99,6 +99,69 @@ TEST(Compare, ShorthandsRefuseBadValues) {
   EXPECT_THROW(compare({}, shipped(), 1), InputError);
 }
 
+// issue 52: compare never looked at memory (the Kimi-K2 p5 example at 107% of HBM and its FP8 twin at
+// 118% compared as a ratio with a verdict). A side that does not fit is refused, naming it and its memory,
+// unless ignore_memory; then each side's memory and the note travel with the verdict.
+TEST(CompareMemory, ASideThatDoesNotFitIsRefusedUnlessIgnored) {
+  const Scenario kimi = load_scenario_file(kSource + "/scenarios/examples/kimi-k2-p5-32n.toml", catalog());
+  const std::vector<CompareInput> inputs = compare_precisions(kimi, {"bf16", "fp8-hybrid"});
+  try {
+    (void)compare(inputs, shipped(), 2);
+    ADD_FAILURE() << "compared layouts that do not fit";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bf16: does not fit in HBM: 79.9 GiB needed per GPU on stage 1"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("; fp8-hybrid: does not fit in HBM: 88.3 GiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("(--ignore-memory compares it anyway)"), std::string::npos) << what;
+  }
+  CompareMemory ignore;
+  ignore.ignore_memory = true;
+  const Comparison c = compare(inputs, shipped(), 2, ignore);
+  ASSERT_EQ(c.entries.size(), 2u);
+  for (const CompareEntry& e : c.entries) {
+    EXPECT_FALSE(e.fits) << e.label;
+    EXPECT_FALSE(e.within_headroom) << e.label;
+    EXPECT_EQ(e.memory_warning.rfind("does not fit in HBM: ", 0), 0u) << e.memory_warning;
+  }
+  EXPECT_NE(
+      c.pairs[0].memory_note.find("bf16 does NOT fit in HBM (--ignore-memory): 79.9 of 74.5 GiB (107%)"),
+      std::string::npos)
+      << c.pairs[0].memory_note;
+  const std::string text = render_comparison_text(c);
+  EXPECT_NE(text.find("79.9 GiB 107%!!"), std::string::npos) << text;
+  EXPECT_NE(text.find("memory warnings:\n  bf16: does not fit in HBM"), std::string::npos) << text;
+  const ResultTable t = comparison_table(c);
+  EXPECT_EQ(t.rows[1][t.column("fits_hbm")].text, "false");
+  EXPECT_EQ(t.rows[1][t.column("memory_gib")].text, "88.28");
+}
+
+// A pair within HBM but beyond the headroom is compared, with its warning; within it, nothing is said.
+TEST(CompareMemory, BeyondTheHeadroomIsWarnedWithinItIsQuiet) {
+  const Comparison quiet = compare(compare_precisions(qwen3_p5en(), {"bf16", "fp8-hybrid"}), shipped(), 2);
+  for (const CompareEntry& e : quiet.entries) {
+    EXPECT_TRUE(e.fits && e.within_headroom) << e.label;
+    EXPECT_EQ(e.memory_warning, "");
+  }
+  EXPECT_EQ(quiet.pairs[0].memory_note, "");
+  EXPECT_EQ(render_comparison_text(quiet).find("memory warnings:"), std::string::npos);
+  // The same pair with all of HBM but a sliver kept free: both are beyond that headroom.
+  CompareMemory tight;
+  tight.hbm_headroom = 0.5;
+  const Comparison warned =
+      compare(compare_precisions(qwen3_p5en(), {"bf16", "fp8-hybrid"}), shipped(), 2, tight);
+  bool any_beyond = false;
+  for (const CompareEntry& e : warned.entries) {
+    if (e.within_headroom) continue;
+    any_beyond = true;
+    EXPECT_TRUE(e.fits);
+    EXPECT_NE(e.memory_warning.find("above the"), std::string::npos) << e.memory_warning;
+  }
+  if (any_beyond) {
+    EXPECT_NE(warned.pairs[0].memory_note.find("is beyond the HBM headroom"), std::string::npos);
+  }
+}
+
 TEST(TrainingCost, ArithmeticAndScaling) {
   // 1e9 tokens of 16 x 4096 per iteration: 15258.8 iterations of 2 s on 4 nodes.
   const TrainingCost c = training_cost(2.0, 1.5, 3.0, 4, 1e9, 16.0 * 4096, 10.0);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "moetwin/common/csv.hpp"
@@ -52,7 +53,7 @@ TEST(ScenarioFile, WrittenOptionsPredictThePlansNumberExactly) {
   ASSERT_GE(plan.options.size(), 2u);
   const fs::path dir = fresh_dir("predict");
   const std::vector<std::string> files =
-      write_plan_scenarios(plan, catalog(), dir.string(), 2, "moetwin plan ...");
+      write_plan_scenarios(plan, catalog(), dir.string(), 2, "moetwin plan ...").written;
   ASSERT_EQ(files.size(), 2u);
   for (std::size_t i = 0; i < files.size(); ++i) {
     const PlanOption& o = plan.options[i];
@@ -98,12 +99,51 @@ TEST(ScenarioFile, APipelineLayoutStringReadsBack) {
 TEST(ScenarioFile, TopDefaultsToAllWhenFewerAndFolderRules) {
   const Plan plan = make_plan(catalog(), small_request(), resolve_fitted_profile("none"));
   const fs::path dir = fresh_dir("top");
-  const std::vector<std::string> files = write_plan_scenarios(plan, catalog(), dir.string(), 1000, "x");
+  const std::vector<std::string> files =
+      write_plan_scenarios(plan, catalog(), dir.string(), 1000, "x").written;
   EXPECT_EQ(files.size(), plan.options.size());
-  // The folder's parent must exist; a file is not a folder.
+  // The folder's parent must exist; a file is not a folder; a folder that is not empty needs --force.
   EXPECT_THROW(check_scenario_dir((dir / "missing" / "deeper").string()), InputError);
   EXPECT_THROW(check_scenario_dir(files.front()), InputError);
-  EXPECT_NO_THROW(check_scenario_dir(dir.string()));
+  try {
+    check_scenario_dir(dir.string());
+    ADD_FAILURE() << "a folder that is not empty was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--write-scenarios: " + dir.string() +
+                                         ": a new or empty folder (it holds " + std::to_string(files.size()) +
+                                         " entries, the first 01-n1-"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(check_scenario_dir(dir.string(), true));
+  // A rerun of the same command (the same plan) is no mix; another command's is.
+  EXPECT_NO_THROW(check_scenario_dir(dir.string(), false, "x"));
+  EXPECT_THROW(check_scenario_dir(dir.string(), false, "y"), InputError);
+  EXPECT_THROW(write_plan_scenarios(plan, catalog(), dir.string(), 1, "z"), InputError);
+}
+
+// issue 52: --write-scenarios into a folder holding another plan mixed the two and overwrote silently.
+// With --force the earlier plan's files are all replaced (listed), a file of the user's is left (listed),
+// and the folder holds the new plan's files alone.
+TEST(ScenarioFile, ForceReplacesAnEarlierPlanAndListsIt) {
+  const Plan plan = make_plan(catalog(), small_request(), resolve_fitted_profile("none"));
+  ASSERT_GE(plan.options.size(), 2u);
+  const fs::path dir = fresh_dir("force");
+  const std::vector<std::string> first =
+      write_plan_scenarios(plan, catalog(), dir.string(), 1000, "a").written;
+  write_file_atomically((dir / "notes.toml").string(), "# mine\n");
+  const WrittenScenarios w = write_plan_scenarios(plan, catalog(), dir.string(), 1, "b", true);
+  ASSERT_EQ(w.written.size(), 1u);
+  std::vector<std::string> earlier;
+  for (const std::string& f : first) earlier.push_back(fs::path(f).filename().string());
+  std::sort(earlier.begin(), earlier.end());
+  EXPECT_EQ(w.replaced, earlier);
+  EXPECT_EQ(w.kept, std::vector<std::string>{"notes.toml"});
+  std::vector<std::string> now;
+  for (const auto& e : fs::directory_iterator(dir)) now.push_back(e.path().filename().string());
+  std::sort(now.begin(), now.end());
+  EXPECT_EQ(now, (std::vector<std::string>{fs::path(w.written[0]).filename().string(), "notes.toml"}));
+  EXPECT_NE(read_text_file(w.written[0]).find("# Written by `b`"), std::string::npos);
 }
 
 TEST(ScenarioChoices, ParsesAndRefuses) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/accounting/hbm_headroom.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/planning/settling_experiment.hpp"
 #include "moetwin/scenario/scenario.hpp"
@@ -55,6 +56,18 @@ struct CompareEntry {
   TermSpread spread;  // its own band (band_for at its novelty) over the A2A terms it might have
   std::string novelty_level, novelty;
   std::string a2a_terms;  // a2a_terms_label
+  // Memory of the most loaded stage (accounting/memory_model.hpp) and the GPU's HBM, bytes; whether it
+  // fits, whether it stays within the HBM headroom, and the warning that says otherwise ("" when within).
+  double memory_bytes = 0, hbm_bytes = 0;
+  bool fits = true, within_headroom = true;
+  std::string memory_warning;
+};
+
+// How compare treats memory: a scenario that does not fit in HBM gets no verdict (compare throws
+// InputError naming it) unless ignore_memory; one beyond the headroom is compared with a warning.
+struct CompareMemory {
+  double hbm_headroom = kDefaultHbmHeadroom;
+  bool ignore_memory = false;
 };
 
 // Entry k (k >= 1) against entry 0.
@@ -72,12 +85,16 @@ struct ComparePair {
   // the node counts differ), and its node-hours.
   std::string settle_with;
   double settle_node_hours = 0;
+  // When either side does not fit (compared under --ignore-memory) or is beyond the HBM headroom: which,
+  // said with the verdict ("" otherwise).
+  std::string memory_note;
 };
 
 struct Comparison {
   std::vector<CompareEntry> entries;
   std::vector<ComparePair> pairs;  // one per entry after the first
   std::string profile;             // profile_label
+  CompareMemory memory;            // as asked
 };
 
 // The dimensions in which `a` and `b` differ, in this order: model, instance, nodes, layout (tp, pp, vpp,
@@ -86,7 +103,9 @@ struct Comparison {
 std::vector<std::string> differences(const Scenario& a, const Scenario& b);
 
 // Predicts every input (threads in parallel; the result is the same for any count) and pairs each with
-// the first. Throws InputError for fewer than two inputs or a prediction's InputError.
-Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile& profile, int threads);
+// the first. Throws InputError for fewer than two inputs, a prediction's InputError, or (before any
+// prediction) inputs that do not fit in HBM unless memory.ignore_memory, naming each with its memory.
+Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile& profile, int threads,
+                   const CompareMemory& memory = {});
 
 }  // namespace moetwin

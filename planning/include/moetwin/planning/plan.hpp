@@ -10,7 +10,8 @@
 //     best layout by a third);
 //  2. the search starts from PlanRequest::seed_layouts groups in screening_proxy order, round-robin over
 //     pp, then predicts every neighbour (tp, pp, ep or mb one step away) of any group within
-//     PlanRequest::explore_window of the node count's fastest prediction, until no such neighbour is
+//     PlanRequest::explore_window of the node count's fastest option within the HBM headroom (of all
+//     options while none is within it; a faster group beyond it expands too), until no such neighbour is
 //     left (or PlanRequest::max_layouts_per_node_count is reached, which the plan reports): a hill
 //     climb over a landscape that is smooth in each of those axes. planning/tests/plan_test.cpp checks it
 //     against an exhaustive run on a small grid;
@@ -89,8 +90,12 @@ struct NodeCountSearch {
   int groups = 0;   // (tp, pp, ep, dp, mb) groups of the fitting layouts
   int groups_predicted = 0;
   int predictions = 0;
-  bool capped = false;   // the search stopped at max_layouts_per_node_count
-  double fastest_s = 0;  // fastest predicted iteration; 0 when nothing was predicted
+  bool capped = false;  // the search stopped at max_layouts_per_node_count
+  // Fastest predicted iteration among the plan's options within the HBM headroom (of all options when no
+  // option of the plan is within it: the set the objectives come from); 0 when there is none.
+  double fastest_s = 0;
+  // The fastest beyond the headroom when it is faster than fastest_s (or the only one here); else 0.
+  double fastest_beyond_s = 0;
   // The fastest's scaling against Plan::reference_* and its node-hours per 1e9 tokens (0 when none).
   double speedup = 0, scaling_efficiency = 0, node_hours_per_gtoken = 0;
   std::string none_reason;  // why nothing fits here ("" when something does): the lightest layout's check

@@ -224,7 +224,7 @@ TEST(PlanWriteScenarios, AnotherPlansFolderNeedsForceWhichListsWhatItReplaced) {
   ASSERT_EQ(forced.status, 0) << forced.err;
   EXPECT_NE(forced.err.find("plan: replaced "), std::string::npos) << forced.err;
   for (const auto& e : fs::directory_iterator(dir / "s"))
-    EXPECT_NE(slurp(e.path()).find("--gbs 32"), std::string::npos) << e.path();
+    EXPECT_NE(e2e::read_whole_file(e.path()).find("--gbs 32"), std::string::npos) << e.path();
   fs::remove_all(dir);
 }
 

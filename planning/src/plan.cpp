@@ -281,6 +281,113 @@ std::vector<std::size_t> run_order(const std::vector<Job>& jobs, std::size_t beg
 
 }  // namespace
 
+namespace {
+
+// Marks each option within the HBM headroom and sets each node count's fastest from the options within it
+// (or from all of them when none is within it): one set for the objectives, the table and the scaling.
+// Returns whether any option is within the headroom.
+bool mark_headroom_and_fastest(Plan& plan, const PlanRequest& request) {
+  // One set of options for the objectives, each node count's fastest and the scaling: those within the HBM
+  // headroom, or all of them when none is within it.
+  for (PlanOption& o : plan.options)
+    o.within_headroom = o.best().memory_bytes <= hbm_usable_bytes(o.hbm_bytes, request.hbm_headroom);
+  const bool any_within = std::any_of(plan.options.begin(), plan.options.end(),
+                                      [](const PlanOption& o) { return o.within_headroom; });
+  for (NodeCountSearch& n : plan.searched) {
+    for (const PlanOption& o : plan.options) {
+      if (o.candidate.nodes != n.nodes) continue;
+      if (any_within && !o.within_headroom) {
+        n.fastest_beyond_s = n.fastest_beyond_s > 0 ? std::min(n.fastest_beyond_s, o.best().iteration_s)
+                                                    : o.best().iteration_s;
+        continue;
+      }
+      n.fastest_s = n.fastest_s > 0 ? std::min(n.fastest_s, o.best().iteration_s) : o.best().iteration_s;
+    }
+    if (n.fastest_beyond_s >= n.fastest_s && n.fastest_s > 0) n.fastest_beyond_s = 0;
+  }
+  return any_within;
+}
+
+// Scaling, ranking and the Pareto front of a searched plan's options.
+void scale_rank_and_front(Plan& plan, double tokens_per_iteration, bool any_within) {
+  // Scaling across node counts: each option and each node count's fastest against the fastest option at
+  // the smallest node count that has one (the global batch is the same for all: strong scaling).
+  {
+    const NodeCountSearch* reference = nullptr;
+    for (const NodeCountSearch& n : plan.searched) {
+      if (n.fastest_s > 0) {
+        reference = &n;
+        break;
+      }
+    }
+    if (reference != nullptr) {
+      plan.reference_nodes = reference->nodes;
+      plan.reference_s = reference->fastest_s;
+      for (PlanOption& o : plan.options) {
+        const Scaling s =
+            scaling_against(plan.reference_s, plan.reference_nodes, o.best().iteration_s, o.candidate.nodes);
+        o.speedup = s.speedup;
+        o.scaling_efficiency = s.efficiency;
+      }
+      for (NodeCountSearch& n : plan.searched) {
+        if (!(n.fastest_s > 0)) continue;
+        const Scaling s = scaling_against(plan.reference_s, plan.reference_nodes, n.fastest_s, n.nodes);
+        n.speedup = s.speedup;
+        n.scaling_efficiency = s.efficiency;
+        n.node_hours_per_gtoken = node_hours_per_gtoken(n.fastest_s, n.nodes, tokens_per_iteration);
+      }
+    }
+  }
+  std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {
+    if (a.within_headroom != b.within_headroom) return a.within_headroom;
+    if (a.days != b.days) return a.days < b.days;
+    if (a.node_hours != b.node_hours) return a.node_hours < b.node_hours;
+    return a.candidate.label() < b.candidate.label();
+  });
+  // Pareto on (days, node-hours): the price is one constant per plan, so the front is the same in USD.
+  // Options beyond the HBM headroom join the front only when no option is within it.
+  std::vector<TimeCost> points;
+  std::vector<std::size_t> on_front;  // option index of each point
+  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+    if (any_within && !plan.options[i].within_headroom) continue;
+    points.push_back({plan.options[i].days, plan.options[i].node_hours});
+    on_front.push_back(i);
+  }
+  for (std::size_t k : pareto_front(points)) plan.options[on_front[k]].pareto = true;
+}
+
+// The objectives of a ranked plan (options non-empty): fastest, cheapest and, with a deadline, the cheapest
+// that meets it, which is then the recommendation.
+void pick_objectives(Plan& plan, const PlanRequest& request, bool any_within) {
+  // Objectives: fastest (options are ranked by time), cheapest (fewest node-hours, faster on ties) and,
+  // with a deadline, the cheapest that meets it.
+  plan.fastest = 0;
+  plan.cheapest = 0;
+  int cheapest_in_time = -1;
+  // Options beyond the headroom (ranked last) are objectives only when no option is within it.
+  for (std::size_t i = 0; i < plan.options.size(); ++i) {
+    const PlanOption& o = plan.options[i];
+    if (any_within && !o.within_headroom) break;
+    if (o.node_hours < plan.options[static_cast<std::size_t>(plan.cheapest)].node_hours) {
+      plan.cheapest = static_cast<int>(i);
+    }
+    if (o.meets_deadline &&
+        (cheapest_in_time < 0 ||
+         o.node_hours < plan.options[static_cast<std::size_t>(cheapest_in_time)].node_hours)) {
+      cheapest_in_time = static_cast<int>(i);
+    }
+  }
+  if (request.deadline_days > 0) {
+    plan.recommended_meets_deadline = cheapest_in_time >= 0;
+    plan.recommended = cheapest_in_time >= 0 ? cheapest_in_time : plan.fastest;
+  } else {
+    plan.recommended_meets_deadline = true;
+    plan.recommended = plan.fastest;
+  }
+}
+
+}  // namespace
+
 Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedProfile& profile,
                const std::function<void(const std::string&)>& progress) {
   check_plan_request(catalog, asked);
@@ -592,94 +699,10 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
           margin_exceeds_uncertainty(profile, b.slowest_s, o.outcomes[1].fastest_s, novelty);
     }
   }
-  // One set of options for the objectives, each node count's fastest and the scaling: those within the HBM
-  // headroom, or all of them when none is within it.
-  for (PlanOption& o : plan.options)
-    o.within_headroom = o.best().memory_bytes <= hbm_usable_bytes(o.hbm_bytes, request.hbm_headroom);
-  const bool any_within = std::any_of(plan.options.begin(), plan.options.end(),
-                                      [](const PlanOption& o) { return o.within_headroom; });
-  for (NodeCountSearch& n : plan.searched) {
-    for (const PlanOption& o : plan.options) {
-      if (o.candidate.nodes != n.nodes) continue;
-      if (any_within && !o.within_headroom) {
-        n.fastest_beyond_s = n.fastest_beyond_s > 0 ? std::min(n.fastest_beyond_s, o.best().iteration_s)
-                                                    : o.best().iteration_s;
-        continue;
-      }
-      n.fastest_s = n.fastest_s > 0 ? std::min(n.fastest_s, o.best().iteration_s) : o.best().iteration_s;
-    }
-    if (n.fastest_beyond_s >= n.fastest_s && n.fastest_s > 0) n.fastest_beyond_s = 0;
-  }
-  // Scaling across node counts: each option and each node count's fastest against the fastest option at
-  // the smallest node count that has one (the global batch is the same for all: strong scaling).
-  {
-    const NodeCountSearch* reference = nullptr;
-    for (const NodeCountSearch& n : plan.searched) {
-      if (n.fastest_s > 0) {
-        reference = &n;
-        break;
-      }
-    }
-    if (reference != nullptr) {
-      plan.reference_nodes = reference->nodes;
-      plan.reference_s = reference->fastest_s;
-      for (PlanOption& o : plan.options) {
-        const Scaling s =
-            scaling_against(plan.reference_s, plan.reference_nodes, o.best().iteration_s, o.candidate.nodes);
-        o.speedup = s.speedup;
-        o.scaling_efficiency = s.efficiency;
-      }
-      for (NodeCountSearch& n : plan.searched) {
-        if (!(n.fastest_s > 0)) continue;
-        const Scaling s = scaling_against(plan.reference_s, plan.reference_nodes, n.fastest_s, n.nodes);
-        n.speedup = s.speedup;
-        n.scaling_efficiency = s.efficiency;
-        n.node_hours_per_gtoken = node_hours_per_gtoken(n.fastest_s, n.nodes, tokens_per_iteration);
-      }
-    }
-  }
-  std::stable_sort(plan.options.begin(), plan.options.end(), [](const PlanOption& a, const PlanOption& b) {
-    if (a.within_headroom != b.within_headroom) return a.within_headroom;
-    if (a.days != b.days) return a.days < b.days;
-    if (a.node_hours != b.node_hours) return a.node_hours < b.node_hours;
-    return a.candidate.label() < b.candidate.label();
-  });
-  // Pareto on (days, node-hours): the price is one constant per plan, so the front is the same in USD.
-  // Options beyond the HBM headroom join the front only when no option is within it.
-  std::vector<TimeCost> points;
-  std::vector<std::size_t> on_front;  // option index of each point
-  for (std::size_t i = 0; i < plan.options.size(); ++i) {
-    if (any_within && !plan.options[i].within_headroom) continue;
-    points.push_back({plan.options[i].days, plan.options[i].node_hours});
-    on_front.push_back(i);
-  }
-  for (std::size_t k : pareto_front(points)) plan.options[on_front[k]].pareto = true;
+  const bool any_within = mark_headroom_and_fastest(plan, request);
+  scale_rank_and_front(plan, tokens_per_iteration, any_within);
   if (plan.options.empty()) return plan;
-  // Objectives: fastest (options are ranked by time), cheapest (fewest node-hours, faster on ties) and,
-  // with a deadline, the cheapest that meets it.
-  plan.fastest = 0;
-  plan.cheapest = 0;
-  int cheapest_in_time = -1;
-  // Options beyond the headroom (ranked last) are objectives only when no option is within it.
-  for (std::size_t i = 0; i < plan.options.size(); ++i) {
-    const PlanOption& o = plan.options[i];
-    if (any_within && !o.within_headroom) break;
-    if (o.node_hours < plan.options[static_cast<std::size_t>(plan.cheapest)].node_hours) {
-      plan.cheapest = static_cast<int>(i);
-    }
-    if (o.meets_deadline &&
-        (cheapest_in_time < 0 ||
-         o.node_hours < plan.options[static_cast<std::size_t>(cheapest_in_time)].node_hours)) {
-      cheapest_in_time = static_cast<int>(i);
-    }
-  }
-  if (request.deadline_days > 0) {
-    plan.recommended_meets_deadline = cheapest_in_time >= 0;
-    plan.recommended = cheapest_in_time >= 0 ? cheapest_in_time : plan.fastest;
-  } else {
-    plan.recommended_meets_deadline = true;
-    plan.recommended = plan.fastest;
-  }
+  pick_objectives(plan, request, any_within);
   // The options a user is pointed at, when their dispatcher margin is a tie: the run that settles it.
   for (const int chosen : {plan.fastest, plan.cheapest, plan.recommended}) {
     PlanOption& o = plan.options[static_cast<std::size_t>(chosen)];

@@ -73,10 +73,19 @@ double model_distance(const ModelShape& a, const ModelShape& b) {
     return std::log2(static_cast<double>(std::max(x, 1)) / static_cast<double>(std::max(y, 1)));
   };
   double sum = 0;
-  for (const double d :
-       {doublings(a.hidden, b.hidden), doublings(a.expert_ffn_hidden, b.expert_ffn_hidden),
-        doublings(a.experts, b.experts), doublings(a.top_k, b.top_k), doublings(a.layers, b.layers)})
-    sum += d * d;
+  if ((a.experts == 0) != (b.experts == 0)) {
+    // A dense model beside an MoE one: its MoE block is absent, not scaled down, so its expert count, top-k
+    // and expert FFN are no doublings of the MoE model's (that would put a dense Llama 10 units from every
+    // MoE model while NVIDIA's dense rows miss by 17% held out by system): one categorical unit for the
+    // block kind, with the doublings of hidden size and layers.
+    for (const double d : {doublings(a.hidden, b.hidden), doublings(a.layers, b.layers)}) sum += d * d;
+    sum += kCategoricalDistance * kCategoricalDistance;
+  } else {
+    for (const double d :
+         {doublings(a.hidden, b.hidden), doublings(a.expert_ffn_hidden, b.expert_ffn_hidden),
+          doublings(a.experts, b.experts), doublings(a.top_k, b.top_k), doublings(a.layers, b.layers)})
+      sum += d * d;
+  }
   if (a.attention != b.attention) sum += kCategoricalDistance * kCategoricalDistance;
   return std::sqrt(sum);
 }
@@ -162,14 +171,49 @@ std::vector<std::string> changed_stack_components(const StackSpec& a, const Stac
   return out;
 }
 
+namespace {
+
+// How many of the catalog's version strings and settings differ between two stacks (the finer count that
+// breaks a tie in changed components: a NeMo container is nearer another NeMo container than a Megatron-LM
+// checkout that changed as many components).
+int changed_stack_settings(const StackSpec& a, const StackSpec& b) {
+  const NcclKnobs& x = a.nccl_env;
+  const NcclKnobs& y = b.nccl_env;
+  const bool env = x.max_nchannels != y.max_nchannels || x.algo != y.algo || x.proto != y.proto ||
+                   x.p2p_net_chunk_bytes < y.p2p_net_chunk_bytes ||
+                   x.p2p_net_chunk_bytes > y.p2p_net_chunk_bytes || x.buffsize_bytes < y.buffsize_bytes ||
+                   x.buffsize_bytes > y.buffsize_bytes;
+  int n = env ? 1 : 0;
+  for (const auto& [p, q] : {std::pair{&a.nccl, &b.nccl},
+                             {&a.aws_ofi_nccl, &b.aws_ofi_nccl},
+                             {&a.megatron_core, &b.megatron_core},
+                             {&a.megatron_bridge, &b.megatron_bridge},
+                             {&a.megatron_lm, &b.megatron_lm},
+                             {&a.transformer_engine, &b.transformer_engine},
+                             {&a.torch, &b.torch},
+                             {&a.deepep, &b.deepep},
+                             {&a.uccl, &b.uccl},
+                             {&a.nvshmem, &b.nvshmem}})
+    n += *p != *q ? 1 : 0;
+  for (const auto& [p, q] : {std::pair{a.ofi_platform_aws, b.ofi_platform_aws},
+                             {a.ofi_multi_recv, b.ofi_multi_recv},
+                             {a.alltoall_pad_to_capacity, b.alltoall_pad_to_capacity},
+                             {a.overlap_p2p_comm, b.overlap_p2p_comm}})
+    n += p != q ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
 std::string nearest_fitted_stack(const StackSpec& stack, const FitCoverage& coverage) {
   const auto& known = Catalog::shared_default().stacks();
   std::string best;
-  std::size_t best_changes = 0;
+  std::pair<std::size_t, int> best_changes{0, 0};
   for (const std::string& name : coverage.stacks) {  // sorted: ties keep the first name
     const auto it = known.find(name);
     if (it == known.end()) continue;
-    const std::size_t n = changed_stack_components(stack, it->second).size();
+    const std::pair<std::size_t, int> n{changed_stack_components(stack, it->second).size(),
+                                        changed_stack_settings(stack, it->second)};
     if (best.empty() || n < best_changes) {
       best = name;
       best_changes = n;

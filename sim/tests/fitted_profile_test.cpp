@@ -366,13 +366,13 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
   EXPECT_EQ(w[3], "precision fp8-hybrid: no live runs in the fit");
   EXPECT_TRUE(coverage_warnings(s, FittedProfile{}).empty());  // unfitted: nothing to compare with
   EXPECT_EQ(novelty_of(s, p).level(), "platform");
-  FittedProfile dispatcher_only = p;  // a dispatcher without runs is a2a_term_spread's, not the family band's
+  FittedProfile dispatcher_only = p;  // a dispatcher without live training rows is new (issue 53)
   dispatcher_only.coverage.gpus.push_back("H200-SXM");
   dispatcher_only.coverage.instances.push_back("p5en.48xlarge");
   dispatcher_only.coverage.stacks.push_back("megatron-lm-core_r0.17.0-nccl2.28.9");
   dispatcher_only.coverage.precisions.push_back("fp8-hybrid");
   dispatcher_only.coverage.dispatchers = {"deepep-uccl"};
-  EXPECT_EQ(novelty_of(s, dispatcher_only).level(), "covered");
+  EXPECT_EQ(novelty_of(s, dispatcher_only).level(), "configuration");
   EXPECT_EQ(coverage_warnings(s, dispatcher_only).size(), 1u);
 }
 

@@ -122,7 +122,7 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
     // Right after the novelty line: the nearest fitted row and how far it is.
     const auto at = std::find_if(kv.begin(), kv.end(), [](const auto& e) { return e.first == "novelty"; });
     kv.insert(at + 1, {"nearest fitted", concat({format_fixed(novelty.nearest.front().distance, 2),
-                                                     " units: ", novelty.nearest.front().key})});
+                                                 " units: ", novelty.nearest.front().key})});
   }
   if (!memory.empty()) kv.push_back({"memory", memory});
   return render_key_values(kv) + warning_lines(p.warnings) + "\nper-rank breakdown (s):\n" +

@@ -31,7 +31,9 @@ const std::string kFallback =
 // p5 and Qwen3-30B-A3B it has (the p5 campaign), 2 nodes and DeepEP v2 it has not.
 const std::string kScaleNotInFit =
     "2 nodes: no live runs in the fit at this scale (fitted 4-32 nodes; 1.0 doublings beyond)";
-const std::string kGinNotInFit = "dispatcher deepep-v2-gin: no live runs in the fit";
+const std::string kGinNotInFit =
+    "dispatcher deepep-v2-gin: no live runs in the fit (no live training row: its A2A terms are its measured "
+    "relatives')";
 const std::vector<std::string> kNotInFit = {kScaleNotInFit, kGinNotInFit};
 
 // Exit code of `moetwin --catalog ... predict ARGS`, stdout to `out`, stderr to `err`.
@@ -121,14 +123,23 @@ TEST(PredictWarnings, GinOnP5enHasNone) {
   const std::string p5en = write_scenario(dir, "p5en.48xlarge").string();  // EFA-GDA: GPU-initiated
   const fs::path out = dir / "out.txt", err = dir / "err.txt";
   // No model warning; only what the shipped fit has no runs of: the scale and deepep-v2-gin (H200, p5en and
-  // Qwen3-30B-A3B it has).
+  // Qwen3-30B-A3B it has), and two combinations it never ran together (issue 53): p5en with an EP group over
+  // 2 nodes (its campaign spanned 4) and the H200 at bf16 (its campaign ran fp8-hybrid).
+  const std::string span =
+      "combination instance=p5en.48xlarge with ep-nodes=2: no live runs in the fit (each was fitted, never "
+      "together; 1.0 units)";
+  const std::string bf16 =
+      "combination gpu=H200-SXM with precision=bf16: no live runs in the fit (each was fitted, never "
+      "together; "
+      "1.0 units)";
   ASSERT_EQ(predict(p5en, out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 2);
+  EXPECT_EQ(count_lines_starting(read_text_file(out.string()), "warning: "), 4);
   ASSERT_EQ(predict(p5en + " --format json", out, err), 0) << read_text_file(err.string());
   EXPECT_EQ(nlohmann::json::parse(read_text_file(out.string())).at("warnings"),
-            nlohmann::json::array({kScaleNotInFit, kGinNotInFit}));
+            nlohmann::json::array({kScaleNotInFit, kGinNotInFit, span, bf16}));
   ASSERT_EQ(predict(p5en + " --format csv", out, err), 0) << read_text_file(err.string());
-  EXPECT_EQ(read_text_file(err.string()), "warning: " + kScaleNotInFit + "\nwarning: " + kGinNotInFit + "\n");
+  EXPECT_EQ(read_text_file(err.string()), "warning: " + kScaleNotInFit + "\nwarning: " + kGinNotInFit +
+                                              "\nwarning: " + span + "\nwarning: " + bf16 + "\n");
   // Without a fitted profile there is no fit to be outside of.
   ASSERT_EQ(predict(p5en + " --profile none --format csv", out, err), 0) << read_text_file(err.string());
   EXPECT_EQ(read_text_file(err.string()), "");

@@ -25,6 +25,7 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/sim/stack_inheritance.hpp"
 #include "moetwin/sim/trace_ranks.hpp"
 #include "moetwin/validate/compute_fit.hpp"
 #include "moetwin/validate/dense_runs.hpp"
@@ -43,6 +44,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
     std::string calibration;
     std::string compute_fit;  // --compute-fit FILE: GEMM-class time per GPU and precision (compute_fit.hpp)
     bool require_fit = false;
+    bool explain =
+        false;            // --explain: the band's composition, the nearest fitted rows, a stack's inheritance
     bool strict = false;  // --strict (with --runs): logged TFLOP/s vs the model's FLOPs beyond 5% is an error
     bool what_if_no_tp_comm_overlap = false;  // --what-if-no-tp-comm-overlap (with --runs)
     int threads = 0;
@@ -65,6 +68,9 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--require-fit", opts->require_fit,
                 "Exit 2 when the layout does not fit in HBM (default: predict it and warn)");
   add_strict_option(cmd, opts->strict);
+  cmd->add_flag("--explain", opts->explain,
+                "Print the 80% band's composition (in-sample spread, a new campaign's width, then each new "
+                "dimension's growth x distance) and the nearest fitted rows (text output)");
   add_hbm_headroom_option(cmd, opts->hbm_headroom);
   cmd->add_option("--threads", opts->threads,
                   "Threads that price skewed routing plans (default: the cores, at most 16); the "
@@ -132,6 +138,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
           opts->compute_fit.empty() ? ComputeFit{} : load_compute_fit(opts->compute_fit);
       for (const LiveRun& run : table.runs) {
         PredictOptions row_options = options;
+        if (profile.fitted)
+          inherit_stack_terms(row_options.profile, run.scenario.stack.spec, profile.coverage);
         ComputeProfile scaled;  // outlives predict()
         if (!opts->compute_fit.empty()) {
           const ResolvedScale r =
@@ -197,6 +205,8 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
       if (!opts->trace.empty()) (void)select_trace_ranks(opts->trace_ranks, s.parallel, 0);
       PredictOptions po = options;
       po.trace = !opts->trace.empty();
+      // A stack without rows takes its nearest fitted stack's terms (stack_inheritance.hpp).
+      if (profile.fitted) inherit_stack_terms(po.profile, s.stack.spec, profile.coverage);
       // A layout that does not fit in HBM would not run however fast it is predicted: warned (first) or,
       // with --require-fit, refused.
       const MemoryEstimate memory =
@@ -247,6 +257,16 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
                     within_hbm_headroom(memory, opts->hbm_headroom) ? "within" : "BEYOND", " the ",
                     format_fixed(opts->hbm_headroom * 100, 0),
                     "% HBM headroom; `moetwin inspect` breaks it down)"}));
+        // A stack without rows: what each changed component does to the prediction (one replay each).
+        const StackInheritance inherited = stack_inheritance(s, profile, options);
+        if (inherited.inherited) {
+          content += concat({"\nstack ", s.stack.spec.name, " (no live runs in the fit):\n"});
+          for (const std::string& line : inherited.lines()) content += "  " + line + "\n";
+        }
+        if (opts->explain) {
+          content += "\n80% band composition:\n";
+          for (const std::string& line : band_composition(profile, novelty)) content += "  " + line + "\n";
+        }
       }
       if (!opts->trace.empty()) {
         std::vector<std::string> names;

@@ -56,6 +56,12 @@ nlohmann::ordered_json novelty_json(const Novelty& novelty) {
   j["distances"] = distances;
   j["distance"] = novelty.distance();
   j["warnings"] = novelty.warnings();
+  // The nearest fitted rows (joint novelty) and how far each is, when the profile records its rows.
+  if (!novelty.nearest.empty()) {
+    nlohmann::ordered_json nearest = nlohmann::ordered_json::array();
+    for (const NearestRow& r : novelty.nearest) nearest.push_back({{"row", r.key}, {"distance", r.distance}});
+    j["nearest_fitted_rows"] = nearest;
+  }
   return j;
 }
 

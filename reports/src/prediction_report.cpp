@@ -1,5 +1,7 @@
 #include "moetwin/reports/prediction_report.hpp"
 
+#include <algorithm>
+
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
@@ -116,6 +118,12 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"replay", std::to_string(p.ops) + " ops, " + std::to_string(p.events) + " events"},
       {"network", network_line(p)},
   };
+  if (!novelty.nearest.empty()) {
+    // Right after the novelty line: the nearest fitted row and how far it is.
+    const auto at = std::find_if(kv.begin(), kv.end(), [](const auto& e) { return e.first == "novelty"; });
+    kv.insert(at + 1, {"nearest fitted", concat({format_fixed(novelty.nearest.front().distance, 2),
+                                                 " units: ", novelty.nearest.front().key})});
+  }
   if (!memory.empty()) kv.push_back({"memory", memory});
   return render_key_values(kv) + warning_lines(p.warnings) + "\nper-rank breakdown (s):\n" +
          render_text(breakdown_table(p));

@@ -551,6 +551,8 @@ FittedProfile load_fitted_profile(const std::string& path) {
     p.coverage.ep_spans = list("ep_spans");
     // Optional (profiles before routing was a dimension cover every routing).
     p.coverage.routings = list("routings");
+    // Optional (profiles before joint novelty judge no combination and name no nearest rows).
+    p.coverage.rows = list("rows");
     // Optional: [coverage.model_shapes."<model>"] (profiles before distances: a new model is 1 unit away).
     const toml::table* raw_shapes = root_table["coverage"]["model_shapes"].as_table();
     if (std::optional<StrictTable> shapes = cov->table("model_shapes"); shapes && raw_shapes != nullptr) {
@@ -692,6 +694,11 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "\npp_regimes = " + toml_array(p.coverage.pp_regimes) + "\ntps = " + toml_array(p.coverage.tps) +
          "\nep_spans = " + toml_array(p.coverage.ep_spans) +
          "\nroutings = " + toml_array(p.coverage.routings) + "\n";
+    if (!p.coverage.rows.empty()) {
+      s += "rows = [  # each fitted row's values on every axis: combinations and nearest rows\n";
+      for (const std::string& r : p.coverage.rows) s += "  " + quoted_string(r) + ",\n";
+      s += "]\n";
+    }
     if (!p.coverage.nodes.empty()) {
       s += "nodes_min = " + std::to_string(p.coverage.nodes.front()) +
            "\nnodes_max = " + std::to_string(p.coverage.nodes.back()) + "\n";
@@ -716,67 +723,6 @@ std::string fitted_profile_toml(const FittedProfile& p) {
   margin_toml("cross_validated_margin", "out of sample", p.cross_validated_margin);
   margin_toml("in_sample_margin", "in sample", p.in_sample_margin);
   return s;
-}
-
-PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile& profile) {
-  PredictOptions o;
-  o.profile = profile.sim;
-  // A dense model has no MoE layer: no routing plan, no dispatcher cost (the workload's default MoE seam is
-  // never asked).
-  if (scenario.model.experts > 0)
-    o.seams.moe = std::make_shared<DispatcherMoeCost>(scenario, profile.sim.model_params,
-                                                      host_time_factor(profile.sim, scenario.instance));
-  return o;
-}
-
-TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
-                           const std::shared_ptr<const PredictionSetupCache>& setup_cache,
-                           const std::shared_ptr<WorkloadTemplateCache>& programs,
-                           const std::shared_ptr<const MoeCostModel>& central_moe) {
-  TermSpread t;
-  t.fastest_s = t.slowest_s = predicted_s;
-  t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
-  if (!t.own_terms) {
-    // The sources differ from `profile` in generic_a2a only, which the MoE cost seam does not read
-    // (DispatcherMoeCost: the scenario, the profile's dispatcher model parameters and its host time
-    // factor): the first source's seam, routing plans and answered cost classes serve the others'
-    // replays, which otherwise built all three again (docs/2026-12-04-plan-speed.md, session 42). A source
-    // whose parameters or host factor differ gets its own. The central prediction's seam, when given, is
-    // `profile`'s and serves first (session 43): `profile` too differs from the sources in generic_a2a.
-    std::optional<PredictOptions> first;
-    const FittedProfile* first_source = nullptr;
-    if (central_moe) {
-      first.emplace();
-      first->profile = profile.sim;
-      first->seams.moe = central_moe;
-      first_source = &profile;
-    }
-    const auto same_moe_inputs = [&](const FittedProfile& a, const FittedProfile& b) {
-      return a.sim.model_params == b.sim.model_params &&
-             host_time_factor(a.sim, scenario.instance) == host_time_factor(b.sim, scenario.instance);
-    };
-    const auto sources = generic_a2a_sources(profile);
-    for (const auto& source : sources) {
-      PredictOptions options;
-      if (first && same_moe_inputs(*first_source, source.second)) {
-        options = *first;
-        options.profile = source.second.sim;
-      } else {
-        options = predict_options_for(scenario, source.second);
-        first = options;
-        first_source = &source.second;
-      }
-      options.setup_cache = setup_cache;
-      options.programs = programs;
-      const double s = predict(scenario, options).iteration_s;
-      ++t.replays;
-      t.fastest_s = std::min(t.fastest_s, s);
-      t.slowest_s = std::max(t.slowest_s, s);
-    }
-  }
-  const Novelty novelty = novelty_of(scenario, profile);
-  t.band = {band_for(profile, t.fastest_s, novelty).lo_s, band_for(profile, t.slowest_s, novelty).hi_s};
-  return t;
 }
 
 }  // namespace moetwin

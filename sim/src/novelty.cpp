@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <map>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -29,6 +31,8 @@ const char* to_string(NoveltyDimension d) {
       return "instance";
     case NoveltyDimension::nvlink_domain:
       return "nvlink-domain";
+    case NoveltyDimension::fabric:
+      return "fabric";
     case NoveltyDimension::stack:
       return "stack";
     case NoveltyDimension::precision:
@@ -43,15 +47,18 @@ const char* to_string(NoveltyDimension d) {
       return "routing";
     case NoveltyDimension::dispatcher:
       return "dispatcher";
+    case NoveltyDimension::interaction:
+      return "interaction";
   }
   return "?";
 }
 
 const std::vector<NoveltyDimension>& banded_novelty_dimensions() {
-  static const std::vector<NoveltyDimension> dims = {NoveltyDimension::gpu,   NoveltyDimension::instance,
-                                                     NoveltyDimension::stack, NoveltyDimension::precision,
-                                                     NoveltyDimension::model, NoveltyDimension::layout,
-                                                     NoveltyDimension::scale, NoveltyDimension::routing};
+  static const std::vector<NoveltyDimension> dims = {
+      NoveltyDimension::gpu,     NoveltyDimension::instance,   NoveltyDimension::nvlink_domain,
+      NoveltyDimension::fabric,  NoveltyDimension::stack,      NoveltyDimension::precision,
+      NoveltyDimension::model,   NoveltyDimension::layout,     NoveltyDimension::scale,
+      NoveltyDimension::routing, NoveltyDimension::dispatcher, NoveltyDimension::interaction};
   return dims;
 }
 
@@ -66,10 +73,19 @@ double model_distance(const ModelShape& a, const ModelShape& b) {
     return std::log2(static_cast<double>(std::max(x, 1)) / static_cast<double>(std::max(y, 1)));
   };
   double sum = 0;
-  for (const double d :
-       {doublings(a.hidden, b.hidden), doublings(a.expert_ffn_hidden, b.expert_ffn_hidden),
-        doublings(a.experts, b.experts), doublings(a.top_k, b.top_k), doublings(a.layers, b.layers)})
-    sum += d * d;
+  if ((a.experts == 0) != (b.experts == 0)) {
+    // A dense model beside an MoE one: its MoE block is absent, not scaled down, so its expert count, top-k
+    // and expert FFN are no doublings of the MoE model's (that would put a dense Llama 10 units from every
+    // MoE model while NVIDIA's dense rows miss by 17% held out by system): one categorical unit for the
+    // block kind, with the doublings of hidden size and layers.
+    for (const double d : {doublings(a.hidden, b.hidden), doublings(a.layers, b.layers)}) sum += d * d;
+    sum += kCategoricalDistance * kCategoricalDistance;
+  } else {
+    for (const double d :
+         {doublings(a.hidden, b.hidden), doublings(a.expert_ffn_hidden, b.expert_ffn_hidden),
+          doublings(a.experts, b.experts), doublings(a.top_k, b.top_k), doublings(a.layers, b.layers)})
+      sum += d * d;
+  }
   if (a.attention != b.attention) sum += kCategoricalDistance * kCategoricalDistance;
   return std::sqrt(sum);
 }
@@ -109,7 +125,104 @@ std::string routing_of(const Scenario& s) {
   return to_string(s.routing.kind);
 }
 
-void FitCoverage::add(const Scenario& s) {
+std::string fabric_of(const Scenario& s) {
+  return to_string(s.instance.fabric);
+}
+
+std::string joint_row_key(const Scenario& s, const std::string& campaign) {
+  return concat({"campaign=",    campaign,
+                 ";gpu=",        s.gpu.name,
+                 ";instance=",   s.instance.name,
+                 ";fabric=",     fabric_of(s),
+                 ";stack=",      s.stack.spec.name,
+                 ";dispatcher=", s.dispatcher.name,
+                 ";precision=",  to_string(s.training.precision),
+                 ";model=",      s.model.name,
+                 ";pp=",         pp_regime_of(s),
+                 ";tp=",         tp_regime_of(s),
+                 ";ep-nodes=",   std::to_string(ep_span_nodes(s)),
+                 ";nodes=",      std::to_string(s.nodes)});
+}
+
+const std::vector<std::pair<std::string, std::string>>& joint_novelty_axes() {
+  static const std::vector<std::pair<std::string, std::string>> axes = {
+      {"instance", "ep-nodes"}, {"instance", "dispatcher"}, {"stack", "dispatcher"}, {"gpu", "precision"}};
+  return axes;
+}
+
+std::vector<std::string> changed_stack_components(const StackSpec& a, const StackSpec& b) {
+  std::vector<std::string> out;
+  const auto knobs = [](const NcclKnobs& k) {
+    return concat({std::to_string(k.max_nchannels), "/", k.algo, "/", k.proto, "/",
+                   format_exact(k.p2p_net_chunk_bytes), "/", format_exact(k.buffsize_bytes)});
+  };
+  if (a.nccl != b.nccl || knobs(a.nccl_env) != knobs(b.nccl_env)) out.emplace_back("NCCL");
+  if (a.aws_ofi_nccl != b.aws_ofi_nccl || a.ofi_platform_aws != b.ofi_platform_aws ||
+      a.ofi_multi_recv != b.ofi_multi_recv)
+    out.emplace_back("aws-ofi-nccl");
+  if (a.megatron_core != b.megatron_core || a.megatron_bridge != b.megatron_bridge ||
+      a.megatron_lm != b.megatron_lm || a.alltoall_pad_to_capacity != b.alltoall_pad_to_capacity ||
+      a.overlap_p2p_comm != b.overlap_p2p_comm)
+    out.emplace_back("Megatron-Core");
+  if (a.transformer_engine != b.transformer_engine) out.emplace_back("Transformer Engine");
+  if (a.torch != b.torch) out.emplace_back("PyTorch");
+  if (a.deepep != b.deepep || a.uccl != b.uccl || a.nvshmem != b.nvshmem)
+    out.emplace_back("DeepEP/UCCL/NVSHMEM");
+  return out;
+}
+
+namespace {
+
+// How many of the catalog's version strings and settings differ between two stacks (the finer count that
+// breaks a tie in changed components: a NeMo container is nearer another NeMo container than a Megatron-LM
+// checkout that changed as many components).
+int changed_stack_settings(const StackSpec& a, const StackSpec& b) {
+  const NcclKnobs& x = a.nccl_env;
+  const NcclKnobs& y = b.nccl_env;
+  const bool env = x.max_nchannels != y.max_nchannels || x.algo != y.algo || x.proto != y.proto ||
+                   x.p2p_net_chunk_bytes < y.p2p_net_chunk_bytes ||
+                   x.p2p_net_chunk_bytes > y.p2p_net_chunk_bytes || x.buffsize_bytes < y.buffsize_bytes ||
+                   x.buffsize_bytes > y.buffsize_bytes;
+  int n = env ? 1 : 0;
+  for (const auto& [p, q] : {std::pair{&a.nccl, &b.nccl},
+                             {&a.aws_ofi_nccl, &b.aws_ofi_nccl},
+                             {&a.megatron_core, &b.megatron_core},
+                             {&a.megatron_bridge, &b.megatron_bridge},
+                             {&a.megatron_lm, &b.megatron_lm},
+                             {&a.transformer_engine, &b.transformer_engine},
+                             {&a.torch, &b.torch},
+                             {&a.deepep, &b.deepep},
+                             {&a.uccl, &b.uccl},
+                             {&a.nvshmem, &b.nvshmem}})
+    n += *p != *q ? 1 : 0;
+  for (const auto& [p, q] : {std::pair{a.ofi_platform_aws, b.ofi_platform_aws},
+                             {a.ofi_multi_recv, b.ofi_multi_recv},
+                             {a.alltoall_pad_to_capacity, b.alltoall_pad_to_capacity},
+                             {a.overlap_p2p_comm, b.overlap_p2p_comm}})
+    n += p != q ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+std::string nearest_fitted_stack(const StackSpec& stack, const FitCoverage& coverage) {
+  const auto& known = Catalog::shared_default().stacks();
+  std::string best;
+  std::pair<std::size_t, int> best_changes{0, 0};
+  for (const std::string& name : coverage.stacks) {  // sorted: ties keep the first name
+    const auto it = known.find(name);
+    if (it == known.end()) continue;
+    const std::pair<std::size_t, int> n{changed_stack_components(stack, it->second).size(),
+                                        changed_stack_settings(stack, it->second)};
+    if (best.empty() || n < best_changes) {
+      best = name;
+      best_changes = n;
+    }
+  }
+  return best;
+}
+
+void FitCoverage::add(const Scenario& s, const std::string& campaign) {
   insert_sorted(gpus, s.gpu.name);
   insert_sorted(instances, s.instance.name);
   insert_sorted(stacks, s.stack.spec.name);
@@ -121,6 +234,7 @@ void FitCoverage::add(const Scenario& s) {
   insert_sorted(pp_regimes, pp_regime_of(s));
   insert_sorted(tps, tp_regime_of(s));
   insert_sorted(ep_spans, ep_span_of(s));
+  insert_sorted(rows, joint_row_key(s, campaign));
   if (std::find(nodes.begin(), nodes.end(), s.nodes) == nodes.end())
     nodes.insert(std::upper_bound(nodes.begin(), nodes.end(), s.nodes), s.nodes);
 }
@@ -136,6 +250,7 @@ std::string Novelty::level() const {
       case NoveltyDimension::gpu:
       case NoveltyDimension::instance:
       case NoveltyDimension::nvlink_domain:
+      case NoveltyDimension::fabric:
       case NoveltyDimension::stack:
       case NoveltyDimension::precision:
         return "platform";
@@ -143,9 +258,9 @@ std::string Novelty::level() const {
       case NoveltyDimension::layout:
       case NoveltyDimension::scale:
       case NoveltyDimension::routing:
-        configuration = true;
-        break;
       case NoveltyDimension::dispatcher:
+      case NoveltyDimension::interaction:
+        configuration = true;
         break;
     }
   }
@@ -163,9 +278,7 @@ std::string Novelty::summary() const {
 
 double Novelty::distance() const {
   double sum = 0;
-  for (const NovelValue& v : novel) {
-    if (v.dimension != NoveltyDimension::dispatcher) sum += v.distance * v.distance;
-  }
+  for (const NovelValue& v : novel) sum += v.distance * v.distance;
   return std::sqrt(sum);
 }
 
@@ -192,7 +305,68 @@ std::string fmt1(double x) {
   return format_fixed(x, 1);
 }
 
+// A joint_row_key split into its key -> value pairs.
+std::map<std::string, std::string> parse_row_key(const std::string& key) {
+  std::map<std::string, std::string> out;
+  std::size_t at = 0;
+  while (at <= key.size()) {
+    const std::size_t end = std::min(key.find(';', at), key.size());
+    const std::string part = key.substr(at, end - at);
+    const std::size_t eq = part.find('=');
+    if (eq != std::string::npos) out[part.substr(0, eq)] = part.substr(eq + 1);
+    at = end + 1;
+  }
+  return out;
+}
+
+double log2_distance(const std::string& a, const std::string& b) {
+  const double x = std::atof(a.c_str());
+  const double y = std::atof(b.c_str());
+  if (!(x > 0) || !(y > 0)) return a == b ? 0.0 : kCategoricalDistance;
+  return std::abs(std::log2(x / y));
+}
+
+// Distance between two rows' values on every axis (the campaign is not an axis).
+double row_distance(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b,
+                    const FitCoverage& c) {
+  double sum = 0;
+  for (const auto& [key, value] : a) {
+    if (key == "campaign") continue;
+    const auto it = b.find(key);
+    const std::string other = it == b.end() ? std::string() : it->second;
+    double d = 0;
+    if (key == "ep-nodes" || key == "nodes") {
+      d = log2_distance(value, other);
+    } else if (value == other) {
+      d = 0;
+    } else if (key == "model") {
+      const auto x = c.model_shapes.find(value);
+      const auto y = c.model_shapes.find(other);
+      d = x != c.model_shapes.end() && y != c.model_shapes.end() ? model_distance(x->second, y->second)
+                                                                 : kCategoricalDistance;
+    } else {
+      d = kCategoricalDistance;
+    }
+    sum += d * d;
+  }
+  return std::sqrt(sum);
+}
+
 }  // namespace
+
+std::vector<NearestRow> nearest_fitted_rows(const Scenario& s, const FitCoverage& coverage, int count) {
+  FitCoverage shapes = coverage;  // the scenario's own shape, for the model distance
+  shapes.model_shapes.try_emplace(s.model.name, model_shape_of(s.model));
+  const auto own = parse_row_key(joint_row_key(s));
+  std::vector<NearestRow> out;
+  for (const std::string& key : coverage.rows)
+    out.push_back({key, row_distance(own, parse_row_key(key), shapes)});
+  std::sort(out.begin(), out.end(), [](const NearestRow& a, const NearestRow& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.key < b.key;
+  });
+  if (out.size() > static_cast<std::size_t>(std::max(count, 0))) out.resize(static_cast<std::size_t>(count));
+  return out;
+}
 
 Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
   Novelty n;
@@ -229,11 +403,47 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
           kCategoricalDistance);
     }
   }
+  // The fitted rows' fabrics, from their instances in the catalog (as the NVLink domains above).
+  {
+    std::vector<std::string> fabrics;
+    const auto& known = Catalog::shared_default().instances();
+    for (const std::string& name : c.instances) {
+      const auto it = known.find(name);
+      if (it != known.end()) insert_sorted(fabrics, to_string(it->second.fabric));
+    }
+    const std::string fabric = fabric_of(s);
+    if (!covers(fabrics, fabric)) {
+      std::string fitted;
+      for (const std::string& f : fabrics) fitted += (fitted.empty() ? "" : ", ") + f;
+      add(NoveltyDimension::fabric, fabric,
+          concat({"fabric ", fabric, none, " (fitted on ", fitted,
+                  "): its latency, congestion control and the dispatchers' transports over it inherit the "
+                  "fitted fabric's terms"}),
+          kCategoricalDistance);
+    }
+  }
   if (!covers(c.stacks, s.stack.spec.name)) {
-    add(NoveltyDimension::stack, s.stack.spec.name,
-        concat({"stack ", s.stack.spec.name, none,
-                "; terms fitted per stack take the calibrated mechanism's defaults"}),
-        kCategoricalDistance);
+    // Each changed component is one categorical unit, in quadrature: the distance from the nearest
+    // fitted stack, whose terms this stack inherits (stack_inheritance.hpp).
+    const std::string nearest = nearest_fitted_stack(s.stack.spec, c);
+    const auto& known = Catalog::shared_default().stacks();
+    const auto it = nearest.empty() ? known.end() : known.find(nearest);
+    if (it == known.end()) {
+      add(NoveltyDimension::stack, s.stack.spec.name,
+          concat({"stack ", s.stack.spec.name, none, "; no fitted stack known to inherit from"}),
+          kCategoricalDistance);
+    } else {
+      const std::vector<std::string> changed = changed_stack_components(s.stack.spec, it->second);
+      std::string names;
+      for (const std::string& x : changed) names += (names.empty() ? "" : ", ") + x;
+      const double distance = std::max(kCategoricalDistance,
+                                       std::sqrt(static_cast<double>(changed.size())) * kCategoricalDistance);
+      add(NoveltyDimension::stack, s.stack.spec.name,
+          concat({"stack ", s.stack.spec.name, none, "; inherits the terms of the nearest fitted stack ",
+                  nearest, ", changed: ", names.empty() ? std::string("none") : names, " (", fmt1(distance),
+                  " units)"}),
+          distance);
+    }
   }
   const std::string precision = to_string(s.training.precision);
   if (!covers(c.precisions, precision)) {
@@ -313,7 +523,42 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
         kCategoricalDistance);
   }
   if (!covers(c.dispatchers, s.dispatcher.name)) {
-    add(NoveltyDimension::dispatcher, s.dispatcher.name, concat({"dispatcher ", s.dispatcher.name, none}), 0);
+    add(NoveltyDimension::dispatcher, s.dispatcher.name,
+        concat({"dispatcher ", s.dispatcher.name, none,
+                " (no live training row: its A2A terms are its measured relatives')"}),
+        kCategoricalDistance);
+  }
+  // Combinations: on each joint axis, a pair of values each fitted on its own but never together (a value
+  // new by itself is counted in its own dimension already).
+  if (!c.rows.empty()) {
+    const auto own = parse_row_key(joint_row_key(s));
+    std::vector<std::map<std::string, std::string>> rows;
+    rows.reserve(c.rows.size());
+    for (const std::string& key : c.rows) rows.push_back(parse_row_key(key));
+    for (const auto& [x, y] : joint_novelty_axes()) {
+      const std::string& vx = own.at(x);
+      const std::string& vy = own.at(y);
+      bool seen_x = false, seen_y = false, seen_pair = false;
+      double nearest_y = -1;  // ep-nodes: doublings to the nearest span fitted with this instance
+      for (const auto& r : rows) {
+        const bool same_x = r.at(x) == vx;
+        seen_x = seen_x || same_x;
+        seen_y = seen_y || r.at(y) == vy;
+        if (!same_x) continue;
+        seen_pair = seen_pair || r.at(y) == vy;
+        const double d = y == "ep-nodes" ? log2_distance(vy, r.at(y)) : kCategoricalDistance;
+        if (nearest_y < 0 || d < nearest_y) nearest_y = d;
+      }
+      if (!seen_x || !seen_y || seen_pair) continue;
+      const double distance =
+          y == "ep-nodes" ? std::max(nearest_y, kFp8RecipeDistance) : kCategoricalDistance;
+      const std::string value = concat({x, " x ", y, " ", vx, " x ", vy});
+      add(NoveltyDimension::interaction, value,
+          concat({"combination ", x, "=", vx, " with ", y, "=", vy, none,
+                  " (each was fitted, never together; ", fmt1(distance), " units)"}),
+          distance);
+    }
+    n.nearest = nearest_fitted_rows(s, c);
   }
   return n;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
@@ -54,12 +55,15 @@ ErrorRange in_family_errors(const FittedProfile& profile) {
 double novelty_width_squared(const FittedProfile& profile, const Novelty& novelty) {
   double w2 = 0;
   for (const NovelValue& v : novelty.novel) {
-    if (v.dimension == NoveltyDimension::dispatcher) continue;
-    const auto it = profile.novelty_bands.find(to_string(v.dimension));
-    const double u = it == profile.novelty_bands.end() ? kUnbandedPerUnit : it->second.unit_width();
+    const double u = growth_per_unit(profile, v.dimension);
     w2 += (u * v.distance) * (u * v.distance);
   }
   return w2;
+}
+
+// The floor of every dimension's growth: the larger of kGrowthFloorPerUnit and a new campaign's width.
+double growth_floor(const FittedProfile& profile) {
+  return std::max(kGrowthFloorPerUnit, has_campaign_band(profile) ? profile.campaign_band.per_unit : 0.0);
 }
 
 ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
@@ -83,6 +87,73 @@ UncertaintyBand band_of(double predicted_s, const ErrorRange& e) {
 
 }  // namespace
 
+double growth_per_unit(const FittedProfile& profile, NoveltyDimension dimension) {
+  const auto it = profile.novelty_bands.find(to_string(dimension));
+  if (it == profile.novelty_bands.end()) {
+    // A dimension the profile predates: the profile's prior for unmeasured dimensions (its widest band
+    // without rows), else the unfitted twin's +-50%.
+    double prior = -1;
+    for (const auto& [key, band] : profile.novelty_bands)
+      if (band.rows == 0) prior = std::max(prior, band.unit_width());
+    return prior > 0 ? std::max(prior, growth_floor(profile)) : kUnbandedPerUnit;
+  }
+  return std::max(it->second.unit_width(), growth_floor(profile));
+}
+
+std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension dimension) {
+  const auto it = profile.novelty_bands.find(to_string(dimension));
+  if (it == profile.novelty_bands.end() || it->second.unit_width() >= growth_floor(profile)) return "";
+  const bool campaign = has_campaign_band(profile) && profile.campaign_band.per_unit > kGrowthFloorPerUnit;
+  return concat(
+      {"floor +-", format_fixed(std::expm1(growth_floor(profile)) * 100, 0), "% per unit (",
+       campaign ? "what a new campaign adds at distance 0: a value the fit never ran is at least as "
+                  "uncertain as a new campaign of a family it covers"
+                : "the least growth of any dimension, kGrowthFloorPerUnit",
+       "; the held-out rows measured ", format_fixed(std::expm1(it->second.unit_width()) * 100, 0), "%)"});
+}
+
+std::vector<std::string> band_composition(const FittedProfile& profile, const Novelty& novelty) {
+  std::vector<std::string> out;
+  const auto pct = [](double log_width) {
+    return concat({"+-", format_fixed(std::expm1(log_width) * 100, 1), "%"});
+  };
+  const ErrorRange in = in_family_errors(profile);
+  if (!profile.fitted) {
+    out.push_back("unfitted profile: +-50%, the size of the unfitted twin's errors");
+    return out;
+  }
+  if (has_campaign_band(profile)) {
+    out.push_back(concat({"in-sample spread (", std::to_string(profile.in_sample.rows),
+                          " rows): ", format_fixed(profile.in_sample.signed_p10 * 100, 1), "% / +",
+                          format_fixed(profile.in_sample.signed_p90 * 100, 1), "%"}));
+    out.push_back(concat({"a new campaign at distance 0: ", pct(profile.campaign_band.per_unit), " (",
+                          profile.campaign_band.source, ")"}));
+  }
+  out.push_back(concat({"in family (in quadrature): ", format_fixed(in.lo * 100, 1), "% / +",
+                        format_fixed(in.hi * 100, 1), "% error"}));
+  for (const NovelValue& v : novelty.novel) {
+    const double u = growth_per_unit(profile, v.dimension);
+    const auto it = profile.novelty_bands.find(to_string(v.dimension));
+    const std::string floor = growth_floor_reason(profile, v.dimension);
+    out.push_back(
+        concat({to_string(v.dimension), " ", v.value, ": ", pct(u), " per unit x ",
+                format_fixed(v.distance, 2), " units = ", pct(u * v.distance), " (",
+                it == profile.novelty_bands.end()
+                    ? std::string("no band in the profile: its prior for unmeasured dimensions, or +-50%")
+                : floor.empty() ? it->second.source
+                                : floor,
+                ")"}));
+  }
+  const ErrorRange at = novelty_errors(profile, novelty);
+  out.push_back(
+      concat({"combined (in quadrature, distance ", format_fixed(novelty.distance(), 2),
+              "): measured time within -", format_fixed((1 - 1 / (1 + at.hi)) * 100, 1), "% / +",
+              format_fixed((1 / (1 + std::max(at.lo, -0.9999)) - 1) * 100, 1), "% of the prediction"}));
+  for (const NearestRow& r : novelty.nearest)
+    out.push_back(concat({"nearest fitted row, ", format_fixed(r.distance, 2), " units: ", r.key}));
+  return out;
+}
+
 UncertaintyBand band_for(const FittedProfile& profile, double predicted_s) {
   return band_of(predicted_s, in_family_errors(profile));
 }
@@ -103,16 +174,19 @@ std::string band_source(const FittedProfile& profile, const Novelty& novelty) {
                                          : std::string("no cross-validation in the profile: +-50%");
   std::string widened;
   for (const NovelValue& v : novelty.novel) {
-    if (v.dimension == NoveltyDimension::dispatcher) continue;
     const auto it = profile.novelty_bands.find(to_string(v.dimension));
     widened += widened.empty() ? "" : "; ";
     widened +=
         concat({to_string(v.dimension), " ", v.value, " at distance ", format_fixed(v.distance, 1), ": "});
     if (it == profile.novelty_bands.end()) {
-      widened += "+-50% per unit (no band in the profile: the unfitted twin's errors)";
+      widened +=
+          concat({"+-", format_fixed(std::expm1(growth_per_unit(profile, v.dimension)) * 100, 0),
+                  "% per unit (no band in the profile: its prior for unmeasured dimensions, or the unfitted "
+                  "twin's +-50%)"});
     } else {
-      widened += concat({"+-", format_fixed(std::expm1(it->second.unit_width()) * 100, 0), "% per unit, ",
-                         it->second.source});
+      const std::string floor = growth_floor_reason(profile, v.dimension);
+      widened += concat({"+-", format_fixed(std::expm1(growth_per_unit(profile, v.dimension)) * 100, 0),
+                         "% per unit, ", floor.empty() ? it->second.source : floor});
     }
   }
   return widened.empty() ? s

@@ -366,13 +366,13 @@ TEST(FittedProfile, CoverageWarningsNameTheNewDimension) {
   EXPECT_EQ(w[3], "precision fp8-hybrid: no live runs in the fit");
   EXPECT_TRUE(coverage_warnings(s, FittedProfile{}).empty());  // unfitted: nothing to compare with
   EXPECT_EQ(novelty_of(s, p).level(), "platform");
-  FittedProfile dispatcher_only = p;  // a dispatcher without runs is a2a_term_spread's, not the family band's
+  FittedProfile dispatcher_only = p;  // a dispatcher without live training rows is new (issue 53)
   dispatcher_only.coverage.gpus.push_back("H200-SXM");
   dispatcher_only.coverage.instances.push_back("p5en.48xlarge");
   dispatcher_only.coverage.stacks.push_back("megatron-lm-core_r0.17.0-nccl2.28.9");
   dispatcher_only.coverage.precisions.push_back("fp8-hybrid");
   dispatcher_only.coverage.dispatchers = {"deepep-uccl"};
-  EXPECT_EQ(novelty_of(s, dispatcher_only).level(), "covered");
+  EXPECT_EQ(novelty_of(s, dispatcher_only).level(), "configuration");
   EXPECT_EQ(coverage_warnings(s, dispatcher_only).size(), 1u);
 }
 
@@ -461,8 +461,14 @@ TEST(FittedProfile, CampaignBandWidensTheInSampleSpread) {
   EXPECT_NEAR(in.hi_s, 10 * std::exp(std::sqrt(a * a + 0.01)), 1e-9);
   Novelty gpu;
   gpu.novel.push_back({NoveltyDimension::gpu, "B200", "GPU B200: no live runs in the fit", 2.0});
+  p.novelty_bands["gpu"] = {7, std::expm1(-0.12), std::expm1(0.12), "measured: 7 held-out rows", 0.12};
+  EXPECT_NEAR(band_for(p, 10, gpu).hi_s, 10 * std::exp(std::sqrt(a * a + 0.01 + 0.0576)), 1e-9);
+  // A measured rate below what a new campaign adds is raised to it (the floor: no new dimension is free).
   p.novelty_bands["gpu"] = {7, std::expm1(-0.05), std::expm1(0.05), "measured: 7 held-out rows", 0.05};
-  EXPECT_NEAR(band_for(p, 10, gpu).hi_s, 10 * std::exp(std::sqrt(a * a + 0.01 + 0.01)), 1e-9);
+  EXPECT_DOUBLE_EQ(growth_per_unit(p, NoveltyDimension::gpu), 0.1);
+  EXPECT_NEAR(band_for(p, 10, gpu).hi_s, 10 * std::exp(std::sqrt(a * a + 0.01 + 0.04)), 1e-9);
+  EXPECT_NE(growth_floor_reason(p, NoveltyDimension::gpu).find("what a new campaign adds"),
+            std::string::npos);
   EXPECT_NE(
       band_source(p, Novelty{}).find("in-sample spread (51 rows) and a new campaign's +-11% (measured: 40"),
       std::string::npos)
@@ -488,8 +494,11 @@ TEST(FittedProfile, CoverageShapesAndRoutingsRoundTrip) {
   p.coverage.routings = {"balanced"};
   p.coverage.model_shapes["deepseek-v3"] = {7168, 2048, 256, 8, 61, "mla"};
   p.coverage.nodes = {4, 32};
+  p.coverage.rows = {"campaign=a;gpu=B300;instance=p6-b300.48xlarge",
+                     "campaign=b;gpu=B300;instance=p5.48xlarge"};
   const std::string text = fitted_profile_toml(p);
   const FittedProfile q = load_fitted_profile(write_temp("shapes.toml", text));
+  EXPECT_EQ(q.coverage.rows, p.coverage.rows);
   EXPECT_EQ(q.coverage.routings, (std::vector<std::string>{"balanced"}));
   ASSERT_EQ(q.coverage.model_shapes.count("deepseek-v3"), 1u);
   EXPECT_EQ(q.coverage.model_shapes.at("deepseek-v3").experts, 256);

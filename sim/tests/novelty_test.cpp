@@ -79,12 +79,14 @@ TEST(Novelty, ScaleLayoutAndDispatcherLevels) {
   ASSERT_EQ(n.novel.size(), 1u);
   EXPECT_EQ(n.summary(), "layout=ep-nodes8");
   EXPECT_DOUBLE_EQ(n.distance(), 1.0);  // one doubling from the fitted 4-node span
-  // A dispatcher without runs leaves the level covered (its band is the A2A term spread's).
+  // A dispatcher without live training rows is new: a unit of distance at the configuration level (issue 53;
+  // its A2A terms are its measured relatives', a2a_term_spread).
   Scenario other = s;
   other.dispatcher.name = "deepep-v2-gin";
   n = novelty_of(other, c);
-  EXPECT_EQ(n.level(), "covered");
+  EXPECT_EQ(n.level(), "configuration");
   EXPECT_EQ(n.summary(), "dispatcher=deepep-v2-gin");
+  EXPECT_DOUBLE_EQ(n.distance(), 1.0);
   // An empty coverage covers everything.
   EXPECT_TRUE(novelty_of(big, FitCoverage{}).covered());
 }

@@ -141,7 +141,7 @@ FitWorkflowResult fit_profile(const std::vector<LiveRun>& runs, const FittedProf
   profile.fitted_at = options.fitted_at;
   profile.fitted_on = options.fitted_on;
   profile.coverage = FitCoverage{};
-  for (const LiveRun& r : runs) profile.coverage.add(r.scenario);
+  for (const LiveRun& r : runs) profile.coverage.add(r.scenario, r.campaign);
   profile.git_revision = kGitRevision;
   profile.path = options.path;
   profile.in_sample = residual_summary(row_errors(runs, fit.predicted_s).all);

@@ -87,6 +87,16 @@ double campaign_weighted_p80(const std::vector<const HeldOut*>& rows, const std:
   return weighted_percentile(std::move(vw), 0.8);
 }
 
+// Per campaign of `rows`, the 80th percentile of its `values`; the mean of those over the campaigns.
+double per_campaign_mean_p80(const std::vector<const HeldOut*>& rows, const std::vector<double>& values) {
+  std::map<std::string, std::vector<double>> per_campaign;
+  for (std::size_t k = 0; k < rows.size(); ++k) per_campaign[rows[k]->campaign].push_back(values[k]);
+  if (per_campaign.empty()) return 0;
+  double sum = 0;
+  for (const auto& [campaign, v] : per_campaign) sum += percentile(v, 0.8);
+  return sum / static_cast<double>(per_campaign.size());
+}
+
 NoveltyBand band_of_width(int rows, double per_unit, std::string source) {
   return NoveltyBand{rows, std::expm1(-per_unit), std::expm1(per_unit), std::move(source), per_unit};
 }
@@ -107,7 +117,7 @@ std::vector<Novelty> held_out_novelty(const std::vector<LiveRun>& runs) {
   for (const LiveRun& r : runs) others.try_emplace(r.campaign);
   for (auto& [campaign, coverage] : others) {
     for (const LiveRun& r : runs) {
-      if (r.campaign != campaign) coverage.add(r.scenario);
+      if (r.campaign != campaign) coverage.add(r.scenario, r.campaign);
     }
   }
   std::vector<Novelty> out;
@@ -207,15 +217,24 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
       unmeasured_rows[key] = n;
       continue;
     }
-    // The 80th percentile: an 80% band covers a row exactly when its rate is at least the row's.
-    const double u = campaign_weighted_p80(rows, rates);
-    widest_measured = std::max(widest_measured, u);
+    // Per held-out campaign the rate its own 80% band needs (the 80th percentile of its rows' rates: an 80%
+    // band covers a row exactly when its rate is at least the row's), then the mean over campaigns: each
+    // campaign weighs alike, however many rows it has; never below the floor (a new value is at least as
+    // uncertain as a new campaign of a fitted family).
+    const double measured = per_campaign_mean_p80(rows, rates);
+    const double floor = std::max(kMinPriorPerUnit, c);
+    const double u = std::max(measured, floor);
+    widest_measured = std::max(widest_measured, measured);
     out.growth[key] = band_of_width(
         n, u,
-        concat({"measured: 80th percentile, each held-out campaign weighing alike, of the log error beyond "
-                "its fold's band at distance 0 per unit distance of ",
+        concat({"measured: the 80th percentile of each held-out campaign's rows' log error beyond its fold's "
+                "band at distance 0 per unit distance, averaged over the campaigns alike, of ",
                 std::to_string(n), " held-out rows new in ", key, " (", join(campaigns), "; distances ",
-                distance_range(rows), ")"}));
+                distance_range(rows), "): ", format_fixed(std::expm1(measured) * 100, 1), "%",
+                measured < floor ? concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
+                                           "% (what a new campaign adds at distance 0, at least 10%: no new "
+                                           "dimension is free)"})
+                                 : std::string()}));
   }
   // Unmeasured dimensions: one unit of distance costs the largest of the in-family half-width at distance
   // 0 (the fit's spread and a new campaign's), the 80th percentile of the novel rows' whole excess (as if

@@ -178,6 +178,22 @@ inline constexpr double kUnbandedPerUnit = 0.4054651081081644;
 // Where that band comes from, for outputs: "cross-validated, 51 rows" or "widened for gpu B200 (measured on
 // 7 held-out rows), scale 64 nodes (prior: ...)".
 std::string band_source(const FittedProfile& profile, const Novelty& novelty);
+// The growth per unit of distance a band uses for `dimension`: the profile's measured or prior rate, never
+// below the floor (kGrowthFloorPerUnit, or what a new campaign adds at distance 0 where the profile
+// measured that and it is larger): a value the fit never ran is at least as uncertain as a new campaign
+// of a family it covers, so no new dimension is free, whatever its held-out rows happened to show. A
+// dimension without a band in the profile takes kUnbandedPerUnit.
+double growth_per_unit(const FittedProfile& profile, NoveltyDimension dimension);
+// Where that floor comes from (for outputs): "" when the profile's own rate is above it.
+std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension dimension);
+// The least growth per unit of any dimension: ln 1.1 (+-10% per unit), the smallest rate validate's prior
+// rule gives (validate/novelty_bands.cpp kMinPriorPerUnit: held out by campaign on synthetic rows, the
+// in-family width alone left 4 of 5 rows of a campaign 4 units away outside).
+inline constexpr double kGrowthFloorPerUnit = 0.09531017980432493;
+// The band's composition, one line per part, for `predict --explain`: the in-family spread (the fit's
+// in-sample quantiles and a new campaign's width), then each new dimension's contribution (growth per unit
+// x distance, with its source), then the combined band in quadrature.
+std::vector<std::string> band_composition(const FittedProfile& profile, const Novelty& novelty);
 
 // The margin by which a predicted winner must beat the runner-up to count as real: the p90 of the
 // cross-validated margin errors (0.2: the winner must be predicted > 20% faster); -1 when the profile has

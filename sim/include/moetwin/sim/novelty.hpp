@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moetwin/scenario/scenario.hpp"
@@ -19,25 +20,34 @@ namespace moetwin {
 // nvlink_domain: the GPUs of one NVLink domain (InstanceSpec::nvlink_domain_gpus) differ from every
 // fitted row's instance's (an NVL72 rack when every fit ran on 8-GPU NVSwitch nodes): which EP and DP
 // legs stay on NVLink changes, and no fitted term saw a multi-node NVLink fabric. A platform dimension.
+// fabric: the scale-out fabric (Fabric: EFA's SRD or InfiniBand's RC) of no fitted row's instance: its
+// latency, congestion control and the transports a dispatcher uses over it were never measured in
+// training. A platform dimension.
+// dispatcher: a dispatcher without live training rows (its A2A terms are its measured relatives',
+// a2a_term_spread): one categorical unit, like any other value the fit never ran.
+// interaction: a combination of values the fit ran each on its own but never together, on one of the axes
+// the mechanisms couple (joint_novelty_axes): (instance, EP span), (instance, dispatcher), (stack,
+// dispatcher), (GPU, precision). A configuration dimension.
 enum class NoveltyDimension {
   gpu,
   instance,
   nvlink_domain,
+  fabric,
   stack,
   precision,
   model,
   layout,
   scale,
   routing,
-  dispatcher
+  dispatcher,
+  interaction
 };
-inline constexpr int kNoveltyDimensions = 10;
-// "gpu", "instance", "nvlink-domain", "stack", "precision", "model", "layout", "scale", "routing",
-// "dispatcher": the keys of outputs and of the profile's [novelty_bands] tables.
+inline constexpr int kNoveltyDimensions = 12;
+// "gpu", "instance", "nvlink-domain", "fabric", "stack", "precision", "model", "layout", "scale",
+// "routing", "dispatcher", "interaction": the keys of outputs and of the profile's [novelty_bands] tables.
 const char* to_string(NoveltyDimension d);
-// The dimensions a band is kept for (every one but dispatcher: a dispatcher without runs borrows its
-// measured relatives' A2A terms and its band spans their predictions, fitted_profile.hpp a2a_term_spread;
-// and nvlink-domain: no measured row has ever been new in it, so it widens at the unbanded +-50% per unit).
+// The dimensions a band is kept for: every one (each new dimension adds width; validate/novelty_bands.cpp
+// measures its growth where held-out campaigns were new in it, else gives it a stated floor).
 const std::vector<NoveltyDimension>& banded_novelty_dimensions();
 
 // A model's size and shape as the novelty distance sees it (ModelSpec's fields; distance_between).
@@ -71,9 +81,12 @@ struct FitCoverage {
   std::vector<std::string> pp_regimes, tps, ep_spans;
   // Node counts of the fitted rows (sorted, distinct): a prediction beyond [front, back] extrapolates.
   std::vector<int> nodes;
+  // Each fitted row's values on every axis, as joint_row_key writes them (sorted, distinct; optional:
+  // a profile without them judges no interaction and names no nearest rows).
+  std::vector<std::string> rows;
   bool empty() const { return gpus.empty() && stacks.empty() && dispatchers.empty(); }
-  // Adds `scenario`'s value of each dimension (kept sorted and distinct).
-  void add(const Scenario& scenario);
+  // Adds `scenario`'s value of each dimension (kept sorted and distinct), and its row key with `campaign`.
+  void add(const Scenario& scenario, const std::string& campaign = "");
 };
 
 // The layout-regime values of a scenario (FitCoverage's pp_regimes, tps, ep_spans).
@@ -88,6 +101,37 @@ int ep_span_nodes(const Scenario& s);
 std::string nvlink_domain_of(const Scenario& s);
 // "balanced", "zipf", "group-limited", "histogram": the routing a scenario's MoE layers see.
 std::string routing_of(const Scenario& s);
+// "efa" or "infiniband": the scale-out fabric of the scenario's instance.
+std::string fabric_of(const Scenario& s);
+
+// The components of a software stack that differ between two stacks, in this order: "NCCL" (version, launcher
+// environment), "aws-ofi-nccl" (version, platform-aws, multi-receive), "Megatron-Core" (Megatron-Core,
+// -Bridge, -LM versions, the alltoall dispatcher's padding, overlap_p2p_comm), "Transformer Engine",
+// "PyTorch", "DeepEP/UCCL/NVSHMEM" (the EP libraries' builds).
+std::vector<std::string> changed_stack_components(const StackSpec& a, const StackSpec& b);
+// The fitted stack (coverage.stacks, those the shared catalog knows) with the fewest changed components
+// from `stack`, ties by name; "" when none is known. A stack without rows inherits its terms.
+std::string nearest_fitted_stack(const StackSpec& stack, const FitCoverage& coverage);
+
+// A row's values on every axis the joint novelty reads, ';'-separated "key=value" pairs in a fixed order:
+// campaign (may be ""), gpu, instance, fabric, stack, dispatcher, precision, model, pp, tp, ep-nodes,
+// nodes. FitCoverage::rows holds one per distinct fitted row.
+std::string joint_row_key(const Scenario& s, const std::string& campaign = "");
+// The axes whose combinations count as a value of their own (NoveltyDimension::interaction): pairs of
+// keys of joint_row_key. (instance, ep-nodes): how many nodes, and so NICs and rails, one EP group crosses
+// on that instance's network (p5's 4 NICs per GPU crossing rails beyond 2 nodes); (instance, dispatcher):
+// a transport on an instance's NICs; (stack, dispatcher): a dispatcher's build in a stack; (gpu,
+// precision): a GPU's kernels at a precision.
+const std::vector<std::pair<std::string, std::string>>& joint_novelty_axes();
+// A fitted row near a prediction: its key (joint_row_key) and its distance in novelty units (root sum of
+// squares over the axes: 1 per categorical difference, doublings for ep-nodes and nodes, model_distance
+// for the model where both shapes are known).
+struct NearestRow {
+  std::string key;
+  double distance = 0;
+};
+// Up to `count` fitted rows nearest `s` (coverage.rows), nearest first, ties by key.
+std::vector<NearestRow> nearest_fitted_rows(const Scenario& s, const FitCoverage& coverage, int count = 3);
 
 // Distances of a new value from what the fit covered, in "novelty units" (NovelValue::distance): one unit
 // is one categorical change (a new GPU, instance, stack, precision family, pipeline regime, TP degree,
@@ -110,15 +154,17 @@ struct NovelValue {
 };
 
 struct Novelty {
-  std::vector<NovelValue> novel;  // in NoveltyDimension order; empty: covered
+  std::vector<NovelValue> novel;    // in NoveltyDimension order; empty: covered
+  std::vector<NearestRow> nearest;  // the nearest fitted rows (nearest_fitted_rows), for outputs
   bool covered() const { return novel.empty(); }
   bool has(NoveltyDimension d) const;
-  // "covered" (nothing new, or nothing new but the dispatcher), "configuration" (a new model, layout
-  // regime or scale on a covered platform) or "platform" (a new GPU, instance, stack or precision).
+  // "covered" (nothing new), "configuration" (a new model, layout regime, scale, routing, dispatcher or
+  // combination on a covered platform) or "platform" (a new GPU, instance, NVLink domain, fabric, stack or
+  // precision).
   std::string level() const;
   // "gpu=B200;stack=megatron-lm-..." (dimension=value, ';'-separated; "" when covered): the CSV cell.
   std::string summary() const;
-  // The combined distance: root sum of squares of the banded dimensions' distances (dispatcher excluded).
+  // The combined distance: root sum of squares of every new dimension's distance.
   double distance() const;
   std::vector<std::string> warnings() const;
 };

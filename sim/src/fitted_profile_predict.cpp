@@ -1,0 +1,79 @@
+// The options a prediction runs with under a fitted profile (predict_options_for: the profile's SimProfile,
+// with a stack without rows inheriting its nearest fitted stack's terms, and the dispatcher MoE cost) and
+// the spread of a prediction over the A2A terms an unmeasured dispatcher might have (a2a_term_spread).
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "moetwin/models/dispatcher_moe_cost.hpp"
+#include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/sim/stack_inheritance.hpp"
+#include "moetwin/sim/workload.hpp"
+
+namespace moetwin {
+
+PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile& profile) {
+  PredictOptions o;
+  o.profile = profile.sim;
+  if (profile.fitted) inherit_stack_terms(o.profile, scenario.stack.spec, profile.coverage);
+  // A dense model has no MoE layer: no routing plan, no dispatcher cost (the workload's default MoE seam is
+  // never asked).
+  if (scenario.model.experts > 0)
+    o.seams.moe = std::make_shared<DispatcherMoeCost>(scenario, o.profile.model_params,
+                                                      host_time_factor(o.profile, scenario.instance));
+  return o;
+}
+
+TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
+                           const std::shared_ptr<const PredictionSetupCache>& setup_cache,
+                           const std::shared_ptr<WorkloadTemplateCache>& programs,
+                           const std::shared_ptr<const MoeCostModel>& central_moe) {
+  TermSpread t;
+  t.fastest_s = t.slowest_s = predicted_s;
+  t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
+  if (!t.own_terms) {
+    // The sources differ from `profile` in generic_a2a only, which the MoE cost seam does not read
+    // (DispatcherMoeCost: the scenario, the profile's dispatcher model parameters and its host time
+    // factor): the first source's seam, routing plans and answered cost classes serve the others'
+    // replays, which otherwise built all three again (docs/2026-12-04-plan-speed.md, session 42). A source
+    // whose parameters or host factor differ gets its own. The central prediction's seam, when given, is
+    // `profile`'s and serves first (session 43): `profile` too differs from the sources in generic_a2a.
+    std::optional<PredictOptions> first;
+    const FittedProfile* first_source = nullptr;
+    if (central_moe) {
+      first.emplace();
+      first->profile = profile.sim;
+      inherit_stack_terms(first->profile, scenario.stack.spec, profile.coverage);
+      first->seams.moe = central_moe;
+      first_source = &profile;
+    }
+    const auto same_moe_inputs = [&](const FittedProfile& a, const FittedProfile& b) {
+      return a.sim.model_params == b.sim.model_params &&
+             host_time_factor(a.sim, scenario.instance) == host_time_factor(b.sim, scenario.instance);
+    };
+    const auto sources = generic_a2a_sources(profile);
+    for (const auto& source : sources) {
+      PredictOptions options;
+      if (first && same_moe_inputs(*first_source, source.second)) {
+        options = *first;
+        options.profile = source.second.sim;
+        inherit_stack_terms(options.profile, scenario.stack.spec, profile.coverage);
+      } else {
+        options = predict_options_for(scenario, source.second);
+        first = options;
+        first_source = &source.second;
+      }
+      options.setup_cache = setup_cache;
+      options.programs = programs;
+      const double s = predict(scenario, options).iteration_s;
+      ++t.replays;
+      t.fastest_s = std::min(t.fastest_s, s);
+      t.slowest_s = std::max(t.slowest_s, s);
+    }
+  }
+  const Novelty novelty = novelty_of(scenario, profile);
+  t.band = {band_for(profile, t.fastest_s, novelty).lo_s, band_for(profile, t.slowest_s, novelty).hi_s};
+  return t;
+}
+
+}  // namespace moetwin

@@ -368,19 +368,18 @@ std::vector<NearestRow> nearest_fitted_rows(const Scenario& s, const FitCoverage
   return out;
 }
 
-Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
-  Novelty n;
+namespace {
+
+void add_dimension(Novelty& n, NoveltyDimension d, const std::string& value, const std::string& warning,
+                   double distance) {
+  n.novel.push_back({d, value, warning, distance});
+}
+
+// The platform beyond the GPU and instance: the NVLink domain and the fabric, each judged against the
+// fitted rows' instances as the catalog describes them.
+void add_platform_novelty(Novelty& n, const Scenario& s, const FitCoverage& c, const std::string& none) {
   const auto add = [&n](NoveltyDimension d, const std::string& value, const std::string& warning,
-                        double distance) {
-    n.novel.push_back({d, value, warning, distance});
-  };
-  const std::string none = ": no live runs in the fit";
-  if (!covers(c.gpus, s.gpu.name))
-    add(NoveltyDimension::gpu, s.gpu.name, concat({"GPU ", s.gpu.name, none}), kCategoricalDistance);
-  if (!covers(c.instances, s.instance.name)) {
-    add(NoveltyDimension::instance, s.instance.name,
-        concat({"instance ", s.instance.name, none, " (host time scaled by its CPU)"}), kCategoricalDistance);
-  }
+                        double distance) { add_dimension(n, d, value, warning, distance); };
   // The fitted rows' NVLink domains, from their instances in the catalog (the coverage records instance
   // names; an instance the catalog does not know is skipped, and none known covers every domain).
   {
@@ -422,6 +421,12 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
           kCategoricalDistance);
     }
   }
+}
+
+// A stack without rows: the distance from the nearest fitted stack, whose terms it inherits.
+void add_stack_novelty(Novelty& n, const Scenario& s, const FitCoverage& c, const std::string& none) {
+  const auto add = [&n](NoveltyDimension d, const std::string& value, const std::string& warning,
+                        double distance) { add_dimension(n, d, value, warning, distance); };
   if (!covers(c.stacks, s.stack.spec.name)) {
     // Each changed component is one categorical unit, in quadrature: the distance from the nearest
     // fitted stack, whose terms this stack inherits (stack_inheritance.hpp).
@@ -445,20 +450,12 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
           distance);
     }
   }
-  const std::string precision = to_string(s.training.precision);
-  if (!covers(c.precisions, precision)) {
-    // Another FP8 recipe in the fit: the model prices them alike, only the recipe's overhead is new.
-    const bool fp8_fitted = std::any_of(c.precisions.begin(), c.precisions.end(), [](const std::string& p) {
-      const auto q = precision_from_string(p);
-      return q && is_fp8(*q);
-    });
-    const bool sibling = is_fp8(s.training.precision) && fp8_fitted;
-    add(NoveltyDimension::precision, precision,
-        sibling ? concat({"precision ", precision, none, " (fitted on another FP8 recipe; ",
-                          fp8_recipe_note(s.training.precision), ")"})
-                : concat({"precision ", precision, none}),
-        sibling ? kFp8RecipeDistance : kCategoricalDistance);
-  }
+}
+
+// A model without rows: doublings of size and shape from the nearest fitted model.
+void add_model_novelty(Novelty& n, const Scenario& s, const FitCoverage& c, const std::string& none) {
+  const auto add = [&n](NoveltyDimension d, const std::string& value, const std::string& warning,
+                        double distance) { add_dimension(n, d, value, warning, distance); };
   if (!covers(c.models, s.model.name)) {
     // Distance to the nearest fitted model of known shape; 1 when the profile recorded no shapes.
     double distance = kCategoricalDistance;
@@ -483,6 +480,77 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
                 ")"}),
         distance);
   }
+}
+
+// Values each fitted on their own but never together, on the joint axes; and the nearest fitted rows.
+void add_combination_novelty(Novelty& n, const Scenario& s, const FitCoverage& c, const std::string& none) {
+  const auto add = [&n](NoveltyDimension d, const std::string& value, const std::string& warning,
+                        double distance) { add_dimension(n, d, value, warning, distance); };
+  // Combinations: on each joint axis, a pair of values each fitted on its own but never together (a value
+  // new by itself is counted in its own dimension already).
+  if (c.rows.empty()) return;
+  {
+    const auto own = parse_row_key(joint_row_key(s));
+    std::vector<std::map<std::string, std::string>> rows;
+    rows.reserve(c.rows.size());
+    for (const std::string& key : c.rows) rows.push_back(parse_row_key(key));
+    for (const auto& [x, y] : joint_novelty_axes()) {
+      const std::string& vx = own.at(x);
+      const std::string& vy = own.at(y);
+      bool seen_x = false, seen_y = false, seen_pair = false;
+      double nearest_y = -1;  // ep-nodes: doublings to the nearest span fitted with this instance
+      for (const auto& r : rows) {
+        const bool same_x = r.at(x) == vx;
+        seen_x = seen_x || same_x;
+        seen_y = seen_y || r.at(y) == vy;
+        if (!same_x) continue;
+        seen_pair = seen_pair || r.at(y) == vy;
+        const double d = y == "ep-nodes" ? log2_distance(vy, r.at(y)) : kCategoricalDistance;
+        if (nearest_y < 0 || d < nearest_y) nearest_y = d;
+      }
+      if (!seen_x || !seen_y || seen_pair) continue;
+      const double distance =
+          y == "ep-nodes" ? std::max(nearest_y, kFp8RecipeDistance) : kCategoricalDistance;
+      const std::string value = concat({x, " x ", y, " ", vx, " x ", vy});
+      add(NoveltyDimension::interaction, value,
+          concat({"combination ", x, "=", vx, " with ", y, "=", vy, none,
+                  " (each was fitted, never together; ", fmt1(distance), " units)"}),
+          distance);
+    }
+    n.nearest = nearest_fitted_rows(s, c);
+  }
+}
+
+}  // namespace
+
+Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
+  Novelty n;
+  const auto add = [&n](NoveltyDimension d, const std::string& value, const std::string& warning,
+                        double distance) { add_dimension(n, d, value, warning, distance); };
+  const std::string none = ": no live runs in the fit";
+  if (!covers(c.gpus, s.gpu.name))
+    add(NoveltyDimension::gpu, s.gpu.name, concat({"GPU ", s.gpu.name, none}), kCategoricalDistance);
+  if (!covers(c.instances, s.instance.name)) {
+    add(NoveltyDimension::instance, s.instance.name,
+        concat({"instance ", s.instance.name, none, " (host time scaled by its CPU)"}), kCategoricalDistance);
+  }
+  add_platform_novelty(n, s, c, none);
+  add_stack_novelty(n, s, c, none);
+  const std::string precision = to_string(s.training.precision);
+  if (!covers(c.precisions, precision)) {
+    // Another FP8 recipe in the fit: the model prices them alike, only the recipe's overhead is new.
+    const bool fp8_fitted = std::any_of(c.precisions.begin(), c.precisions.end(), [](const std::string& p) {
+      const auto q = precision_from_string(p);
+      return q && is_fp8(*q);
+    });
+    const bool sibling = is_fp8(s.training.precision) && fp8_fitted;
+    add(NoveltyDimension::precision, precision,
+        sibling ? concat({"precision ", precision, none, " (fitted on another FP8 recipe; ",
+                          fp8_recipe_note(s.training.precision), ")"})
+                : concat({"precision ", precision, none}),
+        sibling ? kFp8RecipeDistance : kCategoricalDistance);
+  }
+  add_model_novelty(n, s, c, none);
   const std::string pp = pp_regime_of(s);
   const std::string tp = tp_regime_of(s);
   const std::string ep = ep_span_of(s);
@@ -528,38 +596,7 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
                 " (no live training row: its A2A terms are its measured relatives')"}),
         kCategoricalDistance);
   }
-  // Combinations: on each joint axis, a pair of values each fitted on its own but never together (a value
-  // new by itself is counted in its own dimension already).
-  if (!c.rows.empty()) {
-    const auto own = parse_row_key(joint_row_key(s));
-    std::vector<std::map<std::string, std::string>> rows;
-    rows.reserve(c.rows.size());
-    for (const std::string& key : c.rows) rows.push_back(parse_row_key(key));
-    for (const auto& [x, y] : joint_novelty_axes()) {
-      const std::string& vx = own.at(x);
-      const std::string& vy = own.at(y);
-      bool seen_x = false, seen_y = false, seen_pair = false;
-      double nearest_y = -1;  // ep-nodes: doublings to the nearest span fitted with this instance
-      for (const auto& r : rows) {
-        const bool same_x = r.at(x) == vx;
-        seen_x = seen_x || same_x;
-        seen_y = seen_y || r.at(y) == vy;
-        if (!same_x) continue;
-        seen_pair = seen_pair || r.at(y) == vy;
-        const double d = y == "ep-nodes" ? log2_distance(vy, r.at(y)) : kCategoricalDistance;
-        if (nearest_y < 0 || d < nearest_y) nearest_y = d;
-      }
-      if (!seen_x || !seen_y || seen_pair) continue;
-      const double distance =
-          y == "ep-nodes" ? std::max(nearest_y, kFp8RecipeDistance) : kCategoricalDistance;
-      const std::string value = concat({x, " x ", y, " ", vx, " x ", vy});
-      add(NoveltyDimension::interaction, value,
-          concat({"combination ", x, "=", vx, " with ", y, "=", vy, none,
-                  " (each was fitted, never together; ", fmt1(distance), " units)"}),
-          distance);
-    }
-    n.nearest = nearest_fitted_rows(s, c);
-  }
+  add_combination_novelty(n, s, c, none);
   return n;
 }
 

@@ -63,4 +63,35 @@ std::optional<std::string> dispatcher_refusal(const DispatcherSpec& d, const Ins
   return flex_backend_refusal(d, gpu);
 }
 
+std::optional<std::string> same_mechanism_note(const DispatcherSpec& a, const DispatcherSpec& b,
+                                               const InstanceSpec& instance) {
+  if (a.name == b.name || a.node_dedup != b.node_dedup) return std::nullopt;
+  // The path that posts the RDMA writes on this instance (a fallback where GPU-initiated RDMA is missing).
+  auto path = [&](const DispatcherSpec& d) {
+    return d.needs_gpu_initiated_rdma && !instance.gpu_initiated_rdma ? d.fallback_transport : d.transport;
+  };
+  if (path(a) != path(b)) return std::nullopt;
+  const int reach_a = nvlink_reach_gpus(a, instance);
+  const int reach_b = nvlink_reach_gpus(b, instance);
+  if (reach_a != reach_b) return std::nullopt;
+  const std::string reach = std::to_string(reach_a);
+  std::string differ;
+  if (a.sms != b.sms) {
+    differ = concat({"they differ in the SMs their kernels hold (", a.name, " ", std::to_string(a.sms), ", ",
+                     b.name, " ", std::to_string(b.sms), "), which slow overlapped compute only"});
+  } else {
+    differ = "they differ only where their terms differ";
+  }
+  return concat({a.name, " and ", b.name, " run one mechanism on ", instance.name, ": ",
+                 a.node_dedup ? "one token copy per destination NVLink group of "
+                              : "one copy per (token, expert) over NVLink groups of ",
+                 reach, " GPUs, the rest over ", to_string(path(a)), " RDMA on ", to_string(instance.fabric),
+                 a.reaches_nvlink_domain != b.reaches_nvlink_domain
+                     ? concat({" (the NVLink domain is the ", reach,
+                               "-GPU node here, so a stage reaching the "
+                               "domain reaches no further than one stopping at the node)"})
+                     : std::string(),
+                 "; ", differ, ": predictions alike are the mechanism's, not a missing term"});
+}
+
 }  // namespace moetwin

@@ -314,6 +314,14 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
     pt.own_terms = !profile.fitted || has_own_a2a_terms(profile, pt.dispatcher);
   }
   r.generic_notes = spread_generic_terms(r, profile, request.threads);
+  // Dispatchers whose mechanisms are one here price alike: say so rather than show a silent tie.
+  for (std::size_t i = 0; i < r.dispatchers.size(); ++i) {
+    for (std::size_t j = i + 1; j < r.dispatchers.size(); ++j) {
+      if (const auto why = same_mechanism_note(catalog.dispatcher(r.dispatchers[i]),
+                                               catalog.dispatcher(r.dispatchers[j]), base.instance))
+        r.generic_notes.push_back(*why);
+    }
+  }
 
   r.uncertainty = margin_uncertainty(profile);
   std::map<std::pair<int, int>, std::string> winner_at;  // (mb, nodes) -> winner

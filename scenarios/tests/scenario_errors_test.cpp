@@ -266,8 +266,8 @@ std::vector<Case> toml_cases() {
        "bad.toml:16: training.seq_length: 4098: a multiple of 2 * cp = 4 (context parallelism cuts each "
        "sequence into 2 * cp load-balanced chunks)"},
       {"OverlapWithoutVpp", base("recompute = \"full\"", "recompute = \"none\"\noverlap_moe_a2a = true"),
-       "bad.toml:17: training.overlap_moe_a2a: true: false unless vpp >= 2 (the EP all-to-all overlap runs "
-       "in the interleaved 1F1B schedule; vpp = 1)"},
+       "bad.toml:17: training.overlap_moe_a2a: true: false unless vpp >= 2 or pp = 1 (with a pipeline the EP "
+       "all-to-all overlap runs in the interleaved 1F1B schedule; pp = 8, vpp = 1)"},
       {"OverlapWithoutEp",
        edit(edit(base("recompute = \"full\"", "recompute = \"none\"\noverlap_moe_a2a = true"), "ep = 32",
                  "ep = 1"),
@@ -377,8 +377,8 @@ std::vector<Case> csv_cases() {
        "(even), or 8 * n - 2 (embedding and loss accounted), or ceil(7 / 8) = 1 per chunk leaving >= 1 for "
        "the last (DeepSeek recipe; it leaves 0)"},
       {"OverlapWithoutVpp", row(",full,off,", ",none,on,"),
-       "runs.csv:2: overlap: on: off unless vpp >= 2 (the EP all-to-all overlap runs in the interleaved 1F1B "
-       "schedule; vpp = 1)"},
+       "runs.csv:2: overlap: on: off unless vpp >= 2 or pp = 1 (with a pipeline the EP all-to-all overlap "
+       "runs in the interleaved 1F1B schedule; pp = 8, vpp = 1)"},
   };
 }
 

@@ -1334,8 +1334,12 @@ std::vector<StageTemplate> emit_stages(const Ctx& c, const PipelineOptions& popt
     // op vector's regrowth (5-13% of a plan's replays, docs/2026-12-04-plan-speed.md).
     if (!out.empty()) t.program.reserve(out.back().program.ops().size() * 9 / 8);
     b.set_labels(t.program);
-    emit_pipeline(t.program, pipeline_schedule(par.pp, par.vpp, c.m, stage, popt.p2p_mode), par.vpp, c.m, b,
-                  popt);
+    // overlap_moe_a2a without a pipeline runs Megatron-Core's combined 1F1B of
+    // forward_backward_no_pipelining.
+    emit_pipeline(t.program,
+                  c.combined && par.pp == 1 ? no_pipelining_combined_schedule(c.m)
+                                            : pipeline_schedule(par.pp, par.vpp, c.m, stage, popt.p2p_mode),
+                  par.vpp, c.m, b, popt);
     for (int op : b.sync_ops_) t.program.op(op).sync = HostSync::op;
     if (c.s.training.cuda_graphs == CudaGraphs::full_iteration)
       capture_full_iteration(t.program, c.prof.graph_launch_s);
@@ -1447,7 +1451,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   Ctx c{s,  prof, out.compute, out.groups, out.layout, *comm, *moe, out.microbatches, 0, par.tp, false,
         {}, {},   {},          {},         {},         {},    {}};
   c.T = static_cast<double>(s.training.micro_batch) * s.training.seq_length / par.cp;
-  c.combined = s.training.overlap_moe_a2a && par.vpp > 1;
+  // Megatron-Core pairs a forward with a backward when overlapping the EP A2A: in the interleaved steady
+  // state (vpp > 1; it asserts a virtual pipeline when pp > 1) or in forward_backward_no_pipelining (pp 1).
+  c.combined = s.training.overlap_moe_a2a && (par.vpp > 1 || par.pp == 1);
   const RankGroups& g = out.groups;
   const auto W = static_cast<std::size_t>(g.world);
   c.tp_of.assign(W, nullptr);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -34,17 +35,17 @@ const Catalog& catalog() {
   return c;
 }
 
-struct Run {
+struct Outcome {
   int code = -1;
   std::string out, err;
 };
 
-Run run(const std::string& args, const fs::path& dir) {
+Outcome invoke(const std::string& args, const fs::path& dir) {
   const fs::path out = dir / "out.txt", err = dir / "err.txt";
   const std::string cmd = kBinary + " --catalog " + kSource + "/catalog/data " + args + " >" + out.string() +
                           " 2>" + err.string();
   const int status = std::system(cmd.c_str());
-  Run r;
+  Outcome r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_text_file(out.string());
   r.err = read_text_file(err.string());
@@ -59,9 +60,11 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 // Exit 0, or exit 2 with a reason; never 3 (or a crash).
-void expect_answer(const Run& r, const std::string& what) {
+void expect_answer(const Outcome& r, const std::string& what) {
   EXPECT_TRUE(r.code == 0 || r.code == 2) << what << ": exit " << r.code << "\n" << r.err;
-  if (r.code == 2) EXPECT_NE(r.err.find("error"), std::string::npos) << what << ": exit 2 without a reason";
+  if (r.code == 2) {
+    EXPECT_NE(r.err.find("error"), std::string::npos) << what << ": exit 2 without a reason";
+  }
 }
 
 // Nodes for `model` on `instance`: enough HBM for ~10 bytes per parameter (bf16 weights and gradients,
@@ -89,12 +92,12 @@ TEST_P(CatalogMatrix, EveryModelPlansPredictsRecommendsAndComparesOrSaysWhyNot) 
     const std::string what = instance.name + " x " + name + " at " + std::to_string(nodes) + " nodes";
     // gbs: one sequence per data-parallel rank and a few microbatches, whatever the layout.
     const int gbs = nodes * instance.gpus;
-    const Run plan =
-        run("plan --model " + name + " --instance " + instance.name + " --tokens 1e9 --min-nodes " +
-                std::to_string(nodes) + " --max-nodes " + std::to_string(nodes) + " --gbs " +
-                std::to_string(gbs) + " --seq 1024 --screen 1 --max-layouts 1 --threads 2 --top 1" +
-                " --write-scenarios " + (dir / "plan").string(),
-            dir);
+    const Outcome plan =
+        invoke("plan --model " + name + " --instance " + instance.name + " --tokens 1e9 --min-nodes " +
+                   std::to_string(nodes) + " --max-nodes " + std::to_string(nodes) + " --gbs " +
+                   std::to_string(gbs) + " --seq 1024 --screen 1 --max-layouts 1 --threads 2 --top 1" +
+                   " --write-scenarios " + (dir / "plan").string(),
+               dir);
     expect_answer(plan, "plan " + what);
     if (plan.code != 0) continue;
     std::vector<fs::path> written;
@@ -104,19 +107,20 @@ TEST_P(CatalogMatrix, EveryModelPlansPredictsRecommendsAndComparesOrSaysWhyNot) 
     if (written.empty()) continue;  // every layout refused: plan said why (exit 0, nothing to write)
     std::sort(written.begin(), written.end());
     const std::string first = written.front().string();
-    expect_answer(run("predict " + first, dir), "predict " + what);
+    expect_answer(invoke("predict " + first, dir), "predict " + what);
     expect_answer(
-        run("recommend " + first + " --nodes " + std::to_string(nodes) + " --tokens 1e9 --threads 2", dir),
+        invoke("recommend " + first + " --nodes " + std::to_string(nodes) + " --tokens 1e9 --threads 2", dir),
         "recommend " + what);
     // Every dispatcher the one gate lets run this layout.
     const Scenario s = load_scenario_file(first, catalog());
     std::string allowed;
     for (const auto& [d, spec] : catalog().dispatchers()) {
-      if (!dispatcher_refusal(spec, s.instance, s.gpu, s.parallel.etp * s.parallel.ep, s.gpus()))
+      if (!dispatcher_refusal(spec, s.instance, s.gpu, s.parallel.etp * s.parallel.ep, s.gpus()) &&
+          !rank_cap_refusal(spec, s.parallel.ep))
         allowed += (allowed.empty() ? "" : ",") + d;
     }
     if (allowed.find(',') != std::string::npos)
-      expect_answer(run("compare " + first + " --dispatchers " + allowed, dir),
+      expect_answer(invoke("compare " + first + " --dispatchers " + allowed, dir),
                     "compare --dispatchers " + allowed + " " + what);
   }
 }
@@ -128,8 +132,8 @@ std::vector<std::string> instance_names() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Instances, CatalogMatrix, ::testing::ValuesIn(instance_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param;
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           std::string n = param.param;
                            for (char& c : n) {
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            }
@@ -141,7 +145,7 @@ TEST(CatalogMatrix, TheIssuesCommandsAnswer) {
   if (!fs::exists(kBinary)) GTEST_SKIP() << "moetwin binary not built";
   const fs::path dir = fresh_dir("issue-52");
   // hybridep offered with EP inside a p5 node: its RDMA leg carries nothing, so no EFA-generation term.
-  const Run p5 = run(
+  const Outcome p5 = invoke(
       "plan --model qwen3-30b-a3b --instance p5.48xlarge --tokens 1e11 --min-nodes 8 --max-nodes 8 --gbs 256 "
       "--threads 2",
       dir);
@@ -149,11 +153,11 @@ TEST(CatalogMatrix, TheIssuesCommandsAnswer) {
   // EP groups over two NVL72 racks, filled unequally: priced by the slowest domain.
   for (const std::string& instance : {"dgx-gb200", "dgx-gb300", "p6e-gb200.36xlarge"}) {
     for (const std::string& model : {"deepseek-v3", "qwen3-235b-a22b"}) {
-      const Run r =
-          run("plan --model " + model + " --instance " + instance +
-                  " --tokens 1e12 --min-nodes 64 --max-nodes 64 --gbs 256 --screen 1 --max-layouts 1 "
-                  "--threads 2",
-              dir);
+      const Outcome r =
+          invoke("plan --model " + model + " --instance " + instance +
+                     " --tokens 1e12 --min-nodes 64 --max-nodes 64 --gbs 256 --screen 1 --max-layouts 1 "
+                     "--threads 2",
+                 dir);
       expect_answer(r, "plan " + model + " on 64 " + instance);
     }
   }
@@ -175,9 +179,10 @@ TEST(CatalogMatrix, HybridepInsideAP5NodePredicts) {
     std::fputs(toml.c_str(), f);
     std::fclose(f);
   }
-  const Run predict = run("predict " + file.string(), dir);
+  const Outcome predict = invoke("predict " + file.string(), dir);
   EXPECT_EQ(predict.code, 0) << predict.err;
-  const Run recommend = run("recommend " + file.string() + " --nodes 2 --tokens 1e10 --threads 2", dir);
+  const Outcome recommend =
+      invoke("recommend " + file.string() + " --nodes 2 --tokens 1e10 --threads 2", dir);
   EXPECT_EQ(recommend.code, 0) << recommend.err;
 }
 
@@ -186,7 +191,8 @@ TEST(CatalogMatrix, HybridepInsideAP5NodePredicts) {
 TEST(CatalogMatrix, NvidiaMoeLayoutsArePredicted) {
   if (!fs::exists(kBinary)) GTEST_SKIP() << "moetwin binary not built";
   const fs::path dir = fresh_dir("nvidia-moe-layouts");
-  const Run r = run("predict --runs " + kSource + "/validate/data/nvidia-moe-layouts.csv --format csv", dir);
+  const Outcome r =
+      invoke("predict --runs " + kSource + "/validate/data/nvidia-moe-layouts.csv --format csv", dir);
   ASSERT_EQ(r.code, 0) << r.err;
   const CsvTable table = parse_csv(r.out, "predict.csv");
   const std::size_t predicted = table.rows.size();

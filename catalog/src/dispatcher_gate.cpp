@@ -63,6 +63,12 @@ std::optional<std::string> dispatcher_refusal(const DispatcherSpec& d, const Ins
   return flex_backend_refusal(d, gpu);
 }
 
+std::optional<std::string> rank_cap_refusal(const DispatcherSpec& d, int ep_ranks) {
+  if (d.max_ranks_normal <= 0 || ep_ranks <= d.max_ranks_normal) return std::nullopt;
+  return concat({"a dispatcher whose normal kernels reach ep = ", std::to_string(ep_ranks), " ranks (",
+                 d.name, " normal mode caps at ", std::to_string(d.max_ranks_normal), " EP ranks)"});
+}
+
 std::optional<std::string> same_mechanism_note(const DispatcherSpec& a, const DispatcherSpec& b,
                                                const InstanceSpec& instance) {
   if (a.name == b.name || a.node_dedup != b.node_dedup) return std::nullopt;

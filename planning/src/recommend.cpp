@@ -269,8 +269,10 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
     // Every catalog dispatcher that can run here; the others are named with the reason (a named one is
     // predicted and refused per point instead).
     for (const auto& [name, spec] : catalog.dispatchers()) {
-      if (const auto why = dispatcher_refusal(spec, base.instance, base.gpu,
-                                              base.parallel.etp * base.parallel.ep, base.gpus())) {
+      auto why = dispatcher_refusal(spec, base.instance, base.gpu, base.parallel.etp * base.parallel.ep,
+                                    base.gpus());
+      if (!why) why = rank_cap_refusal(spec, base.parallel.ep);
+      if (why) {
         r.excluded_dispatchers.push_back(concat({name, ": ", *why}));
         continue;
       }

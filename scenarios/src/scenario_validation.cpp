@@ -228,11 +228,8 @@ void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
              " (a full-iteration CUDA graph holds no host sync; a MoE model needs nccl-alltoall with "
              "moe_pad_to_capacity = true, as NVIDIA's recipes pad experts to capacity, or hybridep)");
   }
-  if (d.max_ranks_normal > 0 && s.parallel.ep > d.max_ranks_normal) {
-    fail(n, Field::dispatcher, "\"" + d.name + "\"",
-         "a dispatcher whose normal kernels reach ep = " + str(s.parallel.ep) + " ranks (" + d.name +
-             " normal mode caps at " + str(d.max_ranks_normal) + " EP ranks)");
-  }
+  if (const auto why = rank_cap_refusal(d, s.parallel.ep))
+    fail(n, Field::dispatcher, "\"" + d.name + "\"", *why);
   const RoutingConfig& r = s.routing;
   if (r.kind == RoutingKind::group_limited && s.model.router_groups == 0) {
     fail(n, Field::routing_kind, "\"group-limited\"",

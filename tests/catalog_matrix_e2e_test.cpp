@@ -151,14 +151,14 @@ TEST(CatalogMatrix, TheIssuesCommandsAnswer) {
       dir);
   EXPECT_EQ(p5.code, 0) << p5.err;
   // EP groups over two NVL72 racks, filled unequally: priced by the slowest domain.
-  for (const std::string& instance : {"dgx-gb200", "dgx-gb300", "p6e-gb200.36xlarge"}) {
-    for (const std::string& model : {"deepseek-v3", "qwen3-235b-a22b"}) {
+  for (const char* instance : {"dgx-gb200", "dgx-gb300", "p6e-gb200.36xlarge"}) {
+    for (const char* model : {"deepseek-v3", "qwen3-235b-a22b"}) {
       const Outcome r =
-          invoke("plan --model " + model + " --instance " + instance +
+          invoke(std::string("plan --model ") + model + " --instance " + instance +
                      " --tokens 1e12 --min-nodes 64 --max-nodes 64 --gbs 256 --screen 1 --max-layouts 1 "
                      "--threads 2",
                  dir);
-      expect_answer(r, "plan " + model + " on 64 " + instance);
+      expect_answer(r, std::string("plan ") + model + " on 64 " + instance);
     }
   }
 }

@@ -73,7 +73,7 @@ int node_count(const ModelSpec& model, const InstanceSpec& instance) {
   const double params = static_cast<double>(count_parameters(model, 1).total());
   const double per_node = 0.6 * instance.gpus * catalog().gpu(instance.gpu).hbm_bytes;
   int nodes = 1;
-  while (nodes * per_node < 10 * params && nodes < 64) nodes *= 2;
+  while (nodes * per_node < 10 * params && nodes < 32) nodes *= 2;
   // Trays of an NVL72 rack: at least one 8-GPU-sized job so EP spans more than a tray.
   if (instance.gpus < 8) nodes = std::max(nodes, 2);
   return nodes;

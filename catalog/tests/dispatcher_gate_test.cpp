@@ -165,12 +165,17 @@ TEST(DispatcherGate, DispatchersThatPriceAlikeSayWhy) {
     const auto why = alike("deepep-ibgda", "hybridep", instance);
     ASSERT_TRUE(why.has_value()) << instance;
     EXPECT_NE(why->find("one token copy per destination NVLink group of 8 GPUs"), std::string::npos) << *why;
-    EXPECT_NE(why->find("SMs their kernels hold (deepep-ibgda 24, hybridep 32)"), std::string::npos) << *why;
+    EXPECT_NE(why->find("they differ only in SMs held (24 vs 32: they slow overlapped compute only), "
+                        "chunk_tokens (16 vs 128)"),
+              std::string::npos)
+        << *why;
     EXPECT_EQ(*why, *alike("deepep-ibgda", "hybridep", instance));
   }
   EXPECT_EQ(alike("hybridep", "nccl-alltoall", "dgx-b200"), std::nullopt);           // per-copy vs node dedup
   EXPECT_EQ(alike("deepep-uccl", "deepep-nvshmem", "p5en.48xlarge"), std::nullopt);  // CPU vs host proxy
   EXPECT_EQ(alike("deepep-ibgda", "deepep-ibgda", "dgx-b200"), std::nullopt);
+  // One posting path and reach, but DeepEP v2's own calibrated terms tell it apart from v1 over IBGDA.
+  EXPECT_EQ(alike("deepep-ibgda", "deepep-v2-gin", "dgx-b200"), std::nullopt);
   // A 72-GPU rack: the reach differs (tray of 4 vs the domain).
   InstanceSpec rack = catalog().instance("dgx-gb200");
   EXPECT_EQ(same_mechanism_note(catalog().dispatcher("deepep-ibgda"), catalog().dispatcher("hybridep"), rack),

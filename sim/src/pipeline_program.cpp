@@ -116,10 +116,8 @@ void emit_pipeline(Program& program, const std::vector<PipeAction>& actions, int
                                     actions[i + 1].kind == PipeActionKind::p2p && actions[i + 1].posted &&
                                     actions[i + 2].kind == PipeActionKind::backward;
         const std::size_t bi = posted_between ? i + 2 : i + 1;
-        // Never a microbatch's forward with its own backward (pp 1 with one microbatch: F0 B0 run apart).
         const bool pair = options.combine_steady_steps && bi < actions.size() &&
-                          actions[bi].kind == PipeActionKind::backward && (bi == i + 1 || posted_between) &&
-                          (actions[bi].microbatch != a.microbatch || actions[bi].chunk != a.chunk);
+                          actions[bi].kind == PipeActionKind::backward && (bi == i + 1 || posted_between);
         const StepContext f{a.microbatch, a.chunk, recv_fwd[at(a.microbatch, a.chunk)]};
         if (pair) {
           const PipeAction& b = actions[bi];

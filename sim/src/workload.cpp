@@ -1491,7 +1491,8 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   PipelineOptions popt;
   // A full-iteration graph holds no device sync: Megatron's batch_p2p_sync cannot run inside it.
   popt.p2p_device_sync = prof.p2p_device_sync && s.training.cuda_graphs != CudaGraphs::full_iteration;
-  popt.combine_steady_steps = c.combined;
+  // Without a pipeline a single microbatch has no other to pair with (F0 B0 run apart).
+  popt.combine_steady_steps = c.combined && !(par.pp == 1 && c.m < 2);
   // overlap_p2p_comm: posted isend/irecv, no batched call, so batch_p2p_sync never runs (schedule.hpp).
   popt.p2p_mode = overlap_p2p_comm(s) ? P2pMode::overlapped : P2pMode::blocking;
   // The stage programs as emitted (before the MoE costs): from the cache when an earlier build emitted the

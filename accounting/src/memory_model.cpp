@@ -268,6 +268,9 @@ MemoryEstimate estimate_memory(const Scenario& sc, const PipelineLayout& layout)
       st.loss = st.loss || c.loss;
     }
     st.in_flight = peak_in_flight(p.pp, p.vpp, s, microbatches, chunk_weight);
+    // overlap_moe_a2a with pp = 1: Megatron-Core's combined 1F1B without pipelining runs microbatch i's
+    // forward beside microbatch i - 1's backward, so two microbatches' activations are held at the peak.
+    if (p.pp == 1 && tr.overlap_moe_a2a && microbatches >= 2) st.in_flight.per_chunk[0] = 2;
     for (int v = 0; v < p.vpp; ++v) {
       st.activations +=
           st.in_flight.per_chunk[static_cast<std::size_t>(v)] * chunk_activation[static_cast<std::size_t>(v)];

@@ -148,3 +148,39 @@ TEST(DispatcherGate, NewRecordKeysAreReadStrictly) {
 
 }  // namespace
 }  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+std::optional<std::string> alike(const std::string& a, const std::string& b, const std::string& instance) {
+  return same_mechanism_note(catalog().dispatcher(a), catalog().dispatcher(b), catalog().instance(instance));
+}
+
+// Issue 52: deepep-ibgda and hybridep priced alike on DGX B200 without a word. Their mechanisms are one there
+// (GPU-posted IBGDA writes, one copy per 8-GPU node: the node is the NVLink domain); on an NVL72 rack
+// HybridEP's TMA stage reaches 72 GPUs where DeepEP's stops at the tray, and different transports never
+// price alike.
+TEST(DispatcherGate, DispatchersThatPriceAlikeSayWhy) {
+  for (const char* instance : {"dgx-b200", "dgx-b300", "dgx-h100"}) {
+    const auto why = alike("deepep-ibgda", "hybridep", instance);
+    ASSERT_TRUE(why.has_value()) << instance;
+    EXPECT_NE(why->find("one token copy per destination NVLink group of 8 GPUs"), std::string::npos) << *why;
+    EXPECT_NE(why->find("they differ only in SMs held (24 vs 32: they slow overlapped compute only), "
+                        "chunk_tokens (16 vs 128)"),
+              std::string::npos)
+        << *why;
+    EXPECT_EQ(*why, *alike("deepep-ibgda", "hybridep", instance));
+  }
+  EXPECT_EQ(alike("hybridep", "nccl-alltoall", "dgx-b200"), std::nullopt);           // per-copy vs node dedup
+  EXPECT_EQ(alike("deepep-uccl", "deepep-nvshmem", "p5en.48xlarge"), std::nullopt);  // CPU vs host proxy
+  EXPECT_EQ(alike("deepep-ibgda", "deepep-ibgda", "dgx-b200"), std::nullopt);
+  // One posting path and reach, but DeepEP v2's own calibrated terms tell it apart from v1 over IBGDA.
+  EXPECT_EQ(alike("deepep-ibgda", "deepep-v2-gin", "dgx-b200"), std::nullopt);
+  // A 72-GPU rack: the reach differs (tray of 4 vs the domain).
+  InstanceSpec rack = catalog().instance("dgx-gb200");
+  EXPECT_EQ(same_mechanism_note(catalog().dispatcher("deepep-ibgda"), catalog().dispatcher("hybridep"), rack),
+            std::nullopt);
+}
+
+}  // namespace
+}  // namespace moetwin

@@ -1,6 +1,7 @@
 // `moetwin predict SCENARIO.toml | --runs FILE.csv`: replay one iteration and report iteration time,
 // tokens/s, model TFLOP/s per GPU and where the time goes. Wiring only: the work is in sim/prediction,
 // the renderings in reports/prediction_report.hpp.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -152,7 +153,19 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
           scaled.source += concat({"; GEMM-class time x ", format_fixed(r.value, 3), " (", r.source, ")"});
           row_options.seams.compute = &scaled;
         }
-        Prediction p = predict(run.scenario, row_options);
+        Prediction p;
+        try {
+          p = predict(run.scenario, row_options);
+        } catch (const InputError& e) {
+          // A what-if row (no measured time) the replay refuses is counted, not fatal: the layouts file
+          // asks which rows the twin can answer (validate/dense_runs.hpp).
+          if (run.iter_s > 0) throw;
+          std::cerr << "note: " << run.scenario.source << ": refused (" << run.campaign << "): " << e.what()
+                    << '\n';
+          predicted.push_back(0);
+          if (bar) bar->advance();
+          continue;
+        }
         predicted.push_back(p.iteration_s);
         if (bar) bar->advance();
         const Novelty novelty = novelty_of(run.scenario, profile);
@@ -163,12 +176,18 @@ void add_predict_command(CLI::App& app, const GlobalOptions& global) {
         for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
         for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
           row.push_back(std::move(c));
-        row.push_back(Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2));
+        // A what-if row (iter_s 0) has no measured time: no error.
+        row.push_back(run.iter_s > 0 ? Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2) : Cell(""));
         row.emplace_back(p.compute_source);
         row.emplace_back(p.collective_source);
         result.add_row(std::move(row));
       }
       if (bar) bar->finish();
+      if (rows.what_if) {
+        const auto done = std::count_if(predicted.begin(), predicted.end(), [](double x) { return x > 0; });
+        std::cerr << "note: " << done << " of " << rows.rows_read << " rows predicted (what-if rows: no "
+                  << "measured time, no error column), " << rows.rows_read - done << " refused\n";
+      }
       for (const auto& [instance, e] : rows.dense ? median_error_by_instance(table, predicted)
                                                   : std::map<std::string, std::pair<int, double>>{}) {
         std::cerr << "note: " << instance << ": median |error| " << format_fixed(100 * e.second, 1)

@@ -157,6 +157,9 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
       print_row_warnings(rows.table);
       check_row_flops(rows.table, o->strict);
+      if (rows.what_if)
+        throw InputError({runs_label(o->runs), 0}, "iter_s", "(no column)",
+                         "measured iteration times: a file without them holds what-if rows (predict --runs)");
       if (rows.table.runs.empty())
         throw InputError({runs_label(o->runs), 0}, "rows", "0", "at least one row the twin replays");
       const FittedProfile profile = resolve_profile_choice(o->profile, o->network);

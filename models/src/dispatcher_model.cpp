@@ -301,12 +301,16 @@ class DeepEpModel final : public DispatcherModel {
 
  private:
   // The RDMA leg's efficiency on this instance: rdma_efficiency (combine: combine_efficiency), x
-  // efa_gen2_efficiency on EFA generation <= 2 NICs (dispatchers.toml says why).
+  // efa_gen2_efficiency on EFA generation <= 2 NICs (dispatchers.toml says why). A record whose RDMA path
+  // does not run on EFA (hybridep, deepep-ibgda: IBGDA only) has no such term: on an EFA instance the gate
+  // (dispatcher_gate.hpp) lets it run only with its EP group inside one NVLink domain, where its RDMA leg
+  // carries no bytes, so no EFA-generation loss applies to it.
   double network_efficiency(const DispatchHardware& hw, bool combine) const {
     const std::string& inst = hw.instance.name;
     const ParamSet& p = params();
-    const double gen_factor =
-        hw.instance.efa_gen > 0 && hw.instance.efa_gen <= 2 ? p.get("efa_gen2_efficiency", inst) : 1.0;
+    const bool efa_gen2 = hw.instance.fabric == Fabric::efa && hw.instance.efa_gen > 0 &&
+                          hw.instance.efa_gen <= 2 && spec().runs_on(Fabric::efa);
+    const double gen_factor = efa_gen2 ? p.get("efa_gen2_efficiency", inst) : 1.0;
     return p.get(combine ? "combine_efficiency" : "rdma_efficiency", inst) * gen_factor;
   }
 };

@@ -1,6 +1,7 @@
 #include "moetwin/models/dispatcher_moe_cost.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 
 #include "moetwin/models/traffic_matrix.hpp"
@@ -18,29 +19,32 @@ RoutingSpec routing_spec_for(const Scenario& s) {
   spec.experts = s.model.experts;
   spec.top_k = s.model.top_k;
   spec.ep_ranks = p.ep;
-  // NVLink groups an EP group spans (Megatron order; every EP group of a live-run layout spans the same
-  // count): nodes for a node-dedup dispatcher, NVLink domains for NCCL's all-to-all
-  // (a2a_nvlink_reach_gpus); the plan's "node" is that group.
+  // NVLink groups an EP group spans (Megatron order): nodes for a node-dedup dispatcher, NVLink domains for
+  // NCCL's all-to-all and HybridEP (a2a_nvlink_reach_gpus); the plan's "node" is that group. The routing
+  // plan puts EP rank k in group k / ranks_per_node, equal consecutive shares. The launcher places ranks in
+  // order, so an EP group may fill its NVLink groups unequally (EP 64 over racks of 72 GPUs: 64 | 8 + 56 |
+  // 16 + 48 | 24 + 40). Such a group is priced by its slowest domain: ranks_per_node is the greatest common
+  // divisor of the EP size and every run of consecutive ranks in one NVLink group, over all EP groups. The
+  // ranks of the smallest share (8 of 64 above) send (ep - share) / ep of their copies across domains
+  // and receive from as many remote ranks, exactly as in the plan's shares of that size; every other rank
+  // is priced with at least its true cross-domain bytes (and the node-dedup dispatchers with one copy per
+  // share rather than per domain: an upper bound). Equal shares give the share size, as before.
   const int reach = a2a_nvlink_reach_gpus(s);
   const std::shared_ptr<const Placement> shared = shared_placement(p, s.instance.gpus, reach);
   const Placement& placement = *shared;
-  const int nodes = std::max(1, placement.max_domains_spanned(GroupKind::ep));
-  spec.ranks_per_node = std::max(1, p.ep / nodes);
-  // The plan puts EP rank k in group k / ranks_per_node: every EP group must fill its NVLink groups in
-  // equal consecutive shares (EP 128 over domains of 72 would put 72 and 56 ranks in two domains).
+  int share = p.ep;
   for (const auto& group : placement.groups(GroupKind::ep)) {
+    int run = 0;
     for (std::size_t k = 0; k < group.size(); ++k) {
-      const int plan_group = static_cast<int>(k) / spec.ranks_per_node;
-      if (placement.domain_of(group[k]) !=
-          placement.domain_of(
-              group[static_cast<std::size_t>(plan_group) * static_cast<std::size_t>(spec.ranks_per_node)])) {
-        throw InputError(InputLocation{s.source, 0}, "parallel.ep", std::to_string(p.ep),
-                         "an EP group whose ranks fill its " + std::to_string(nodes) + " NVLink groups of " +
-                             std::to_string(reach) +
-                             " GPUs in equal shares (the routing plan's node grouping)");
+      if (k > 0 && placement.domain_of(group[k]) != placement.domain_of(group[k - 1])) {
+        share = std::gcd(share, run);
+        run = 0;
       }
+      ++run;
     }
+    share = std::gcd(share, run);
   }
+  spec.ranks_per_node = std::max(1, share);
   spec.tokens_per_rank =
       static_cast<std::int64_t>(s.training.micro_batch) * s.training.seq_length / (p.tp * p.cp);
   // Only the node-dedup dispatchers read distinct-token counts (traffic_matrix.hpp).
@@ -95,8 +99,10 @@ void DispatcherMoeCost::layer_costs(int layer, int microbatch, int ep_group, con
   const RoutingSpec& spec = planner_.spec();
   if (static_cast<int>(ep_ranks.size()) != spec.ep_ranks)
     throw std::logic_error("DispatcherMoeCost: EP group size differs from the scenario's ep");
-  if (nodes_spanned(ep_ranks, gpus_per_node_) != spec.nodes())
-    throw std::logic_error("DispatcherMoeCost: EP group spans a different node count than its placement");
+  // Shares of the plan's size never straddle two NVLink groups (routing_spec_for): a group spans at most
+  // as many as the plan has shares.
+  if (nodes_spanned(ep_ranks, gpus_per_node_) > spec.nodes())
+    throw std::logic_error("DispatcherMoeCost: EP group spans more NVLink groups than its routing plan");
   // Distinct EP groups route distinct data: one data index per (group, microbatch).
   const int data = ep_group * microbatches_ + microbatch;
   const std::int64_t count_class = planner_.count_class(layer, data);

@@ -269,8 +269,10 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
     // Every catalog dispatcher that can run here; the others are named with the reason (a named one is
     // predicted and refused per point instead).
     for (const auto& [name, spec] : catalog.dispatchers()) {
-      if (const auto why = dispatcher_refusal(spec, base.instance, base.gpu,
-                                              base.parallel.etp * base.parallel.ep, base.gpus())) {
+      auto why = dispatcher_refusal(spec, base.instance, base.gpu, base.parallel.etp * base.parallel.ep,
+                                    base.gpus());
+      if (!why) why = rank_cap_refusal(spec, base.parallel.ep);
+      if (why) {
         r.excluded_dispatchers.push_back(concat({name, ": ", *why}));
         continue;
       }
@@ -314,6 +316,14 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
     pt.own_terms = !profile.fitted || has_own_a2a_terms(profile, pt.dispatcher);
   }
   r.generic_notes = spread_generic_terms(r, profile, request.threads);
+  // Dispatchers whose mechanisms are one here price alike: say so rather than show a silent tie.
+  for (std::size_t i = 0; i < r.dispatchers.size(); ++i) {
+    for (std::size_t j = i + 1; j < r.dispatchers.size(); ++j) {
+      if (const auto why = same_mechanism_note(catalog.dispatcher(r.dispatchers[i]),
+                                               catalog.dispatcher(r.dispatchers[j]), base.instance))
+        r.generic_notes.push_back(*why);
+    }
+  }
 
   r.uncertainty = margin_uncertainty(profile);
   std::map<std::pair<int, int>, std::string> winner_at;  // (mb, nodes) -> winner

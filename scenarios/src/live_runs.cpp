@@ -64,7 +64,8 @@ const char* const kRequired[] = {"campaign",  "model",   "instance",   "nodes", 
                                  "tp",        "pp",      "vpp",        "ep",     "etp",
                                  "dp",        "mb",      "gbs",        "seq",    "layers",
                                  "recompute", "overlap", "dispatcher", "iter_s", "tflops_gpu"};
-const char* const kOptional[] = {"cp", "source", "seed", "precision", "stack", "nccl_max_nchannels"};
+const char* const kOptional[] = {"cp",         "source", "seed", "precision", "stack", "nccl_max_nchannels",
+                                 "cuda_graphs"};
 
 template <typename Map>
 std::vector<std::string> names_of(const Map& map) {
@@ -134,6 +135,8 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
                 : recompute == "selective" ? Recompute::selective
                                            : Recompute::none;
   t.overlap_moe_a2a = r.choice("overlap", {"on", "off"}) == "on";
+  if (r.has("cuda_graphs") && !r.text("cuda_graphs").empty())
+    t.cuda_graphs = *cuda_graphs_from_string(r.choice("cuda_graphs", cuda_graphs_names()));
   s.dispatcher = catalog.dispatcher(r.choice("dispatcher", names_of(catalog.dispatchers())));
   s.routing.kind = RoutingKind::balanced;  // the campaigns forced load balancing
   s.routing.seed =

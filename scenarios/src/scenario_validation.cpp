@@ -188,12 +188,15 @@ void check_training(const Scenario& s, const FieldNames& n) {
                " when ep = 1 (Megatron asserts expert_model_parallel_size > 1 for "
                "overlap_moe_expert_parallel_comm)");
     }
-    if (p.vpp < 2) {
+    // Megatron-Core (TransformerConfig's A2A-overlap checks): "virtual_pipeline_model_parallel_size must be
+    // specified when pipeline_model_parallel_size > 1"; with pp = 1 it runs in the combined 1F1B of
+    // forward_backward_no_pipelining (sim/schedule.hpp).
+    if (p.vpp < 2 && p.pp > 1) {
       fail(n, Field::overlap_moe_a2a, n.flag(true),
            n.flag(false) +
-               " unless vpp >= 2 (the EP all-to-all overlap runs in the interleaved 1F1B schedule; "
-               "vpp = " +
-               str(p.vpp) + ")");
+               " unless vpp >= 2 or pp = 1 (with a pipeline the EP all-to-all overlap runs in the "
+               "interleaved 1F1B schedule; pp = " +
+               str(p.pp) + ", vpp = " + str(p.vpp) + ")");
     }
     if (t.recompute == Recompute::full) {
       fail(n, Field::recompute, "\"full\"",
@@ -225,11 +228,8 @@ void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
              " (a full-iteration CUDA graph holds no host sync; a MoE model needs nccl-alltoall with "
              "moe_pad_to_capacity = true, as NVIDIA's recipes pad experts to capacity, or hybridep)");
   }
-  if (d.max_ranks_normal > 0 && s.parallel.ep > d.max_ranks_normal) {
-    fail(n, Field::dispatcher, "\"" + d.name + "\"",
-         "a dispatcher whose normal kernels reach ep = " + str(s.parallel.ep) + " ranks (" + d.name +
-             " normal mode caps at " + str(d.max_ranks_normal) + " EP ranks)");
-  }
+  if (const auto why = rank_cap_refusal(d, s.parallel.ep))
+    fail(n, Field::dispatcher, "\"" + d.name + "\"", *why);
   const RoutingConfig& r = s.routing;
   if (r.kind == RoutingKind::group_limited && s.model.router_groups == 0) {
     fail(n, Field::routing_kind, "\"group-limited\"",

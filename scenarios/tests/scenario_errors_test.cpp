@@ -266,8 +266,8 @@ std::vector<Case> toml_cases() {
        "bad.toml:16: training.seq_length: 4098: a multiple of 2 * cp = 4 (context parallelism cuts each "
        "sequence into 2 * cp load-balanced chunks)"},
       {"OverlapWithoutVpp", base("recompute = \"full\"", "recompute = \"none\"\noverlap_moe_a2a = true"),
-       "bad.toml:17: training.overlap_moe_a2a: true: false unless vpp >= 2 (the EP all-to-all overlap runs "
-       "in the interleaved 1F1B schedule; vpp = 1)"},
+       "bad.toml:17: training.overlap_moe_a2a: true: false unless vpp >= 2 or pp = 1 (with a pipeline the EP "
+       "all-to-all overlap runs in the interleaved 1F1B schedule; pp = 8, vpp = 1)"},
       {"OverlapWithoutEp",
        edit(edit(base("recompute = \"full\"", "recompute = \"none\"\noverlap_moe_a2a = true"), "ep = 32",
                  "ep = 1"),
@@ -365,7 +365,7 @@ std::vector<Case> csv_cases() {
       {"UnknownColumn", edit(std::string(kHeader) + kRow, "source\n", "tok_s\n"),
        "runs.csv: header: tok_s: a live-run column: one of campaign, model, instance, nodes, gpus, tp, pp, "
        "vpp, ep, etp, dp, mb, gbs, seq, layers, recompute, overlap, dispatcher, iter_s, tflops_gpu, cp, "
-       "source, seed, precision, stack, nccl_max_nchannels"},
+       "source, seed, precision, stack, nccl_max_nchannels, cuda_graphs"},
       {"WorldSizeNotRepairable",
        std::string(kHeader) + "kimik2-b300-16n-20260604,kimi-k2,p6-b300.48xlarge,16,128,8,3,2,32,1,2,4,256,"
                               "4096,61,none,on,deepep-uccl,"
@@ -377,8 +377,8 @@ std::vector<Case> csv_cases() {
        "(even), or 8 * n - 2 (embedding and loss accounted), or ceil(7 / 8) = 1 per chunk leaving >= 1 for "
        "the last (DeepSeek recipe; it leaves 0)"},
       {"OverlapWithoutVpp", row(",full,off,", ",none,on,"),
-       "runs.csv:2: overlap: on: off unless vpp >= 2 (the EP all-to-all overlap runs in the interleaved 1F1B "
-       "schedule; vpp = 1)"},
+       "runs.csv:2: overlap: on: off unless vpp >= 2 or pp = 1 (with a pipeline the EP all-to-all overlap "
+       "runs in the interleaved 1F1B schedule; pp = 8, vpp = 1)"},
   };
 }
 

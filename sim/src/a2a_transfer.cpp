@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/statistics.hpp"
 #include "moetwin/models/dispatcher_model.hpp"
@@ -42,8 +43,10 @@ A2aTraffic reference_ll_traffic(const InstanceSpec& instance, double bytes_per_t
 // pushing one copy through the dispatcher's posting path costs there, handshakes and bytes included (the
 // quantity the instance's low-latency benchmarks measure; message_s alone is ill-conditioned where a call
 // is handshake-bound). Falls back to message_s for a dispatcher without low-latency terms.
+// 0 where the dispatcher's posting path does not run across nodes of `instance` (hybridep or deepep-ibgda on
+// EFA: the gate keeps their EP groups inside one NVLink domain there, so no remote copy is ever posted).
 double copy_cost_s(const DispatcherSpec& dispatcher, const InstanceSpec& instance) {
-  if (!dispatcher.node_dedup) return 0;
+  if (!dispatcher.node_dedup || transport_refusal(dispatcher, instance)) return 0;
   DispatchHardware hw;
   hw.instance = instance;
   hw.gpu = Catalog::shared_default().gpu(instance.gpu);
@@ -70,17 +73,19 @@ A2aTransfer a2a_transfer(const SimProfile& profile, const DispatcherSpec& dispat
   const auto ref = catalog.instances().find(profile.proxy_reference_instance);
   if (ref == catalog.instances().end()) return t;
   t.message_s = copy_cost_s(dispatcher, instance);
-  if (profile.a2a_by_dispatcher.count(dispatcher.name) > 0) {
-    t.reference_message_s = copy_cost_s(dispatcher, ref->second);
+  // Its own terms were held at the reference instance only if it runs there (deepep-ibgda and hybridep do
+  // not run across p6-b300's EFA nodes): else its relatives' median, as for a dispatcher without runs.
+  const double own_reference = copy_cost_s(dispatcher, ref->second);
+  if (profile.a2a_by_dispatcher.count(dispatcher.name) > 0 && own_reference > 0) {
+    t.reference_message_s = own_reference;
   } else {
     std::vector<double> relatives;
     for (const std::string& name : generic_a2a_source_names(profile)) {
       const auto record = catalog.dispatchers().find(name);
       if (record == catalog.dispatchers().end() || !record->second.node_dedup) continue;
-      relatives.push_back(copy_cost_s(record->second, ref->second));
+      if (const double r = copy_cost_s(record->second, ref->second); r > 0) relatives.push_back(r);
     }
-    t.reference_message_s =
-        relatives.empty() ? copy_cost_s(dispatcher, ref->second) : median_of(std::move(relatives));
+    t.reference_message_s = relatives.empty() ? own_reference : median_of(std::move(relatives));
   }
   if (t.message_s > 0 && t.reference_message_s > 0) t.proxy_factor = t.message_s / t.reference_message_s;
   return t;

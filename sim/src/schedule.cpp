@@ -250,6 +250,19 @@ std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int
   return std::move(b.out);
 }
 
+std::vector<PipeAction> no_pipelining_combined_schedule(int microbatches) {
+  if (microbatches < 1) throw std::invalid_argument("no_pipelining_combined_schedule: microbatches < 1");
+  Builder b{1, 1, microbatches, 0, P2pMode::blocking, {}};
+  b.forward(0, 0);
+  for (int i = 1; i < microbatches; ++i) {
+    b.forward(i, 0);
+    b.backward(i - 1, 0);
+  }
+  b.backward(microbatches - 1, 0);
+  b.annotate();
+  return std::move(b.out);
+}
+
 std::string describe(const std::vector<PipeAction>& actions) {
   std::string s;
   for (const PipeAction& a : actions) {

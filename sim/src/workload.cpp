@@ -1334,8 +1334,12 @@ std::vector<StageTemplate> emit_stages(const Ctx& c, const PipelineOptions& popt
     // op vector's regrowth (5-13% of a plan's replays, docs/2026-12-04-plan-speed.md).
     if (!out.empty()) t.program.reserve(out.back().program.ops().size() * 9 / 8);
     b.set_labels(t.program);
-    emit_pipeline(t.program, pipeline_schedule(par.pp, par.vpp, c.m, stage, popt.p2p_mode), par.vpp, c.m, b,
-                  popt);
+    // overlap_moe_a2a without a pipeline runs Megatron-Core's combined 1F1B of
+    // forward_backward_no_pipelining.
+    emit_pipeline(t.program,
+                  c.combined && par.pp == 1 ? no_pipelining_combined_schedule(c.m)
+                                            : pipeline_schedule(par.pp, par.vpp, c.m, stage, popt.p2p_mode),
+                  par.vpp, c.m, b, popt);
     for (int op : b.sync_ops_) t.program.op(op).sync = HostSync::op;
     if (c.s.training.cuda_graphs == CudaGraphs::full_iteration)
       capture_full_iteration(t.program, c.prof.graph_launch_s);
@@ -1447,7 +1451,9 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   Ctx c{s,  prof, out.compute, out.groups, out.layout, *comm, *moe, out.microbatches, 0, par.tp, false,
         {}, {},   {},          {},         {},         {},    {}};
   c.T = static_cast<double>(s.training.micro_batch) * s.training.seq_length / par.cp;
-  c.combined = s.training.overlap_moe_a2a && par.vpp > 1;
+  // Megatron-Core pairs a forward with a backward when overlapping the EP A2A: in the interleaved steady
+  // state (vpp > 1; it asserts a virtual pipeline when pp > 1) or in forward_backward_no_pipelining (pp 1).
+  c.combined = s.training.overlap_moe_a2a && (par.vpp > 1 || par.pp == 1);
   const RankGroups& g = out.groups;
   const auto W = static_cast<std::size_t>(g.world);
   c.tp_of.assign(W, nullptr);
@@ -1485,7 +1491,8 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   PipelineOptions popt;
   // A full-iteration graph holds no device sync: Megatron's batch_p2p_sync cannot run inside it.
   popt.p2p_device_sync = prof.p2p_device_sync && s.training.cuda_graphs != CudaGraphs::full_iteration;
-  popt.combine_steady_steps = c.combined;
+  // Without a pipeline a single microbatch has no other to pair with (F0 B0 run apart).
+  popt.combine_steady_steps = c.combined && !(par.pp == 1 && c.m < 2);
   // overlap_p2p_comm: posted isend/irecv, no batched call, so batch_p2p_sync never runs (schedule.hpp).
   popt.p2p_mode = overlap_p2p_comm(s) ? P2pMode::overlapped : P2pMode::blocking;
   // The stage programs as emitted (before the MoE costs): from the cache when an earlier build emitted the

@@ -311,7 +311,8 @@ namespace {
 
 // The routing plan's "node" is the dispatcher's NVLink reach (comm_cost.hpp a2a_nvlink_reach_gpus): on the
 // UltraServer trays (4 GPUs, domain 72) EP64 is one NVLink group of 64 for NCCL's all-to-all (no network
-// leg) and 16 nodes of 4 for DeepEP's node dedup; an EP group filling domains unequally is refused.
+// leg) and 16 nodes of 4 for DeepEP's node dedup; an EP group filling domains unequally is priced by its
+// slowest domain.
 TEST(DispatcherMoeCost, RoutingSpecFollowsTheNvlinkReach) {
   const auto tray = [](const std::string& dispatcher, int nodes, int pp) {
     const int world = 4 * nodes;
@@ -352,8 +353,22 @@ TEST(DispatcherMoeCost, RoutingSpecFollowsTheNvlinkReach) {
     EXPECT_EQ(c.dispatch_network_s, 0.0f);
     EXPECT_GT(c.dispatch_nvlink_s, 0.0f);
   }
-  // 32 trays, PP2: stage 1 (ranks 64..127) puts 8 ranks in the first 72-GPU domain and 56 in the second.
-  EXPECT_THROW(routing_spec_for(tray("nccl-alltoall", 32, 2)), InputError);
+  // 32 trays, PP2: stage 1 (ranks 64..127) puts 8 ranks in the first 72-GPU domain and 56 in the second
+  // (issue 52: plan exited 3 here). Priced by its slowest domain: shares of gcd(64, 8, 56) = 8 ranks.
+  const Scenario unequal = tray("nccl-alltoall", 32, 2);
+  EXPECT_EQ(routing_spec_for(unequal).ranks_per_node, 8);
+  EXPECT_EQ(routing_spec_for(unequal).nodes(), 8);
+  // Hand value: the 8 ranks of the small share send 56 of every 64 copies across the domains. Balanced
+  // routing, 4096 tokens x top-8 = 32768 copies per rank, 512 to each of the 64 ranks: 56 x 512 = 28672
+  // remote, as in the plan's shares of 8; the ranks of the large share are priced at the same 28672 (an upper
+  // bound on their true 8 x 512 = 4096).
+  const DispatcherMoeCost split(unequal);
+  std::vector<int> stage1(64);
+  for (int i = 0; i < 64; ++i) stage1[static_cast<std::size_t>(i)] = 64 + i;
+  split.layer_costs(0, 0, 0, stage1, out);
+  ASSERT_EQ(out.size(), 64u);
+  for (const MoeRankCost& c : out) EXPECT_EQ(c.dispatch_remote_tokens, 28672);
+  EXPECT_GT(out.front().dispatch_network_s, 0.0f);
 }
 
 }  // namespace

@@ -30,6 +30,15 @@ TEST(Schedule, OneF1BOrderMatchesMegatron) {
   EXPECT_EQ(describe(pipeline_schedule(1, 1, 3, 0)), "F0.0 B0.0 F1.0 B1.0 F2.0 B2.0");
 }
 
+// Issue 52: EP A2A overlap with pp 1 (Megatron-Core's combined 1F1B in forward_backward_no_pipelining):
+// F0, then F(i) beside B(i - 1), then the last backward. Each forward is followed by the backward it runs
+// beside, so the workload pairs them (PipelineOptions::combine_steady_steps).
+TEST(Schedule, NoPipeliningCombinedOrderMatchesMegatron) {
+  EXPECT_EQ(describe(no_pipelining_combined_schedule(3)), "F0.0 F1.0 B0.0 F2.0 B1.0 B2.0");
+  EXPECT_EQ(describe(no_pipelining_combined_schedule(1)), "F0.0 B0.0");
+  EXPECT_THROW(no_pipelining_combined_schedule(0), std::invalid_argument);
+}
+
 TEST(Schedule, InterleavedTableGroupsOfPp) {
   // m 4, vpp 2, groups of 2: (0,0)(1,0)(0,1)(1,1)(2,0)(3,0)(2,1)(3,1).
   const auto t = interleaved_schedule_table(4, 2, 2);

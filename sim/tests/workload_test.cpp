@@ -16,6 +16,7 @@
 #include "moetwin/engine/trace.hpp"
 #include "moetwin/models/comm_cost.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace_ranks.hpp"
 
@@ -105,6 +106,47 @@ TEST(Workload, InvariantsAcrossShapes) {
   check_invariants(predict(make(v)));
   v.dispatcher = "deepep-uccl";
   check_invariants(predict(make(v)));
+}
+
+// Issue 52: overlap_moe_a2a with pp 1 and vpp 1 (NVIDIA's DGX rows run it) replays Megatron-Core's combined
+// 1F1B of forward_backward_no_pipelining: F0, then F(i) beside B(i - 1), the A2As on their own stream.
+// Hand values on 4 microbatches: three forward/backward pairs (the first forward and last backward alone),
+// every A2A on the EP stream, and no iteration slower than without the overlap; two microbatches' activations
+// are held at the peak (accounting/memory_model.cpp).
+TEST(Workload, OverlapWithoutAPipelineRunsTheCombinedNoPipeliningSchedule) {
+  Shape s;
+  s.tp = 1;
+  s.pp = 1;
+  s.ep = 8;
+  s.dp = 8;
+  s.gbs = 32;  // 4 microbatches per data-parallel rank
+  s.layers = 4;
+  s.overlap = true;
+  const Prediction on = predict(make(s));
+  check_invariants(on);
+  const Program& p = on.built.workload.programs[0];
+  int a2a = 0, on_ep_stream = 0, pairs = 0;
+  for (std::size_t i = 0; i < p.ops().size(); ++i) {
+    const OpSpec& op = p.ops()[i];
+    if (op.kind == OpKind::comm && op.comm_class == CommClass::ep) {
+      ++a2a;
+      if (op.stream == kStreamEpComm) ++on_ep_stream;
+    }
+    // A pair interleaves its halves: a backward op right after a forward op, compute on both sides.
+    if (i > 0 && op.phase == OpPhase::backward && p.ops()[i - 1].phase == OpPhase::forward) ++pairs;
+  }
+  EXPECT_GT(a2a, 0);
+  EXPECT_EQ(on_ep_stream, a2a);
+  s.overlap = false;
+  const Prediction off = predict(make(s));
+  EXPECT_LE(on.iteration_s, off.iteration_s);
+  EXPECT_GT(pairs, 3);  // 3 pairs x 4 layers interleave many times; off: F then B only at step edges
+  int off_switches = 0;
+  const Program& q = off.built.workload.programs[0];
+  for (std::size_t i = 1; i < q.ops().size(); ++i) {
+    if (q.ops()[i].phase == OpPhase::backward && q.ops()[i - 1].phase == OpPhase::forward) ++off_switches;
+  }
+  EXPECT_EQ(off_switches, 4);  // F0 B0 F1 B1 ...: one forward-to-backward edge per microbatch
 }
 
 // Program indices of the ops labelled `label` in `p`.

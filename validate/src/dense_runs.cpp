@@ -50,8 +50,37 @@ std::string refusal(const CsvRowReader& r, std::string& detail) {
   return "";
 }
 
+// NVIDIA's cuda_graphs cell (Megatron-Bridge's cuda_graph_impl and scope) as the twin's training.cuda_graphs,
+// with the assumption said in `note` when the twin's graphs are not exactly the recipe's:
+//   none, full_iteration: as named;
+//   te:<scope> with attn: TE-scoped graphs (sim/cuda_graphs.hpp: attention and the router captured; the
+//     moe_preprocess part stays eager there, as the dropless preprocess follows a host sync);
+//   te:<scope> without attn (moe_router+moe_preprocess): replayed without graphs: the router's few launches
+//     per layer are the only captured kernels, and the twin's te-scoped region would capture attention too;
+//   local: Megatron-Core's own per-layer graphs (cuda_graph_impl "local"), replayed as TE-scoped graphs.
+std::string twin_cuda_graphs(const std::string& cell, std::string& note) {
+  if (cell == "none" || cell.empty()) return "none";
+  if (cell == "full_iteration" || cell == "full-iteration") return "full-iteration";
+  if (cell.rfind("te:", 0) == 0) {
+    if (cell.find("attn") != std::string::npos) return "te-scoped";
+    note = concat({"cuda_graphs: ", cell,
+                   ": replayed without graphs (the scope captures the router alone; the twin's te-scoped "
+                   "region would capture attention too)"});
+    return "none";
+  }
+  if (cell == "local") {
+    note =
+        "cuda_graphs: local: Megatron-Core's per-layer graphs replayed as te-scoped (attention and router "
+        "captured, the MoE dispatch eager)";
+    return "te-scoped";
+  }
+  return cell;  // the live-run parser names the expected values
+}
+
 // One table of the accepted rows in the live-run schema: dense-only columns dropped, `recompute` unknown ->
-// none, `dispatcher` none -> nccl-alltoall (a dense model has no MoE layer, so no dispatcher ever runs).
+// none, `dispatcher` none -> nccl-alltoall (a dense model has no MoE layer, so no dispatcher ever runs),
+// `cuda_graphs` in the twin's names (twin_cuda_graphs). A what-if table (no iter_s column: layouts without
+// measured times) gets iter_s 1 and tflops_gpu 0 for the parser; parse_dense_runs sets iter_s back to 0.
 CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& rows) {
   CsvTable out;
   out.path = table.path;
@@ -62,8 +91,15 @@ CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& 
     keep.push_back(c);
     out.header.push_back(table.header[c]);
   }
+  const bool what_if = !table.has_column("iter_s");
+  if (what_if) {
+    out.header.emplace_back("iter_s");
+    if (!table.has_column("tflops_gpu")) out.header.emplace_back("tflops_gpu");
+  }
   const std::size_t recompute = table.column("recompute");
   const std::size_t dispatcher = table.column("dispatcher");
+  const std::size_t graphs =
+      table.has_column("cuda_graphs") ? table.column("cuda_graphs") : table.header.size();
   for (const CsvRow* row : rows) {
     CsvRow v;
     v.line = row->line;
@@ -71,11 +107,32 @@ CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& 
       std::string cell = row->fields[c];
       if (c == recompute && cell == "unknown") cell = "none";
       if (c == dispatcher && cell == "none") cell = "nccl-alltoall";
+      std::string unused;
+      if (c == graphs) cell = twin_cuda_graphs(cell, unused);
       v.fields.push_back(std::move(cell));
+    }
+    if (what_if) {
+      v.fields.emplace_back("1");
+      if (!table.has_column("tflops_gpu")) v.fields.emplace_back("0");
     }
     out.rows.push_back(std::move(v));
   }
   return out;
+}
+
+// The short key of a rule refusal (the scenario field the rule names: "parallel.ep",
+// "training.overlap_moe_a2a"). An InputError's message without its "file:line: " (what() reads "file:line:
+// key: value: expected ...", common/input_error.hpp).
+std::string without_location(const InputError& e) {
+  const std::string text = e.what();
+  const std::string prefix = concat({e.where().file, ":", std::to_string(e.where().line), ": "});
+  return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text;
+}
+
+std::string rule_key(const InputError& e) {
+  const std::string text = without_location(e);
+  const std::size_t end = text.find(": ");
+  return end == std::string::npos ? std::string("rule") : text.substr(0, end);
 }
 
 // How a job on an instance whose NVLink domain spans several nodes (NVL72 trays) lies in its domains: ranks
@@ -123,8 +180,28 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
     }
     out.refused.push_back({where_of(table, row), r.text("campaign"), r.text("instance"), why, detail});
   }
-  out.table = parse_live_runs(live_run_view(table, accepted), catalog);
+  const bool what_if = !table.has_column("iter_s");
+  if (what_if) {
+    // Layouts without measured times (nvidia-moe-layouts.csv): each row parsed on its own, and a row the
+    // scenario rules refuse (a mechanism the twin lacks) is counted with the rule's sentence, not fatal.
+    std::vector<const CsvRow*> parsed;
+    for (const CsvRow* row : accepted) {
+      try {
+        LiveRunTable one = parse_live_runs(live_run_view(table, {row}), catalog);
+        out.table.runs.push_back(std::move(one.runs.front()));
+        parsed.push_back(row);
+      } catch (const InputError& e) {
+        const CsvRowReader r(table, *row);
+        out.refused.push_back({where_of(table, *row), r.text("campaign"), r.text("instance"), rule_key(e),
+                               without_location(e)});
+      }
+    }
+    accepted = std::move(parsed);
+  } else {
+    out.table = parse_live_runs(live_run_view(table, accepted), catalog);
+  }
   out.table.header = table.header;
+  out.what_if = what_if;
   const std::size_t recompute = table.column("recompute");
   const std::size_t container = table.column("container");
   for (std::size_t i = 0; i < accepted.size(); ++i) {
@@ -136,6 +213,12 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
       throw InputError({table.path, row.line}, "dispatcher", "none",
                        concat({"a catalog dispatcher: ", run.scenario.model.name,
                                " has experts (none is for dense models only)"}));
+    }
+    if (what_if) run.iter_s = 0;  // no measured time: a prediction without an error column
+    if (table.has_column("cuda_graphs")) {
+      std::string note;
+      (void)twin_cuda_graphs(row.fields[table.column("cuda_graphs")], note);
+      if (!note.empty()) run.warnings.push_back(concat({where, ": ", note}));
     }
     if (row.fields[recompute] == "unknown") {
       run.warnings.push_back(concat({where,
@@ -223,6 +306,7 @@ RunRows read_run_rows(const std::vector<std::string>& paths, const Catalog& cata
   }
   for (RunRows& p : parts) {
     out.rows_read += p.rows_read;
+    out.what_if = out.what_if || p.what_if;
     for (RefusedRow& r : p.refused) out.refused.push_back(std::move(r));
     for (LiveRun& run : p.table.runs) {
       std::vector<std::string> fields(out.table.header.size());
@@ -258,7 +342,7 @@ std::map<std::string, std::pair<int, double>> median_error_by_instance(const Liv
                                                                        const std::vector<double>& predicted) {
   std::map<std::string, std::vector<double>> errors;
   for (std::size_t i = 0; i < table.runs.size() && i < predicted.size(); ++i) {
-    if (!(predicted[i] > 0)) continue;
+    if (!(predicted[i] > 0) || !(table.runs[i].iter_s > 0)) continue;  // not predicted, or a what-if row
     const LiveRun& run = table.runs[i];
     errors[run.scenario.instance.name].push_back(std::abs(predicted[i] / run.iter_s - 1));
   }

@@ -38,4 +38,19 @@ std::optional<std::string> transport_refusal(const DispatcherSpec& dispatcher, c
 std::optional<std::string> dispatcher_refusal(const DispatcherSpec& dispatcher, const InstanceSpec& instance,
                                               const GpuSpec& gpu, int ep_group_gpus = 0, int world_gpus = 0);
 
+// Why `dispatcher`'s normal kernels cannot serve an EP group of `ep_ranks` ranks (max_ranks_normal: DeepEP v1
+// over NVSHMEM caps at 20 RDMA peers x 8 GPUs); nullopt when they can. With dispatcher_refusal, the whole
+// rule of which dispatcher runs a layout (scenario validation, recommend and compare use both).
+std::optional<std::string> rank_cap_refusal(const DispatcherSpec& dispatcher, int ep_ranks);
+
+// Why two dispatchers that both run here (dispatcher_refusal nullopt for each) price alike on `instance`:
+// the same cost model (node_dedup), the same posting path (transport, and on an instance without
+// GPU-initiated RDMA the same fallback) and the same NVLink reach (nvlink_reach_gpus: DeepEP v1's host node
+// and HybridEP's domain are one and the same 8-GPU node on DGX B200) leave only their terms apart: the
+// sentence names the shared mechanism and what still differs (SMs held, the terms' sources). nullopt when
+// a mechanism tells them apart on `instance` (HybridEP's TMA stage reaching a 72-GPU rack where DeepEP's
+// NVLink stage stops at the 4-GPU tray).
+std::optional<std::string> same_mechanism_note(const DispatcherSpec& a, const DispatcherSpec& b,
+                                               const InstanceSpec& instance);
+
 }  // namespace moetwin

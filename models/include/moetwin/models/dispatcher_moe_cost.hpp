@@ -10,9 +10,10 @@
 //  - payload is bf16 in both directions (token_bytes(hidden, fp8 = false)): the live runs are bf16 runs
 //    and no DeepEP FP8 dispatch was enabled there;
 //  - EP rank k of a group lives on node k / ranks_per_node, ranks_per_node = ep / (nodes the EP group
-//    spans, from topology's Placement): EP32 over 4 nodes gives 8 per node. The plan's "node" is the
-//    dispatcher's NVLink reach (a2a_nvlink_reach_gpus): the NVLink domain for NCCL's all-to-all (EP64 in
-//    one NVL72 rack: one "node" of 64, every leg NVLink), the host node for DeepEP's node dedup;
+//    spans, from topology's Placement): EP32 over 4 nodes gives 8 per node; a group filling its NVLink
+//    groups unequally (EP64 over racks of 72) is priced by its slowest domain (routing_spec_for). The plan's
+//    "node" is the dispatcher's NVLink reach (a2a_nvlink_reach_gpus): the NVLink domain for NCCL's all-to-all
+//    (EP64 in one NVL72 rack: one "node" of 64, every leg NVLink), the host node for DeepEP's node dedup;
 //  - distinct EP groups (other data-parallel replicas of the expert side) route different data: group g
 //    uses the plan of (layer, g x microbatches + microbatch), so expert popularity (per layer) is shared
 //    and the per-microbatch samples differ. Plans are deterministic in Scenario.routing.seed.

@@ -78,6 +78,14 @@ int warmup_microbatches(int pp, int vpp, int microbatches, int stage);
 std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage,
                                           P2pMode mode = P2pMode::blocking);
 
+// forward_backward_no_pipelining with overlap_moe_expert_parallel_comm (pp == 1, Megatron-Core's combined
+// 1F1B without pipelining): F0, then F(i) beside B(i - 1) for i = 1 .. m - 1, then B(m - 1). The workload
+// pairs each forward with the backward that follows it (PipelineOptions::combine_steady_steps), so one
+// microbatch's A2As overlap the other's compute as in the interleaved steady state; Megatron-Core only
+// requires a virtual pipeline for that overlap when pipeline_model_parallel_size > 1. Throws
+// std::invalid_argument for microbatches < 1.
+std::vector<PipeAction> no_pipelining_combined_schedule(int microbatches);
+
 // "F0.0 P[sf rf] B0.0 ..." for tests and debugging; a posted call reads "A[...]".
 std::string describe(const std::vector<PipeAction>& actions);
 

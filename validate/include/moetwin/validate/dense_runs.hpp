@@ -44,6 +44,10 @@ struct RunRows {
   std::vector<RefusedRow> refused;  // in file order
   int rows_read = 0;                // every data row of every file
   bool dense = false;               // at least one file was a dense-row file
+  // At least one file had no iter_s column (NVIDIA's MoE layouts: what-if rows, LiveRun::iter_s 0). Its
+  // rows are parsed one by one: a row the scenario rules refuse is counted in `refused` (reason: the
+  // scenario key the rule names) rather than ending the read.
+  bool what_if = false;
 };
 
 // True when the table has the dense-row columns (fsdp and container).

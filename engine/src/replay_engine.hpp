@@ -146,10 +146,13 @@ class Engine {
       const auto p = static_cast<std::size_t>(w.rank_program[id]);
       rt.prog = &programs_[static_cast<std::size_t>(compiled[p])];
       const auto cp = static_cast<std::size_t>(compiled[p]);
+      // A program without variable slots has an empty table: no pointer into it (offsetting the null
+      // data() of an empty vector is undefined, and clang's UBSan says so).
+      const auto lane_offset = lane[static_cast<std::size_t>(r)];
       if (wide_) {
-        rt.var64 = var64_[cp].data() + lane[static_cast<std::size_t>(r)];
+        rt.var64 = var64_[cp].empty() ? nullptr : var64_[cp].data() + lane_offset;
       } else {
-        rt.var32 = var32_[cp].data() + lane[static_cast<std::size_t>(r)];
+        rt.var32 = var32_[cp].empty() ? nullptr : var32_[cp].data() + lane_offset;
       }
       rt.var_stride = lanes[cp];
       std::copy_n(rp.channels + static_cast<std::size_t>(r) * kChannelKinds, kChannelKinds, rt.channels);

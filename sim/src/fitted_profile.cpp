@@ -391,6 +391,55 @@ std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const Fit
   return out;
 }
 
+namespace {
+
+// [coverage]: the values the fitted rows covered, dimension by dimension (novelty.hpp), and the rows.
+void read_coverage(StrictTable& cov, const toml::table& root_table, FitCoverage& coverage) {
+  const auto list = [&cov](const char* key) {
+    return cov.has(key) ? cov.strings(key) : std::vector<std::string>{};
+  };
+  coverage.gpus = list("gpus");
+  coverage.instances = list("instances");
+  coverage.stacks = list("stacks");
+  coverage.dispatchers = list("dispatchers");
+  coverage.precisions = list("precisions");
+  coverage.models = list("models");
+  coverage.pp_regimes = list("pp_regimes");
+  coverage.tps = list("tps");
+  coverage.ep_spans = list("ep_spans");
+  // Optional (profiles before routing was a dimension cover every routing).
+  coverage.routings = list("routings");
+  // Optional (profiles before joint novelty judge no combination and name no nearest rows).
+  coverage.rows = list("rows");
+  // Optional: [coverage.model_shapes."<model>"] (profiles before distances: a new model is 1 unit away).
+  const toml::table* raw_shapes = root_table["coverage"]["model_shapes"].as_table();
+  if (std::optional<StrictTable> shapes = cov.table("model_shapes"); shapes && raw_shapes != nullptr) {
+    for (const auto& entry : *raw_shapes) {
+      const std::string name(entry.first.str());
+      std::optional<StrictTable> t = shapes->table(name);
+      if (!t) continue;
+      ModelShape m;
+      m.hidden = t->int32("hidden", 1, 1000000);
+      m.expert_ffn_hidden = t->int32("expert_ffn_hidden", 0, 1000000);
+      m.experts = t->int32("experts", 0, 1000000);
+      m.top_k = t->int32("top_k", 0, 1000000);
+      m.layers = t->int32("layers", 1, 1000000);
+      m.attention = t->string("attention");
+      t->finish();
+      coverage.model_shapes[name] = m;
+    }
+    shapes->finish();
+  }
+  if (cov.has("nodes_min") || cov.has("nodes_max")) {
+    const int lo = cov.int32("nodes_min", 1, 1000000);
+    const int hi = cov.int32("nodes_max", lo, 1000000);
+    coverage.nodes = lo == hi ? std::vector<int>{lo} : std::vector<int>{lo, hi};
+  }
+  cov.finish();
+}
+
+}  // namespace
+
 FittedProfile load_fitted_profile(const std::string& path) {
   const toml::table root_table = parse_toml(read_text_file(path), path);
   StrictTable root(root_table, path, "");
@@ -536,49 +585,7 @@ FittedProfile load_fitted_profile(const std::string& path) {
   };
   read_margin("cross_validated_margin", p.cross_validated_margin);
   read_margin("in_sample_margin", p.in_sample_margin);
-  if (std::optional<StrictTable> cov = root.table("coverage")) {
-    const auto list = [&](const char* key) {
-      return cov->has(key) ? cov->strings(key) : std::vector<std::string>{};
-    };
-    p.coverage.gpus = list("gpus");
-    p.coverage.instances = list("instances");
-    p.coverage.stacks = list("stacks");
-    p.coverage.dispatchers = list("dispatchers");
-    p.coverage.precisions = list("precisions");
-    p.coverage.models = list("models");
-    p.coverage.pp_regimes = list("pp_regimes");
-    p.coverage.tps = list("tps");
-    p.coverage.ep_spans = list("ep_spans");
-    // Optional (profiles before routing was a dimension cover every routing).
-    p.coverage.routings = list("routings");
-    // Optional (profiles before joint novelty judge no combination and name no nearest rows).
-    p.coverage.rows = list("rows");
-    // Optional: [coverage.model_shapes."<model>"] (profiles before distances: a new model is 1 unit away).
-    const toml::table* raw_shapes = root_table["coverage"]["model_shapes"].as_table();
-    if (std::optional<StrictTable> shapes = cov->table("model_shapes"); shapes && raw_shapes != nullptr) {
-      for (const auto& entry : *raw_shapes) {
-        const std::string name(entry.first.str());
-        std::optional<StrictTable> t = shapes->table(name);
-        if (!t) continue;
-        ModelShape m;
-        m.hidden = t->int32("hidden", 1, 1000000);
-        m.expert_ffn_hidden = t->int32("expert_ffn_hidden", 0, 1000000);
-        m.experts = t->int32("experts", 0, 1000000);
-        m.top_k = t->int32("top_k", 0, 1000000);
-        m.layers = t->int32("layers", 1, 1000000);
-        m.attention = t->string("attention");
-        t->finish();
-        p.coverage.model_shapes[name] = m;
-      }
-      shapes->finish();
-    }
-    if (cov->has("nodes_min") || cov->has("nodes_max")) {
-      const int lo = cov->int32("nodes_min", 1, 1000000);
-      const int hi = cov->int32("nodes_max", lo, 1000000);
-      p.coverage.nodes = lo == hi ? std::vector<int>{lo} : std::vector<int>{lo, hi};
-    }
-    cov->finish();
-  }
+  if (std::optional<StrictTable> cov = root.table("coverage")) read_coverage(*cov, root_table, p.coverage);
   root.finish();
   return p;
 }

@@ -27,8 +27,9 @@ awk -F, -v p90="$p90" '
     d = $col["dispatcher"]; t = $col["predicted_iter_s"]; lo = $col["predicted_lo_s"]; hi = $col["predicted_hi_s"]
     if (!(lo < t && t < hi)) { print "band does not contain the prediction: " $0; bad = 1 }
     terms = $col["a2a_terms"]
-    # Without live runs: deepep-v2-gin, and hybridep (here its EP8 stays inside one node: no RDMA leg, any fabric).
-    unfitted = d == "deepep-v2-gin" || d == "hybridep"
+    # Without live runs: deepep-v2-gin, and hybridep and deepep-ibgda (here their EP8 stays inside one node:
+    # no RDMA leg, so the one gate lets them run on EFA).
+    unfitted = d == "deepep-v2-gin" || d == "hybridep" || d == "deepep-ibgda"
     if (unfitted && terms != "generic") { print d " not generic: " terms; bad = 1 }
     if (!unfitted && terms != "fitted") { print d " not fitted: " terms; bad = 1 }
     width[d] += log(hi / lo); n[d]++

@@ -4,7 +4,7 @@
 # runs found crashing (tests/fuzz/regressions/<target>/).
 # The seed is fixed (MOETWIN_FUZZ_SEED, default 1) so a CI failure replays: the same seed mutates the same
 # inputs in the same order, and only how far it gets depends on the machine's speed. Each target runs
-# MOETWIN_FUZZ_SECONDS (default 20) seconds: ten targets stay within about three and a half minutes (CI's
+# MOETWIN_FUZZ_SECONDS (default 15) seconds: ten targets stay within about three minutes (CI's
 # fuzz share; the targets run in the sanitizer build, whose tests already ran every seed file once). Long runs:
 # MOETWIN_FUZZ_RUNS (executions per target, default 5000000) and MOETWIN_FUZZ_MAX_LEN (input size cap).
 # Usage: bash tests/fuzz/smoke.sh BUILD_DIR [TARGET...]   (BUILD_DIR configured with -DMOETWIN_FUZZ=ON and
@@ -64,7 +64,7 @@ for target in $targets; do
   log="$work/$target.log"
   set +e
   MOETWIN_CATALOG="$root/catalog/data" "$build/tests/fuzz/$target" "$corpus" "${dict[@]}" \
-    -seed="${MOETWIN_FUZZ_SEED:-1}" -max_total_time="${MOETWIN_FUZZ_SECONDS:-20}" -runs="${MOETWIN_FUZZ_RUNS:-5000000}" \
+    -seed="${MOETWIN_FUZZ_SEED:-1}" -max_total_time="${MOETWIN_FUZZ_SECONDS:-15}" -runs="${MOETWIN_FUZZ_RUNS:-5000000}" \
     -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz-artifacts/$target-" -print_final_stats=1 >"$log" 2>&1
   rc=$?
   set -e

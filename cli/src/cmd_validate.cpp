@@ -15,6 +15,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/progress.hpp"
+#include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/reports/result_table.hpp"
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/validate/compute_fit.hpp"
@@ -87,6 +88,20 @@ FitObserver progress_on_stderr(std::shared_ptr<std::unique_ptr<SweepProgress>> b
     bar->reset();
   };
   return o;
+}
+
+// validate's output in the asked format. The CSV's comment header names the profile the rows were
+// predicted with (the fitted one after --fit), so `moetwin report` can say which; readers skip '#' lines.
+std::string render_validate_output(const ValidationReport& report, const FittedProfile& profile,
+                                   const std::string& format, const std::vector<std::string>& runs,
+                                   const std::string& catalog_dir) {
+  if (format == "csv") {
+    return csv_context_header(OutputContext{"validate", catalog_dir, runs},
+                              {{"profile", profile_label(profile)}}) +
+           render_csv(report.rows);
+  }
+  if (format == "json") return render_validation_json(report, OutputContext{"validate", catalog_dir, runs});
+  return render_validation_text(report);
 }
 
 }  // namespace
@@ -229,15 +244,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     const std::vector<RowPrediction> preds = predict_rows(runs, all_rows(runs.size()), profile, o->threads);
     const ValidationReport report = make_validation_report(table.header, runs, preds, oos, folds, profile,
                                                            runs_label(o->runs), objective);
-    std::string content;
-    if (o->format == "csv") {
-      content = render_csv(report.rows);
-    } else if (o->format == "json") {
-      content = render_validation_json(report, OutputContext{"validate", catalog_dir, o->runs});
-    } else {
-      content = render_validation_text(report);
-    }
-    emit_output(content, o->out);
+    emit_output(render_validate_output(report, profile, o->format, o->runs, catalog_dir), o->out);
   });
 }
 

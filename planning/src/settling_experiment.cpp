@@ -254,7 +254,7 @@ std::string describe(const SettlingExperiment& e, const Scenario& target) {
                           std::to_string(target.parallel.ep),
                           " at ",
                           std::to_string(e.nodes),
-                          " nodes (dp ",
+                          e.nodes == 1 ? " node (dp " : " nodes (dp ",
                           std::to_string(e.dp),
                           layers,
                           "), ",

@@ -269,6 +269,21 @@ GnuplotJob breakdown_job(const BreakdownFigure& f, FigureFormat format) {
             (c == 0 ? ":xtic(1)" : "") + " lc rgb '" + colour(c) + "' title " +
             gnuplot_quote(f.components[c]);
   }
+  // The iteration itself, as a black bar across each stack (and the measured one, for validate rows, as a
+  // red one): the stacked maxima come from different ranks and can sum past it.
+  const auto marks = [&](const std::vector<double>& t, const std::string& file, const std::string& style,
+                         const std::string& title) {
+    std::string d;
+    for (std::size_t b = 0; b < t.size(); ++b) {
+      if (std::isfinite(t[b])) d.append(std::to_string(b)).append("\t").append(num(t[b])).append("\n");
+    }
+    if (d.empty()) return;
+    job.data.push_back({file, d});
+    plot +=
+        ", '" + file + "' using 1:2:(0.42) with xerrorbars pt -1 " + style + " title " + gnuplot_quote(title);
+  };
+  marks(f.iteration, "iteration.dat", "lw 3 lc rgb '#000000'", "iteration (predicted)");
+  marks(f.measured, "measured.dat", "lw 3 dt 2 lc rgb '#D00000'", "iteration (measured)");
   s += "set datafile separator '\\t'\nplot " + plot + "\n";
   job.script = s;
   return job;
@@ -332,18 +347,14 @@ GnuplotJob pareto_job(const ParetoFigure& f, FigureFormat format) {
     s += "set logscale x\nset xlabel 'time to train (days, log scale)'\nset xrange [" + num(xlo) + ":" +
          num(xhi) + "]\nset xtics " + log_tics(xlo, xhi) + "\n";
   }
-  // Every front point named (nodes, layout, dispatcher), the recommendation in its colour.
+  // Front points numbered in the plot (fastest first), their names in the figure's caption: full names
+  // beside the points ran over the option cloud and over each other. Numbers alternate above and below
+  // the line so neighbours do not collide; an opaque box keeps them readable over the options.
+  s += "set style textbox opaque noborder\n";
   for (std::size_t i = 0; i < f.front_days.size(); ++i) {
-    if (f.has_recommended && f.front_days[i] == f.recommended_days && f.front_cost[i] == f.recommended_cost)
-      continue;
-    s += "set label " + gnuplot_quote(f.front_labels[i]) + " at " + num(f.front_days[i]) + ", " +
-         num(f.front_cost[i]) + " left offset 1,-0.6 font ',9' tc rgb '#0072B2'\n";
-  }
-  if (f.has_recommended) {
-    s += "set label " + gnuplot_quote("recommended: " + f.recommended_label) + " at " +
-         num(f.recommended_days) + ", " + num(f.recommended_cost) +
-         " left offset 1.2,0.8 font ',10' tc rgb "
-         "'#D55E00'\n";
+    s += "set label " + gnuplot_quote(std::to_string(i + 1)) + " at " + num(f.front_days[i]) + ", " +
+         num(f.front_cost[i]) + (i % 2 == 0 ? " center offset 0,1.1" : " center offset 0,-1.1") +
+         " boxed front font ',11' tc rgb '#0072B2'\n";
   }
   if (f.deadline_days > 0) {
     s += "set arrow from " + num(f.deadline_days) + ", graph 0 to " + num(f.deadline_days) +

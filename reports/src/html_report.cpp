@@ -11,6 +11,7 @@
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/version.hpp"
 #include "moetwin/reports/compare_summary.hpp"
+#include "moetwin/reports/readable_numbers.hpp"
 #include "moetwin/reports/report_figures.hpp"
 
 namespace moetwin {
@@ -20,6 +21,36 @@ constexpr std::size_t kMaxTableRows = 500;
 
 bool is_true(const std::string& s) {
   return s == "true" || s == "1" || s == "yes";
+}
+
+// A column name escaped for HTML, with a break opportunity after each underscore, so a narrow column wraps
+// "predicted_iter_s" as "predicted_ / iter_s" rather than inside a word.
+std::string header_with_breaks(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    out += html_escape(std::string(1, c));
+    if (c == '_') out += "<wbr>";
+  }
+  return out;
+}
+
+// The Pareto figure's caption: what is drawn, then each numbered front point by name with its days and
+// cost, and which one is the recommendation.
+std::string pareto_caption(const ParetoFigure& f) {
+  std::string c = "Plan: time to train vs " + f.cost_label +
+                  "; the line is the Pareto front, its points numbered from the fastest, the square the "
+                  "recommendation" +
+                  (f.deadline_days > 0 ? ", the dashed line the deadline." : "; no deadline was given.");
+  for (std::size_t i = 0; i < f.front_days.size(); ++i) {
+    const bool recommended =
+        f.has_recommended && f.front_days[i] == f.recommended_days && f.front_cost[i] == f.recommended_cost;
+    const bool usd = f.cost_label == "cost (USD)";
+    c += " " + std::to_string(i + 1) + ": " + f.front_labels[i] + " (" +
+         readable_cell(format_fixed(f.front_days[i], 6)) + " days, " + (usd ? "USD " : "") +
+         format_fixed(f.front_cost[i], 0) + (usd ? "" : " node-hours") + ")" +
+         (recommended ? ", recommended" : "") + ".";
+  }
+  return c;
 }
 
 std::string pct(double fraction) {
@@ -504,8 +535,11 @@ std::vector<ReportFigureSpec> report_figures(const std::vector<ReportInput>& inp
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const BreakdownFigure f = breakdown_figure(inputs[i]);
     if (f.bars.empty()) continue;
-    std::string caption = "Time breakdown per iteration (" + std::string(to_string(inputs[i].kind)) +
-                          ": maxima over ranks, so the stack can exceed the iteration time).";
+    std::string caption =
+        "Time breakdown per iteration (" + std::string(to_string(inputs[i].kind)) +
+        ": maxima over ranks, so the stack can exceed the iteration time; the black bar "
+        "across each stack is the predicted iteration" +
+        (inputs[i].kind == ReportKind::validate ? ", the red dashed one the measured)." : ").");
     if (f.usable_rows > f.bars.size()) {
       caption.append(" The first ")
           .append(std::to_string(f.bars.size()))
@@ -527,11 +561,8 @@ std::vector<ReportFigureSpec> report_figures(const std::vector<ReportInput>& inp
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ParetoFigure f = pareto_figure(inputs[i]);
     if (f.days.empty()) continue;
-    add("pareto-" + std::to_string(i + 1),
-        "Plan: time to train vs " + f.cost_label +
-            "; the line is the Pareto front (each point named), the square the recommendation" +
-            (f.deadline_days > 0 ? ", the dashed line the deadline." : "; no deadline was given."),
-        pareto_job(f, FigureFormat::svg), pareto_job(f, FigureFormat::png));
+    add("pareto-" + std::to_string(i + 1), pareto_caption(f), pareto_job(f, FigureFormat::svg),
+        pareto_job(f, FigureFormat::png));
   }
   return out;
 }
@@ -546,10 +577,11 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
        "h1, h2, h3 { font-weight: 600; }\n"
        "table { border-collapse: collapse; font-size: 0.75em; margin: 0.5em 0 1.5em; }\n"
        "th, td { border: 1px solid #ccc; padding: 2px 4px; text-align: right; }\n"
-       "th { overflow-wrap: anywhere; min-width: 3em; }\n"
+       "th { min-width: 3em; hyphens: none; }\n"
        ".wide { max-width: 100%; overflow-x: auto; }\n"
        "th { background: #f0f0f0; }\n"
-       "td.text { text-align: left; }\n"
+       "td.text { text-align: left; white-space: nowrap; }\n"
+       "td.long { min-width: 22em; max-width: 40em; white-space: normal; }\n"
        "figure { margin: 1em 0 2em; }\n"
        "figure img { width: 100%; max-width: 900px; border: 1px solid #eee; }\n"
        "figcaption { font-size: 0.9em; color: #444; }\n"
@@ -561,7 +593,8 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
   for (const ReportInput& in : inputs) {
     h += "<h3>" + html_escape(std::string(to_string(in.kind)) + ": " + in.path) +
          "</h3>\n<ul class=\"summary\">\n";
-    for (const std::string& line : summary_lines(in)) h += "<li>" + html_escape(line) + "</li>\n";
+    for (const std::string& line : summary_lines(in))
+      h += "<li>" + html_escape(shorten_long_decimals(line)) + "</li>\n";
     h += "<li>Profile: " +
          html_escape(in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
          "</li>\n</ul>\n";
@@ -578,17 +611,23 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
   h += "</section>\n<section id=\"tables\">\n<h2>Tables</h2>\n";
   for (const ReportInput& in : inputs) {
     const std::vector<std::string> cols = table_columns(in);
-    // Tables wider than the page scroll inside their own box; column names may break anywhere.
+    // Tables wider than the page scroll inside their own box; column names break only after an underscore
+    // (predicted_ / iter_s), never inside a word.
     h += "<h3>" + html_escape(std::string(to_string(in.kind)) + ": " + in.path) +
          "</h3>\n<div class=\"wide\">\n<table>\n<tr>";
-    for (const std::string& c : cols) h += "<th>" + html_escape(c) + "</th>";
+    for (const std::string& c : cols) h += "<th>" + header_with_breaks(c) + "</th>";
     h += "</tr>\n";
     for (std::size_t r = 0; r < in.rows.size() && r < kMaxTableRows; ++r) {
       h += "<tr>";
       for (const std::string& c : cols) {
         const std::string& v = in.cell(r, {c});
         const bool numeric = std::isfinite(in.number(r, {c}));
-        h += std::string(numeric ? "<td>" : "<td class=\"text\">") + html_escape(v) + "</td>";
+        // Long text (novelty, settling runs) gets a column wide enough to read in a few lines, rather than
+        // a narrow one that makes every row tall.
+        const char* cls = numeric         ? "<td>"
+                          : v.size() > 30 ? "<td class=\"text long\">"
+                                          : "<td class=\"text\">";
+        h += std::string(cls) + html_escape(readable_cell(v)) + "</td>";
       }
       h += "</tr>\n";
     }
@@ -597,6 +636,7 @@ std::string render_html_report(const std::vector<ReportInput>& inputs, const Rep
       h += "<p>First " + std::to_string(kMaxTableRows) + " of " + std::to_string(in.rows.size()) +
            " rows; the input file has them all.</p>\n";
     }
+    h += "<p class=\"generated\">Numbers to 4 significant figures; the input file has every digit.</p>\n";
   }
   h += "</section>\n<section id=\"context\">\n<h2>Context</h2>\n<table>\n";
   for (const auto& [k, v] : context_rows(inputs, options)) {
@@ -638,7 +678,7 @@ void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportO
   std::string m = "# " + options.title + "\n\n## Summary and recommendation\n\n";
   for (const ReportInput& in : inputs) {
     m += "### " + std::string(to_string(in.kind)) + ": " + in.path + "\n\n";
-    for (const std::string& line : summary_lines(in)) m += "- " + line + "\n";
+    for (const std::string& line : summary_lines(in)) m += "- " + shorten_long_decimals(line) + "\n";
     m += "- Profile: " + (in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
          "\n\n";
   }
@@ -658,7 +698,8 @@ void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportO
     m += "\n";
     for (std::size_t r = 0; r < in.rows.size() && r < kMaxTableRows; ++r) {
       m += "|";
-      for (const std::string& c : cols) m.append(" ").append(md_escape(in.cell(r, {c}))).append(" |");
+      for (const std::string& c : cols)
+        m.append(" ").append(md_escape(readable_cell(in.cell(r, {c})))).append(" |");
       m += "\n";
     }
     m += "\n";

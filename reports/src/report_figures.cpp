@@ -158,6 +158,9 @@ BreakdownFigure breakdown_figure(const ReportInput& in, std::size_t max_bars) {
     rows.push_back(r);
     f.bars.push_back(row_label(in, r));
     f.values.push_back(std::move(v));
+    f.iteration.push_back(in.number(r, {"predicted_iter_s", "iteration_s"}));
+    f.measured.push_back(in.kind == ReportKind::validate ? in.number(r, {"iter_s"})
+                                                         : std::numeric_limits<double>::quiet_NaN());
   }
   // Labels that still tie (columns the label leaves out differ) get their row number.
   std::map<std::string, int> count;

@@ -98,6 +98,12 @@ TEST(HtmlReport, FigureList) {
     EXPECT_EQ(f.svg.script.find("time("), std::string::npos);
   }
   EXPECT_NE(figs[0].svg.script.find("set arrow from 17.959"), std::string::npos) << figs[0].svg.script;
+  // The Pareto caption names each numbered front point, with days and cost, and the recommendation.
+  const std::string& pareto = figs.back().caption;
+  EXPECT_NE(pareto.find("its points numbered from the fastest"), std::string::npos) << pareto;
+  EXPECT_NE(pareto.find(" 1: "), std::string::npos) << pareto;
+  EXPECT_NE(pareto.find(" 2: "), std::string::npos) << pareto;
+  EXPECT_NE(pareto.find("17.50 days, USD 1344000), recommended."), std::string::npos) << pareto;
 }
 
 TEST(HtmlReport, MissingGnuplotIsAClearError) {
@@ -174,7 +180,7 @@ TEST_F(RenderedReport, HtmlIsWellFormed) {
   const std::string checker = R"PY(
 import sys
 from html.parser import HTMLParser
-VOID = {"meta", "img", "br", "hr", "link", "input"}
+VOID = {"meta", "img", "br", "hr", "link", "input", "wbr"}
 class P(HTMLParser):
     def __init__(self):
         super().__init__()

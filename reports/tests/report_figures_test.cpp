@@ -87,6 +87,27 @@ TEST(ReportFigures, BreakdownOfRecommendWinners) {
   ASSERT_EQ(f.bars.size(), 3u);  // one winner per node count
   EXPECT_EQ(f.bars[2], "n32 mb1 deepep-uccl");
   EXPECT_DOUBLE_EQ(f.values[2][2], 0.9);
+  // Each bar carries its iteration (drawn across the stack); recommend has no measured time.
+  ASSERT_EQ(f.iteration.size(), 3u);
+  EXPECT_DOUBLE_EQ(f.iteration[0], 2.0);
+  ASSERT_EQ(f.measured.size(), 3u);
+  EXPECT_TRUE(std::isnan(f.measured[0]));
+  const GnuplotJob job = breakdown_job(f, FigureFormat::svg);
+  EXPECT_NE(job.script.find("'iteration.dat' using 1:2:(0.42) with xerrorbars"), std::string::npos);
+  EXPECT_EQ(job.script.find("measured.dat"), std::string::npos);
+}
+
+// A validate row's measured time is marked beside the predicted one.
+TEST(ReportFigures, BreakdownOfValidateMarksMeasuredIteration) {
+  const std::string csv =
+      "campaign,dispatcher,iter_s,predicted_iter_s,error_pct,compute_s_max,exposed_ep_s_max\n"
+      "c1,nccl-alltoall,10.0,10.5,5.00,6.0,3.0\n";
+  const BreakdownFigure f = breakdown_figure(parse_report_input(csv, "validate.csv"));
+  ASSERT_EQ(f.bars.size(), 1u);
+  EXPECT_DOUBLE_EQ(f.iteration[0], 10.5);
+  EXPECT_DOUBLE_EQ(f.measured[0], 10.0);
+  const GnuplotJob job = breakdown_job(f, FigureFormat::svg);
+  EXPECT_NE(job.script.find("title 'iteration (measured)'"), std::string::npos);
 }
 
 TEST(ReportFigures, BreakdownOfSweepHasOnlyItsColumns) {
@@ -153,7 +174,8 @@ TEST(ReportFigures, LogAxisWhenValuesSpanMoreThanThreeFold) {
   EXPECT_EQ(script.find("set logscale xy") != std::string::npos, wants_log_axis(lo, hi)) << script;
 }
 
-// Pareto points carry their option's label, the recommendation says so, the deadline is a line.
+// Pareto points are numbered in the plot (names go to the caption, where they cannot cover points), the
+// recommendation is the square, the deadline is a line.
 TEST(ReportFigures, ParetoLabelsAndDeadline) {
   ParetoFigure f = pareto_figure(load_report_input(fixture("plan.csv")));
   ASSERT_EQ(f.front_labels.size(), 3u);
@@ -161,9 +183,12 @@ TEST(ReportFigures, ParetoLabelsAndDeadline) {
   EXPECT_FALSE(f.recommended_label.empty());
   EXPECT_EQ(f.deadline_days, 30);  // the CSV's comment header records the deadline
   const std::string script = pareto_job(f, FigureFormat::svg).script;
-  EXPECT_NE(script.find("set label " + gnuplot_quote(f.front_labels[0])), std::string::npos) << script;
-  EXPECT_NE(script.find("set label " + gnuplot_quote("recommended: " + f.recommended_label)),
-            std::string::npos);
+  EXPECT_NE(script.find("set label '1' at 10, 1536000 center offset 0,1.1 boxed"), std::string::npos)
+      << script;
+  EXPECT_NE(script.find("set label '2' at 17.5, 1344000 center offset 0,-1.1 boxed"), std::string::npos);
+  EXPECT_NE(script.find("set label '3' "), std::string::npos);
+  EXPECT_EQ(script.find(f.front_labels[0]), std::string::npos);  // no long names over the points
+  EXPECT_NE(script.find("'recommended.dat' using 1:2 with points pt 5"), std::string::npos);
   EXPECT_NE(script.find("set arrow from 30, graph 0 to 30, graph 1"), std::string::npos) << script;
   EXPECT_NE(script.find("'deadline 30 days'"), std::string::npos);
 }

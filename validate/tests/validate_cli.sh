@@ -17,11 +17,12 @@ grep -q '^\[cross_validated\]' "$dir/fit.toml" || fail "profile without cross-va
 grep -q '^fit_objective = "huber 0.1"' "$dir/fit.toml" || fail "profile without its (default) fit objective"
 # Two cells of two dispatchers each: two cross-validated margin errors.
 grep -A1 '^\[cross_validated_margin\]' "$dir/fit.toml" | grep -q '^pairs = 2$' || fail "profile without its 2 margin errors"
-header=$(head -1 "$dir/rows.csv")
+grep -q '^# profile: ' "$dir/rows.csv" || fail "validate CSV does not name its profile"
+header=$(grep -v '^#' "$dir/rows.csv" | head -1)
 for column in campaign iter_s predicted_iter_s predicted_tflops_gpu error_pct in_sample_iter_s in_sample_error_pct; do
   echo ",$header," | grep -q ",$column," || fail "validate CSV lacks column $column"
 done
-[ "$(($(wc -l <"$dir/rows.csv") - 1))" -eq 4 ] || fail "expected 4 result rows"
+[ "$(($(grep -vc '^#' "$dir/rows.csv") - 1))" -eq 4 ] || fail "expected 4 result rows"
 
 # The written profile is what predict and validate use with --profile; same inputs -> same bytes.
 "$bin" validate --runs "$runs" --profile "$dir/fit.toml" --format json --out "$dir/a.json" 2>/dev/null

@@ -43,6 +43,11 @@ struct BreakdownFigure {
   std::vector<std::string> bars;            // bar labels, unique (row_label, then "#row" on a tie)
   std::vector<std::string> components;      // stack order, bottom first
   std::vector<std::vector<double>> values;  // [bar][component], seconds
+  // Each bar's predicted iteration time and, for validate rows, the measured one (seconds; NaN when the row
+  // has none). The components are maxima over ranks taken on different ranks, so the stack is an upper view
+  // of where the time goes and can exceed the iteration: the marks show the iteration itself.
+  std::vector<double> iteration;
+  std::vector<double> measured;
 };
 
 // Predicted vs measured iteration time (validate).

@@ -51,7 +51,9 @@ std::vector<Candidate> enumerate_candidates(const ModelSpec& model, const Instan
         for (int ep : eps) {
           for (int mb : {1, 2, 4}) {
             for (bool overlap : {false, true}) {
-              if (overlap && (ep < 2 || vpp < 2)) continue;
+              // Megatron-Core runs the EP all-to-all overlap with an interleaved pipeline (vpp >= 2), or
+              // with no pipeline at all (pp = 1, the combined 1F1B of forward_backward_no_pipelining).
+              if (overlap && (ep < 2 || (vpp < 2 && pp > 1))) continue;
               Candidate c;
               c.nodes = nodes;
               c.parallel.tp = tp;

@@ -291,6 +291,7 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const Re
     std::string detail;
     std::string why = refusal(r, detail);
     JoinedRecipe j;
+    if (recipes == nullptr) j.why_none = "no megatron-bridge-llama-recipes.csv beside this file";
     if (why.empty() && recipes != nullptr) {
       j = join_recipe(r, *recipes);
       if (j.recipe && !j.twin.refusal.empty()) {

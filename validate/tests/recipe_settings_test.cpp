@@ -200,8 +200,12 @@ TEST(RecipeSettings, NoDenseRowReplaysUnderASettingItsRecipeContradicts) {
     ++matched;
     const RecipeTwinSettings want = recipe_twin_settings(*recipe, r.int32("layers", 1, 1000), k.pp, k.vpp);
     EXPECT_TRUE(want.refusal.empty()) << name << ": replayed although its recipe refuses: " << want.detail;
-    if (k.tp > 1) EXPECT_EQ(t.tp_comm_overlap, recipe->tp_comm_overlap) << name;
-    if (k.pp > 1 && k.vpp > 1) EXPECT_EQ(overlap_p2p_comm(run.scenario), want.overlap_p2p_comm) << name;
+    if (k.tp > 1) {
+      EXPECT_EQ(t.tp_comm_overlap, recipe->tp_comm_overlap) << name;
+    }
+    if (k.pp > 1 && k.vpp > 1) {
+      EXPECT_EQ(overlap_p2p_comm(run.scenario), want.overlap_p2p_comm) << name;
+    }
     EXPECT_EQ(to_string(t.cuda_graphs), want.cuda_graphs) << name;
     EXPECT_EQ(to_string(t.recompute), want.recompute) << name;
     EXPECT_TRUE(said("settings from Megatron-Bridge " + recipe->bridge_ref + " (" + recipe->commit)) << name;

@@ -5,6 +5,7 @@
 # `fit --pool-db` while the time budget (BUDGET_S, default 440 s) allows, h200-fp8-run1-bf16ref.h5 (bf16
 # 8192^3 after an idle gap and sustained, the reference for the FP8 rate), h200-fp8-run1-fastaccum.h5
 # (FP8 8192^3 with cuBLASLt fast accumulation) and the log h200-fp8-run1.log. Each step is bounded.
+# NAME (default h200-fp8-run1) replaces h200-fp8-run1 in every file name (the H100: h100-fp8-run1).
 set -u
 out="${1:?usage: run-fp8-on-device.sh OUTDIR [DEVICE_DIR]}"
 dev="${2:-.device}"
@@ -21,7 +22,8 @@ done
 export LD_LIBRARY_PATH="$libdirs:${LD_LIBRARY_PATH:-}"
 export NCCL_NVLS_ENABLE=0
 cal="$dev/moetwin-calibrate"
-db="$out/h200-fp8-run1"
+name="${NAME:-h200-fp8-run1}"
+db="$out/$name"
 SECONDS=0
 {
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
@@ -43,4 +45,4 @@ SECONDS=0
     timeout $((run_s + 60)) "$cal" gemm --precision fp8 --db "$db$r.h5" --timeout $((run_s + 50)); echo "rc=$? t=${SECONDS}s"
   done
   echo "== show"; "$cal" show "$db.h5" --kind gemm_fp8_sustained; echo "rc=$?"
-} 2>&1 | tee "$out/h200-fp8-run1.log"
+} 2>&1 | tee "$out/$name.log"

@@ -16,16 +16,21 @@ CollectiveParams collective_params_for(const Scenario& scenario, const std::stri
 CollectiveParams collective_params_from(const Scenario& scenario, const ScenarioCalibration& c,
                                         std::string& source) {
   CollectiveParams params;
-  if (!c.profile || !c.profile->nvlink) {
+  // The scenario GPU's profile's bands, else (its profile has none) its calibration_from GPU's.
+  const bool own = c.profile && c.profile->nvlink;
+  const CalibrationProfile* from = own ? c.profile.get() : c.nvlink_profile.get();
+  if (from == nullptr || !from->nvlink) {
     source = "NVLink defaults (" + (c.profile ? c.shown_path + " has no [nvlink]" : c.why_not) + ")";
   } else {
-    const NvlinkCollectiveFit& fit = *c.profile->nvlink;
+    const NvlinkCollectiveFit& fit = *from->nvlink;
     std::string ranks;
     // Not "," + std::to_string(n): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
     for (const int n : fit.ranks) ranks.append(ranks.empty() ? "" : ",").append(std::to_string(n));
-    source = "calibrated NVLink (" + c.shown_path + ", NCCL on " + ranks + " GPUs";
+    source =
+        "calibrated NVLink (" + (own ? c.shown_path : c.nvlink_shown_path) + ", NCCL on " + ranks + " GPUs";
     // Borrowed from a GPU of the same die: the same NVLink generation and bandwidth (catalog check).
-    if (!c.borrowed.empty()) source.append(" of ").append(c.profile->gpu);
+    if (!c.borrowed.empty() || !own) source.append(" of ").append(from->gpu);
+    if (!own) source.append("; ").append(c.shown_path).append(" has no [nvlink]");
     source.append(")");
     params = nvlink_collective_params(fit, params);
   }

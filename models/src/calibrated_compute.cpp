@@ -133,6 +133,18 @@ void borrow(ScenarioCalibration& c, const Scenario& scenario) {
   c.borrowed = gpu.calibration_from + "'s, for " + gpu.name + ": same die, memory-bound rates x " + factor;
 }
 
+// A profile of the GPU itself without [nvlink] (one GPU measured: no NCCL across GPUs) takes the NVLink
+// bands of its catalog calibration_from GPU's profile in `dir`, when that one has them: the catalog allows
+// calibration_from only between GPUs of the same NVLink generation and bandwidth.
+void nvlink_from_lender(ScenarioCalibration& c, const std::string& dir, const std::string& lender) {
+  const std::string path = find_profile_path(dir, lender);
+  if (path.empty()) return;
+  std::shared_ptr<const CalibrationProfile> p = load_cached(path);
+  if (!p->nvlink) return;
+  c.nvlink_profile = std::move(p);
+  c.nvlink_shown_path = display_path(path);
+}
+
 }  // namespace
 
 std::string default_calibration_dir() {
@@ -192,7 +204,11 @@ ScenarioCalibration calibration_for(const Scenario& scenario, const std::string&
     }
     out.profile = load_cached(out.path);
     out.shown_path = display_path(out.path);
-    if (out.profile->gpu != scenario.gpu.name) borrow(out, scenario);
+    if (out.profile->gpu != scenario.gpu.name) {
+      borrow(out, scenario);
+    } else if (!out.profile->nvlink && !scenario.gpu.calibration_from.empty()) {
+      nvlink_from_lender(out, dir, scenario.gpu.calibration_from);
+    }
     return out;
   }
   const bool is_name = spec.find('/') == std::string::npos && fs::path(spec).extension() != ".toml";
@@ -216,7 +232,11 @@ ScenarioCalibration calibration_for(const Scenario& scenario, const std::string&
             (scenario.gpu.calibration_from.empty() ? "" : " or for " + scenario.gpu.calibration_from));
   }
   out.shown_path = display_path(out.path);
-  if (borrowed) borrow(out, scenario);
+  if (borrowed) {
+    borrow(out, scenario);
+  } else if (!out.profile->nvlink && !scenario.gpu.calibration_from.empty() && !dir.empty()) {
+    nvlink_from_lender(out, dir, scenario.gpu.calibration_from);
+  }
   return out;
 }
 

@@ -145,6 +145,42 @@ TEST(CalibratedCollectives, OtherGpusAndLookupOffKeepTheDefaults) {
   fs::remove_all(dir);
 }
 
+// An H100 profile of its own measured on one GPU (no [nvlink]: NCCL ran on 1 GPU) prices the H100's compute
+// and keeps the NVLink bands of its catalog calibration_from GPU (H200-SXM: the same NVLink 4 at 900 GB/s),
+// the source saying both; the lender's EFA terms stay with the lender.
+TEST(CalibratedCollectives, AGpuProfileWithoutNvlinkKeepsItsLendersBands) {
+  const fs::path dir = profile_dir();
+  CalibrationProfile h100;
+  h100.gpu = "H100-SXM";
+  h100.peak_bf16_flops = 989e12;
+  h100.d2d_bandwidth = 3e12;
+  GemmCurve g;
+  g.efficiency = {{64}, {0.6}};
+  h100.gemm["gemm"] = g;
+  std::ofstream(dir / "h100.toml") << format_calibration_profile(h100);
+  const Scenario p5 = tp8("p5.48xlarge");
+  const ScenarioCalibration cal = calibration_for(p5, dir.string());
+  ASSERT_TRUE(cal.profile);
+  EXPECT_EQ(cal.profile->gpu, "H100-SXM");  // its own compute, not borrowed
+  EXPECT_TRUE(cal.borrowed.empty());
+  ASSERT_TRUE(cal.nvlink_profile);
+  const CollectiveCalibration c = collectives_from(p5, cal);
+  EXPECT_EQ(c.source, "calibrated NVLink (" + (dir / "h200.toml").string() +
+                          ", NCCL on 2 GPUs of H200-SXM; " + (dir / "h100.toml").string() +
+                          " has no [nvlink])");
+  // The lender's all-reduce bands and latencies on the H100's NVLink (the same 450 GB/s per direction).
+  const double nvlink = catalog().gpu("H100-SXM").nvlink_bandwidth;
+  EXPECT_DOUBLE_EQ(nvlink, catalog().gpu("H200-SXM").nvlink_bandwidth);
+  const double big = 64.0 * 1048576;
+  EXPECT_DOUBLE_EQ(c.comm->seconds(CollectiveOp::all_reduce, big, node(8)),
+                   20e-6 + 14 * 2e-6 + 2 * 7.0 / 8 * big / (nvlink * 0.7));
+  // Without the lender's profile in the folder: the defaults, saying why.
+  fs::remove(dir / "h200.toml");
+  EXPECT_EQ(collectives_for(p5, dir.string()).source,
+            "NVLink defaults (" + (dir / "h100.toml").string() + " has no [nvlink])");
+  fs::remove_all(dir);
+}
+
 TEST(CalibratedCollectives, PredictionSaysWhereTheNvlinkTermsCameFrom) {
   PredictOptions o;
   EXPECT_EQ(predict(tp8("p5en.48xlarge"), o).collective_source,

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/validate/accuracy.hpp"
+#include "moetwin/validate/recipe_settings.hpp"
 
 namespace moetwin {
 namespace {
@@ -77,11 +79,20 @@ std::string twin_cuda_graphs(const std::string& cell, std::string& note) {
   return cell;  // the live-run parser names the expected values
 }
 
+// A row's recompute and cuda_graphs cells as its recipe sets them ("" = as the table has them).
+struct RowOverride {
+  std::string recompute, cuda_graphs;
+};
+
 // One table of the accepted rows in the live-run schema: dense-only columns dropped, `recompute` unknown ->
 // none, `dispatcher` none -> nccl-alltoall (a dense model has no MoE layer, so no dispatcher ever runs),
-// `cuda_graphs` in the twin's names (twin_cuda_graphs). A what-if table (no iter_s column: layouts without
-// measured times) gets iter_s 1 and tflops_gpu 0 for the parser; parse_dense_runs sets iter_s back to 0.
-CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& rows) {
+// `cuda_graphs` in the twin's names (twin_cuda_graphs), a column of its own when the table has none; a
+// row's recipe (overrides[i]) replaces its recompute and cuda_graphs. A what-if table (no iter_s column:
+// layouts without measured times) gets iter_s 1 and tflops_gpu 0 for the parser; parse_dense_runs sets
+// iter_s back to 0.
+
+CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& rows,
+                       const std::vector<RowOverride>& overrides) {
   CsvTable out;
   out.path = table.path;
   std::vector<std::size_t> keep;
@@ -91,6 +102,9 @@ CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& 
     keep.push_back(c);
     out.header.push_back(table.header[c]);
   }
+  const bool has_graphs = table.has_column("cuda_graphs");
+  const std::size_t graphs = has_graphs ? table.column("cuda_graphs") : table.header.size();
+  if (!has_graphs) out.header.emplace_back("cuda_graphs");  // the recipe's, where it has one
   const bool what_if = !table.has_column("iter_s");
   if (what_if) {
     out.header.emplace_back("iter_s");
@@ -98,19 +112,22 @@ CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& 
   }
   const std::size_t recompute = table.column("recompute");
   const std::size_t dispatcher = table.column("dispatcher");
-  const std::size_t graphs =
-      table.has_column("cuda_graphs") ? table.column("cuda_graphs") : table.header.size();
-  for (const CsvRow* row : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const CsvRow* row = rows[i];
+    const RowOverride* over = i < overrides.size() ? &overrides[i] : nullptr;
     CsvRow v;
     v.line = row->line;
     for (const std::size_t c : keep) {
       std::string cell = row->fields[c];
       if (c == recompute && cell == "unknown") cell = "none";
+      if (c == recompute && over != nullptr && !over->recompute.empty()) cell = over->recompute;
       if (c == dispatcher && cell == "none") cell = "nccl-alltoall";
       std::string unused;
       if (c == graphs) cell = twin_cuda_graphs(cell, unused);
+      if (c == graphs && over != nullptr && !over->cuda_graphs.empty()) cell = over->cuda_graphs;
       v.fields.push_back(std::move(cell));
     }
+    if (!has_graphs) v.fields.emplace_back(over != nullptr ? over->cuda_graphs : std::string());
     if (what_if) {
       v.fields.emplace_back("1");
       if (!table.has_column("tflops_gpu")) v.fields.emplace_back("0");
@@ -159,37 +176,152 @@ std::string domain_placement(const Scenario& s) {
        to_string(s.instance.fabric)});
 }
 
+// A dense row's recipe (recipe_settings.hpp), or why it has none.
+struct JoinedRecipe {
+  std::optional<RecipeRow> recipe;
+  RecipeTwinSettings twin;
+  std::string why_none;  // "no recipe file", "no row of FILE for ..."
+};
+
+JoinedRecipe join_recipe(const CsvRowReader& r, const RecipeTable& recipes) {
+  JoinedRecipe j;
+  DenseRecipeKey k;
+  k.container = r.text("container");
+  k.model = r.text("model");
+  k.instance = r.text("instance");
+  k.precision = r.has("precision") ? r.text("precision") : "bf16";
+  k.gpus = r.int32("gpus", 1, 1 << 20);
+  k.tp = r.int32("tp", 1, 1 << 20);
+  k.pp = r.int32("pp", 1, 1 << 20);
+  k.cp = r.has("cp") ? r.int32("cp", 1, 1 << 20) : 1;
+  k.vpp = r.int32("vpp", 1, 1 << 20);
+  k.mb = r.int32("mb", 1, 1 << 20);
+  k.gbs = r.int32("gbs", 1, 1 << 20);
+  j.recipe = find_recipe(recipes, k);
+  if (j.recipe) {
+    j.twin = recipe_twin_settings(*j.recipe, r.int32("layers", 1, 1 << 20), k.pp, k.vpp);
+  } else {
+    j.why_none = concat({"no single row of ", recipes.path, " for release ", k.container, ", ", k.model, ", ",
+                         k.instance, ", ", k.precision, " at this layout"});
+  }
+  return j;
+}
+
+// The row replayed with its recipe's settings (recompute and CUDA graphs went through the live-run view),
+// the source kept in its warnings.
+void apply_recipe(LiveRun& run, const RecipeRow& recipe, const RecipeTwinSettings& twin,
+                  const CsvTable& table, const CsvRow& row, const std::string& where) {
+  TrainingConfig& t = run.scenario.training;
+  t.tp_comm_overlap = twin.tp_comm_overlap && run.scenario.parallel.tp > 1;
+  t.overlap_p2p_comm = twin.overlap_p2p_comm;
+  run.warnings.push_back(concat({where,
+                                 ": settings from Megatron-Bridge ",
+                                 recipe.bridge_ref,
+                                 " (",
+                                 recipe.commit,
+                                 ", ",
+                                 recipe.where,
+                                 "): tp_comm_overlap ",
+                                 recipe.tp_comm_overlap ? "True" : "False",
+                                 ", ",
+                                 recipe.pp_p2p,
+                                 ", cuda_graph_impl ",
+                                 recipe.cuda_graph_impl,
+                                 recipe.cuda_graph_scope.empty() ? "" : " scope " + recipe.cuda_graph_scope,
+                                 ", recompute ",
+                                 recipe.recompute,
+                                 ": replayed with tp_comm_overlap ",
+                                 t.tp_comm_overlap ? "on" : "off",
+                                 ", overlap_p2p_comm ",
+                                 twin.overlap_p2p_comm ? "on" : "off",
+                                 ", cuda_graphs ",
+                                 to_string(t.cuda_graphs),
+                                 ", recompute ",
+                                 to_string(t.recompute)}));
+  if (!twin.note.empty()) run.warnings.push_back(concat({where, ": ", twin.note}));
+  const bool fsdp = row.fields[table.column("fsdp")] == "1";
+  if (recipe.megatron_fsdp != fsdp) {
+    run.warnings.push_back(concat({where, ": fsdp ", fsdp ? "1" : "0", " in NVIDIA's table, megatron_fsdp ",
+                                   recipe.megatron_fsdp ? "True" : "False", " in ", recipe.where,
+                                   ": the two files disagree (the table's value is replayed)"}));
+  }
+}
+
+// No recipe row: the assumptions of before the join, each marked UNVERIFIED in the row's warnings.
+void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_unknown,
+                     const std::string& where) {
+  if (recompute_unknown) {
+    run.warnings.push_back(concat(
+        {where, ": recompute: unknown in NVIDIA's table and ", why_none, ": replayed as none (UNVERIFIED)"}));
+  }
+  // Megatron-Bridge's comm-overlap config sets overlap_p2p_comm = True and batch_p2p_comm = False whenever
+  // pp > 1 and vpp > 1 (training/comm_overlap.py; every matched recipe row with pp > 1 says
+  // overlap_p2p_comm, megatron-bridge-llama-recipes.csv). Ignored with vpp 1.
+  run.scenario.training.overlap_p2p_comm = true;
+  if (run.scenario.parallel.vpp > 1) {
+    run.warnings.push_back(concat({where, ": vpp ", std::to_string(run.scenario.parallel.vpp),
+                                   ": replayed with overlap_p2p_comm (UNVERIFIED: ", why_none,
+                                   "; Megatron-Bridge's comm-overlap rule for pp > 1 and vpp > 1)"}));
+  }
+  // NVIDIA's Llama perf recipes turn Transformer Engine's TP communication overlap on for most tp > 1
+  // layouts (the recipe file: True on every matched tp > 1 row but NVFP4's). `--what-if-no-tp-comm-overlap`
+  // replays the rows without it (drop_tp_comm_overlap).
+  if (run.scenario.parallel.tp > 1) {
+    run.scenario.training.tp_comm_overlap = true;
+    run.warnings.push_back(concat({where, ": tp ", std::to_string(run.scenario.parallel.tp),
+                                   ": replayed with tp_comm_overlap (UNVERIFIED: ", why_none, ")"}));
+  }
+  run.warnings.push_back(concat({where, ": cuda_graphs: none (UNVERIFIED: ", why_none, ")"}));
+}
+
 }  // namespace
 
 bool is_dense_run_table(const CsvTable& table) {
   return table.has_column("fsdp") && table.has_column("container");
 }
 
-RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
+RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const RecipeTable* recipes) {
   RunRows out;
   out.dense = true;
   out.rows_read = static_cast<int>(table.rows.size());
   std::vector<const CsvRow*> accepted;
+  std::vector<JoinedRecipe> joined;  // per accepted row
   for (const CsvRow& row : table.rows) {
     const CsvRowReader r(table, row);
     std::string detail;
-    const std::string why = refusal(r, detail);
+    std::string why = refusal(r, detail);
+    JoinedRecipe j;
+    if (recipes == nullptr) j.why_none = "no megatron-bridge-llama-recipes.csv beside this file";
+    if (why.empty() && recipes != nullptr) {
+      j = join_recipe(r, *recipes);
+      if (j.recipe && !j.twin.refusal.empty()) {
+        why = j.twin.refusal;
+        detail = j.twin.detail;
+      }
+    }
     if (why.empty()) {
       accepted.push_back(&row);
+      joined.push_back(std::move(j));
       continue;
     }
     out.refused.push_back({where_of(table, row), r.text("campaign"), r.text("instance"), why, detail});
   }
+  std::vector<RowOverride> overrides;
+  for (const JoinedRecipe& j : joined)
+    overrides.push_back(j.recipe ? RowOverride{j.twin.recompute, j.twin.cuda_graphs} : RowOverride{});
   const bool what_if = !table.has_column("iter_s");
   if (what_if) {
     // Layouts without measured times (nvidia-moe-layouts.csv): each row parsed on its own, and a row the
     // scenario rules refuse (a mechanism the twin lacks) is counted with the rule's sentence, not fatal.
     std::vector<const CsvRow*> parsed;
-    for (const CsvRow* row : accepted) {
+    std::vector<JoinedRecipe> parsed_joined;
+    for (std::size_t i = 0; i < accepted.size(); ++i) {
+      const CsvRow* row = accepted[i];
       try {
-        LiveRunTable one = parse_live_runs(live_run_view(table, {row}), catalog);
+        LiveRunTable one = parse_live_runs(live_run_view(table, {row}, {}), catalog);
         out.table.runs.push_back(std::move(one.runs.front()));
         parsed.push_back(row);
+        parsed_joined.push_back(joined[i]);
       } catch (const InputError& e) {
         const CsvRowReader r(table, *row);
         out.refused.push_back({where_of(table, *row), r.text("campaign"), r.text("instance"), rule_key(e),
@@ -197,8 +329,9 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
       }
     }
     accepted = std::move(parsed);
+    joined = std::move(parsed_joined);
   } else {
-    out.table = parse_live_runs(live_run_view(table, accepted), catalog);
+    out.table = parse_live_runs(live_run_view(table, accepted, overrides), catalog);
   }
   out.table.header = table.header;
   out.what_if = what_if;
@@ -220,39 +353,13 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog) {
       (void)twin_cuda_graphs(row.fields[table.column("cuda_graphs")], note);
       if (!note.empty()) run.warnings.push_back(concat({where, ": ", note}));
     }
-    if (row.fields[recompute] == "unknown") {
-      run.warnings.push_back(concat({where,
-                                     ": recompute: unknown in NVIDIA's table: replayed as none (the "
-                                     "Llama perf recipes' recompute is not published)"}));
-    }
     run.warnings.push_back(concat({where, ": container: ", row.fields[container],
                                    " is no catalog stack: the default stack's NCCL mechanisms serve it (",
                                    run.scenario.stack.spec.name, ")"}));
-    // NVIDIA's perf recipes run Megatron-Bridge's comm-overlap config, which sets overlap_p2p_comm = True
-    // and batch_p2p_comm = False whenever pp > 1 and vpp > 1 (Megatron-Bridge
-    // src/megatron/bridge/training/comm_overlap.py, CommOverlapConfig / _get_model_comm_overlap_cfgs, as
-    // NeMo 2's MegatronCommOverlapCallback; UNVERIFIED: no copy under /work/shared). Set here, not through
-    // the default stack, whose live runs do not show it (catalog/data/stacks.toml).
-    run.scenario.training.overlap_p2p_comm = true;
-    if (run.scenario.parallel.vpp > 1) {
-      run.warnings.push_back(
-          concat({where, ": vpp ", std::to_string(run.scenario.parallel.vpp),
-                  ": replayed with overlap_p2p_comm (Megatron-Bridge's comm-overlap config for pp > 1 and "
-                  "vpp > 1): the interleaved schedule's P2P posted asynchronously"}));
-    }
-    // NVIDIA's Llama perf recipes run Transformer Engine's TP communication overlap wherever tp > 1: NeMo 2's
-    // llama3_70b / llama31_405b recipes (pretrain_performance_optimizations) add
-    // MegatronCommOverlapCallback(tp_comm_overlap=True) with a userbuffers preset per layout, and the
-    // presets' names match these rows' layouts (userbuffers_bf16_h100_h16384_tp8_cp2_mbs1_seqlen8192 for the
-    // H100 405B rows, userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192,
-    // userbuffers_bf16_b200_h8192_tp2_mbs1_ seqlen8192 for the 70B TP2 rows); Megatron-Bridge's perf configs
-    // carry the same presets. UNVERIFIED: from memory, no copy under /work/shared; the tables do not publish
-    // it. `--what-if-no-tp-comm-overlap` replays the rows without it (drop_tp_comm_overlap).
-    if (run.scenario.parallel.tp > 1) {
-      run.scenario.training.tp_comm_overlap = true;
-      run.warnings.push_back(concat({where, ": tp ", std::to_string(run.scenario.parallel.tp),
-                                     ": replayed with tp_comm_overlap (NVIDIA's Llama recipes' Transformer "
-                                     "Engine userbuffers presets; assumed, not published per row)"}));
+    if (joined[i].recipe) {
+      apply_recipe(run, *joined[i].recipe, joined[i].twin, table, row, where);
+    } else {
+      assume_settings(run, joined[i].why_none, row.fields[recompute] == "unknown", where);
     }
     if (const std::string placed = domain_placement(run.scenario); !placed.empty())
       run.warnings.push_back(concat({where, ": instance: ", placed}));
@@ -280,7 +387,13 @@ RunRows read_run_rows(const std::vector<std::string>& paths, const Catalog& cata
     const CsvTable table = read_csv_file(path);
     if (is_dense_run_table(table)) {
       any_dense = true;
-      parts.push_back(parse_dense_runs(table, catalog));
+      const std::string recipe_path = recipe_file_beside(path);
+      if (recipe_path.empty()) {
+        parts.push_back(parse_dense_runs(table, catalog, nullptr));
+      } else {
+        const RecipeTable recipes = read_recipe_settings(recipe_path);
+        parts.push_back(parse_dense_runs(table, catalog, &recipes));
+      }
     } else {
       RunRows r;
       r.rows_read = static_cast<int>(table.rows.size());

@@ -37,12 +37,18 @@ struct ScenarioCalibration {
   // "H200-SXM's, for H100-SXM: same die, memory-bound rates x 0.698". `profile` is then a copy with
   // its memory-bound rates (d2d_copy_bandwidth, the GEMM curves' memory term) scaled by the HBM ratio.
   std::string borrowed;
+  // NVLink bands for the collectives when `profile` has none but the GPU's catalog calibration_from GPU has a
+  // profile with them (same NVLink generation and bandwidth: catalog check). The H100 measured on one GPU has
+  // no NCCL over several GPUs, so it keeps the H200's 2- and 4-GPU bands. Null otherwise.
+  std::shared_ptr<const CalibrationProfile> nvlink_profile;
+  std::string nvlink_shown_path;
 };
 ScenarioCalibration calibration_for(const Scenario& scenario, const std::string& dir);
 
 // The compute profile for `scenario`: its [calibration] profile decides.
 //   ""           -> the profile in `dir` whose gpu is the scenario's GPU, else the one of its catalog
-//                   calibration_from GPU (borrowed, as above), else catalog efficiencies;
+//                   calibration_from GPU (borrowed, as above), else catalog efficiencies; the GPU's own
+//                   profile without [nvlink] takes its calibration_from GPU's NVLink bands (nvlink_profile);
 //   "none"       -> catalog efficiencies;
 //   "NAME"       -> `dir`/NAME.toml (no '/' and no ".toml" in NAME);
 //   a path       -> that file.

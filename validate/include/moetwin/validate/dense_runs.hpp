@@ -17,9 +17,13 @@
 // ranks fill domains of nvlink_domain_gpus in rank order (topology/placement.hpp), groups inside a domain use
 // its NVSwitch fabric and the rest InfiniBand; the row's warnings say how the job lies (one domain, or
 // "fill 4 NVLink domains of 72 (72 + 72 + 72 + 40)": the racks' placement is not in NVIDIA's tables).
-// Assumptions, each in the row's warnings: recompute `unknown` is replayed as none (the Llama perf recipes'
-// recompute is not in the tables: shared/data header); the container is not a catalog stack, so the catalog's
-// default stack serves its NCCL mechanisms.
+// Settings: NVIDIA's tables publish no recompute, CUDA graphs, TP-comm overlap or P2P mode. Each row takes
+// them from Megatron-Bridge's perf recipe at its release (validate/data/megatron-bridge-llama-recipes.csv,
+// joined by recipe_settings.hpp; the recipe's file, line, tag and commit in the row's warnings). Where the
+// recipe file has no single row for the row's release, model, GPU, precision and layout, the row keeps the
+// assumptions of before (UNVERIFIED in its warnings): recompute none, no CUDA graphs, overlap_p2p_comm on,
+// tp_comm_overlap on where tp > 1. The container is not a catalog stack, so the catalog's default stack
+// serves its NCCL mechanisms.
 #pragma once
 
 #include <map>
@@ -55,10 +59,15 @@ bool is_dense_run_table(const CsvTable& table);
 
 // The dense-row file: refusals checked first (in the order above), then every other row parsed and checked
 // as a live run. Input errors (unknown model, instance, malformed cell) are InputErrors as for live runs.
-RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog);
+// `recipes` (nullable): Megatron-Bridge's recipe settings (recipe_settings.hpp) joined to each row; a matched
+// row replays its recipe's tp_comm_overlap, P2P mode, CUDA graphs and recompute (a CPU-offload or partial
+// recompute recipe is refused: "offload", "recompute"), an unmatched one the assumptions below, UNVERIFIED.
+struct RecipeTable;
+RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const RecipeTable* recipes);
 
-// Every `--runs` file: dense-row files through parse_dense_runs, live-run files through read_live_runs; rows
-// in file order, the header the union of the files' headers (a column a file lacks is empty in its rows).
+// Every `--runs` file: dense-row files through parse_dense_runs (with megatron-bridge-llama-recipes.csv of
+// the same folder joined, when there is one), live-run files through read_live_runs; rows in file order, the
+// header the union of the files' headers (a column a file lacks is empty in its rows).
 RunRows read_run_rows(const std::vector<std::string>& paths, const Catalog& catalog);
 
 // What-if (`predict` / `validate --what-if-no-tp-comm-overlap`): turns training.tp_comm_overlap off in every

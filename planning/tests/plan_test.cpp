@@ -146,7 +146,7 @@ TEST_F(SmallPlan, PriceOverrideAndCosts) {
   EXPECT_EQ(p.price_source, "--price");
   // Two groups (the cap), each with its vpp / overlap variants: one option per variant.
   ASSERT_GE(p.options.size(), 2u);
-  EXPECT_EQ(p.enumerated, 108);
+  EXPECT_EQ(p.enumerated, 144);  // PlanCandidates.EnumerationCountsOnOneNode by hand
   ASSERT_EQ(p.searched.size(), 1u);
   EXPECT_EQ(p.searched[0].groups_predicted, 2);
   for (const PlanOption& o : p.options) {

@@ -20,6 +20,7 @@
 #include "calibration_db_image.hpp"
 #include "child_process.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 
 namespace moetwin {
 
@@ -231,7 +232,7 @@ CalibrationDb parse_calibration_db_image_isolated(std::string_view file, const s
   ::close(fds[0]);
   const std::string damaged = " (a damaged or crafted file; the stamp proves it unchanged, not harmless)";
   if (child.timed_out) {
-    throw InputError({path, 0}, "libhdf5 did not finish reading it within " + seconds_text(timeout_s) +
+    throw InputError({path, 0}, "libhdf5 did not finish reading it within " + format_fixed(timeout_s, 1) +
                                     " s (set MOETWIN_DB_READ_TIMEOUT_S for a slower machine)" + damaged);
   }
   if (WIFSIGNALED(child.status)) {

@@ -270,6 +270,30 @@ TEST_F(Hostile, LoggedFlopsTenTimesTheTimeAreWarnedAtImport) {
   EXPECT_HAS(r.err, ": median logged tflops_gpu: ");
 }
 
+// --- item 6: refuse early ----------------------------------------------------------------------------
+
+// A 2^30 global batch: the in-flight peak comes from one schedule period, not a replay of every microbatch
+// (7 s before), and inspect states the estimate predict refuses.
+TEST_F(Hostile, HugeGlobalBatchIsInspectedAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun r =
+      run(e2e::kMoetwin + " " + e2e::kCatalogFlag + " inspect " + kData + "res-qwen-gbs2p30.toml");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_HAS(r.out, "over it: predict refuses it");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// plan --gbs 1000000000 ran over 120 s without output: every layout's prediction is refused by the size
+// guard before anything is built; 3.6 s on the 2-core box (the bound leaves room for sanitizer builds).
+TEST_F(Hostile, PlanOfAHugeGlobalBatchAnswers) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun r = run(e2e::kMoetwin + " " + e2e::kCatalogFlag +
+                       " plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e11 --gbs 1000000000");
+  EXPECT_TRUE(r.code == 0 || r.code == 2) << r.code << ": " << r.err;
+  EXPECT_HAS(r.out + r.err, "1000000000");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 // --- item 7: escaping ----------------------------------------------------------------------------------
 
 TEST_F(Hostile, MarkdownReportIsEscaped) {

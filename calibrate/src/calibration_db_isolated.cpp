@@ -13,6 +13,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -30,8 +31,9 @@ namespace {
 // after 2 s plus 4 s per MiB (8.4 s for the largest shipped), or $MOETWIN_DB_READ_TIMEOUT_S.
 constexpr double kBaseTimeoutS = 2;
 constexpr double kTimeoutPerMibS = 4;
-// Address space of the child: libhdf5 holds the image (the core driver's copy) and its metadata cache;
-// 1 GiB plus 16x the image is far above the ~40 MB a shipped database takes and far below the machine.
+// Address space the child may add to what the process has mapped: libhdf5 holds the image (the core
+// driver's copy) and its metadata cache; 1 GiB plus 16x the image is far above the ~40 MB a shipped
+// database takes and far below the machine.
 constexpr std::uint64_t kBaseMemoryBytes = std::uint64_t{1} << 30;
 constexpr std::uint64_t kMemoryPerImageByte = 16;
 
@@ -176,6 +178,17 @@ double timeout_for(std::size_t image_bytes) {
   return kBaseTimeoutS + kTimeoutPerMibS * static_cast<double>(image_bytes) / (1024.0 * 1024.0);
 }
 
+// The process's address space now (bytes): /proc/self/statm's first field, in pages.
+std::uint64_t mapped_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0;
+  if (f != nullptr) {
+    if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
 // In the child: parse, send "0" + the encoding, "2" + an InputError's message or "3" + another error's.
 [[noreturn]] void read_in_child(std::string_view file, const std::string& path, int fd, double timeout_s) {
   restore_crash_signals();
@@ -184,7 +197,8 @@ double timeout_for(std::size_t image_bytes) {
   rlimit cpu_limit{cpu, cpu + 1};
   ::setrlimit(RLIMIT_CPU, &cpu_limit);
   if (!kSanitized) {  // the sanitizers reserve terabytes of address space for their shadow memory
-    const rlim_t memory = kBaseMemoryBytes + kMemoryPerImageByte * file.size();
+    // On top of what the process has mapped already (CUDA's reservations after `gpu` runs are tens of GB).
+    const rlim_t memory = mapped_bytes() + kBaseMemoryBytes + kMemoryPerImageByte * file.size();
     rlimit as_limit{memory, memory};
     ::setrlimit(RLIMIT_AS, &as_limit);
   }

@@ -35,6 +35,7 @@
 #include "moetwin/accounting/memory_model.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -134,25 +135,26 @@ InFlight peak_in_flight(int pp, int vpp, int stage, int microbatches,
       chunk_bytes.size() != static_cast<std::size_t>(vpp)) {
     throw std::logic_error("peak_in_flight: invalid pipeline arguments");
   }
-  const int total = microbatches * vpp;
-  int warmup = 0;
+  // 64-bit: a 2^30 global batch at micro_batch x dp = 1 with vpp 2 is 2^31 chunk passes.
+  const std::int64_t total = std::int64_t{microbatches} * vpp;
+  std::int64_t warmup = 0;
   if (vpp == 1) {
-    warmup = std::min(pp - stage - 1, total);
+    warmup = std::min<std::int64_t>(pp - stage - 1, total);
   } else if (microbatches == pp) {
     warmup = total;
   } else {
-    warmup = std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
+    warmup = std::min<std::int64_t>((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
   }
   const int group = pp * vpp;
-  auto forward_chunk = [&](int k) { return vpp == 1 ? 0 : (k % group) / pp; };
-  auto backward_chunk = [&](int k) { return vpp - 1 - forward_chunk(k); };
+  auto forward_chunk = [&](std::int64_t k) { return vpp == 1 ? 0 : static_cast<int>((k % group) / pp); };
+  auto backward_chunk = [&](std::int64_t k) { return vpp - 1 - forward_chunk(k); };
 
   InFlight held;
   held.per_chunk.assign(static_cast<std::size_t>(vpp), 0);
   InFlight best = held;
   double bytes = 0;
   double best_bytes = -1;
-  auto forward = [&](int k) {
+  auto forward = [&](std::int64_t k) {
     const auto c = static_cast<std::size_t>(forward_chunk(k));
     ++held.per_chunk[c];
     bytes += chunk_bytes[c];
@@ -161,14 +163,19 @@ InFlight peak_in_flight(int pp, int vpp, int stage, int microbatches,
       best = held;
     }
   };
-  auto backward = [&](int k) {
+  auto backward = [&](std::int64_t k) {
     const auto c = static_cast<std::size_t>(backward_chunk(k));
     --held.per_chunk[c];
     bytes -= chunk_bytes[c];
   };
-  for (int k = 0; k < warmup; ++k) forward(k);
-  const int steady = total - warmup;
-  for (int i = 0; i < steady; ++i) {
+  for (std::int64_t k = 0; k < warmup; ++k) forward(k);
+  // The steady phase repeats with period `group` (pp x vpp steps): any `group` consecutive passes visit
+  // every chunk pp times forward and pp times backward, so the holding after step i + group equals the one
+  // after step i, and the peak is reached within the first period. Stepping through one period is exact
+  // and bounds the work by pp x vpp instead of the microbatch count (a 2^30 global batch took 7 s here
+  // before the size guard could refuse it, issue 55).
+  const std::int64_t steady = std::min<std::int64_t>(total - warmup, group);
+  for (std::int64_t i = 0; i < steady; ++i) {
     forward(warmup + i);
     backward(i);
   }

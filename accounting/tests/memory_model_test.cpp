@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "moetwin/common/numbers.hpp"
 #include "tiny_models.hpp"
 
@@ -69,6 +72,57 @@ TEST(MemoryModel, InterleavedInFlight) {
   // The brief's count: the first stage holds (pp - 1) x 2 + (vpp - 1) x pp + 1 chunk-microbatches.
   EXPECT_EQ(peak_in_flight(8, 2, 0, 16, {1.0, 1.0}).total(), 7 * 2 + 8 + 1);
   EXPECT_EQ(peak_in_flight(4, 2, 0, 8, {1.0, 1.0}).total(), 3 * 2 + 4 + 1);
+}
+
+// The steady phase repeats every pp x vpp steps, so one period gives the peak: the same holding as a
+// step-by-step replay of every microbatch, for any microbatch count, and a 2^30 global batch answers at
+// once (issue 55: 7 s before the size guard could refuse it).
+// Megatron's schedule replayed pass by pass over every microbatch (what peak_in_flight did before).
+std::vector<int> replayed_peak(int pp, int vpp, int stage, int microbatches,
+                               const std::vector<double>& bytes) {
+  const int total = microbatches * vpp;
+  const int warmup = vpp == 1             ? std::min(pp - stage - 1, total)
+                     : microbatches == pp ? total
+                                          : std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
+  const int group = pp * vpp;
+  const auto chunk = [&](int k) { return vpp == 1 ? 0 : (k % group) / pp; };
+  std::vector<int> held(static_cast<std::size_t>(vpp), 0), best = held;
+  double now = 0, peak = -1;
+  const auto forward = [&](int k) {
+    ++held[static_cast<std::size_t>(chunk(k))];
+    now += bytes[static_cast<std::size_t>(chunk(k))];
+    if (now > peak) {
+      peak = now;
+      best = held;
+    }
+  };
+  for (int k = 0; k < warmup; ++k) forward(k);
+  for (int i = 0; i < total - warmup; ++i) {
+    forward(warmup + i);
+    --held[static_cast<std::size_t>(vpp - 1 - chunk(i))];
+    now -= bytes[static_cast<std::size_t>(vpp - 1 - chunk(i))];
+  }
+  return best;
+}
+
+TEST(MemoryModel, InFlightPeakNeedsOnlyOnePeriod) {
+  for (const int pp : {1, 2, 3, 4, 8}) {
+    for (const int vpp : {1, 2, 3}) {
+      std::vector<double> bytes;
+      for (int v = 0; v < vpp; ++v) bytes.push_back(1.0 + 0.37 * v);
+      for (int stage = 0; stage < pp; ++stage) {
+        for (const int microbatches : {1, pp, 2 * pp + 1, 8 * pp, 13 * pp, 1000 * pp}) {
+          if (vpp > 1 && microbatches % pp != 0) continue;  // Megatron's interleaved schedule needs it
+          EXPECT_EQ(peak_in_flight(pp, vpp, stage, microbatches, bytes).per_chunk,
+                    replayed_peak(pp, vpp, stage, microbatches, bytes))
+              << "pp " << pp << " vpp " << vpp << " stage " << stage << " microbatches " << microbatches;
+        }
+      }
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(peak_in_flight(4, 2, 0, 1 << 30, {1.0, 1.0}).total(), 3 * 2 + 4 + 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
 }
 
 TEST(MemoryModel, DeepEpBuffersByHand) {

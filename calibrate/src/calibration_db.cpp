@@ -15,6 +15,7 @@
 #include "calibration_db_image.hpp"
 #include "moetwin/calibrate/db_file_stamp.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/safe_file.hpp"
 
 namespace moetwin {
 
@@ -381,15 +382,12 @@ void stamp_written_file(const std::string& tmp) {
 }  // namespace
 
 void write_calibration_db(const CalibrationDb& db, const std::string& path) {
-  namespace fs = std::filesystem;
   require_storable(db, path);
   H5::Exception::dontPrint();
-  // The pid keeps two writers of one path from sharing a temporary file.
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  const auto remove_tmp = [&tmp] {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-  };
+  // A fresh temporary file beside the target, created exclusively (common/safe_file.hpp): two writers
+  // of one path never share it, and a link planted at a guessable name is never written through.
+  StagedFile staged(path);
+  const std::string& tmp = staged.path();
   try {
     // The stamp's room: the HDF5 user block (db_file_stamp.hpp).
     H5::FileCreatPropList create;
@@ -400,7 +398,8 @@ void write_calibration_db(const CalibrationDb& db, const std::string& path) {
     access.setLibverBounds(H5F_LIBVER_V18, H5F_LIBVER_V18);
     {
       // libhdf5 writes the file out when its last object closes, not at file.close(): every object lives
-      // in this block, so the file is complete before it is stamped.
+      // in this block, so the file is complete before it is stamped. H5F_ACC_TRUNC on the file just
+      // created empties it; it is ours alone.
       H5::H5File file(tmp, H5F_ACC_TRUNC, create, access);
       H5::Group root = file.openGroup("/");
       put_string(root, "format", kFormat);
@@ -411,18 +410,12 @@ void write_calibration_db(const CalibrationDb& db, const std::string& path) {
     }
     stamp_written_file(tmp);
   } catch (const H5::Exception& e) {
-    remove_tmp();
     throw InputError({path, 0}, "cannot write HDF5 database: " + e.getDetailMsg());
   } catch (const std::runtime_error& e) {
-    remove_tmp();
+    if (dynamic_cast<const InputError*>(&e) != nullptr) throw;
     throw InputError({path, 0}, std::string("cannot write HDF5 database: ") + e.what());
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    remove_tmp();
-    throw InputError({path, 0}, "cannot rename temporary file into place: " + ec.message());
-  }
+  staged.commit();  // the temporary file is removed by its destructor on every failure above
 }
 
 std::string read_database_bytes(const std::string& path) {
@@ -509,7 +502,8 @@ CalibrationDb read_calibration_db_bytes(std::string_view file, const std::string
   const std::string_view hdf5 = verify_db_stamp(file, path);
   if (hdf5.substr(0, kHdf5Signature.size()) != kHdf5Signature)
     throw InputError({path, 0}, "no HDF5 superblock after the 512-byte stamp");
-  return parse_calibration_db_image(file, path);
+  // libhdf5 only in a child: a stamp anyone can recompute proves the bytes unchanged, not harmless.
+  return parse_calibration_db_image_isolated(file, path);
 }
 
 CalibrationDb read_calibration_db(const std::string& path) {

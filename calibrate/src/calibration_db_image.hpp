@@ -15,5 +15,8 @@ namespace moetwin {
 std::string read_database_bytes(const std::string& path);
 // `file` is a whole file's bytes (an HDF5 file, with or without a user block); `path` names it in errors.
 CalibrationDb parse_calibration_db_image(std::string_view file, const std::string& path);
+// The same in a child process with a time and memory limit (calibration_db_isolated.cpp): a crash, hang or
+// exhaustion inside libhdf5 is an InputError naming `path`. What every read of a database calls.
+CalibrationDb parse_calibration_db_image_isolated(std::string_view file, const std::string& path);
 
 }  // namespace moetwin

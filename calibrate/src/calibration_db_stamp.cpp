@@ -12,9 +12,11 @@
 #include <filesystem>
 
 #include "calibration_db_image.hpp"
+#include "child_process.hpp"
 #include "moetwin/calibrate/calibration_db.hpp"
 #include "moetwin/calibrate/db_file_stamp.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/safe_file.hpp"
 
 namespace moetwin {
 
@@ -23,12 +25,6 @@ namespace {
 // The child's error message travels through a pipe; more than this is cut (an InputError is one line).
 constexpr std::size_t kMaxChildMessageBytes = 64 * 1024;
 constexpr std::string_view kHdf5Signature{"\x89HDF\r\n\x1a\n", 8};
-
-struct ChildOutcome {
-  bool timed_out = false;
-  int status = 0;       // waitpid's status when the child ended
-  std::string message;  // what the child wrote to the pipe
-};
 
 bool same_number(double a, double b) {
   return a == b || (std::isnan(a) && std::isnan(b));
@@ -62,7 +58,7 @@ bool same_data(const CalibrationDb& a, const CalibrationDb& b) {
   // A crash is a plain signal that the parent reports: libfabric's PSM providers (libpsm2,
   // libinfinipath, loaded with moetwin-calibrate) install a SIGSEGV handler that prints a backtrace and
   // exits 1, and sanitizers install theirs.
-  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+  restore_crash_signals();
   int code = 0;
   std::string message;
   try {
@@ -79,53 +75,8 @@ bool same_data(const CalibrationDb& a, const CalibrationDb& b) {
     code = 3;
     message = std::string("internal error: ") + e.what();
   }
-  for (std::size_t done = 0; done < message.size();) {
-    const ssize_t n = ::write(fd, message.data() + done, message.size() - done);
-    if (n <= 0 && errno != EINTR) break;
-    if (n > 0) done += static_cast<std::size_t>(n);
-  }
+  write_to_parent(fd, message);
   ::_exit(code);  // not exit(): the parent's atexit handlers and buffered output are the parent's
-}
-
-// Waits for the child `pid` until `deadline`, reading what it writes to `fd`; kills it past the deadline.
-ChildOutcome wait_for_child(pid_t pid, int fd, std::chrono::steady_clock::time_point deadline) {
-  using namespace std::chrono;
-  ChildOutcome out;
-  bool eof = false;
-  while (!eof) {
-    const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
-    if (left <= 0) break;
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    char buffer[4096];
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0 && out.message.size() < kMaxChildMessageBytes)
-      out.message.append(buffer, static_cast<std::size_t>(n));
-    else if (n == 0 || (n < 0 && errno != EINTR))
-      eof = true;
-  }
-  // The pipe closes when the child exits; give it until the deadline to be reaped, then end it.
-  while (true) {
-    const pid_t done = ::waitpid(pid, &out.status, WNOHANG);
-    if (done == pid) return out;
-    if (done < 0 && errno != EINTR) return out;
-    if (steady_clock::now() >= deadline) break;
-    ::usleep(10 * 1000);
-  }
-  out.timed_out = true;
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, &out.status, 0) < 0 && errno == EINTR) {
-  }
-  return out;
-}
-
-std::string seconds_text(double s) {
-  std::string text = std::to_string(s);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
 }
 
 }  // namespace
@@ -159,12 +110,17 @@ std::string stamp_calibration_db(const std::string& path, double timeout_s) {
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(timeout_s));
-  const ChildOutcome child = wait_for_child(pid, fds[0], deadline);
+  const ChildOutcome child = wait_for_child(pid, fds[0], deadline, kMaxChildMessageBytes);
   ::close(fds[0]);
   const auto remove_staged = [&] {
     std::error_code ec;
     fs::remove(staged, ec);
-    fs::remove(staged + ".tmp-" + std::to_string(pid), ec);  // the child's writer's temporary file
+    // The child's writer's temporary file (common/safe_file.hpp), left behind when it was killed.
+    const fs::path folder =
+        fs::path(staged).parent_path().empty() ? fs::path(".") : fs::path(staged).parent_path();
+    const std::string name = fs::path(staged).filename().string();
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+      if (is_staged_name_for(entry.path().filename().string(), name)) fs::remove(entry.path(), ec);
   };
   const std::string nothing_written = ": the file is damaged; it was left as it is";
   if (child.timed_out) {

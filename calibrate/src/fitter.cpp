@@ -9,6 +9,7 @@
 
 #include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/common/statistics.hpp"
 
 namespace moetwin {
@@ -401,6 +402,23 @@ std::vector<HeldOutShape> gemm_cross_validation(const CalibrationDb& db, const F
       all.push_back(std::move(h));
   }
   return all;
+}
+
+// Every sample the fit reads is a finite positive number (a time at most kMaxSampleSeconds): NaN, zero or
+// negative samples made `fit` write a profile of nan/inf (issue 55 item 4). Names the database, the HDF5
+// dataset and the sample.
+void check_fit_samples(const CalibrationDb& db, const std::string& path) {
+  for (const auto& [name, e] : db.experiments) {
+    const bool time = e.unit == "s";
+    for (std::size_t i = 0; i < e.samples.size(); ++i) {
+      const double v = e.samples[i];
+      if (std::isfinite(v) && v > 0 && (!time || v <= kMaxSampleSeconds)) continue;
+      throw InputError({path, 0}, "/experiments/" + name + " sample " + std::to_string(i),
+                       format_exact(v) + (time ? " s" : " " + e.unit),
+                       time ? "a finite time in (0, 3600] s (remeasure it, or leave this database out)"
+                            : "a finite positive number (remeasure it, or leave this database out)");
+    }
+  }
 }
 
 }  // namespace moetwin

@@ -181,6 +181,36 @@ std::string format_int(double v) {
   return std::to_string(static_cast<long long>(std::llround(v)));
 }
 
+// The largest bandwidth a DeepEP line may report (B/s): twice NVLink 5's 1.8 TB/s per GPU (NVIDIA B200
+// datasheet), the fastest link between GPUs; DeepEP divides the bytes one rank moves by its kernel time.
+constexpr double kMaxBandwidthBps = 3600e9;
+
+// A time or bandwidth is never negative, and a bandwidth no GPU link reaches is a garbled line
+// (29,424,000 GB/s beside 544 us, issue 55).
+void check_measurements(const Experiment& e, const std::string& path, int line) {
+  for (const char* key : {"notify_s", "nvl_bw_Bps", "rdma_bw_Bps", "bw_Bps"}) {
+    const auto it = e.params.find(key);
+    if (it != e.params.end() && !(it->second >= 0))
+      throw InputError({path, line}, key, format_exact(it->second), "a non-negative measurement");
+    if (it != e.params.end() && std::string_view(key) != "notify_s" && it->second > kMaxBandwidthBps)
+      throw InputError({path, line}, key, concat({format_exact(it->second / 1e9), " GB/s"}),
+                       "at most 3600 GB/s (twice NVLink 5's 1,800 GB/s per GPU, the fastest GPU link; "
+                       "RDMA is slower still)");
+  }
+}
+
+// A result line met again word for word: one run's output twice in one file (two logs concatenated),
+// each copy imported as its own experiment. Two nodes' or ranks' lines differ in their measured values.
+void warn_repeated_result(std::map<std::string, int>& seen, const std::string& l, int line,
+                          const std::string& path, std::vector<std::string>& warnings) {
+  const auto [it, fresh] = seen.emplace(l, line);
+  if (fresh) return;
+  warnings.push_back(
+      concat({path, ":", std::to_string(line), ": \"", l, "\" repeats line ", std::to_string(it->second),
+              " word for word: the log holds one run twice (concatenated?); each copy is "
+              "imported as its own experiment, so the fit counts it twice: split the log"}));
+}
+
 }  // namespace
 
 ImportResult import_deepep(const std::string& text, const std::string& path) {
@@ -190,6 +220,7 @@ ImportResult import_deepep(const std::string& text, const std::string& path) {
   std::vector<Experiment>& out = result.experiments;
   std::set<std::string> names;  // a name seen twice (several ranks' logs in one file) gets ".l<line>"
   std::vector<Tuning> pending;
+  std::map<std::string, int> best_lines;  // each "[tuning] Best ..." line's text -> its line
   std::istringstream in(text);
   std::string raw;
   int line_no = 0;
@@ -204,11 +235,7 @@ ImportResult import_deepep(const std::string& text, const std::string& path) {
                          concat({format_exact(seconds * 1e6), " us"}),
                          "a positive time (no kernel takes zero or negative time)");
     }
-    for (const char* key : {"notify_s", "nvl_bw_Bps", "rdma_bw_Bps"}) {
-      const auto it = e.params.find(key);
-      if (it != e.params.end() && !(it->second >= 0))
-        throw InputError({path, line}, key, format_exact(it->second), "a non-negative measurement");
-    }
+    check_measurements(e, path, line);
     if (!names.insert(e.name).second) e.name += concat({".l", std::to_string(line)});
     out.push_back(std::move(e));
   };
@@ -310,6 +337,7 @@ ImportResult import_deepep(const std::string& text, const std::string& path) {
       } else {
         throw InputError({path, line_no}, "[tuning]", l, "'Best dispatch (...)' or 'Best combine'");
       }
+      warn_repeated_result(best_lines, l, line_no, path, result.warnings);
       const std::size_t colon = body.find(':', best_at);
       const Tuning best = parse_tuning(
           colon == std::string::npos ? std::string_view(body) : std::string_view(body).substr(colon + 1),

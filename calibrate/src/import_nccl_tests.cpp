@@ -153,6 +153,27 @@ std::string name_safe(std::string text) {
   return text;
 }
 
+// nccl-tests -N repeats the whole sweep, so every size of a table appears equally often; a size that
+// appears more often than the others is a duplicated row (an edit, a paste), whose time is pooled as a
+// repeat of the first. A warning at the extra row (issue 55 item 5).
+void warn_duplicate_sizes(const Test& test, const std::string& path, std::vector<std::string>& warnings) {
+  std::map<std::string, std::vector<int>> lines;  // size (with type and redop) -> its rows' lines
+  for (const Row& row : test.rows) {
+    std::string key = row.fields[test.columns.size] + " B " + row.fields[test.columns.type];
+    if (test.columns.redop) key += " " + row.fields[*test.columns.redop];
+    lines[key].push_back(row.line);
+  }
+  std::size_t fewest = SIZE_MAX;
+  for (const auto& [key, at] : lines) fewest = std::min(fewest, at.size());
+  for (const auto& [key, at] : lines) {
+    if (at.size() == fewest) continue;
+    warnings.push_back(
+        concat({path, ":", std::to_string(at[fewest]), ": size ", key, " appears ", std::to_string(at.size()),
+                " times (line ", std::to_string(at[0]), " first), other sizes ", std::to_string(fewest),
+                ": a duplicated row? its time is pooled with the others as a repeat"}));
+  }
+}
+
 }  // namespace
 
 std::string name_safe_stem(const std::string& path) {
@@ -167,8 +188,7 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
   std::vector<Test> tests;
   // What the lines before a column header say about the test it starts.
   std::string pending_op;
-  int pending_op_line = 0;
-  int pending_ranks = 0;
+  int pending_op_line = 0, pending_ranks = 0;
   bool in_table = false;  // after a header, until the test's closing lines
   std::istringstream in(text);
   std::string raw;
@@ -296,6 +316,7 @@ ImportResult import_nccl_tests(const std::string& text, const std::string& path,
       types.insert(row.fields[columns.type]);
       if (columns.redop) redops.insert(row.fields[*columns.redop]);
     }
+    warn_duplicate_sizes(test, path, result.warnings);
     std::map<std::string, std::size_t> index;  // experiment name -> position in result (repeats)
     const std::size_t first_of_test = result.experiments.size();
     for (const Row& row : test.rows) {

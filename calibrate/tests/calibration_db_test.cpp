@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/safe_file.hpp"
 
 namespace moetwin {
 namespace {
@@ -85,7 +86,10 @@ TEST(CalibrationDb, RoundTripKeepsEverything) {
   EXPECT_DOUBLE_EQ(back.experiments.at("gemm.m8192.n8192.k8192").stats().median, 1.45e-3);
   EXPECT_DOUBLE_EQ(back.experiments.at("gemm.m8192.n8192.k8192").param("k"), 8192);
   EXPECT_EQ(back.of_kind("gemm").size(), 1u);
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp-" + std::to_string(::getpid())));
+  // No temporary file of it is left (common/safe_file.hpp names them PATH.<16 hex>.tmp-moetwin).
+  const std::filesystem::path p(path);
+  for (const auto& e : std::filesystem::directory_iterator(p.parent_path()))
+    EXPECT_FALSE(is_staged_name_for(e.path().filename().string(), p.filename().string())) << e.path();
   std::filesystem::remove(path);
 }
 

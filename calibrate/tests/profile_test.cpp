@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -405,6 +406,54 @@ TEST(Fitter, DatabaseWithoutGpuRunsIsInputError) {
   o.peak_bf16_flops = 1e15;
   o.source_db = "empty.h5";
   EXPECT_THROW(fit_calibration_profile(CalibrationDb{}, o), InputError);
+}
+
+}  // namespace
+}  // namespace moetwin
+
+namespace moetwin {
+namespace {
+
+// Issue 55 item 4: NaN, zero, negative and absurd samples are refused by `fit`, naming the database, the
+// HDF5 dataset and the sample; finite positive ones pass.
+TEST(CheckFitSamples, RefusesNonFiniteAndNonPositiveSamplesNamingTheDataset) {
+  const auto db_with = [](double v, const std::string& unit) {
+    CalibrationDb db;
+    Experiment e;
+    e.name = "gemm.m8192.n8192.k8192";
+    e.kind = "gemm";
+    e.unit = unit;
+    e.samples = {1.4e-3, v, 1.5e-3};
+    db.put(e);
+    return db;
+  };
+  const auto error_of = [](const CalibrationDb& db) {
+    try {
+      check_fit_samples(db, "run.h5");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error_of(db_with(std::nan(""), "s")),
+            "run.h5: /experiments/gemm.m8192.n8192.k8192 sample 1: nan s: a finite time in (0, 3600] s "
+            "(remeasure it, or leave this database out)");
+  EXPECT_NE(error_of(db_with(0, "s")).find("sample 1: 0 s: a finite time"), std::string::npos);
+  EXPECT_NE(error_of(db_with(-2e-3, "s")).find("sample 1: -0.002 s"), std::string::npos);
+  EXPECT_NE(error_of(db_with(1e308, "s")).find("sample 1: 1e+308 s"), std::string::npos);
+  EXPECT_NE(
+      error_of(db_with(std::numeric_limits<double>::infinity(), "B/s")).find("a finite positive number"),
+      std::string::npos);
+  EXPECT_EQ(error_of(db_with(1.45e-3, "s")), "(accepted)");
+  EXPECT_EQ(error_of(db_with(5e9, "B/s")), "(accepted)");  // not a time: no hour bound
+}
+
+// A profile holding nan does not load back: `fit` reads what it wrote back with this loader before the
+// rename, so such a profile is never written.
+TEST(CheckFitSamples, AProfileWithNanDoesNotLoadBack) {
+  CalibrationProfile p = sample_calibration_profile("H200-SXM", "NVIDIA H200");
+  p.launch_sync_s = std::nan("");
+  EXPECT_THROW((void)parse_calibration_profile(format_calibration_profile(p), "p.toml"), InputError);
 }
 
 }  // namespace

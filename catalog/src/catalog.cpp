@@ -22,13 +22,24 @@ constexpr int kBig = 1 << 30;
 // Calls `fn(name, StrictTable&)` for every top-level table of a catalog file, in name order.
 template <typename Fn>
 void for_each_entry(const std::string& path, Fn fn) {
-  const toml::table root = parse_toml(read_text_file(path), path);
+  const toml::table root = parse_toml(read_text_file(path, input_kind::toml), path);
   for (auto&& [k, v] : root) {
     const std::string key(k.str());
     const auto* t = v.as_table();
     if (!t) {
       throw InputError({path, static_cast<int>(v.source().begin.line)}, key, describe_toml_value(v),
                        "a table [" + key + "] describing one catalog entry");
+    }
+    // Names become file names (plan's scenario files carry the dispatcher's) and report text: a safe
+    // character set only, so that "../../x" cannot name a file outside the folder (issue 55).
+    const bool safe =
+        !key.empty() && key != "." && key != ".." &&
+        key.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+            std::string::npos;
+    if (!safe) {
+      throw InputError(
+          {path, static_cast<int>(t->source().begin.line)}, "entry name", "\"" + key + "\"",
+          "letters, digits, '.', '_' and '-' only (a name is used in file names), not \".\" or \"..\"");
     }
     StrictTable table(*t, path, "[" + key + "].");
     fn(key, table);

@@ -60,21 +60,11 @@ void emit_output(const std::string& content, const std::string& out_path) {
   if (out_path.empty() || out_path == "-") {
     std::cout << content;
     std::cout.flush();
-    // A redirect into a full disk (`> /dev/full`) fails here or at the final flush (finish_stdout).
+    // A redirect into a full disk (`> /dev/full`) fails here or at the final flush (close_standard_output).
     if (!std::cout) throw InputError({"standard output", 0}, concat({"write error: ", std::strerror(errno)}));
     return;
   }
   write_file_atomically(out_path, content);
-}
-
-std::string finish_stdout() {
-  std::cout.flush();
-  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
-  const int err = errno;
-  // Closing stdout reports what only the close sees (NFS, quotas); nothing is written after this.
-  if (std::fclose(stdout) != 0 && !failed) return concat({"write error: ", std::strerror(errno)});
-  if (failed) return concat({"write error: ", err != 0 ? std::strerror(err) : "stream error"});
-  return {};
 }
 
 // The options that name a file the command writes, and the suffixes it appends (sweep's --out is a prefix).

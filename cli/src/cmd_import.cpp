@@ -10,7 +10,9 @@
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/validate/logged_flops.hpp"
 #include "moetwin/validate/megatron_log.hpp"
 
 namespace moetwin::cli {
@@ -137,10 +139,32 @@ void print_summary(const ImportedRun& run) {
     std::cerr << "; median " << format_fixed(run.median_tflops_gpu, 1) << " TFLOP/s/GPU";
   std::cerr << '\n';
   for (const auto& note : run.notes) std::cerr << run.source << ": note: " << note << '\n';
+  for (const auto& warning : run.warnings) std::cerr << "warning: " << warning << '\n';
   for (const auto& stall : run.stalls) {
     std::cerr << run.source << ":" << stall.line << ": stall: iteration " << stall.iteration << " took "
               << format_fixed(stall.iter_s, 3) << " s (median " << format_fixed(run.median_iter_s, 3)
               << " s)\n";
+  }
+}
+
+// The check `validate` makes of a row's logged TFLOP/s against its iteration time and the model's FLOPs
+// (logged_flops.hpp), made at import already, at the log's first steady iteration: a log whose TFLOP/s is
+// 10x what its time implies was imported without a word (issue 55 item 5).
+void warn_logged_flops(const ImportedRun& run, const Catalog& catalog) {
+  std::ostringstream one;
+  write_csv_line(one, live_run_columns());
+  write_csv_line(one, run.row);
+  LiveRunTable table;
+  try {
+    table = parse_live_runs(parse_csv(one.str(), run.source), catalog);
+  } catch (const InputError&) {
+    return;  // a row `validate` would refuse anyway says so there, with its column
+  }
+  const int line = run.samples.at(static_cast<std::size_t>(run.warmup_dropped)).line;
+  for (const std::string& w : logged_flops_mismatches(table)) {
+    const std::size_t at = w.find(": tflops_gpu: ");
+    std::cerr << "warning: " << run.source << ":" << line
+              << ": median logged tflops_gpu: " << (at == std::string::npos ? w : w.substr(at + 14)) << '\n';
   }
 }
 
@@ -198,13 +222,14 @@ void add_import_command(CLI::App& app, const GlobalOptions& global) {
     // so that a log refused for its layout still shows what it measured.
     std::vector<ImportedRun> runs;
     for (const auto& path : opts->logs) {
-      const std::string text = read_text_file(path);
+      const std::string text = read_text_file(path, input_kind::log);
       print_summary(read_megatron_log_timing(text, path, options));
       runs.push_back(import_megatron_log(text, path, options));
     }
     std::ostringstream csv;
     write_csv_line(csv, live_run_columns());
     for (const auto& run : runs) write_csv_line(csv, run.row);
+    for (const auto& run : runs) warn_logged_flops(run, catalog);
     emit_output(csv.str(), opts->out);
   });
 }

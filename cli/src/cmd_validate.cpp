@@ -104,6 +104,18 @@ std::string render_validate_output(const ValidationReport& report, const FittedP
   return render_validation_text(report);
 }
 
+// Writes `profile` to `path`, read back first by the loader --profile uses: a profile that predict would
+// refuse (a non-finite parameter) is never written (issue 55 item 4).
+void write_fitted_profile(const std::string& path, const FittedProfile& profile) {
+  const std::string text = fitted_profile_toml(profile);
+  try {
+    (void)parse_fitted_profile(text, path);
+  } catch (const InputError& e) {
+    throw InputError({path, 0},
+                     std::string("the fitted profile does not load back, nothing written: ") + e.what());
+  }
+  write_file_atomically(path, text);
+}
 }  // namespace
 
 void add_validate_command(CLI::App& app, const GlobalOptions& global) {
@@ -238,7 +250,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       oos = std::move(fit.out_of_sample);
       folds = std::move(fit.folds);
       objective = std::move(fit.objective);
-      if (!o->write_profile.empty()) write_file_atomically(o->write_profile, fitted_profile_toml(profile));
+      if (!o->write_profile.empty()) write_fitted_profile(o->write_profile, profile);
     }
     // The rows at the (fitted) profile, with their breakdowns.
     const std::vector<RowPrediction> preds = predict_rows(runs, all_rows(runs.size()), profile, o->threads);

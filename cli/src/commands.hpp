@@ -74,8 +74,6 @@ void check_row_flops(const LiveRunTable& table, bool strict);
 // Writes `content` to `out_path` atomically, or to stdout when out_path is empty or "-"; a write error
 // (a full disk, a closed pipe) is an InputError, never a success with the output lost.
 void emit_output(const std::string& content, const std::string& out_path);
-// Flushes and closes stdout at exit: "" or "write error: REASON" (main turns it into exit 2).
-std::string finish_stdout();
 // Exit 2 before any work when an output option (--out, --write-profile, --trace) names a file another
 // argument reads (`predict x.toml --out x.toml` would overwrite its own input).
 void refuse_output_over_input(int argc, char** argv);

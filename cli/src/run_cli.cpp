@@ -6,6 +6,7 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/replay_allocator.hpp"
+#include "moetwin/common/safe_file.hpp"
 #include "moetwin/common/version.hpp"
 
 namespace moetwin::cli {
@@ -28,8 +29,9 @@ int run_cli(int argc, char** argv, const std::function<void(CLI::App&, const Glo
     refuse_output_over_input(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // --help and --version end here with exit 0: their text, too, must reach standard output.
     const int code = app.exit(e);
-    return code == 0 ? exit_code::ok : exit_code::input_error;
+    return code == 0 ? check_standard_output() : exit_code::input_error;
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return exit_code::input_error;
@@ -37,12 +39,7 @@ int run_cli(int argc, char** argv, const std::function<void(CLI::App&, const Glo
     std::cerr << "internal error: " << e.what() << '\n';
     return exit_code::internal_error;
   }
-  // Output that did not reach its file is a failure, not a success with the output lost.
-  if (const std::string error = finish_stdout(); !error.empty()) {
-    std::cerr << "error: standard output: " << error << " (output lost)\n";
-    return exit_code::input_error;
-  }
-  return exit_code::ok;
+  return check_standard_output();
 }
 
 }  // namespace moetwin::cli

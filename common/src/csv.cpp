@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "moetwin/common/bounded_read.hpp"
 #include "moetwin/common/concat.hpp"
 
 namespace moetwin {
@@ -129,23 +130,12 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
   return table;
 }
 
-std::string read_text_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (st.type() == fs::file_type::not_found) throw InputError({path, 0}, "no such file");
-  // An ifstream opens a directory on Linux and reads nothing: say so instead of complaining about content.
-  if (st.type() == fs::file_type::directory) throw InputError({path, 0}, "is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0}, "cannot open file for reading (permissions?)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError({path, 0}, "read error");
-  return ss.str();
+std::string read_text_file(const std::string& path, const InputKind& kind) {
+  return read_input_file(path, kind);
 }
 
 CsvTable read_csv_file(const std::string& path) {
-  return parse_csv(read_text_file(path), path);
+  return parse_csv(read_input_file(path, input_kind::csv), path);
 }
 
 std::string csv_escape(const std::string& field) {
@@ -165,76 +155,6 @@ void write_csv_line(std::ostream& out, const std::vector<std::string>& fields) {
     out << csv_escape(fields[i]);
   }
   out << '\n';
-}
-
-void check_output_path(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (fs::is_directory(target, ec)) throw InputError({path, 0}, "is a directory, expected a file to write");
-  const fs::path parent = target.parent_path();
-  if (parent.empty()) return;  // the current directory
-  const fs::file_status st = fs::status(parent, ec);
-  if (st.type() == fs::file_type::not_found) {
-    throw InputError({path, 0},
-                     concat({"output folder ", parent.string(), " does not exist (create it first)"}));
-  }
-  if (st.type() != fs::file_type::directory) {
-    throw InputError({path, 0}, concat({"output folder ", parent.string(), " is not a folder"}));
-  }
-}
-
-namespace {
-
-// Writes `content` to an open stdio stream and closes it, every error caught: a full disk shows at the
-// write, at the flush or only at the close (NFS, quotas). Returns "" or the system's reason.
-std::string write_and_close(std::FILE* f, const std::string& content) {
-  std::string error;
-  if (!content.empty() && std::fwrite(content.data(), 1, content.size(), f) != content.size())
-    error = std::strerror(errno);
-  if (std::fflush(f) != 0 && error.empty()) error = std::strerror(errno);
-  if (std::ferror(f) && error.empty()) error = "write error";
-  if (std::fclose(f) != 0 && error.empty()) error = std::strerror(errno);
-  return error;
-}
-
-}  // namespace
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  check_output_path(path);
-  const fs::path target(path);
-  std::error_code ec;
-  // A device, pipe or socket (/dev/stdout, /dev/full, a FIFO) cannot be replaced by a rename (renaming
-  // over /dev/full would turn the device into a file): written in place, and its errors reported.
-  // /dev/stdout of a command redirected into a file is a link to a regular file: written in place too.
-  const fs::file_status st = fs::status(target, ec);
-  const bool device_path = path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
-  if (!ec && fs::exists(st) && (!fs::is_regular_file(st) || device_path)) {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr)
-      throw InputError({path, 0}, concat({"cannot open for writing: ", std::strerror(errno)}));
-    const std::string error = write_and_close(f, content);
-    if (!error.empty()) throw InputError({path, 0}, concat({"write error: ", error, " (output lost)"}));
-    return;
-  }
-  const fs::path tmp = target.string() + ".tmp-moetwin";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    throw InputError({path, 0}, concat({"cannot open file for writing (", std::strerror(errno), ")"}));
-  }
-  // The temporary file never outlives a failure: a full disk leaves neither it nor a truncated output.
-  const std::string error = write_and_close(f, content);
-  if (!error.empty()) {
-    fs::remove(tmp, ec);
-    throw InputError({path, 0}, concat({"write error: ", error, " (nothing written)"}));
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    const std::string reason = ec.message();
-    fs::remove(tmp, ec);
-    throw InputError({path, 0}, concat({"cannot rename temporary file into place (", reason, ")"}));
-  }
 }
 
 const std::string& CsvRowReader::text(const std::string& column) const {

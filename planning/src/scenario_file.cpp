@@ -1,6 +1,7 @@
 #include "moetwin/planning/scenario_file.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -32,11 +33,29 @@ std::string text(const std::string& key, const std::string& value) {
   return kv(key, quoted_string(value));
 }
 
+// `line` fit for one TOML comment line: a control character (a newline in a --profile path would end the
+// comment and write the rest as TOML keys, issue 55) is written as \u00XX, as quoted_string writes it.
+std::string comment_text(const std::string& line) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (const char ch : line) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\u00";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string scenario_file_text(const Scenario& s, const std::vector<std::string>& comment) {
   std::string out;
-  for (const std::string& line : comment) out += "# " + line + "\n";
+  for (const std::string& line : comment) out += "# " + comment_text(line) + "\n";
   out += "# Schema: scenarios/README.md.\n";
   out += text("name", s.name);
   if (!s.description.empty()) out += text("description", s.description);
@@ -115,9 +134,11 @@ bool written_by_plan(const std::filesystem::path& path, const std::string& comma
   namespace fs = std::filesystem;
   std::error_code ec;
   if (path.extension() != ".toml" || !fs::is_regular_file(path, ec)) return false;
+  // At most the first 4 KiB: a huge .toml without a newline (a 10 GB sparse file) is never read whole.
   std::ifstream in(path);
-  std::string first;
-  std::getline(in, first);
+  std::string first(4096, '\0');
+  in.getline(first.data(), static_cast<std::streamsize>(first.size()));
+  first.resize(std::strlen(first.c_str()));  // getline ends what it read with a NUL
   if (!command.empty()) return first == concat({kWrittenBy, command, "`"});
   return first.rfind(kWrittenBy, 0) == 0;
 }

@@ -447,7 +447,7 @@ CalibrationProfile parse_calibration_profile(const std::string& text, const std:
 }
 
 CalibrationProfile load_calibration_profile(const std::string& path) {
-  return parse_calibration_profile(read_text_file(path), path);
+  return parse_calibration_profile(read_text_file(path, input_kind::toml), path);
 }
 
 std::string format_calibration_profile(const CalibrationProfile& p) {

@@ -665,32 +665,44 @@ void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportO
     fs::create_directory(dir, ec);
     if (ec) throw InputError({dir, 0}, concat({"cannot create the folder: ", ec.message()}));
   }
+  // Every text from an input (campaign and scenario names, paths, titles) is escaped like the HTML
+  // report's: a Markdown viewer renders raw HTML, so "<script>" from a campaign name would run (issue 55).
+  // '|' would end a table cell, a newline the list item.
   auto md_escape = [](const std::string& s) {
     std::string out;
     for (char c : s) {
       if (c == '|')
         out += "\\|";
+      else if (c == '<')
+        out += "&lt;";
+      else if (c == '>')
+        out += "&gt;";
+      else if (c == '&')
+        out += "&amp;";
+      else if (c == '\n' || c == '\r')
+        out += ' ';
       else
         out += c;
     }
     return out;
   };
-  std::string m = "# " + options.title + "\n\n## Summary and recommendation\n\n";
+  std::string m = "# " + md_escape(options.title) + "\n\n## Summary and recommendation\n\n";
   for (const ReportInput& in : inputs) {
-    m += "### " + std::string(to_string(in.kind)) + ": " + in.path + "\n\n";
-    for (const std::string& line : summary_lines(in)) m += "- " + shorten_long_decimals(line) + "\n";
-    m += "- Profile: " + (in.profile.empty() ? std::string("not recorded in this input") : in.profile) +
-         "\n\n";
+    m += "### " + std::string(to_string(in.kind)) + ": " + md_escape(in.path) + "\n\n";
+    for (const std::string& line : summary_lines(in))
+      m += "- " + md_escape(shorten_long_decimals(line)) + "\n";
+    m += "- Profile: " +
+         md_escape(in.profile.empty() ? std::string("not recorded in this input") : in.profile) + "\n\n";
   }
   m += "## Figures\n\n";
   for (const ReportFigureSpec& f : report_figures(inputs)) {
     write_file_atomically(dir + "/" + f.id + ".png", run_gnuplot(f.png));
-    m += "![" + f.id + "](" + f.id + ".png)\n\n" + f.caption + "\n\n";
+    m += "![" + f.id + "](" + f.id + ".png)\n\n" + md_escape(f.caption) + "\n\n";
   }
   m += "## Tables\n\n";
   for (const ReportInput& in : inputs) {
     const std::vector<std::string> cols = table_columns(in);
-    m += "### " + std::string(to_string(in.kind)) + ": " + in.path + "\n\n|";
+    m += "### " + std::string(to_string(in.kind)) + ": " + md_escape(in.path) + "\n\n|";
     // Not " " + md_escape(...): GCC 12 -O3 -Wrestrict false positive (moetwin/common/concat.hpp).
     for (const std::string& c : cols) m.append(" ").append(md_escape(c)).append(" |");
     m += "\n|";
@@ -705,9 +717,10 @@ void write_markdown_report(const std::vector<ReportInput>& inputs, const ReportO
     m += "\n";
   }
   m += "## Context\n\n";
-  for (const auto& [k, v] : context_rows(inputs, options)) m += "- " + k + ": " + v + "\n";
+  for (const auto& [k, v] : context_rows(inputs, options))
+    m += "- " + md_escape(k) + ": " + md_escape(v) + "\n";
   for (const ReportInput& in : inputs) {
-    m += "- input " + in.path + " (" + to_string(in.kind) + ", " + std::to_string(in.rows.size()) +
+    m += "- input " + md_escape(in.path) + " (" + to_string(in.kind) + ", " + std::to_string(in.rows.size()) +
          " rows): sha256 " + in.sha256 + "\n";
   }
   m += "\nGenerated " + options.generated_utc + "\n";

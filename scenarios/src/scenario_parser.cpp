@@ -362,7 +362,7 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& path, c
 }
 
 Scenario load_scenario_file(const std::string& path, const Catalog& catalog) {
-  return parse_scenario(read_text_file(path), path, catalog);
+  return parse_scenario(read_text_file(path, input_kind::toml), path, catalog);
 }
 
 }  // namespace moetwin

@@ -441,7 +441,11 @@ void read_coverage(StrictTable& cov, const toml::table& root_table, FitCoverage&
 }  // namespace
 
 FittedProfile load_fitted_profile(const std::string& path) {
-  const toml::table root_table = parse_toml(read_text_file(path), path);
+  return parse_fitted_profile(read_text_file(path, input_kind::toml), path);
+}
+
+FittedProfile parse_fitted_profile(const std::string& text, const std::string& path) {
+  const toml::table root_table = parse_toml(text, path);
   StrictTable root(root_table, path, "");
   FittedProfile p;
   p.path = path;

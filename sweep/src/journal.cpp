@@ -13,6 +13,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/safe_file.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
 
 namespace moetwin {
@@ -180,26 +181,22 @@ SweepJournal::SweepJournal(std::string path, const std::string& identity, std::s
     // either the old journal or the new one.
     std::string content = header + "\n";
     for (const auto& [id, row] : rows_) content += encode(row) + "\n";
-    const std::string tmp = path_ + ".tmp";
-    // On a failure (a full disk) the temporary file is removed: no 0-byte ".tmp" is left behind.
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const bool written = fd >= 0 && write_all(fd, content);
-    int err = errno;
-    const bool closed = fd >= 0 && ::close(fd) == 0;
-    if (written && !closed) err = errno;
-    std::error_code ec;
-    if (!written || !closed) {
-      if (fd >= 0) fs::remove(tmp, ec);
-      throw InputError({path_, 0}, std::string("cannot write the sweep journal: ") + std::strerror(err));
-    }
-    fs::rename(tmp, path_, ec);
-    if (ec) {
-      const std::string reason = ec.message();
-      fs::remove(tmp, ec);
-      throw InputError({path_, 0}, "cannot rename the sweep journal into place: " + reason);
+    // A fresh random name, created exclusively (common/safe_file.hpp): a link planted at a guessable
+    // name (the old PREFIX.journal.tmp) is never written through. On a failure (a full disk) the
+    // temporary file is removed: none is left behind.
+    StagedFile staged(path_);
+    try {
+      staged.write(content);
+      staged.commit();
+    } catch (const InputError& e) {
+      const std::string prefix = path_ + ": ";
+      const std::string what = e.what();
+      throw InputError({path_, 0}, "cannot write the sweep journal: " +
+                                       (what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what));
     }
   }
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  // O_NOFOLLOW: the journal is the regular file just checked or renamed into place, never a link to another.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
   if (fd_ < 0) {
     throw InputError({path_, 0}, std::string("cannot open the sweep journal: ") + std::strerror(errno));
   }

@@ -15,6 +15,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/safe_file.hpp"
 #include "moetwin/common/version.hpp"
 
 namespace moetwin {
@@ -217,22 +218,19 @@ std::string render_sweep_csv(const std::map<std::size_t, PointRow>& rows) {
 void write_sweep_hdf5(const std::string& path, const SweepProvenance& provenance,
                       const std::map<std::size_t, PointRow>& rows) {
   namespace fs = std::filesystem;
-  // The pid keeps two writers of one path (two ranks by mistake) from sharing a temporary file.
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  // A fresh temporary file beside the target, created exclusively (common/safe_file.hpp): two writers of
+  // one path (two ranks by mistake) never share it, and a link planted at a guessable name is never
+  // written through. Removed by its destructor on a failure.
+  StagedFile staged(path);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions here, not stderr noise
   try {
-    write_file(tmp, provenance, rows);
+    write_file(staged.path(), provenance, rows);
+  } catch (const InputError&) {
+    throw;
   } catch (const std::runtime_error& e) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
     throw InputError({path, 0}, std::string("cannot write the HDF5 file: ") + e.what());
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InputError({path, 0}, "cannot rename the temporary HDF5 file into place: " + ec.message());
-  }
+  staged.commit();
 }
 
 }  // namespace moetwin

@@ -326,7 +326,7 @@ SweepSpec parse_sweep(const std::string& toml_text, const std::string& path, con
           "an existing scenario file, relative to the sweep file (looked for " + resolved.string() + ")");
     }
     spec.base_path = resolved.string();
-    const std::string base_text = read_text_file(spec.base_path);
+    const std::string base_text = read_text_file(spec.base_path, input_kind::toml);
     spec.base = parse_scenario(base_text, spec.base_path, catalog);
     hashed += base_text;
   } else if (inline_base) {
@@ -399,7 +399,7 @@ SweepSpec parse_sweep(const std::string& toml_text, const std::string& path, con
 }
 
 SweepSpec load_sweep_file(const std::string& path, const Catalog& catalog) {
-  return parse_sweep(read_text_file(path), path, catalog);
+  return parse_sweep(read_text_file(path, input_kind::toml), path, catalog);
 }
 
 }  // namespace moetwin

@@ -4,7 +4,7 @@
 # runs found crashing (tests/fuzz/regressions/<target>/).
 # The seed is fixed (MOETWIN_FUZZ_SEED, default 1) so a CI failure replays: the same seed mutates the same
 # inputs in the same order, and only how far it gets depends on the machine's speed. Each target runs
-# MOETWIN_FUZZ_SECONDS (default 15) seconds: ten targets stay within about three minutes (CI's
+# MOETWIN_FUZZ_SECONDS (default 15) seconds: eleven targets stay within about three minutes (CI's
 # fuzz share; the targets run in the sanitizer build, whose tests already ran every seed file once). Long runs:
 # MOETWIN_FUZZ_RUNS (executions per target, default 5000000) and MOETWIN_FUZZ_MAX_LEN (input size cap).
 # Usage: bash tests/fuzz/smoke.sh BUILD_DIR [TARGET...]   (BUILD_DIR configured with -DMOETWIN_FUZZ=ON and
@@ -16,7 +16,7 @@ shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
 all="scenario_fuzz megatron_log_fuzz live_runs_fuzz sweep_fuzz fitted_profile_fuzz calibration_profile_fuzz
-calibration_db_fuzz calibration_db_bytes_fuzz nccl_tests_fuzz deepep_fuzz"
+calibration_db_fuzz calibration_db_bytes_fuzz calibration_db_stamped_fuzz nccl_tests_fuzz deepep_fuzz"
 targets=${*:-$all}
 for target in $targets; do
   bin="$build/tests/fuzz/$target"
@@ -38,6 +38,7 @@ seeds() {
     calibration_profile_fuzz) ls "$root"/calibrate/profiles/*.toml ;;
     calibration_db_fuzz) ;;  # the bytes describe a database (see the target); no file seeds
     calibration_db_bytes_fuzz) ls "$root"/calibrate/data/*.h5 "$root"/calibrate/tests/data/damaged-db/*.h5 ;;
+    calibration_db_stamped_fuzz) ls "$root"/calibrate/data/*.h5 ;;  # + the crafted ones in regressions/
     nccl_tests_fuzz) ls "$root"/calibrate/tests/data/*_perf_*.txt "$root"/calibrate/tests/data/real-logs/nccl_*.log ;;
     deepep_fuzz) ls "$root"/calibrate/tests/data/deepep_*.txt "$root"/calibrate/tests/data/real-logs/deepep_*.log \
                     "$root"/calibrate/tests/data/real-logs/ucclep_*.log ;;
@@ -58,7 +59,7 @@ for target in $targets; do
     scenario_fuzz | sweep_fuzz | fitted_profile_fuzz | calibration_profile_fuzz) dict+=(-dict="$root/tests/fuzz/toml.dict") ;;
     # Whole database files (up to 1.6 MB): libFuzzer's default cap (the largest seed, at most 1 MiB) would
     # cut the largest seeds short, and every mutant of a cut file fails only the length check.
-    calibration_db_bytes_fuzz) [ -z "${MOETWIN_FUZZ_MAX_LEN:-}" ] && dict+=(-max_len=2097152) ;;
+    calibration_db_bytes_fuzz | calibration_db_stamped_fuzz) [ -z "${MOETWIN_FUZZ_MAX_LEN:-}" ] && dict+=(-max_len=2097152) ;;
   esac
   echo "== $target ($(ls "$corpus" | wc -l) seeds)"
   log="$work/$target.log"

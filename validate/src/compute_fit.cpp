@@ -395,7 +395,7 @@ std::string compute_fit_toml(const ComputeFitResult& result, const std::string& 
 }
 
 ComputeFit load_compute_fit(const std::string& path) {
-  const toml::table root = parse_toml(read_text_file(path), path);
+  const toml::table root = parse_toml(read_text_file(path, input_kind::toml), path);
   StrictTable t(root, path, "");
   if (t.choice("schema", {"moetwin-compute-fit-1"}).empty()) return {};
   (void)t.string("fitted_on");

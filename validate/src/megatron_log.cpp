@@ -274,19 +274,48 @@ class ArgumentTable {
 };
 
 struct ParsedLog {
-  explicit ParsedLog(const std::string& path) : args(path) {}
+  explicit ParsedLog(const std::string& path) : args(path) { run.source = path; }
   ArgumentTable args;
   ImportedRun run;
 };
 
+// A steady iteration at least half as long as the longest warm-up iteration is a second warm-up: a
+// restarted run, or two logs in one file (a Megatron-Bridge log concatenated twice scored its second
+// warm-up as steady, issue 55). Unnumbered 'Step Time' lines cannot show the restart otherwise. A warning
+// at its line; the statistics keep it (split the log to leave it out).
+void warn_second_warmup(ImportedRun& run, const std::string& path) {
+  const auto dropped = static_cast<std::size_t>(run.warmup_dropped);
+  if (dropped == 0) return;
+  const IterationSample* warm = &run.samples.front();
+  for (std::size_t i = 0; i < dropped; ++i)
+    if (run.samples[i].iter_s > warm->iter_s) warm = &run.samples[i];
+  for (std::size_t i = dropped; i < run.samples.size(); ++i) {
+    const IterationSample& s = run.samples[i];
+    if (s.iter_s < 0.5 * warm->iter_s) continue;
+    run.warnings.push_back(
+        concat({path, ":", std::to_string(s.line), ": iteration ", std::to_string(s.iteration), " took ",
+                format_exact(s.iter_s), " s, like the warm-up iteration at line ", std::to_string(warm->line),
+                " (", format_exact(warm->iter_s),
+                " s): a second warm-up (a restarted run or two logs in one file?) counted as steady: split "
+                "the log"}));
+    return;
+  }
+}
+
+// Two iteration lines glued into one (a lost newline): the second's iteration would be lost (issue 55).
+void refuse_glued_lines(const std::string& line, std::string_view marker, const InputLocation& where) {
+  if (const std::size_t first = line.find(marker); line.find(marker, first + 1) != std::string::npos) {
+    throw InputError(where, "iteration line", concat({"two '", marker, "' fields"}),
+                     "one iteration per line (two lines glued into one, the newline lost: split it)");
+  }
+}
+
 ParsedLog parse_log(const std::string& text, const std::string& path, const LogImportOptions& options) {
   ParsedLog parsed(path);
   ImportedRun& run = parsed.run;
-  run.source = path;
   std::vector<IterationSample> numbered, steps;
-  std::map<int, std::size_t> counted_at;  // iteration number -> index into `numbered`
-  int duplicates = 0;
-  int arguments_line = 0;  // line of the first Megatron-LM argument dump
+  std::map<int, std::size_t> counted_at;   // iteration number -> index into `numbered`
+  int duplicates = 0, arguments_line = 0;  // arguments_line: of the first Megatron-LM argument dump
   std::istringstream in(text);
   std::string line;
   int line_no = 0;
@@ -318,6 +347,7 @@ ParsedLog parse_log(const std::string& text, const std::string& path, const LogI
     const bool lm = line.find(kLmElapsed) != std::string::npos;
     const bool nemo = line.find(kNemoStep) != std::string::npos;
     if (lm || nemo) {
+      refuse_glued_lines(line, lm ? kLmElapsed : kNemoStep, where);
       IterationSample s;
       s.line = line_no;
       const auto it = iteration_number(line);
@@ -424,6 +454,7 @@ ParsedLog parse_log(const std::string& text, const std::string& path, const LogI
            run.samples[static_cast<std::size_t>(run.warmup_dropped)].iter_s > kWarmupFactor * reference)
       ++run.warmup_dropped;
   }
+  warn_second_warmup(run, path);
   std::vector<double> times, tflops;
   for (std::size_t i = static_cast<std::size_t>(run.warmup_dropped); i < run.samples.size(); ++i) {
     times.push_back(run.samples[i].iter_s);

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "moetwin/calibrate/no_device_error.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/safe_file.hpp"
 #include "moetwin/common/version.hpp"
 
 int main(int argc, char** argv) {
@@ -21,8 +22,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // --help and --version end here with exit 0: their text, too, must reach standard output.
     const int code = app.exit(e);
-    return code == 0 ? exit_code::ok : exit_code::input_error;
+    return code == 0 ? check_standard_output() : exit_code::input_error;
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return exit_code::input_error;
@@ -33,5 +35,6 @@ int main(int argc, char** argv) {
     std::cerr << "internal error: " << e.what() << '\n';
     return exit_code::internal_error;
   }
-  return exit_code::ok;
+  // `show DB > /dev/full` is a failure, not a success with the output lost.
+  return check_standard_output();
 }

@@ -28,6 +28,7 @@ namespace {
 // has are added.
 CalibrationDb merged_db(const std::vector<std::string>& paths, const std::vector<std::string>& pool) {
   CalibrationDb out = read_calibration_db(paths.front());
+  check_fit_samples(out, paths.front());
   const auto same_gpu = [&](const CalibrationDb& more, const std::string& path) {
     if (!more.provenance.gpu_name.empty() && !out.provenance.gpu_name.empty() &&
         more.provenance.gpu_name != out.provenance.gpu_name) {
@@ -37,11 +38,13 @@ CalibrationDb merged_db(const std::vector<std::string>& paths, const std::vector
   };
   for (std::size_t i = 1; i < paths.size(); ++i) {
     CalibrationDb more = read_calibration_db(paths[i]);
+    check_fit_samples(more, paths[i]);
     same_gpu(more, paths[i]);
     for (auto& [name, e] : more.experiments) out.put(std::move(e));
   }
   for (const std::string& path : pool) {
     const CalibrationDb more = read_calibration_db(path);
+    check_fit_samples(more, path);
     same_gpu(more, path);
     pool_repeated_run(out, more, path);
   }
@@ -240,6 +243,14 @@ void add_fit_command(CLI::App& app) {
       print_attention_report(report);
     }
     const std::string text = format_calibration_profile(fit.profile);
+    // The profile is read back by the loader moetwin uses before anything is written: a profile moetwin
+    // would refuse is never written (issue 55 item 4).
+    try {
+      (void)parse_calibration_profile(text, o->out);
+    } catch (const InputError& e) {
+      throw InputError({o->out, 0},
+                       std::string("the fitted profile does not load back, nothing written: ") + e.what());
+    }
     if (o->out == "-")
       std::cout << text;
     else

@@ -23,7 +23,7 @@ void run_import(const ImportOptions& o, const std::string& tool) {
   std::size_t added = 0;
   // Every file is read before the database is written: one refused file leaves it unchanged.
   for (const std::string& file : o.files) {
-    const std::string text = read_text_file(file);
+    const std::string text = read_text_file(file, input_kind::log);
     const ImportResult result = tool == "nccl-tests" ? import_nccl_tests(text, file, {o.op, o.keep_wrong})
                                                      : import_deepep(text, file);
     for (const std::string& warning : result.warnings) std::cerr << "warning: " << warning << '\n';

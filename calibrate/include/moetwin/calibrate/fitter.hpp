@@ -58,6 +58,15 @@ struct FitResult {
   std::optional<NvlinkFitReport> nvlink;  // when the db has NCCL runs on >= 2 GPUs of one node
 };
 
+// The longest a single measured sample may take (s): an hour for one kernel, collective or launch is a
+// clock or unit error, not a measurement (the slowest shipped sample, a 16 GiB all-reduce, takes ~0.1 s);
+// 1e308 s NVLink samples made the fit write inf.
+inline constexpr double kMaxSampleSeconds = 3600;
+// Throws InputError naming `path` and the HDF5 dataset (/experiments/NAME sample I) at the first sample
+// that is not a finite positive number (a time: at most kMaxSampleSeconds). NaN, zero and negative samples
+// made `fit` write a profile of nan/inf (issue 55 item 4). `fit` checks every database it reads.
+void check_fit_samples(const CalibrationDb& db, const std::string& path);
+
 // Throws InputError naming the db when it lacks launch or copy experiments (run `all` first) or
 // GEMM shapes. Deterministic: the same db gives the same profile text.
 FitResult fit_calibration_profile(const CalibrationDb& db, const FitOptions& options);

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/common/bounded_read.hpp"
 #include "moetwin/common/input_error.hpp"
+// check_output_path and write_file_atomically, which the writers of CSV files use, live there.
+#include "moetwin/common/safe_file.hpp"
 
 namespace moetwin {
 
@@ -54,24 +57,17 @@ class CsvRowReader {
 // Parses CSV text (a leading UTF-8 byte-order mark is skipped); `path` is used in error messages only. Throws
 // InputError on ragged rows, unterminated quotes, empty or duplicate header names.
 CsvTable parse_csv(const std::string& text, const std::string& path);
-// Reads and parses a file; throws InputError if it cannot be opened.
+// Reads (at most input_kind::csv's bytes and lines) and parses a file; throws InputError if it cannot be
+// read.
 CsvTable read_csv_file(const std::string& path);
 
 // Quotes a field when it holds a comma, quote or newline.
 std::string csv_escape(const std::string& field);
 void write_csv_line(std::ostream& out, const std::vector<std::string>& fields);
 
-// Reads a whole file into a string; throws InputError if it cannot be read: "no such file", "is a
-// directory, expected a file" or "cannot open file for reading".
-std::string read_text_file(const std::string& path);
-
-// Throws InputError when `path` cannot be an output file: a directory ("is a directory, expected a file
-// to write") or in a folder that does not exist ("output folder DIR does not exist (create it first)").
-// Outputs never create folders: a typo in a path is reported, not turned into a new tree.
-void check_output_path(const std::string& path);
-
-// Writes `content` to `path` atomically (temporary file + rename), so a failure never leaves a
-// half-written output. Throws InputError (check_output_path's, or if the folder is not writable).
-void write_file_atomically(const std::string& path, const std::string& content);
+// Reads a whole file into a string, at most `kind`'s bytes and lines (bounded_read.hpp); throws InputError
+// if it cannot be read: "no such file", "is a directory, expected a file", "cannot open file for reading"
+// or over the limit.
+std::string read_text_file(const std::string& path, const InputKind& kind = input_kind::other);
 
 }  // namespace moetwin

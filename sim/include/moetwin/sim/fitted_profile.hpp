@@ -146,6 +146,9 @@ std::vector<std::string> coverage_warnings(const Scenario& scenario, const Fitte
 // Reads a profile written by `validate --fit` (strict: unknown keys, wrong types and out-of-bound
 // parameters are InputErrors naming file, line and key).
 FittedProfile load_fitted_profile(const std::string& path);
+// The same from the text of a profile read from `path` (or about to be written there: `validate --fit`
+// reads what it writes back before writing it).
+FittedProfile parse_fitted_profile(const std::string& text, const std::string& path);
 // $MOETWIN_PROFILE if set, else the shipped calibrate/profiles/fitted/live-fit.toml of the source tree.
 std::string default_fitted_profile_path();
 // `spec` as given to --profile: "" -> the default path if that file exists (else built-in defaults),

@@ -92,6 +92,7 @@ struct ImportedRun {
   double median_iter_s = 0, mean_iter_s = 0, p10_iter_s = 0, p90_iter_s = 0;
   double median_tflops_gpu = 0, mean_tflops_gpu = 0;  // 0 when the log prints no TFLOP/s
   std::vector<std::string> notes;                     // what a user should know about the import
+  std::vector<std::string> warnings;                  // "path:line: what": likely wrong, imported anyway
   // The live-run CSV columns, in schema order, ready to write (iter_s and tflops_gpu are the medians).
   std::vector<std::string> header;
   std::vector<std::string> row;

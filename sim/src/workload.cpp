@@ -12,9 +12,10 @@
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/parallel_for.hpp"
+#include "moetwin/models/dispatcher_cost.hpp"
 #include "moetwin/models/topology_comm.hpp"
-#include "moetwin/sim/a2a_transfer.hpp"
 #include "moetwin/sim/cuda_graphs.hpp"
+#include "moetwin/sim/dispatcher_fit.hpp"
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
@@ -140,38 +141,6 @@ WorkloadTemplateKey template_key(const Scenario& s, const SimProfile& prof, cons
   k.compute = seams.compute;
   k.comm = seams.comm.get();
   return k;
-}
-
-// The MoE cost seam of a build on its comm model (before that is time-scaled): the scenario's (or the
-// balanced default) with the dispatcher's fitted in-training terms, carried to this instance.
-std::shared_ptr<const MoeCostModel> fitted_moe_cost(const Scenario& s, const SimProfile& fitted,
-                                                    const SimProfile& prof, const WorkloadSeams& seams,
-                                                    const std::shared_ptr<const CommCostModel>& comm,
-                                                    const ComputeProfile& compute, std::string& a2a_source) {
-  std::shared_ptr<const MoeCostModel> moe = seams.moe;
-  if (!moe)
-    moe = std::make_shared<BalancedMoeCost>(s, comm, compute, static_cast<std::uint16_t>(prof.nccl_sms));
-  // The dispatcher's in-training terms carried from the reference instance (and CPU) to this one by the
-  // mechanisms they stand for (a2a_transfer.hpp); `fitted`'s host reference, not the scaled copy's.
-  const A2aTransfer transfer = a2a_transfer(fitted, s.dispatcher, s.instance);
-  SimProfile::A2aFit a2a = transferred(prof.a2a_for(s.dispatcher.name), transfer);
-  a2a_source = transfer.describe(
-      prof.a2a_by_dispatcher.count(s.dispatcher.name) > 0 ? "own fitted" : "generic (no runs of it)",
-      s.instance.name);
-  if (const auto st = prof.stack_a2a_scale.find(s.stack.spec.name); st != prof.stack_a2a_scale.end())
-    a2a.time_scale *= st->second;
-  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0) ||
-      !(a2a.node_latency_s >= 0) || !(a2a.remote_token_s >= 0))
-    throw std::logic_error(
-        "build_workload: A2A time scale must be > 0, latency, per-copy time, fill, node latency, "
-        "remote-token "
-        "time >= 0");
-  if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0 || a2a.fill_tokens != 0 ||
-      a2a.node_latency_s != 0 || a2a.remote_token_s != 0)
-    moe = std::make_shared<ScaledMoeCost>(moe, a2a.time_scale, a2a.latency_s, a2a.per_copy_s,
-                                          a2a_fill_geometry(s, a2a.fill_tokens), a2a.node_latency_s,
-                                          a2a.remote_token_s);
-  return moe;
 }
 
 // The microbatch count of `s`, refused when the schedule cannot run it.
@@ -364,8 +333,16 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   scale_catalog_kernel_time(out.compute, prof.compute_time_scale);
   std::shared_ptr<const CommCostModel> comm = seams.comm;
   if (!comm) comm = std::make_shared<TopologyComm>(s);
-  const std::shared_ptr<const MoeCostModel> moe =
-      fitted_moe_cost(s, fitted, prof, seams, comm, out.compute, out.a2a_source);
+  // The dispatcher's cost, mechanism to fitted layers (models/dispatcher_cost.hpp): the scenario's
+  // mechanism (predict()'s routing plans and dispatcher model) or the balanced NCCL default on the unscaled
+  // collective model; `fitted`'s host reference, not the scaled copy's.
+  std::shared_ptr<const MoeCostModel> mechanism = seams.moe;
+  if (!mechanism)
+    mechanism =
+        std::make_shared<BalancedMoeCost>(s, comm, out.compute, static_cast<std::uint16_t>(prof.nccl_sms));
+  DispatcherCost dispatcher = dispatcher_cost(s, dispatcher_fit(fitted, s), std::move(mechanism));
+  const std::shared_ptr<const MoeCostModel> moe = std::move(dispatcher.moe);
+  out.a2a_source = std::move(dispatcher.source);
   if (prof.collective_time_scale != 1)
     comm = std::make_shared<ScaledCommCost>(comm, prof.collective_time_scale);
   out.comm_model = comm->name();

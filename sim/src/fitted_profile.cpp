@@ -32,7 +32,7 @@ namespace {
 // 2: a2a_time_scale multiplies the dispatcher models' transfer terms only (their handshake latency is
 // not scaled); schema 1 scaled the whole call, so its fitted values mean something else.
 // 3: the DeepEP per-remote-node and per-remote-token terms hold at the reference instance and the per-call
-// term at the reference CPU (a2a_transfer.hpp); schema 2's held wherever the rows were.
+// term at the reference CPU (dispatcher_cost.hpp); schema 2's held wherever the rows were.
 constexpr int kProfileSchemaVersion = 3;
 
 // Bounds: wide enough that the fit is free to find the answer, narrow enough that a parameter cannot
@@ -82,6 +82,9 @@ const std::vector<FreeParameter>& parameter_table() {
        0},
       {"a2a_time_scale", "x", 1.0, 1.5,
        "dispatch/combine transfer time over the dispatcher model (its handshake latency unscaled)", 0},
+      // The descriptions below name a2a_transfer.hpp, now models/dispatcher_cost.hpp (a2a_transfer): they are
+      // output (`params`, the fit report, the shipped profile's comments), kept as they were by the refactor
+      // that moved it (docs/2026-12-07-workload-split.md).
       {"a2a_latency_s", "s", 0.0, 5e-3,
        "fixed time per dispatch/combine call (host sync, proxy round trip), at the reference CPU (8559C); on "
        "another instance x its host time factor (a2a_transfer.hpp)",

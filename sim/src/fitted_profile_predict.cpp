@@ -5,7 +5,8 @@
 #include <memory>
 #include <optional>
 
-#include "moetwin/models/dispatcher_moe_cost.hpp"
+#include "moetwin/models/dispatcher_cost.hpp"
+#include "moetwin/sim/dispatcher_fit.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/stack_inheritance.hpp"
 #include "moetwin/sim/workload.hpp"
@@ -19,8 +20,7 @@ PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile
   // A dense model has no MoE layer: no routing plan, no dispatcher cost (the workload's default MoE seam is
   // never asked).
   if (scenario.model.experts > 0)
-    o.seams.moe = std::make_shared<DispatcherMoeCost>(scenario, o.profile.model_params,
-                                                      host_time_factor(o.profile, scenario.instance));
+    o.seams.moe = dispatcher_mechanism(scenario, dispatcher_fit(o.profile, scenario));
   return o;
 }
 

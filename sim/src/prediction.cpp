@@ -8,7 +8,8 @@
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/models/calibrated_collectives.hpp"
 #include "moetwin/models/calibrated_compute.hpp"
-#include "moetwin/models/dispatcher_moe_cost.hpp"
+#include "moetwin/models/dispatcher_cost.hpp"
+#include "moetwin/sim/dispatcher_fit.hpp"
 #include "moetwin/sim/workload_estimate.hpp"
 
 namespace moetwin {
@@ -49,8 +50,7 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   // A dense model (no experts) has no MoE layer to route: the workload's default MoE seam stays unasked.
   if (seams.moe == nullptr && options.moe_cost == PredictOptions::MoeCost::dispatcher &&
       scenario.model.experts > 0)
-    seams.moe = std::make_shared<DispatcherMoeCost>(scenario, options.profile.model_params,
-                                                    host_time_factor(options.profile, scenario.instance));
+    seams.moe = dispatcher_mechanism(scenario, dispatcher_fit(options.profile, scenario));
   // One profile lookup (directory scan, cached parse) serves both seams; with a set-up cache, one lookup
   // serves every prediction of the same GPU, instance and node count.
   std::shared_ptr<const PredictionSetup> shared;

@@ -1,5 +1,6 @@
-// Internal to the workload builder (workload.cpp, workload_template_cache.cpp): what a stage's emission
-// produces, and the key of everything the emission reads (workload_template_cache.hpp).
+// Internal to the workload builder (workload.cpp, stage_builder.hpp, moe_pricing.hpp,
+// workload_template_cache.cpp): what a stage's emission produces, and the key of everything the emission
+// reads (workload_template_cache.hpp).
 #pragma once
 
 #include <array>

@@ -17,7 +17,7 @@
 #include "moetwin/models/dispatcher_model.hpp"
 #include "moetwin/models/dispatcher_moe_cost.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
-#include "moetwin/sim/a2a_transfer.hpp"
+#include "moetwin/sim/dispatcher_fit.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/workload.hpp"
 

@@ -32,6 +32,7 @@
 #include "moetwin/engine/program.hpp"
 #include "moetwin/models/comm_cost.hpp"
 #include "moetwin/models/compute_model.hpp"
+#include "moetwin/models/dispatcher_cost.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario.hpp"
 #include "moetwin/sim/tp_comm_overlap.hpp"
@@ -95,7 +96,7 @@ struct SimProfile {
   double host_reference_cpu_score = 2257;
   // The instance the DeepEP dispatchers' per-remote-node and per-remote-token in-training terms (A2aFit)
   // hold for; on another instance they scale with the cost of one RDMA write on the dispatcher's posting
-  // path there over here (a2a_transfer.hpp). p6-b300.48xlarge: the instance of the 51 live runs.
+  // path there over here (dispatcher_cost.hpp). p6-b300.48xlarge: the instance of the 51 live runs.
   std::string proxy_reference_instance = "p6-b300.48xlarge";
   double grad_bytes = 4;   // bytes per gradient element reduced over DP (fp32 grad reduce)
   double param_bytes = 2;  // bytes per parameter all-gathered (bf16)
@@ -116,33 +117,8 @@ struct SimProfile {
   // Fitted: NCCL TP / PP / DP collective and send/recv times are this times the topology closed form
   // (NCCL protocol and channel overheads, EFA congestion, aws-ofi-nccl proxy costs the closed form lacks).
   double collective_time_scale = 1;
-  // A dispatcher's in-training A2A terms, fitted on live runs (the live-run fit's "<dispatcher>.<term>"):
-  //  - time_scale: dispatch / combine transfer time over the dispatcher model's transfer terms (in-training
-  //    contention and proxy costs the kernel benchmarks do not show; a bandwidth shortfall does not
-  //    lengthen a handshake, so the scale leaves the model's latency alone), x;
-  //  - latency_s: fixed time per dispatch/combine call (host synchronisation, proxy round trip), s;
-  //  - per_copy_s: time per received token copy per call (per-token work the benchmark's large calls
-  //    amortise: metadata, layout and proxy work per token), s;
-  //  - fill_tokens: pipeline fill of a chunked A2A kernel, tokens per peer per call; each call pays
-  //    fill x (EP - 1) x hidden x 2 bytes / the GPU's link bandwidth (A2aFillGeometry, comm_cost.hpp);
-  //  - node_latency_s: time per call per remote node of the EP group (per-node chunk pipelines that fill
-  //    and drain, proxy round trips and RDMA fences per remote peer): it grows with the EP group's span
-  //    in nodes, not with its bytes (live runs: EP16 -> EP32 at the same tokens per call costs DeepEP
-  //    1-3 ms per call more than its byte terms explain; NCCL's byte terms explain its own), s;
-  //  - remote_token_s: time per token a rank's dispatch sends to another node (combine: receives back),
-  //    per call: per-token work of the RDMA path that does not grow with the hidden size (DeepEP's
-  //    per-token metadata, signalling and forwarding-loop work, the proxy's bookkeeping). The kernel
-  //    benchmarks all use hidden 7168 and cannot tell it from a per-byte cost; the live runs can (hidden
-  //    4096 and 7168). Counted on MoeRankCost::dispatch_remote_tokens / combine_remote_tokens, s.
-  struct A2aFit {
-    double time_scale = 1;
-    double latency_s = 0;
-    double per_copy_s = 0;
-    double fill_tokens = 0;
-    double node_latency_s = 0;
-    double remote_token_s = 0;
-    bool operator==(const A2aFit&) const = default;
-  };
+  // A dispatcher's in-training A2A terms, fitted on live runs (dispatcher_cost.hpp says what each is).
+  using A2aFit = moetwin::A2aFit;
   // Per dispatcher with live runs (keyed by catalog name).
   std::map<std::string, A2aFit> a2a_by_dispatcher;
   // Fitted values of dispatcher-model parameters (dispatcher_params.hpp), "<dispatcher>.<parameter>",

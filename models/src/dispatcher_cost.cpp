@@ -1,15 +1,17 @@
-#include "moetwin/sim/a2a_transfer.hpp"
+#include "moetwin/models/dispatcher_cost.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/common/statistics.hpp"
 #include "moetwin/models/dispatcher_model.hpp"
-#include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/models/dispatcher_moe_cost.hpp"
 
 namespace moetwin {
 namespace {
@@ -63,24 +65,24 @@ double copy_cost_s(const DispatcherSpec& dispatcher, const InstanceSpec& instanc
 
 }  // namespace
 
-A2aTransfer a2a_transfer(const SimProfile& profile, const DispatcherSpec& dispatcher,
+A2aTransfer a2a_transfer(const DispatcherFit& fit, const DispatcherSpec& dispatcher,
                          const InstanceSpec& instance) {
   A2aTransfer t;
-  t.host_factor = host_time_factor(profile, instance);
-  t.reference_instance = profile.proxy_reference_instance;
+  t.host_factor = fit.host_factor;
+  t.reference_instance = fit.reference_instance;
   if (!dispatcher.node_dedup) return t;
   const Catalog& catalog = Catalog::shared_default();
-  const auto ref = catalog.instances().find(profile.proxy_reference_instance);
+  const auto ref = catalog.instances().find(fit.reference_instance);
   if (ref == catalog.instances().end()) return t;
   t.message_s = copy_cost_s(dispatcher, instance);
   // Its own terms were held at the reference instance only if it runs there (deepep-ibgda and hybridep do
   // not run across p6-b300's EFA nodes): else its relatives' median, as for a dispatcher without runs.
   const double own_reference = copy_cost_s(dispatcher, ref->second);
-  if (profile.a2a_by_dispatcher.count(dispatcher.name) > 0 && own_reference > 0) {
+  if (fit.own_terms && own_reference > 0) {
     t.reference_message_s = own_reference;
   } else {
     std::vector<double> relatives;
-    for (const std::string& name : generic_a2a_source_names(profile)) {
+    for (const std::string& name : fit.generic_sources) {
       const auto record = catalog.dispatchers().find(name);
       if (record == catalog.dispatchers().end() || !record->second.node_dedup) continue;
       if (const double r = copy_cost_s(record->second, ref->second); r > 0) relatives.push_back(r);
@@ -91,7 +93,7 @@ A2aTransfer a2a_transfer(const SimProfile& profile, const DispatcherSpec& dispat
   return t;
 }
 
-SimProfile::A2aFit transferred(SimProfile::A2aFit a2a, const A2aTransfer& transfer) {
+A2aFit transferred(A2aFit a2a, const A2aTransfer& transfer) {
   a2a.node_latency_s *= transfer.proxy_factor;
   a2a.remote_token_s *= transfer.proxy_factor;
   a2a.latency_s *= transfer.host_factor;
@@ -108,6 +110,33 @@ std::string A2aTransfer::describe(const std::string& terms_label, const std::str
   }
   s += ", per-call x" + format_fixed(host_factor, 2) + " (host CPU)";
   return s;
+}
+
+std::shared_ptr<const MoeCostModel> dispatcher_mechanism(const Scenario& s, const DispatcherFit& fit) {
+  return std::make_shared<DispatcherMoeCost>(s, fit.model_params, fit.host_factor);
+}
+
+DispatcherCost dispatcher_cost(const Scenario& s, const DispatcherFit& fit,
+                               std::shared_ptr<const MoeCostModel> mechanism) {
+  DispatcherCost out;
+  out.moe = std::move(mechanism);
+  // The dispatcher's in-training terms carried from the reference instance (and CPU) to this one by the
+  // mechanisms they stand for (a2a_transfer).
+  const A2aTransfer transfer = a2a_transfer(fit, s.dispatcher, s.instance);
+  A2aFit a2a = transferred(fit.terms, transfer);
+  out.source = transfer.describe(fit.own_terms ? "own fitted" : "generic (no runs of it)", s.instance.name);
+  a2a.time_scale *= fit.stack_scale;
+  if (!(a2a.time_scale > 0) || !(a2a.latency_s >= 0) || !(a2a.per_copy_s >= 0) || !(a2a.fill_tokens >= 0) ||
+      !(a2a.node_latency_s >= 0) || !(a2a.remote_token_s >= 0))
+    throw std::logic_error(
+        "dispatcher_cost: A2A time scale must be > 0, latency, per-copy time, fill, node latency, "
+        "remote-token time >= 0");
+  if (a2a.time_scale != 1 || a2a.latency_s != 0 || a2a.per_copy_s != 0 || a2a.fill_tokens != 0 ||
+      a2a.node_latency_s != 0 || a2a.remote_token_s != 0)
+    out.moe = std::make_shared<ScaledMoeCost>(out.moe, a2a.time_scale, a2a.latency_s, a2a.per_copy_s,
+                                              a2a_fill_geometry(s, a2a.fill_tokens), a2a.node_latency_s,
+                                              a2a.remote_token_s);
+  return out;
 }
 
 }  // namespace moetwin

@@ -226,26 +226,10 @@ std::uint64_t mapped_bytes() {
 
 CalibrationDb parse_calibration_db_image_isolated(std::string_view file, const std::string& path) {
   const double timeout_s = timeout_for(file.size());
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    read_in_child(file, path, fds[1], timeout_s);
-  }
-  ::close(fds[1]);
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(timeout_s));
   // The encoding is smaller than the parsed database, which is bounded by the file's size times the
   // per-sample overhead; 64x the image is far above it.
-  const ChildOutcome child = wait_for_child(pid, fds[0], deadline, 64 * file.size() + (1u << 20));
-  ::close(fds[0]);
+  const ChildOutcome child = run_in_child([&](int fd) { read_in_child(file, path, fd, timeout_s); },
+                                          timeout_s, 64 * file.size() + (1u << 20));
   const std::string damaged = " (a damaged or crafted file; the stamp proves it unchanged, not harmless)";
   if (child.timed_out) {
     throw InputError({path, 0}, "libhdf5 did not finish reading it within " + format_fixed(timeout_s, 1) +

@@ -94,24 +94,8 @@ std::string stamp_calibration_db(const std::string& path, double timeout_s) {
   if (bytes.compare(0, kHdf5Signature.size(), kHdf5Signature) != 0)
     read_calibration_db_bytes(bytes, path);  // throws: neither stamped nor HDF5
   const std::string staged = path + ".stamp-" + std::to_string(::getpid());
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    stamp_in_child(bytes, path, staged, fds[1]);
-  }
-  ::close(fds[1]);
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(timeout_s));
-  const ChildOutcome child = wait_for_child(pid, fds[0], deadline, kMaxChildMessageBytes);
-  ::close(fds[0]);
+  const ChildOutcome child = run_in_child([&](int fd) { stamp_in_child(bytes, path, staged, fd); }, timeout_s,
+                                          kMaxChildMessageBytes);
   const auto remove_staged = [&] {
     std::error_code ec;
     fs::remove(staged, ec);

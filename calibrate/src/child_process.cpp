@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <stdexcept>
 
 namespace moetwin {
 
@@ -62,6 +64,29 @@ std::string seconds_text(double s) {
   text.erase(text.find_last_not_of('0') + 1);
   if (!text.empty() && text.back() == '.') text.pop_back();
   return text;
+}
+
+ChildOutcome run_in_child(const std::function<void(int fd)>& child, double timeout_s, std::size_t max_bytes) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child(fds[1]);
+    ::_exit(3);  // the child body returned: an internal error, never the parent's code path
+  }
+  ::close(fds[1]);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(timeout_s));
+  ChildOutcome out = wait_for_child(pid, fds[0], deadline, max_bytes);
+  ::close(fds[0]);
+  return out;
 }
 
 }  // namespace moetwin

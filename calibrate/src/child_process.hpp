@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace moetwin {
@@ -21,6 +22,11 @@ struct ChildOutcome {
 // is dropped); kills it (SIGKILL) past the deadline.
 ChildOutcome wait_for_child(pid_t pid, int fd, std::chrono::steady_clock::time_point deadline,
                             std::size_t max_bytes);
+
+// Forks a child that runs `child` with the write end of a pipe (it must end the process with _exit and never
+// return), and waits for it as wait_for_child does, `timeout_s` seconds from now. Throws std::runtime_error
+// when the pipe or the fork cannot be made.
+ChildOutcome run_in_child(const std::function<void(int fd)>& child, double timeout_s, std::size_t max_bytes);
 
 // In a child: the signals a crash raises end it with that signal (libfabric's PSM providers and the
 // sanitizers install handlers that print and exit 1), so that the parent sees a crash as a crash.

@@ -22,6 +22,7 @@
 #include "child_process.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/sanitizers.hpp"
 
 namespace moetwin {
 
@@ -37,17 +38,7 @@ constexpr double kTimeoutPerMibS = 4;
 constexpr std::uint64_t kBaseMemoryBytes = std::uint64_t{1} << 30;
 constexpr std::uint64_t kMemoryPerImageByte = 16;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = kAddressSanitizer || kMemorySanitizer;
 
 // --- the encoding: u64 counts and lengths, raw doubles (the child and parent are one binary) ---
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "moetwin/common/sanitizers.hpp"
 #include "moetwin/e2e/cli_run.hpp"
 
 namespace moetwin {
@@ -28,17 +29,7 @@ const std::string kScenario = e2e::kSourceDir + "/scenarios/default.toml";
 // built like the programs it runs) an -O0 program is several times slower, the database reader's time
 // limit is 4x longer (calibration_db_isolated.cpp), and the allocator's quarantine and shadow add hundreds
 // of MB of resident memory: there the bounds scale by kSlowdown and the RSS bound is not checked.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = kAddressSanitizer;
 constexpr double kSlowdown = kSanitized ? 5.0 : 1.0;
 
 bool has(const std::string& text, const std::string& what) {

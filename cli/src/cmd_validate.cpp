@@ -46,6 +46,9 @@ struct ValidateOptions : RowInput {
   int outer = 4;
   int threads = 2;
   std::string write_profile;
+  // --never-fitted FILE: rows no fit sees (NVIDIA's dense rows), predicted by the fitted profile; their
+  // errors join the held-out evidence the novelty bands are measured on (validate/novelty_bands.hpp).
+  std::vector<std::string> never_fitted;
   bool strict = false;  // --strict: logged TFLOP/s vs the model's FLOPs beyond 5% is an error
   // --fit-compute: the GEMM-class time per GPU and precision (validate/compute_fit.hpp) instead of the
   // profile's free parameters; its own file (--write-compute-fit), never the fitted profile.
@@ -159,6 +162,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--threads", o->threads, "Rows replayed in parallel (results identical for any count)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--write-profile", o->write_profile, "With --fit: write the fitted profile (TOML) here");
+  cmd->add_option("--never-fitted", o->never_fitted,
+                  "With --fit --cv leave-one-campaign-out: rows no fit sees (e.g. NVIDIA's dense rows), "
+                  "predicted by the fit; their errors join the novelty bands' evidence, their coverage is "
+                  "reported; repeatable");
   add_strict_option(cmd, o->strict);
   add_what_if_no_tp_comm_overlap_option(cmd, o->what_if_no_tp_comm_overlap);
   cmd->callback([o, &global, huber_option] {
@@ -170,6 +177,9 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       throw InputError({"", 0}, "--cv", o->cv, "--fit (cross-validation refits)");
     if (!o->fit && !o->write_profile.empty())
       throw InputError({"", 0}, "--write-profile", o->write_profile, "--fit");
+    if (!o->never_fitted.empty() && (!o->fit || o->cv != "leave-one-campaign-out"))
+      throw InputError({"", 0}, "--never-fitted", o->never_fitted.front(),
+                       "--fit --cv leave-one-campaign-out (the bands it feeds are measured by the folds)");
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
     if (o->fit_compute || !o->write_compute_fit.empty() || o->cv == "leave-one-system-out") {
@@ -227,6 +237,17 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       }
     }
     FittedProfile profile = resolve_profile_choice(o->profile, o->network);
+    LiveRunTable never;  // --never-fitted rows (the dense rows' refusals noted, as with --fit-compute)
+    if (!o->never_fitted.empty()) {
+      RunRows rows = read_run_rows(o->never_fitted, catalog);
+      for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
+      print_row_warnings(rows.table);
+      if (rows.what_if || rows.table.runs.empty())
+        throw InputError({runs_label(o->never_fitted), 0}, "rows", rows.what_if ? "(no iter_s column)" : "0",
+                         "at least one row with a measured iteration time the twin replays");
+      never = std::move(rows.table);
+    }
+    std::vector<NeverFittedRow> never_fitted;
     std::vector<double> oos;  // out-of-sample predictions (with --cv)
     FoldPredictions folds;    // each fold's predictions of every row (with --cv)
     std::string objective;
@@ -241,6 +262,14 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       fo.fitted_on = runs_label(o->runs);
       for (const std::string& name : o->exclude) fo.fitted_on += " without " + name;
       if (!o->write_profile.empty()) fo.path = o->write_profile;
+      if (!never.runs.empty()) {
+        fo.never_fitted = [&](const FittedProfile& p) {
+          std::vector<double> t;
+          for (const RowPrediction& r : predict_rows(never.runs, all_rows(never.runs.size()), p, o->threads))
+            t.push_back(r.ok ? r.iteration_s : 0);
+          return never_fitted_rows(never.runs, t, p);
+        };
+      }
       const RowPredictor predict = [&](const std::vector<std::size_t>& which, const FittedProfile& p) {
         return predict_rows(runs, which, p, o->threads);
       };
@@ -250,12 +279,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       oos = std::move(fit.out_of_sample);
       folds = std::move(fit.folds);
       objective = std::move(fit.objective);
+      never_fitted = std::move(fit.never_fitted);
       if (!o->write_profile.empty()) write_fitted_profile(o->write_profile, profile);
     }
     // The rows at the (fitted) profile, with their breakdowns.
     const std::vector<RowPrediction> preds = predict_rows(runs, all_rows(runs.size()), profile, o->threads);
     const ValidationReport report = make_validation_report(table.header, runs, preds, oos, folds, profile,
-                                                           runs_label(o->runs), objective);
+                                                           runs_label(o->runs), objective, never_fitted);
     emit_output(render_validate_output(report, profile, o->format, o->runs, catalog_dir), o->out);
   });
 }

@@ -563,6 +563,7 @@ FittedProfile parse_fitted_profile(const std::string& text, const std::string& p
       b.source = t->string("source");
       // Optional: profiles written before distances read their band as one unit's (NoveltyBand).
       if (t->has("per_unit")) b.per_unit = t->number("per_unit", 0, 10);
+      if (t->has("groups")) b.groups = t->int32("groups", 0, 1000000);
       t->finish();
       p.novelty_bands[to_string(d)] = std::move(b);
     }
@@ -688,6 +689,7 @@ std::string fitted_profile_toml(const FittedProfile& p) {
            "\nerror_lo = " + format_exact(b.error_lo) + "\nerror_hi = " + format_exact(b.error_hi) +
            "\nsource = " + quoted_string(b.source) + "\n";
       if (b.per_unit >= 0) s += "per_unit = " + format_exact(b.per_unit) + "\n";
+      if (b.groups >= 0) s += "groups = " + std::to_string(b.groups) + "\n";
     }
   }
   if (p.campaign_band.per_unit >= 0) {

@@ -434,10 +434,14 @@ TEST(FittedProfile, BandGrowsWithDistanceInQuadrature) {
   const double ratio = (std::sqrt(a * a + 0.05) + std::sqrt(b * b + 0.05)) / (a + b);
   EXPECT_NEAR(margin_uncertainty(p, two), 0.1 * ratio, 1e-12);
   EXPECT_DOUBLE_EQ(margin_uncertainty(p, Novelty{}), 0.1);
-  // The bands round-trip, per_unit included; a profile written before per_unit reads error_hi as one unit.
+  // The bands round-trip, per_unit and groups included (groups: -1, not recorded, is not written); a
+  // profile written before per_unit reads error_hi as one unit.
+  p.novelty_bands.at("gpu").groups = 4;
   const FittedProfile q = load_fitted_profile(write_temp("novel.toml", fitted_profile_toml(p)));
   ASSERT_EQ(q.novelty_bands.size(), 2u);
   EXPECT_EQ(q.novelty_bands.at("gpu").rows, 7);
+  EXPECT_EQ(q.novelty_bands.at("gpu").groups, 4);
+  EXPECT_EQ(q.novelty_bands.at("scale").groups, -1);
   EXPECT_EQ(q.novelty_bands.at("scale").per_unit, 0.2);
   EXPECT_EQ(q.novelty_bands.at("scale").source, "prior");
   NoveltyBand old{7, -0.23, 0.23, "an older profile", -1};

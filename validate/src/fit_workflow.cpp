@@ -169,7 +169,9 @@ FitWorkflowResult fit_profile(const std::vector<LiveRun>& runs, const FittedProf
     // Fold-consistent: each fold's held-out rows against that fold's own in-sample spread; the profile's
     // band widens the whole fit's in-sample spread by what they measured.
     result.folds = cv.fold_predicted_s;
-    MeasuredBands bands = measure_bands(runs, result.folds, held_out_novelty(runs), profile.in_sample);
+    if (options.never_fitted) result.never_fitted = options.never_fitted(profile);
+    MeasuredBands bands =
+        measure_bands(runs, result.folds, held_out_novelty(runs), profile.in_sample, "", result.never_fitted);
     profile.campaign_band = std::move(bands.campaign);
     profile.novelty_bands = std::move(bands.growth);
     profile.cross_validated_margin = margin_residual_summary(rank_cells(runs, oos), runs, oos);

@@ -50,6 +50,7 @@ struct HeldOut {
   double log_error = 0;  // ln(predicted / measured) at the fold's parameters
   double spread = 0;     // the fold's in-sample log half-width on the side of log_error's sign
   double distance = 0;   // from the fold's training rows (held_out_novelty)
+  const Novelty* novelty = nullptr;
 };
 
 // Percentile q of `values` weighted by `weights` (> 0): linear interpolation between the sorted values,
@@ -85,16 +86,6 @@ double campaign_weighted_p80(const std::vector<const HeldOut*>& rows, const std:
   for (std::size_t k = 0; k < rows.size(); ++k)
     vw.emplace_back(values[k], 1.0 / per_campaign[rows[k]->campaign]);
   return weighted_percentile(std::move(vw), 0.8);
-}
-
-// Per campaign of `rows`, the 80th percentile of its `values`; the mean of those over the campaigns.
-double per_campaign_mean_p80(const std::vector<const HeldOut*>& rows, const std::vector<double>& values) {
-  std::map<std::string, std::vector<double>> per_campaign;
-  for (std::size_t k = 0; k < rows.size(); ++k) per_campaign[rows[k]->campaign].push_back(values[k]);
-  if (per_campaign.empty()) return 0;
-  double sum = 0;
-  for (const auto& [campaign, v] : per_campaign) sum += percentile(v, 0.8);
-  return sum / static_cast<double>(per_campaign.size());
 }
 
 NoveltyBand band_of_width(int rows, double per_unit, std::string source) {
@@ -139,7 +130,7 @@ ResidualSummary fold_spread(const std::vector<LiveRun>& runs, const std::vector<
 
 MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredictions& folds,
                             const std::vector<Novelty>& novelty, const ResidualSummary& spread,
-                            const std::string& skip) {
+                            const std::string& skip, const std::vector<NeverFittedRow>& never_fitted) {
   // Every held-out row with its fold's own spread.
   std::vector<HeldOut> held;
   for (const auto& [campaign, predicted] : folds) {
@@ -149,8 +140,15 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
     for (std::size_t i = 0; i < runs.size() && i < predicted.size(); ++i) {
       if (runs[i].campaign != campaign || !(predicted[i] > 0)) continue;
       const double l = std::log(predicted[i] / runs[i].iter_s);
-      held.push_back({i, campaign, l, l < 0 ? own.lo : own.hi, novelty[i].distance()});
+      held.push_back({i, campaign, l, l < 0 ? own.lo : own.hi, novelty[i].distance(), &novelty[i]});
     }
+  }
+  // Rows no fit has seen, predicted by the whole fit: their group (a system) is one more held-out
+  // "campaign", their spread the whole fit's (never_fitted_rows).
+  for (const NeverFittedRow& r : never_fitted) {
+    if (r.group == skip || !(r.predicted_s > 0) || !(r.measured_s > 0)) continue;
+    const double l = std::log(r.predicted_s / r.measured_s);
+    held.push_back({0, r.group, l, l < 0 ? r.spread_lo : r.spread_hi, r.novelty.distance(), &r.novelty});
   }
   const Spread fit = spread_of(spread);
   MeasuredBands out;
@@ -205,7 +203,7 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
     std::vector<double> rates;
     std::set<std::string> campaigns;
     for (std::size_t k = 0; k < novel.size(); ++k) {
-      if (!novelty[novel[k]->row].has(d)) continue;
+      if (!novel[k]->novelty->has(d)) continue;
       rows.push_back(novel[k]);
       rates.push_back(novel_rate[k]);
       campaigns.insert(novel[k]->campaign);
@@ -221,20 +219,30 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
     // band covers a row exactly when its rate is at least the row's), then the mean over campaigns: each
     // campaign weighs alike, however many rows it has; never below the floor (a new value is at least as
     // uncertain as a new campaign of a fitted family).
-    const double measured = per_campaign_mean_p80(rows, rates);
-    const double floor = std::max(kMinPriorPerUnit, c);
+    // A rate from fewer than kMinNoveltyBandGroups groups cannot tell its dimensions apart: below the
+    // floor it is raised to it; from more, it stands down to kMeasuredGrowthFloorPerUnit.
+    const double measured = campaign_weighted_p80(rows, rates);
+    const int groups = static_cast<int>(campaigns.size());
+    const bool stands = groups >= kMinNoveltyBandGroups;
+    const double floor = stands ? kMeasuredGrowthFloorPerUnit : std::max(kMinPriorPerUnit, c);
     const double u = std::max(measured, floor);
     widest_measured = std::max(widest_measured, measured);
+    std::string raised;
+    if (measured < floor) {
+      raised = stands ? concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
+                                "% (no new dimension is free)"})
+                      : concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
+                                "% (what a new campaign adds at distance 0, at least 10%: fewer than ",
+                                std::to_string(kMinNoveltyBandGroups),
+                                " held-out groups cannot tell their dimensions apart)"});
+    }
     out.growth[key] = band_of_width(
         n, u,
-        concat({"measured: the 80th percentile of each held-out campaign's rows' log error beyond its fold's "
-                "band at distance 0 per unit distance, averaged over the campaigns alike, of ",
+        concat({"measured: the 80th percentile of each held-out group's rows' log error beyond its fold's "
+                "band at distance 0 per unit distance, averaged over the groups alike, of ",
                 std::to_string(n), " held-out rows new in ", key, " (", join(campaigns), "; distances ",
-                distance_range(rows), "): ", format_fixed(std::expm1(measured) * 100, 1), "%",
-                measured < floor ? concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
-                                           "% (what a new campaign adds at distance 0, at least 10%: no new "
-                                           "dimension is free)"})
-                                 : std::string()}));
+                distance_range(rows), "): ", format_fixed(std::expm1(measured) * 100, 1), "%", raised}));
+    out.growth[key].groups = groups;
   }
   // Unmeasured dimensions: one unit of distance costs the largest of the in-family half-width at distance
   // 0 (the fit's spread and a new campaign's), the 80th percentile of the novel rows' whole excess (as if
@@ -294,14 +302,48 @@ std::vector<RowInterval> in_sample_intervals(const std::vector<LiveRun>& runs,
   return out;
 }
 
+std::vector<NeverFittedRow> never_fitted_rows(const std::vector<LiveRun>& runs,
+                                              const std::vector<double>& predicted,
+                                              const FittedProfile& profile) {
+  const Spread fit = spread_of(profile.in_sample);
+  std::vector<NeverFittedRow> out;
+  for (std::size_t i = 0; i < runs.size() && i < predicted.size(); ++i) {
+    const LiveRun& r = runs[i];
+    out.push_back({r.scenario.name, "system " + r.scenario.instance.name, predicted[i], r.iter_s, fit.lo,
+                   fit.hi, novelty_of(r.scenario, profile)});
+  }
+  return out;
+}
+
+std::vector<RowInterval> never_fitted_intervals(const std::vector<LiveRun>& runs,
+                                                const FoldPredictions& folds,
+                                                const std::vector<NeverFittedRow>& never_fitted,
+                                                const FittedProfile& profile) {
+  const std::vector<Novelty> novelty = held_out_novelty(runs);
+  std::map<std::string, FittedProfile> group_profile;  // group -> the band measured without it
+  for (const NeverFittedRow& r : never_fitted) {
+    if (group_profile.count(r.group) > 0) continue;
+    FittedProfile p = profile;
+    MeasuredBands b = measure_bands(runs, folds, novelty, p.in_sample, r.group, never_fitted);
+    p.campaign_band = std::move(b.campaign);
+    p.novelty_bands = std::move(b.growth);
+    group_profile.emplace(r.group, std::move(p));
+  }
+  std::vector<RowInterval> out;
+  for (const NeverFittedRow& r : never_fitted)
+    out.push_back(interval(r.predicted_s, r.measured_s, group_profile.at(r.group), r.novelty));
+  return out;
+}
+
 std::vector<RowInterval> out_of_sample_intervals(const std::vector<LiveRun>& runs,
-                                                 const FoldPredictions& folds, const FittedProfile& profile) {
+                                                 const FoldPredictions& folds, const FittedProfile& profile,
+                                                 const std::vector<NeverFittedRow>& never_fitted) {
   const std::vector<Novelty> novelty = held_out_novelty(runs);
   std::map<std::string, FittedProfile> fold_profile;  // campaign -> its fold's band
   for (const auto& [campaign, predicted] : folds) {
     FittedProfile p = profile;
     p.in_sample = fold_spread(runs, predicted, campaign);
-    MeasuredBands b = measure_bands(runs, folds, novelty, p.in_sample, campaign);
+    MeasuredBands b = measure_bands(runs, folds, novelty, p.in_sample, campaign, never_fitted);
     p.campaign_band = std::move(b.campaign);
     p.novelty_bands = std::move(b.growth);
     fold_profile.emplace(campaign, std::move(p));
@@ -352,6 +394,13 @@ std::string distance_bucket(double distance) {
 
 std::vector<DistanceCoverage> coverage_by_distance(const std::vector<LiveRun>& runs,
                                                    const std::vector<RowInterval>& intervals) {
+  std::vector<std::string> fold_of_row;
+  for (const LiveRun& r : runs) fold_of_row.push_back(r.campaign);
+  return coverage_by_distance(fold_of_row, intervals);
+}
+
+std::vector<DistanceCoverage> coverage_by_distance(const std::vector<std::string>& fold_of_row,
+                                                   const std::vector<RowInterval>& intervals) {
   std::vector<DistanceCoverage> out;
   const auto add = [&out](const std::string& fold, const RowInterval& r) {
     const std::string bucket = distance_bucket(r.distance);
@@ -367,11 +416,11 @@ std::vector<DistanceCoverage> coverage_by_distance(const std::vector<LiveRun>& r
     it->distance_min = std::min(it->distance_min, r.distance);
     it->distance_max = std::max(it->distance_max, r.distance);
   };
-  for (std::size_t i = 0; i < runs.size() && i < intervals.size(); ++i) {
+  for (std::size_t i = 0; i < fold_of_row.size() && i < intervals.size(); ++i) {
     if (intervals[i].level.empty()) continue;
-    add(runs[i].campaign, intervals[i]);
+    add(fold_of_row[i], intervals[i]);
   }
-  for (std::size_t i = 0; i < runs.size() && i < intervals.size(); ++i) {
+  for (std::size_t i = 0; i < fold_of_row.size() && i < intervals.size(); ++i) {
     if (intervals[i].level.empty()) continue;
     add("all", intervals[i]);
   }

@@ -70,6 +70,26 @@ ResultTable rows_table(const std::vector<std::string>& header, const std::vector
   return rows;
 }
 
+// One row per never-fitted row: its group, prediction, error and interval.
+ResultTable never_fitted_table(const std::vector<NeverFittedRow>& rows,
+                               const std::vector<RowInterval>& intervals) {
+  ResultTable t;
+  t.columns = {"scenario",       "group",          "iter_s", "predicted_iter_s", "error_pct",
+               "band_lo_iter_s", "band_hi_iter_s", "inside", "novelty",          "novelty_distance"};
+  for (std::size_t i = 0; i < rows.size() && i < intervals.size(); ++i) {
+    const NeverFittedRow& r = rows[i];
+    const RowInterval& b = intervals[i];
+    if (!(r.predicted_s > 0)) {
+      t.add_row({r.name, r.group, Cell::fixed(r.measured_s, 6), "", "", "", "", "", "", ""});
+      continue;
+    }
+    t.add_row({r.name, r.group, Cell::fixed(r.measured_s, 6), Cell::fixed(r.predicted_s, 6),
+               pct(r.predicted_s / r.measured_s - 1), Cell::fixed(b.lo_s, 6), Cell::fixed(b.hi_s, 6),
+               Cell::boolean(b.inside), b.novelty, Cell::fixed(b.distance, 2)});
+  }
+  return t;
+}
+
 ResultTable parameters_table(const FittedProfile& profile) {
   ResultTable params;
   params.columns = {"parameter", "value", "unit", "lo", "hi", "fitted", "meaning"};
@@ -95,7 +115,8 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
                                         const std::vector<RowPrediction>& preds,
                                         const std::vector<double>& oos, const FoldPredictions& folds,
                                         const FittedProfile& profile, const std::string& runs_label,
-                                        const std::string& fit_objective) {
+                                        const std::string& fit_objective,
+                                        const std::vector<NeverFittedRow>& never_fitted) {
   ValidationReport report;
   std::vector<double> in_sample;
   for (const RowPrediction& r : preds) in_sample.push_back(r.ok ? r.iteration_s : 0);
@@ -107,7 +128,9 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   // profile's band at the row's novelty against the profile's coverage.
   const std::vector<RowInterval> in_intervals = in_sample_intervals(runs, in_sample, profile);
   const std::vector<RowInterval> oos_intervals =
-      has_cv ? out_of_sample_intervals(runs, folds, profile) : std::vector<RowInterval>{};
+      has_cv ? out_of_sample_intervals(runs, folds, profile, never_fitted) : std::vector<RowInterval>{};
+  const std::vector<RowInterval> never_intervals =
+      has_cv ? never_fitted_intervals(runs, folds, never_fitted, profile) : std::vector<RowInterval>{};
   report.rows =
       rows_table(header, runs, preds, headline, in_sample, has_cv ? oos_intervals : in_intervals, has_cv);
 
@@ -175,6 +198,8 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
       {"in_sample", interval_coverage(in_intervals)}};
   if (has_cv)
     coverage_scopes.insert(coverage_scopes.begin(), {"out_of_sample", interval_coverage(oos_intervals)});
+  if (!never_intervals.empty())
+    coverage_scopes.push_back({"never_fitted", interval_coverage(never_intervals)});
   report.intervals = interval_coverage_table(coverage_scopes);
   // Out of sample, per fold and distance bucket: does the band hold as the held-out rows reach farther?
   report.by_distance.columns = {"scope",  "fold",         "distance_bucket", "rows",
@@ -188,6 +213,14 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
                                   Cell::fixed(c.distance_max, 2)});
     }
   }
+  std::vector<std::string> never_groups;
+  for (const NeverFittedRow& r : never_fitted) never_groups.push_back(r.group);
+  for (const DistanceCoverage& c : coverage_by_distance(never_groups, never_intervals)) {
+    report.by_distance.add_row({"never_fitted", c.fold, c.bucket, Cell::integer(c.rows),
+                                Cell::integer(c.inside), Cell::fixed(c.share * 100, 1),
+                                Cell::fixed(c.distance_min, 2), Cell::fixed(c.distance_max, 2)});
+  }
+  report.never_fitted = never_fitted_table(never_fitted, never_intervals);
   // The profile's growth of the band with distance, per novelty dimension.
   report.novelty_growth.columns = {"dimension", "rows", "per_unit_pct", "source"};
   if (profile.campaign_band.per_unit >= 0) {
@@ -213,6 +246,17 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
                      format_fixed(all.p90_abs * 100, 1) + "%, mean signed " +
                      format_fixed(all.mean_signed * 100, 1) + "%"},
   };
+  if (!never_fitted.empty()) {
+    std::vector<double> e;
+    for (const NeverFittedRow& r : never_fitted) {
+      if (r.predicted_s > 0) e.push_back(r.predicted_s / r.measured_s - 1);
+    }
+    const ErrorStats sn = error_stats(e);
+    kv.push_back({"never-fitted rows",
+                  std::to_string(sn.rows) + " of " + std::to_string(never_fitted.size()) +
+                      " predicted by the fit: median |error| " + format_fixed(sn.median_abs * 100, 1) +
+                      "%, p90 " + format_fixed(sn.p90_abs * 100, 1) + "%"});
+  }
   if (has_cv) {
     const ErrorStats si = error_stats(ins.all);
     kv.push_back({"in sample", "median |error| " + format_fixed(si.median_abs * 100, 1) + "%, p90 " +
@@ -233,7 +277,9 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   }
   kv.push_back({"margin error", m});
   for (const auto& [scope, coverage] : coverage_scopes) {
-    kv.push_back({scope == "in_sample" ? "80% interval, in sample" : "80% interval, out of sample",
+    kv.push_back({scope == "in_sample"      ? "80% interval, in sample"
+                  : scope == "never_fitted" ? "80% interval, never-fitted rows"
+                                            : "80% interval, out of sample",
                   interval_coverage_line(coverage)});
   }
   if (!fit_objective.empty()) kv.push_back({"objective", fit_objective});
@@ -262,6 +308,18 @@ std::string render_validation_text(const ValidationReport& report) {
     content += "\n80% interval per fold (held-out campaign) and distance from the fit (novelty units):\n" +
                render_text(report.by_distance);
   }
+  if (!report.never_fitted.rows.empty()) {
+    ResultTable brief_never;
+    brief_never.columns = {"scenario",       "group",          "iter_s", "predicted_iter_s", "error_pct",
+                           "band_lo_iter_s", "band_hi_iter_s", "inside", "novelty_distance"};
+    for (const auto& r : report.never_fitted.rows) {
+      std::vector<Cell> b;
+      for (const std::string& c : brief_never.columns) b.push_back(r[report.never_fitted.column(c)]);
+      brief_never.add_row(std::move(b));
+    }
+    content += "\nnever-fitted rows (predicted by the fit; band measured without the row's system):\n" +
+               render_text(brief_never);
+  }
   if (!report.novelty_growth.rows.empty()) {
     content += "\nband growth per unit of distance (combined in quadrature with the in-family band):\n" +
                render_text(report.novelty_growth);
@@ -270,14 +328,18 @@ std::string render_validation_text(const ValidationReport& report) {
 }
 
 std::string render_validation_json(const ValidationReport& report, const OutputContext& context) {
-  return render_json(context, {{"rows", &report.rows},
-                               {"summary", &report.summary},
-                               {"cells", &report.cells},
-                               {"margins", &report.margins},
-                               {"parameters", &report.parameters},
-                               {"intervals", &report.intervals},
-                               {"intervals_by_distance", &report.by_distance},
-                               {"novelty_growth", &report.novelty_growth}});
+  std::vector<std::pair<std::string, const ResultTable*>> tables = {
+      {"rows", &report.rows},
+      {"summary", &report.summary},
+      {"cells", &report.cells},
+      {"margins", &report.margins},
+      {"parameters", &report.parameters},
+      {"intervals", &report.intervals},
+      {"intervals_by_distance", &report.by_distance},
+      {"novelty_growth", &report.novelty_growth}};
+  // Only with --never-fitted: the output without it stays as it was.
+  if (!report.never_fitted.rows.empty()) tables.push_back({"never_fitted", &report.never_fitted});
+  return render_json(context, tables);
 }
 
 ResultTable interval_coverage_table(

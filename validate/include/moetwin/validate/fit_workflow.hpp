@@ -34,6 +34,9 @@ struct FitWorkflowOptions {
   std::string fitted_at;  // UTC date, e.g. today_utc()
   std::string fitted_on;  // the rows: runs file(s) and the rows left out
   std::string path = "(not written)";
+  // With cv: rows no fit sees (validate --never-fitted), predicted by the fitted profile; their errors join
+  // the held-out evidence of the novelty bands (NeverFittedRow). Empty: none.
+  std::function<std::vector<NeverFittedRow>(const FittedProfile& fitted)> never_fitted;
 };
 
 // How the workflow reports its progress (each may be empty). A stage is one fit or the cross-validation.
@@ -56,7 +59,8 @@ struct FitWorkflowResult {
   FittedProfile profile;              // start's, with the fitted parameters, provenance and residuals
   std::vector<double> out_of_sample;  // per row with cross-validation (<= 0: no prediction); else empty
   FoldPredictions folds;              // with cross-validation: each fold's prediction of every row
-  std::string objective;              // "mean squared log ratio 0.1234 -> 0.0123 (57 replays of the row set)"
+  std::vector<NeverFittedRow> never_fitted;  // with cross-validation and options.never_fitted
+  std::string objective;  // "mean squared log ratio 0.1234 -> 0.0123 (57 replays of the row set)"
 };
 
 // Throws InputError for a key that is no free parameter (--params), naming the keys there are.

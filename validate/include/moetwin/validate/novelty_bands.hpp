@@ -43,13 +43,32 @@ ResidualSummary fold_spread(const std::vector<LiveRun>& runs, const std::vector<
 // `spread` is the fit the bands will widen (the whole fit's in-sample residuals, or a fold's): the prior
 // reads its width. `skip` names a fold left out of the measurement (a held-out campaign's own band must
 // not be measured on its rows); "" for none.
+// A row no fit has seen (NVIDIA's dense rows on DGX and NVL72 beside an EFA-only live fit), predicted by the
+// whole fit exactly as a user meets it: one more piece of out-of-sample evidence. Its group (the system:
+// "system dgx-gb200") weighs as one held-out campaign, however many rows it has; its in-family spread is
+// the whole fit's (it was predicted at the whole fit's parameters); its novelty is against the fit's
+// coverage. (Its error is measured at the fit that holds every live campaign: beside a fold without
+// campaign C it is not re-predicted, a small leak accepted because these rows share no campaign.)
+struct NeverFittedRow {
+  std::string name;   // scenario name
+  std::string group;  // the unit that weighs alike: "system " + instance
+  double predicted_s = 0;
+  double measured_s = 0;
+  double spread_lo = 0, spread_hi = 0;  // the fit's in-sample log half-widths below / above
+  Novelty novelty;
+};
+std::vector<NeverFittedRow> never_fitted_rows(const std::vector<LiveRun>& runs,
+                                              const std::vector<double>& predicted,
+                                              const FittedProfile& profile);
+
 struct MeasuredBands {
   NoveltyBand campaign;
   std::map<std::string, NoveltyBand> growth;  // per banded dimension
 };
 MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredictions& folds,
                             const std::vector<Novelty>& novelty, const ResidualSummary& spread,
-                            const std::string& skip = "");
+                            const std::string& skip = "",
+                            const std::vector<NeverFittedRow>& never_fitted = {});
 
 // The 80% interval of each row and whether the measured time falls in it.
 struct RowInterval {
@@ -71,7 +90,14 @@ std::vector<RowInterval> in_sample_intervals(const std::vector<LiveRun>& runs,
 // every other fold (measure_bands with `skip` = its campaign: the band itself held out, so the coverage is
 // not true by construction).
 std::vector<RowInterval> out_of_sample_intervals(const std::vector<LiveRun>& runs,
-                                                 const FoldPredictions& folds, const FittedProfile& profile);
+                                                 const FoldPredictions& folds, const FittedProfile& profile,
+                                                 const std::vector<NeverFittedRow>& never_fitted = {});
+// Each never-fitted row's 80% interval around its prediction, its band measured without its own group
+// (measure_bands with `skip` = the group: the coverage of a system is not true by construction).
+std::vector<RowInterval> never_fitted_intervals(const std::vector<LiveRun>& runs,
+                                                const FoldPredictions& folds,
+                                                const std::vector<NeverFittedRow>& never_fitted,
+                                                const FittedProfile& profile);
 
 // Coverage per novelty level ("covered", "configuration", "platform") and "all".
 struct IntervalCoverage {
@@ -101,6 +127,9 @@ struct DistanceCoverage {
   double distance_min = 0, distance_max = 0;
 };
 std::vector<DistanceCoverage> coverage_by_distance(const std::vector<LiveRun>& runs,
+                                                   const std::vector<RowInterval>& intervals);
+// The same with each row's fold named directly (never-fitted rows: their group).
+std::vector<DistanceCoverage> coverage_by_distance(const std::vector<std::string>& fold_of_row,
                                                    const std::vector<RowInterval>& intervals);
 
 }  // namespace moetwin

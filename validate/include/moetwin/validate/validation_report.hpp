@@ -27,6 +27,9 @@ struct ValidationReport {
   // Interval coverage per scope, leave-one-campaign-out fold and distance bucket (coverage_by_distance).
   ResultTable by_distance;
   ResultTable novelty_growth;  // the profile's NoveltyBand per dimension: rows, per-unit growth, source
+  // Rows no fit saw (validate --never-fitted), each with its error and its 80% interval measured without
+  // its own system (never_fitted_intervals); empty without them.
+  ResultTable never_fitted;
   std::vector<std::pair<std::string, std::string>> headline;  // the text's summary lines
   std::vector<std::string> misses;  // wrong winners where the measured lead is >= 5%
   bool out_of_sample = false;
@@ -42,12 +45,13 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
                                         const std::vector<RowPrediction>& predictions,
                                         const std::vector<double>& out_of_sample,
                                         const FoldPredictions& folds, const FittedProfile& profile,
-                                        const std::string& runs_label, const std::string& fit_objective);
+                                        const std::string& runs_label, const std::string& fit_objective,
+                                        const std::vector<NeverFittedRow>& never_fitted = {});
 
 // The headline, parameters, per campaign, a brief per-row table, the ranking and the wrong winners.
 std::string render_validation_text(const ValidationReport& report);
 // {"context", "rows", "summary", "cells", "margins", "parameters", "intervals", "intervals_by_distance",
-// "novelty_growth"}.
+// "novelty_growth", "never_fitted"}.
 std::string render_validation_json(const ValidationReport& report, const OutputContext& context);
 
 // One row per scope ("in_sample", "out_of_sample") and novelty level: rows, inside, coverage_pct,

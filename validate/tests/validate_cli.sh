@@ -30,6 +30,19 @@ done
 cmp "$dir/a.json" "$dir/b.json" || fail "validate output differs between thread counts"
 grep -q '"winner_right"' "$dir/a.json" || fail "no dispatcher ranking in the JSON"
 
+# NVIDIA's dense rows as never-fitted evidence: predicted by the fit, they join the growth measurement (one
+# group per system) and their coverage is reported with each system's band measured without it.
+dense="$(dirname "$runs")/../../data/nvidia-dense-runs.csv"
+"$bin" validate --runs "$runs" --profile none --fit --params compute_time_scale --outer 1 \
+  --cv leave-one-campaign-out --threads 2 --never-fitted "$dense" --write-profile "$dir/never.toml" \
+  --out "$dir/never.txt" 2>"$dir/never.log"
+grep -q '^never-fitted rows .* predicted by the fit: median |error|' "$dir/never.txt" ||
+  fail "no never-fitted summary"
+grep -q '^80% interval, never-fitted rows' "$dir/never.txt" || fail "no never-fitted coverage"
+grep -Eq '^never_fitted +system dgx-gb200 ' "$dir/never.txt" || fail "no per-system coverage"
+grep -q 'system dgx-gb200' "$dir/never.toml" || fail "the profile's bands do not name the dense systems"
+grep -q '^groups = ' "$dir/never.toml" || fail "the profile's measured bands do not record their groups"
+
 # The default parameter set (no --params): the host and A2A terms; the compute and collective scales only
 # where the rows show enough of those times (these B300 rows do not), judged at the fit without them.
 "$bin" validate --runs "$runs" --profile none --fit --outer 1 --threads 2 --out "$dir/default.txt" \
@@ -58,10 +71,12 @@ set +e
 "$bin" predict --runs "$runs" --profile "$dir/none.toml" 2>"$dir/e3.log"; s3=$?
 grep -v "^#" "$runs" | head -2 >"$dir/one-campaign.csv"
 "$bin" validate --runs "$dir/one-campaign.csv" --fit --cv leave-one-campaign-out 2>"$dir/e5.log"; s5=$?
+"$bin" validate --runs "$runs" --fit --never-fitted "$dense" 2>"$dir/e6.log"; s6=$?
 set -e
 [ "$s1" -eq 2 ] && grep -q -- "--cv" "$dir/e1.log" || fail "--cv without --fit: status $s1"
 [ "$s2" -eq 2 ] && grep -q "warp_speed" "$dir/e2.log" || fail "unknown parameter: status $s2"
 [ "$s3" -eq 2 ] && grep -q -- "--profile" "$dir/e3.log" || fail "missing profile: status $s3"
 [ "$s4" -eq 2 ] && grep -q -- "--huber" "$dir/e4.log" || fail "--huber without --fit: status $s4"
 [ "$s5" -eq 2 ] && grep -q "at least two campaigns" "$dir/e5.log" || fail "--cv on one campaign: status $s5"
+[ "$s6" -eq 2 ] && grep -q -- "--never-fitted" "$dir/e6.log" || fail "--never-fitted without --cv: status $s6"
 echo "validate_cli: ok"

@@ -66,13 +66,6 @@ double growth_floor(const FittedProfile& profile) {
   return std::max(kGrowthFloorPerUnit, has_campaign_band(profile) ? profile.campaign_band.per_unit : 0.0);
 }
 
-// The floor of one measured band: kMeasuredGrowthFloorPerUnit where enough groups measured it, else
-// growth_floor.
-double floor_of(const FittedProfile& profile, const NoveltyBand& band) {
-  return band.rows > 0 && band.groups >= kMinNoveltyBandGroups ? kMeasuredGrowthFloorPerUnit
-                                                               : growth_floor(profile);
-}
-
 ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
   ErrorRange r = in_family_errors(profile);
   if (!profile.fitted) return r;
@@ -104,19 +97,12 @@ double growth_per_unit(const FittedProfile& profile, NoveltyDimension dimension)
       if (band.rows == 0) prior = std::max(prior, band.unit_width());
     return prior > 0 ? std::max(prior, growth_floor(profile)) : kUnbandedPerUnit;
   }
-  return std::max(it->second.unit_width(), floor_of(profile, it->second));
+  return std::max(it->second.unit_width(), growth_floor(profile));
 }
 
 std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension dimension) {
   const auto it = profile.novelty_bands.find(to_string(dimension));
-  if (it == profile.novelty_bands.end() || it->second.unit_width() >= floor_of(profile, it->second))
-    return "";
-  if (floor_of(profile, it->second) < growth_floor(profile)) {
-    return concat({"floor +-", format_fixed(std::expm1(kMeasuredGrowthFloorPerUnit) * 100, 0),
-                   "% per unit (a rate measured on ", std::to_string(it->second.groups),
-                   " held-out groups: no new dimension is free; they measured ",
-                   format_fixed(std::expm1(it->second.unit_width()) * 100, 0), "%)"});
-  }
+  if (it == profile.novelty_bands.end() || it->second.unit_width() >= growth_floor(profile)) return "";
   const bool campaign = has_campaign_band(profile) && profile.campaign_band.per_unit > kGrowthFloorPerUnit;
   return concat(
       {"floor +-", format_fixed(std::expm1(growth_floor(profile)) * 100, 0), "% per unit (",

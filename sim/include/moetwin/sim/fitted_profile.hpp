@@ -97,24 +97,14 @@ struct NoveltyBand {
   std::string source;
   // Log half-width per novelty unit; < 0: not recorded (profiles before distances), read as ln(1 + error_hi).
   double per_unit = -1;
-  // Held-out groups (campaigns, and systems of never-fitted rows) the rate was measured on; -1: not
-  // recorded (profiles before 2026-12-07's second refit), read as too few to stand below the floor.
+  // Held-out groups (campaigns, and systems of never-fitted rows) the rate was measured on, for reading;
+  // -1: not recorded (a prior, or a profile before the groups were written).
   int groups = -1;
   double unit_width() const;  // per_unit, or its reading from error_hi for an older profile
 };
 // Below this many held-out rows a dimension's errors make no band of their own (an 80% interval from fewer
 // than 5 rows is one row wide on each side); it takes the prior.
 inline constexpr int kMinNoveltyBandRows = 5;
-// From this many held-out groups on, a dimension's measured rate stands on its own, below the floor of
-// kGrowthFloorPerUnit (down to kMeasuredGrowthFloorPerUnit). One or two groups cannot tell their
-// dimensions apart (each is new in several at once and its rate serves each), so a low rate from them is
-// raised to the floor; three or more groups new in different combinations measure the dimension itself.
-inline constexpr int kMinNoveltyBandGroups = 3;
-// The least growth per unit of a dimension measured on kMinNoveltyBandGroups or more groups: ln 1.01
-// (+-1% per unit). No new dimension is free, but where several independent systems measured a small
-// rate (NVIDIA's four DGX systems: 3-4% per unit in the fabric), a 10% floor would make the band cover
-// nearly every row (97% of NVIDIA's dense rows inside their 80% band, docs/2026-12-07-never-fitted-rows.md).
-inline constexpr double kMeasuredGrowthFloorPerUnit = 0.009950330853168083;
 
 struct FittedProfile {
   int schema_version = 1;

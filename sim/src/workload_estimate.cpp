@@ -33,20 +33,36 @@ constexpr double kSelectiveRecomputeOps = 4;
 constexpr double kChunkOps = 24;
 // Per stage: DP reduce-scatter / all-gather per chunk, optimizer step, stream joins.
 constexpr double kStageOps = 64;
-// Duration slots per MoE layer pass (expert forward/backward, dispatch, combine, permute, unpermute, and
-// the recompute's second forward of each): an upper bound of VarReq entries.
-constexpr double kMoeLayerVars = 14;
+// Duration slots per MoE layer pass (dispatch, combine, permute, unpermute, the expert GEMMs, and the
+// recompute's second forward, which reuses the first's slots): an upper bound of the VarReq entries.
+// Measured on predict's workloads (2026-12-07, docs/2026-12-07-workload-estimate.md): DeepSeek-V3 on 4,096
+// GPUs with full recompute, zipf routing, 64 microbatches: 2,832 entries per rank class of a stage with
+// ~7.25 MoE layers, 6.1 per MoE layer pass.
+constexpr double kMoeLayerVars = 7;
+// Per microbatch and chunk: the P2P sends and receives whose times differ by rank; per stage: the DP
+// collectives and stream joins.
+constexpr double kChunkVars = 2;
+constexpr double kStageVars = 16;
+// Classes of equal ranks a stage's duration rows are stored for (add_var_durations): with routing drawn
+// per (layer, microbatch, EP group) and priced per plan (skewed routing, the dispatcher cost), every rank
+// of the stage can be its own class; otherwise only the collective entries whose times differ by a rank's
+// place in its node split ranks (1 class per stage measured on 800,000 GPUs, balanced), at most one per
+// GPU of a node.
 
 // Bytes per op: the program's OpSpec, the engine's compiled copy and its per-stream state, with vector
 // growth (x2).
 constexpr double kOpBytes = 3.0 * sizeof(OpSpec) * 2;
-// Bytes per duration entry: the workload's row and the engine's copy (int64 each), with growth.
-constexpr double kDurationBytes = 8.0 * 2 * 2;
+// Bytes per duration entry: the workload's row and the engine's slot-major copy, 32 bits each
+// (DurationTable: narrow while every op is under 2.1 s; a wider table doubles this, for a single op of
+// more than 2.1 s, where the ops themselves are few).
+constexpr double kDurationBytes = 4.0 * 2;
 // Bytes per MoE cost-table entry (a pointer) and per priced cell (its index record).
 constexpr double kMoeCellBytes = 8.0 + 40.0;
-// Bytes per rank: the engine's rank, stream and statistics state and the rank-group tables (measured on
-// the shipped zipf 4096-node scenario, 182 MB RSS for 32,768 ranks, rounded up).
-constexpr double kRankBytes = 8192;
+// Bytes per rank: the engine's rank, stream and statistics state, the rank-group tables, var_offset and
+// rank_program. Measured: 642 MB peak RSS for the default scenario on 100,000 nodes (800,000 ranks,
+// balanced, 8 microbatches), of which about 315 MB are the MoE table of the largest stage and the ops:
+// ~400 B a rank, rounded up to 640 B for streams that grow with the layout.
+constexpr double kRankBytes = 640;
 
 // Decoder layers of chunk `c` that are MoE layers (the first model.dense_layers are dense).
 int moe_layers_of(const ModelSpec& m, int first, int count) {
@@ -74,6 +90,8 @@ WorkloadEstimate estimate_workload(const Scenario& s) {
     layout = {};
   }
   const int mtp_moe = s.model.experts > 0 ? s.model.mtp_layers : 0;
+  const bool per_plan = s.model.experts > 0 && s.routing.kind != RoutingKind::balanced;
+  const double classes = per_plan ? S : std::min(S, static_cast<double>(std::max(1, s.instance.gpus)));
   double largest_moe_cells = 0;
   for (int stage = 0; stage < pp; ++stage) {
     double dense = 0, moe = 0, chunks = 0;
@@ -96,9 +114,9 @@ WorkloadEstimate estimate_workload(const Scenario& s) {
     const double per_mb = (dense * (kDenseLayerOps * recompute + selective) +
                            moe * (kMoeLayerOps * recompute + selective) + chunks * kChunkOps);
     const double ops = M * per_mb + kStageOps;
-    const double vars = M * moe * kMoeLayerVars + ops / 4;  // comm slots: at most one op in four
+    const double vars = M * (moe * kMoeLayerVars + chunks * kChunkVars) + kStageVars;
     e.ops += ops;
-    e.durations += vars * S;
+    e.durations += vars * classes;
     e.events += ops * S;
     largest_moe_cells = std::max(largest_moe_cells, moe * M * S);
   }

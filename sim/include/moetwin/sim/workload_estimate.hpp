@@ -21,7 +21,7 @@ struct WorkloadEstimate {
   std::int64_t ranks = 0;         // GPUs
   std::int64_t stage_ranks = 0;   // ranks per pipeline stage
   double ops = 0;                 // ops of all stage programs
-  double durations = 0;           // per-rank duration entries, at most (every rank its own class)
+  double durations = 0;           // duration entries: classes of equal ranks x their var slots, at most
   double moe_cells = 0;           // MoE cost-table entries of the largest stage (layer x microbatch x rank)
   double events = 0;              // engine events, at most (each rank's program once; symmetry does less)
   double bytes = 0;               // peak memory of the workload, bytes (an upper estimate)

@@ -83,6 +83,12 @@ void check_parallel(const Scenario& s, const FieldNames& n) {
   check_positive(n, Field::etp, p.etp);
   check_positive(n, Field::cp, p.cp);
   check_positive(n, Field::dp, p.dp);
+  // Ring attention (sim/context_parallel.hpp) prices causal tiles over the whole sequence: a windowed
+  // layer's band under CP (TE's sliding-window CP path) is not modelled.
+  if (p.cp > 1 && m.sliding_window > 0) {
+    fail(n, Field::cp, str(p.cp),
+         "1 for " + m.name + " (sliding-window attention under context parallelism is not modelled)");
+  }
   if (m.experts == 0 && p.ep > 1) {
     fail(n, Field::ep, str(p.ep), "1 for a dense model (" + m.name + " has no experts)");
   }

@@ -21,6 +21,7 @@
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/models/comm_cost.hpp"
+#include "moetwin/sim/context_parallel.hpp"
 #include "moetwin/sim/cuda_graphs.hpp"
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
@@ -80,6 +81,7 @@ struct Ctx {
   bool combined = false;
   std::vector<const std::vector<int>*> tp_of, dp_of, ep_of, etp_of, edp_of;
   std::vector<int> prev_of, next_of;  // pipeline neighbours (ring)
+  std::vector<int> cp_next_of;        // the next rank of the CP ring (context_parallel.hpp); empty at cp 1
 };
 
 // Parameters (elements) of one chunk held by one rank, for the DP collectives and the optimizer.
@@ -332,6 +334,20 @@ class StageBuilder : public StageEmitter {
   int attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
                 bool backward_pass, bool backward_kernel, const GemmDims& dims);
 
+  // The attention core under context parallelism (context_parallel.hpp): `flops` and `bytes` of the
+  // rank's whole ring (forward or backward kernel), priced as cp tiles overlapped with the KV ring in
+  // closed form, one op.
+  int ring_attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
+                     bool backward_pass, bool backward_kernel, const GemmDims& dims);
+  // attention()'s kernel time without emitting an op, s.
+  double attention_seconds(const LayerOp& rec, double flops, double bytes, bool backward_kernel,
+                           const GemmDims& dims) const;
+  // Query-key pairs per sequence of this rank's causal attention under CP load balancing.
+  double ring_pairs() const { return ring_attention_pairs(c_.s.training.seq_length, c_.s.parallel.cp); }
+  // The slowest CP ring hop of the stage's ranks for one KV block (cp_kv_bytes), s: the ring's step
+  // transfer. Memoised per stage.
+  double cp_ring_xfer_s();
+
   void router_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass);
   // Megatron's alltoall dispatcher with --moe-pad-expert-input-to-capacity: equal splits known on the
   // host, so no counts all-gather, no D2H copy and no host sync (a2a-mechanisms.md section 1).
@@ -473,6 +489,7 @@ class StageBuilder : public StageEmitter {
   std::vector<int> ag_op_;
   std::vector<bool> first_fwd_done_;
   double local_experts_ = 0;
+  double cp_xfer_s_ = -1;  // cp_ring_xfer_s, < 0 until asked
   int extra_dep_ = kNoOp;
   int mb_ = -1;
   int chunk_ = -1;

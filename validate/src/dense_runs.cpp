@@ -41,14 +41,7 @@ std::string refusal(const CsvRowReader& r, std::string& detail) {
         "reduce-scatter and all-gather once per iteration)";
     return "fsdp";
   }
-  const int cp = r.has("cp") ? r.int32("cp", 1, 1 << 20) : 1;
-  if (cp > 1) {
-    detail =
-        concat({"cp ", std::to_string(cp),
-                ": context parallelism is not modelled (no ring-attention KV exchange; each rank's causal "
-                "attention would be priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp))"});
-    return "cp";
-  }
+  // cp > 1: replayed with ring attention (sim/context_parallel.hpp, cp_comm_type p2p, the recipes' default).
   return "";
 }
 

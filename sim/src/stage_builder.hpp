@@ -23,6 +23,7 @@
 #include "moetwin/models/comm_cost.hpp"
 #include "moetwin/sim/context_parallel.hpp"
 #include "moetwin/sim/cuda_graphs.hpp"
+#include "moetwin/sim/fsdp.hpp"
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/tp_comm_overlap.hpp"
@@ -101,7 +102,7 @@ class StageBuilder : public StageEmitter {
 
   // --- StageEmitter ---
   void prologue(Program& p) override {
-    if (!c_.s.training.overlap_param_gather) return;
+    if (!c_.s.training.overlap_param_gather || fsdp()) return;
     for (int v = 0; v < c_.layout.vpp; ++v) ag_op_[static_cast<std::size_t>(v)] = param_gather(p, v);
   }
 
@@ -112,7 +113,7 @@ class StageBuilder : public StageEmitter {
   std::pair<int, int> forward_backward(Program& p, const StepContext& fs, const StepContext& bs) override;
 
   void chunk_grads_ready(Program& p, int chunk, int last_op) override {
-    if (c_.s.training.overlap_grad_reduce) grad_reduce(p, chunk, last_op);
+    if (c_.s.training.overlap_grad_reduce && !fsdp()) grad_reduce(p, chunk, last_op);
   }
 
   void epilogue(Program& p) override;
@@ -137,6 +138,8 @@ class StageBuilder : public StageEmitter {
     return it == moe_layers_.end() ? -1 : static_cast<int>(it - moe_layers_.begin());
   }
   int dp_size() const { return c_.s.parallel.dp * c_.s.parallel.cp; }
+  // Megatron-FSDP (fsdp.hpp) with a data-parallel group to shard over.
+  bool fsdp() const { return c_.s.training.megatron_fsdp && dp_size() > 1; }
   int edp_size() const { return c_.s.parallel.edp(); }
 
   std::int32_t host_ns(int launches, bool backward) const {
@@ -421,6 +424,15 @@ class StageBuilder : public StageEmitter {
   void mtp_pre_bwd(Program& p, Chain& ch);
   void post_fwd(Program& p, Chain& ch, const PipelineChunk& chunk);
   void post_bwd(Program& p, Chain& ch, const PipelineChunk& chunk);
+
+  // --- Megatron-FSDP (fsdp.hpp; stage_fsdp.cpp) ---
+  // The chunk's units in forward order.
+  std::vector<FsdpUnit> fsdp_units(int chunk) const;
+  // The all-gather of `unit`'s parameters on the data-parallel stream, after op `after` (its buffer free).
+  int fsdp_gather(Program& p, Chain& dp, const FsdpUnit& unit, bool backward, int after);
+  // A chunk's forward / backward, unit by unit with their gathers (and reduce-scatters).
+  void fsdp_forward(Program& p, Chain& ch, int chunk);
+  void fsdp_backward(Program& p, Chain& ch, int chunk);
 
   // --- data parallel ---
   // The per-layer parameter counts and the shares of them one rank holds (TP, EP and ETP splits).

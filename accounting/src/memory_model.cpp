@@ -28,6 +28,7 @@
 //    dropped is the kernel's internal state: with flash attention only the softmax statistics. Full
 //    (uniform, 1 layer per checkpoint) keeps only each layer's input, 2 B x h T / t, plus one layer's full
 //    activations while that layer is recomputed in backward.
+//  - Megatron-FSDP: states sharded over dp x cp plus two gathered unit buffers (sim/fsdp.hpp; below).
 //  - In-flight microbatches: Megatron's 1F1B and interleaved schedules (schedules.py), replayed below.
 //  - Logits: vocab_parallel_cross_entropy upcasts the [T, V/t] logits to fp32 and keeps the softmax for
 //    backward (4 B per element per in-flight loss microbatch, x (1 + M) with MTP heads), plus the bf16
@@ -304,6 +305,19 @@ MemoryEstimate estimate_memory(const Scenario& sc, const PipelineLayout& layout)
                                                 static_cast<double>(st.expert_params) / p.edp());
     } else {
       st.optimizer = kOptimizerBytesPerParam * params;
+    }
+    if (tr.megatron_fsdp && p.dp * p.cp > 1) {
+      // Megatron-FSDP (optim_grads_params; sim/include/moetwin/sim/fsdp.hpp): weights, main grads and the
+      // optimizer states sharded over dp x cp, plus the two gathered buffers of the largest unit (a decoder
+      // layer, the embedding or the output layer) in bf16, its unsharded fp32 gradients while they are
+      // reduce-scattered, and (FP8) TE's FP8 weight copy and transpose of the two gathered units.
+      const double shard = static_cast<double>(p.dp) * p.cp;
+      double unit = static_cast<double>(dense_layer_params(lp, false, p.tp));
+      if (st.embedding || st.loss) unit = std::max(unit, static_cast<double>(vocab_shard));
+      st.weights = kBf16 * (params / shard + 2.0 * unit);
+      st.gradients = kFp32 * (params / shard + unit);
+      st.optimizer = kOptimizerBytesPerParam * params / shard;
+      if (is_fp8(tr.precision)) st.fp8 += 2.0 * (2.0 * unit) - 2.0 * params;
     }
     if (has_moe) {
       if (sc.dispatcher.transport == DispatcherTransport::nccl) {

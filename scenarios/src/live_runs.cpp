@@ -64,8 +64,8 @@ const char* const kRequired[] = {"campaign",  "model",   "instance",   "nodes", 
                                  "tp",        "pp",      "vpp",        "ep",     "etp",
                                  "dp",        "mb",      "gbs",        "seq",    "layers",
                                  "recompute", "overlap", "dispatcher", "iter_s", "tflops_gpu"};
-const char* const kOptional[] = {"cp",         "source", "seed", "precision", "stack", "nccl_max_nchannels",
-                                 "cuda_graphs"};
+const char* const kOptional[] = {"cp",          "source", "seed", "precision", "stack", "nccl_max_nchannels",
+                                 "cuda_graphs", "fsdp"};
 
 template <typename Map>
 std::vector<std::string> names_of(const Map& map) {
@@ -137,6 +137,7 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
   t.overlap_moe_a2a = r.choice("overlap", {"on", "off"}) == "on";
   if (r.has("cuda_graphs") && !r.text("cuda_graphs").empty())
     t.cuda_graphs = *cuda_graphs_from_string(r.choice("cuda_graphs", cuda_graphs_names()));
+  if (r.has("fsdp") && !r.text("fsdp").empty()) t.megatron_fsdp = r.int32("fsdp", 0, 1) == 1;
   s.dispatcher = catalog.dispatcher(r.choice("dispatcher", names_of(catalog.dispatchers())));
   s.routing.kind = RoutingKind::balanced;  // the campaigns forced load balancing
   s.routing.seed =

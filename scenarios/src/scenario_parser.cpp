@@ -190,6 +190,8 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   names.lines[Field::tp_comm_overlap] = t.where("tp_comm_overlap");
   tr.tp_comm_overlap = t.boolean_or("tp_comm_overlap", false);
   tr.overlap_p2p_comm = t.boolean_or_auto("overlap_p2p_comm");
+  names.lines[Field::megatron_fsdp] = t.where("megatron_fsdp");
+  tr.megatron_fsdp = t.boolean_or("megatron_fsdp", false);
   t.finish();
 }
 

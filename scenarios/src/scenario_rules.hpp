@@ -45,6 +45,7 @@ enum class Field {
   precision,
   cuda_graphs,
   tp_comm_overlap,
+  megatron_fsdp,
 };
 
 // How to name a field in a message and where it was written.

@@ -83,6 +83,12 @@ void check_parallel(const Scenario& s, const FieldNames& n) {
   check_positive(n, Field::etp, p.etp);
   check_positive(n, Field::cp, p.cp);
   check_positive(n, Field::dp, p.dp);
+  // Ring attention (sim/context_parallel.hpp) prices causal tiles over the whole sequence: a windowed
+  // layer's band under CP (TE's sliding-window CP path) is not modelled.
+  if (p.cp > 1 && m.sliding_window > 0) {
+    fail(n, Field::cp, str(p.cp),
+         "1 for " + m.name + " (sliding-window attention under context parallelism is not modelled)");
+  }
   if (m.experts == 0 && p.ep > 1) {
     fail(n, Field::ep, str(p.ep), "1 for a dense model (" + m.name + " has no experts)");
   }
@@ -171,6 +177,18 @@ void check_training(const Scenario& s, const FieldNames& n) {
     fail(n, Field::seq_length, str(t.seq_length),
          "a multiple of 2 * cp = " + str(2 * static_cast<i64>(p.cp)) +
              " (context parallelism cuts each sequence into 2 * cp load-balanced chunks)");
+  }
+  // Megatron-FSDP as modelled (sim/fsdp.hpp): per-layer units of a dense model without a pipeline, the
+  // layouts NVIDIA's FSDP rows and recipes use (TP <= 2, PP 1). Expert parameters (sharded over edp with
+  // their own units) and pipeline chunks (units per virtual stage, Megatron asserts interleaving off with
+  // the combined 1F1B) are not modelled.
+  if (t.megatron_fsdp && s.model.experts > 0) {
+    fail(n, Field::megatron_fsdp, n.csv ? "1" : "true",
+         "off for " + s.model.name + " (Megatron-FSDP of expert parameters is not modelled)");
+  }
+  if (t.megatron_fsdp && p.pp > 1) {
+    fail(n, Field::megatron_fsdp, n.csv ? "1" : "true",
+         "off with pp = " + str(p.pp) + " (Megatron-FSDP with a pipeline is not modelled)");
   }
   // TE userbuffers overlap the sequence-parallel TP all-gathers and reduce-scatters with their GEMMs;
   // with tp = 1 there are none (Megatron turns sequence_parallel off at tp = 1 and tp_comm_overlap with
@@ -306,6 +324,8 @@ std::string FieldNames::key(Field field) const {
         return "cuda_graphs";
       case Field::tp_comm_overlap:
         return "tp_comm_overlap";
+      case Field::megatron_fsdp:
+        return "fsdp";
     }
     return "row";
   }
@@ -374,6 +394,8 @@ std::string FieldNames::key(Field field) const {
       return "training.cuda_graphs";
     case Field::tp_comm_overlap:
       return "training.tp_comm_overlap";
+    case Field::megatron_fsdp:
+      return "training.megatron_fsdp";
   }
   return "scenario";
 }

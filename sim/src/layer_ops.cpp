@@ -67,7 +67,7 @@ constexpr const LayerOp* kTable[] = {
     &kTpAgMtpEh, &kMtpEhProj, &kMtpEhProjBwd, &kTpRsMtpEhBwd,
     // pipeline, data parallel, optimizer
     &kPpActivation, &kPpGradient, &kDpParamAllGather, &kEdpParamAllGather, &kDpGradReduceScatter,
-    &kEdpGradReduceScatter, &kOptimizerAdam};
+    &kEdpGradReduceScatter, &kFsdpParamAllGather, &kFsdpGradReduceScatter, &kOptimizerAdam};
 
 constexpr LayerOpSymbol kSymbols[] = {
     {"T", "tokens per microbatch on a TP group: mb x seq / cp"},
@@ -97,6 +97,9 @@ constexpr LayerOpSymbol kSymbols[] = {
     {"etp, ep", "expert tensor- and expert-parallel sizes"},
     {"P, Pe", "dense and expert parameters of the chunk held by the rank"},
     {"Ps", "the rank's optimizer shard: P / (dp x cp) + Pe / edp over its chunks"},
+    {"Pu",
+     "parameters of one Megatron-FSDP unit (a decoder layer, the embedding, the output layer) on the rank's "
+     "TP share"},
     {"pb, gb, ob",
      "bytes per parameter gathered (2), per gradient reduced (4), per parameter in Adam (30): "
      "SimProfile::param_bytes, grad_bytes, optimizer_bytes_per_param"},

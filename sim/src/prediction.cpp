@@ -78,6 +78,13 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
   out.built = build_workload(scenario, options.profile, seams, options.threads);
   out.compute_source = out.built.compute.source;
   if (seams.moe != nullptr) out.warnings = seams.moe->warnings();
+  if (scenario.parallel.cp > 1) {
+    out.warnings.push_back(
+        "cp " + std::to_string(scenario.parallel.cp) +
+        ": ring attention (cp_comm_type p2p, sim/context_parallel.hpp) priced in closed form inside the "
+        "attention core: the KV transfers its tiles do not hide count as attention time, not exposed "
+        "communication, and share no link with the PP and DP traffic in the flow model");
+  }
   EngineOptions eo;
   eo.trace = options.trace;
   eo.network = options.profile.network;

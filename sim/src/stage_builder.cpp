@@ -32,9 +32,13 @@ int StageBuilder::forward(Program& p, const StepContext& st) {
   const PipelineChunk& chunk = *chunks_[static_cast<std::size_t>(st.chunk)];
   mb_ = st.microbatch;
   chunk_ = st.chunk;
-  if (chunk.embedding) embedding_fwd(p, ch, OpPhase::forward);
-  for (int i = 0; i < chunk.decoder_layers; ++i) layer_fwd(p, ch, chunk.first_layer + i, OpPhase::forward);
-  if (chunk.loss) post_fwd(p, ch, chunk);
+  if (fsdp()) {
+    fsdp_forward(p, ch, st.chunk);
+  } else {
+    if (chunk.embedding) embedding_fwd(p, ch, OpPhase::forward);
+    for (int i = 0; i < chunk.decoder_layers; ++i) layer_fwd(p, ch, chunk.first_layer + i, OpPhase::forward);
+    if (chunk.loss) post_fwd(p, ch, chunk);
+  }
   last_compute_ = ch.last;
   return ch.last;
 }
@@ -44,6 +48,11 @@ int StageBuilder::backward(Program& p, const StepContext& st) {
   const PipelineChunk& chunk = *chunks_[static_cast<std::size_t>(st.chunk)];
   mb_ = st.microbatch;
   chunk_ = st.chunk;
+  if (fsdp()) {
+    fsdp_backward(p, ch, st.chunk);
+    last_compute_ = ch.last;
+    return ch.last;
+  }
   if (chunk.loss) post_bwd(p, ch, chunk);
   for (int i = chunk.decoder_layers - 1; i >= 0; --i) {
     layer_bwd(p, ch, chunk.first_layer + i);
@@ -56,7 +65,9 @@ int StageBuilder::backward(Program& p, const StepContext& st) {
 
 void StageBuilder::epilogue(Program& p) {
   int last = kNoOp;
-  if (!c_.s.training.overlap_grad_reduce) {
+  if (fsdp()) {
+    last = last_grad_op_;  // the last unit's reduce-scatter
+  } else if (!c_.s.training.overlap_grad_reduce) {
     for (int v = 0; v < c_.layout.vpp; ++v) {
       const int op = grad_reduce(p, v, last_compute_);
       if (op != kNoOp) last = op;
@@ -76,7 +87,7 @@ void StageBuilder::epilogue(Program& p) {
   const int opt = compute(p, ch, ops::kOptimizerAdam, OpPhase::optimizer, 0,
                           shard * c_.prof.optimizer_bytes_per_param, false);
   last_compute_ = opt;
-  if (!c_.s.training.overlap_param_gather) {
+  if (!c_.s.training.overlap_param_gather && !fsdp()) {
     for (int v = 0; v < c_.layout.vpp; ++v) {
       Chain g{opt};
       param_gather_ops(p, g, v);

@@ -21,7 +21,9 @@
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/models/comm_cost.hpp"
+#include "moetwin/sim/context_parallel.hpp"
 #include "moetwin/sim/cuda_graphs.hpp"
+#include "moetwin/sim/fsdp.hpp"
 #include "moetwin/sim/layer_ops.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/tp_comm_overlap.hpp"
@@ -80,6 +82,7 @@ struct Ctx {
   bool combined = false;
   std::vector<const std::vector<int>*> tp_of, dp_of, ep_of, etp_of, edp_of;
   std::vector<int> prev_of, next_of;  // pipeline neighbours (ring)
+  std::vector<int> cp_next_of;        // the next rank of the CP ring (context_parallel.hpp); empty at cp 1
 };
 
 // Parameters (elements) of one chunk held by one rank, for the DP collectives and the optimizer.
@@ -99,7 +102,7 @@ class StageBuilder : public StageEmitter {
 
   // --- StageEmitter ---
   void prologue(Program& p) override {
-    if (!c_.s.training.overlap_param_gather) return;
+    if (!c_.s.training.overlap_param_gather || fsdp()) return;
     for (int v = 0; v < c_.layout.vpp; ++v) ag_op_[static_cast<std::size_t>(v)] = param_gather(p, v);
   }
 
@@ -110,7 +113,7 @@ class StageBuilder : public StageEmitter {
   std::pair<int, int> forward_backward(Program& p, const StepContext& fs, const StepContext& bs) override;
 
   void chunk_grads_ready(Program& p, int chunk, int last_op) override {
-    if (c_.s.training.overlap_grad_reduce) grad_reduce(p, chunk, last_op);
+    if (c_.s.training.overlap_grad_reduce && !fsdp()) grad_reduce(p, chunk, last_op);
   }
 
   void epilogue(Program& p) override;
@@ -135,6 +138,8 @@ class StageBuilder : public StageEmitter {
     return it == moe_layers_.end() ? -1 : static_cast<int>(it - moe_layers_.begin());
   }
   int dp_size() const { return c_.s.parallel.dp * c_.s.parallel.cp; }
+  // Megatron-FSDP (fsdp.hpp) with a data-parallel group to shard over.
+  bool fsdp() const { return c_.s.training.megatron_fsdp && dp_size() > 1; }
   int edp_size() const { return c_.s.parallel.edp(); }
 
   std::int32_t host_ns(int launches, bool backward) const {
@@ -332,6 +337,20 @@ class StageBuilder : public StageEmitter {
   int attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
                 bool backward_pass, bool backward_kernel, const GemmDims& dims);
 
+  // The attention core under context parallelism (context_parallel.hpp): `flops` and `bytes` of the
+  // rank's whole ring (forward or backward kernel), priced as cp tiles overlapped with the KV ring in
+  // closed form, one op.
+  int ring_attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
+                     bool backward_pass, bool backward_kernel, const GemmDims& dims);
+  // attention()'s kernel time without emitting an op, s.
+  double attention_seconds(const LayerOp& rec, double flops, double bytes, bool backward_kernel,
+                           const GemmDims& dims) const;
+  // Query-key pairs per sequence of this rank's causal attention under CP load balancing.
+  double ring_pairs() const { return ring_attention_pairs(c_.s.training.seq_length, c_.s.parallel.cp); }
+  // The slowest CP ring hop of the stage's ranks for one KV block (cp_kv_bytes), s: the ring's step
+  // transfer. Memoised per stage.
+  double cp_ring_xfer_s();
+
   void router_fwd(Program& p, Chain& ch, OpPhase phase, bool backward_pass);
   // Megatron's alltoall dispatcher with --moe-pad-expert-input-to-capacity: equal splits known on the
   // host, so no counts all-gather, no D2H copy and no host sync (a2a-mechanisms.md section 1).
@@ -406,6 +425,15 @@ class StageBuilder : public StageEmitter {
   void post_fwd(Program& p, Chain& ch, const PipelineChunk& chunk);
   void post_bwd(Program& p, Chain& ch, const PipelineChunk& chunk);
 
+  // --- Megatron-FSDP (fsdp.hpp; stage_fsdp.cpp) ---
+  // The chunk's units in forward order.
+  std::vector<FsdpUnit> fsdp_units(int chunk) const;
+  // The all-gather of `unit`'s parameters on the data-parallel stream, after op `after` (its buffer free).
+  int fsdp_gather(Program& p, Chain& dp, const FsdpUnit& unit, bool backward, int after);
+  // A chunk's forward / backward, unit by unit with their gathers (and reduce-scatters).
+  void fsdp_forward(Program& p, Chain& ch, int chunk);
+  void fsdp_backward(Program& p, Chain& ch, int chunk);
+
   // --- data parallel ---
   // The per-layer parameter counts and the shares of them one rank holds (TP, EP and ETP splits).
   struct RankShares {
@@ -473,6 +501,7 @@ class StageBuilder : public StageEmitter {
   std::vector<int> ag_op_;
   std::vector<bool> first_fwd_done_;
   double local_experts_ = 0;
+  double cp_xfer_s_ = -1;  // cp_ring_xfer_s, < 0 until asked
   int extra_dep_ = kNoOp;
   int mb_ = -1;
   int chunk_ = -1;

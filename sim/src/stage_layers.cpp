@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "moetwin/accounting/model_accounting.hpp"
+#include "moetwin/sim/context_parallel.hpp"
 #include "stage_builder.hpp"
 
 namespace moetwin::stage_emission {
@@ -50,10 +51,39 @@ void StageBuilder::core_attn(Program& p, Chain& ch, int layer, OpPhase phase, bo
   // Causal: half of 2 x seq^2 x (qk + v) per sequence and head group on this rank.
   const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
   const double mb = c_.s.training.micro_batch;
-  const double flops = mb * seq * (2 * keys_per_query(layer, seq)) * (q_width() + v_width()) / c_.t;
   const double bytes = 2 * c_.T * (2 * q_width() + 2 * v_width()) / c_.t;
+  if (c_.s.parallel.cp > 1) {
+    ring_attention(p, ch, ops::kAttnCore, phase, mb * 2 * ring_pairs() * (q_width() + v_width()) / c_.t,
+                   bytes, backward_pass, false, {seq, key_extent(layer, seq), q_width() / heads()});
+    return;
+  }
+  const double flops = mb * seq * (2 * keys_per_query(layer, seq)) * (q_width() + v_width()) / c_.t;
   attention(p, ch, ops::kAttnCore, phase, flops, bytes, backward_pass, false,
             {seq, key_extent(layer, seq), q_width() / heads()});
+}
+
+int StageBuilder::ring_attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops,
+                                 double bytes, bool backward_pass, bool backward_kernel,
+                                 const GemmDims& dims) {
+  // One tile per ring step (context_parallel.hpp): the step's share of the FLOPs and bytes, priced as one
+  // attention kernel of that size; the transfers overlap the tiles in closed form.
+  const int cp = c_.s.parallel.cp;
+  const double tile = attention_seconds(rec, flops / cp, bytes / cp, backward_kernel, dims);
+  const double xfer = cp_ring_xfer_s();
+  const double total =
+      backward_kernel ? ring_attention_backward_s(tile, xfer, cp) : ring_attention_forward_s(tile, xfer, cp);
+  return kernel_op(p, ch, rec.name, phase, total, host_ns(rec.launches * cp, backward_pass));
+}
+
+double StageBuilder::attention_seconds(const LayerOp& rec, double flops, double bytes, bool backward_kernel,
+                                       const GemmDims& dims) const {
+  const double width = (q_width() + v_width()) / heads();
+  const ModelSpec& m = c_.s.model;
+  const bool grouped_kv = m.attention == AttentionKind::gqa && m.query_groups < m.heads;
+  if (const std::optional<double> s =
+          attention_kernel_seconds(c_.cp, backward_kernel, flops, width, grouped_kv))
+    return *s;
+  return kernel_seconds(c_.cp, compute_class(rec.cls), flops, bytes, dims);
 }
 
 int StageBuilder::attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops,
@@ -163,10 +193,17 @@ void StageBuilder::attn_bwd(Program& p, Chain& ch, int layer) {
   {
     const double seq = c_.s.training.seq_length / static_cast<double>(c_.s.parallel.cp);
     const double mb = c_.s.training.micro_batch;
-    const double flops = c_.prof.attention_backward_factor * mb * seq * (2 * keys_per_query(layer, seq)) *
-                         (q_width() + v_width()) / t;
-    attention(p, ch, ops::kAttnCoreBwd, ph, flops, 4 * T * (2 * q_width() + 2 * v_width()) / t, true, true,
-              {seq, key_extent(layer, seq), q_width() / heads()});
+    const double bytes = 4 * T * (2 * q_width() + 2 * v_width()) / t;
+    if (c_.s.parallel.cp > 1) {
+      ring_attention(p, ch, ops::kAttnCoreBwd, ph,
+                     c_.prof.attention_backward_factor * mb * 2 * ring_pairs() * (q_width() + v_width()) / t,
+                     bytes, true, true, {seq, key_extent(layer, seq), q_width() / heads()});
+    } else {
+      const double flops = c_.prof.attention_backward_factor * mb * seq * (2 * keys_per_query(layer, seq)) *
+                           (q_width() + v_width()) / t;
+      attention(p, ch, ops::kAttnCoreBwd, ph, flops, bytes, true, true,
+                {seq, key_extent(layer, seq), q_width() / heads()});
+    }
   }
   if (mla()) {
     const double down_out =

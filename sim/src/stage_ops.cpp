@@ -261,4 +261,19 @@ int StageBuilder::comm_entry(CollectiveOp cop, double bytes, ChannelKind kind) {
   return id;
 }
 
+double StageBuilder::cp_ring_xfer_s() {
+  if (cp_xfer_s_ >= 0) return cp_xfer_s_;
+  const TrainingConfig& t = c_.s.training;
+  const double bytes = cp_kv_bytes(c_.s.model, t.micro_batch, t.seq_length, c_.s.parallel.cp, c_.t);
+  const int S = c_.groups.stage_size;
+  double worst = 0;
+  for (int local = 0; local < S; ++local) {
+    const int rank = stage_ * S + local;
+    const int next = c_.cp_next_of[static_cast<std::size_t>(rank)];
+    worst = std::max(worst, c_.comm.seconds(CollectiveOp::send_recv, bytes, {rank, next}));
+  }
+  cp_xfer_s_ = worst;
+  return worst;
+}
+
 }  // namespace moetwin::stage_emission

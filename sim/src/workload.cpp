@@ -38,6 +38,22 @@ RankGroups megatron_rank_groups(const ParallelLayout& p, int gpus_per_node, int 
   g.stage_size = p.tp * p.cp * p.dp;
   g.tp = placement.groups(GroupKind::tp);
   g.dp = placement.groups(GroupKind::dp);
+  if (p.cp > 1) {
+    // Megatron reduces the dense gradients (and shards the distributed optimizer) over dp x cp: the CP
+    // ranks hold the same weights (get_data_parallel_group(with_context_parallel=True)). Rank order
+    // tp-cp-dp-pp: one group per (tp rank, pp stage).
+    g.cp = placement.groups(GroupKind::cp);
+    g.dp.clear();
+    for (int pp = 0; pp < p.pp; ++pp) {
+      for (int tp = 0; tp < p.tp; ++tp) {
+        std::vector<int> grp;
+        for (int dp = 0; dp < p.dp; ++dp) {
+          for (int cp = 0; cp < p.cp; ++cp) grp.push_back(placement.dense_rank(tp, cp, dp, pp));
+        }
+        g.dp.push_back(std::move(grp));
+      }
+    }
+  }
   g.ep = placement.groups(GroupKind::ep);
   g.etp = placement.groups(GroupKind::etp);
   g.edp = placement.groups(GroupKind::edp);
@@ -162,7 +178,7 @@ int checked_microbatches(const Scenario& s) {
 Ctx make_ctx(const Scenario& s, const SimProfile& prof, const BuiltWorkload& out, const CommCostModel& comm,
              const MoeCostModel& moe) {
   const ParallelLayout& par = s.parallel;
-  Ctx c{s,  prof, out.compute, out.groups, out.layout, comm, moe, out.microbatches, 0, par.tp, false,
+  Ctx c{s,  prof, out.compute, out.groups, out.layout, comm, moe, out.microbatches, 0, par.tp, false, {},
         {}, {},   {},          {},         {},         {},   {}};
   c.T = static_cast<double>(s.training.micro_batch) * s.training.seq_length / par.cp;
   // Megatron-Core pairs a forward with a backward when overlapping the EP A2A: in the interleaved steady
@@ -187,6 +203,11 @@ Ctx make_ctx(const Scenario& s, const SimProfile& prof, const BuiltWorkload& out
   index(c.ep_of, g.ep);
   index(c.etp_of, g.etp);
   index(c.edp_of, g.edp);
+  if (!g.cp.empty()) c.cp_next_of.assign(W, 0);
+  for (const auto& ring : g.cp) {
+    for (std::size_t i = 0; i < ring.size(); ++i)
+      c.cp_next_of[static_cast<std::size_t>(ring[i])] = ring[(i + 1) % ring.size()];
+  }
   for (const auto& pipe : g.pipelines) {
     const std::size_t n = pipe.size();
     for (std::size_t i = 0; i < n; ++i) {

@@ -78,7 +78,7 @@ TEST(LayerOps, TableNamesAreUniqueAndDocumented) {
 
 // Every label the builder emits for DeepSeek-V3 (the shipped default: MLA, dense and MoE layers, shared
 // experts, MTP, NCCL all-to-all) and a GQA model (MoE and, without experts, dense, with expert data
-// parallelism) is in the table, and every table entry is emitted by one of them.
+// parallelism; dense with Megatron-FSDP) is in the table, and every table entry is emitted by one of them.
 TEST(LayerOps, TableIsExactlyTheOpsTheBuilderEmits) {
   const std::string source = MOETWIN_SOURCE_DIR;
   std::set<std::string> emitted =
@@ -91,6 +91,14 @@ TEST(LayerOps, TableIsExactlyTheOpsTheBuilderEmits) {
     const std::set<std::string> gqa = emitted_labels(scenario("qwen3-30b-a3b", overrides, layout));
     emitted.insert(gqa.begin(), gqa.end());
   }
+  // Megatron-FSDP's unit collectives (a dense model without a pipeline, DP 4).
+  const std::set<std::string> fsdp = emitted_labels(parse_scenario(
+      "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 2\nexperts = 0\n[cluster]\n"
+      "instance = \"p5en.48xlarge\"\nnodes = 1\n[parallelism]\ntp = 2\npp = 1\nvpp = 1\nep = 1\netp = 1\n"
+      "cp = 1\ndp = 4\n[training]\nmicro_batch = 1\nglobal_batch = 16\nseq_length = 4096\n"
+      "megatron_fsdp = true\n",
+      "test.toml", catalog()));
+  emitted.insert(fsdp.begin(), fsdp.end());
   std::set<std::string> table;
   for (const LayerOp* op : layer_op_table()) table.insert(op->name);
   for (const std::string& l : emitted)

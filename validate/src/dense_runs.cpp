@@ -17,8 +17,9 @@
 namespace moetwin {
 namespace {
 
-// The columns the dense file adds to the live-run schema (read here, not by the live-run parser).
-const char* const kDenseOnly[] = {"fsdp", "container"};
+// The columns the dense file adds to the live-run schema (read here, not by the live-run parser; fsdp is the
+// live-run parser's training.megatron_fsdp).
+const char* const kDenseOnly[] = {"container"};
 
 std::string where_of(const CsvTable& table, const CsvRow& row) {
   return concat({table.path, ":", std::to_string(row.line)});
@@ -34,21 +35,8 @@ std::string refusal(const CsvRowReader& r, std::string& detail) {
         "NVFP4 recipe costs: 16-element block scales, random Hadamard transforms, stochastic rounding)";
     return "nvfp4";
   }
-  if (r.int32("fsdp", 0, 1) == 1) {
-    detail =
-        "fsdp 1: Megatron-FSDP is not modelled (its per-layer parameter all-gathers and gradient "
-        "reduce-scatters overlap the layers; the twin's data parallelism is the distributed optimizer's "
-        "reduce-scatter and all-gather once per iteration)";
-    return "fsdp";
-  }
-  const int cp = r.has("cp") ? r.int32("cp", 1, 1 << 20) : 1;
-  if (cp > 1) {
-    detail =
-        concat({"cp ", std::to_string(cp),
-                ": context parallelism is not modelled (no ring-attention KV exchange; each rank's causal "
-                "attention would be priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp))"});
-    return "cp";
-  }
+  // fsdp 1: replayed with Megatron-FSDP (sim/fsdp.hpp) where the scenario rules admit it.
+  // cp > 1: replayed with ring attention (sim/context_parallel.hpp, cp_comm_type p2p, the recipes' default).
   return "";
 }
 
@@ -272,6 +260,14 @@ void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_u
                                    ": replayed with tp_comm_overlap (UNVERIFIED: ", why_none, ")"}));
   }
   run.warnings.push_back(concat({where, ": cuda_graphs: none (UNVERIFIED: ", why_none, ")"}));
+  // NVIDIA's Llama 3 70B FSDP recipes on GB200 / GB300 offload 20-40 layers' activations to the CPU at every
+  // release the recipe file has (megatron-bridge-llama-recipes.csv); the twin does not model CPU offload.
+  if (run.scenario.training.megatron_fsdp) {
+    run.warnings.push_back(
+        concat({where, ": fsdp 1: replayed with Megatron-FSDP and no CPU offload (UNVERIFIED: ", why_none,
+                "; the FSDP recipes of other releases may offload activations, which "
+                "the twin does not model)"}));
+  }
 }
 
 }  // namespace

@@ -71,28 +71,35 @@ TEST(DenseRuns, EveryRowIsReplayedOrRefusedWithItsReason) {
     EXPECT_NE(r.where.find("nvidia-dense-runs.csv:"), std::string::npos);
   }
   EXPECT_EQ(refused["nvfp4"], 18);  // every NVFP4 row
-  EXPECT_EQ(refused["fsdp"], 11);   // the Llama 70B FP8 FSDP rows and the H100 8B row
-  EXPECT_EQ(refused["cp"], 12);     // 405B with context parallelism 2
+  // The Llama 70B FP8 FSDP rows replay with Megatron-FSDP (sim/fsdp.hpp) but where their recipe offloads
+  // activations to the CPU (6 rows: 40 layers on GB200, 20 on GB300); the H100 8B FSDP row's recipe
+  // recomputes 5 of 32 layers.
+  EXPECT_EQ(refused.count("fsdp"), 0u);
+  EXPECT_EQ(refused["offload"], 6);
+  EXPECT_EQ(refused["recompute"], 1);
+  EXPECT_EQ(refused.count("cp"),
+            0u);  // 405B with context parallelism 2: ring attention (context_parallel.hpp)
   // 405B on GB200 at PP16 VPP8 (128 chunks for 126 layers) replays: embedding-only first chunk, loss-only
   // last (scenarios/pipeline_layout.hpp).
   EXPECT_EQ(refused.count("empty-chunk"), 0u);
   EXPECT_EQ(refused.count("nvlink-domain"), 0u);  // 256-GPU jobs across NVL72 racks are replayed
   EXPECT_EQ(rows.table.runs.size() + rows.refused.size(), 72u);
   std::map<std::string, int> by_instance;
+  int cp_runs = 0;
   for (const LiveRun& run : rows.table.runs) {
     ++by_instance[run.scenario.instance.name];
     EXPECT_EQ(run.scenario.model.experts, 0);
-    EXPECT_EQ(run.scenario.parallel.cp, 1);
+    if (run.scenario.parallel.cp > 1) ++cp_runs;
     EXPECT_EQ(run.row.fields.size(), rows.table.header.size());  // echoed as read, fsdp and container too
   }
-  EXPECT_EQ(by_instance["dgx-h100"], 5);
-  EXPECT_EQ(by_instance["dgx-b200"], 1);
-  EXPECT_EQ(by_instance["dgx-gb200"], 16);  // 70B and 8B in one domain, 405B across four
-  EXPECT_EQ(by_instance["dgx-gb300"], 9);
+  EXPECT_EQ(cp_runs, 12);
+  EXPECT_EQ(by_instance["dgx-h100"], 9);
+  EXPECT_EQ(by_instance["dgx-b200"], 2);
+  EXPECT_EQ(by_instance["dgx-gb200"], 18);  // 70B and 8B in one domain, 405B across four
+  EXPECT_EQ(by_instance["dgx-gb300"], 18);
   const std::vector<std::string> lines = refused_row_lines(rows);
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.front(),
-            "72 rows read, 31 replayed, 41 refused as outside the model (cp 12, fsdp 11, nvfp4 18)");
+  EXPECT_EQ(lines.front(), "72 rows read, 47 replayed, 25 refused as outside the model (nvfp4 18, offload 6, recompute 1)");
 }
 
 // A job inside one NVL72 domain is replayed on its real trays (4 GPUs per node, one NVLink domain of 72):
@@ -120,7 +127,7 @@ TEST(DenseRuns, JobsInsideOneNvl72DomainStayOnItsTrays) {
     if (s.instance.name == "dgx-h100") {
       seen_h100 = true;
       EXPECT_EQ(s.instance.gpus, 8);
-      EXPECT_EQ(s.nodes, 8);
+      EXPECT_EQ(s.nodes, s.model.name == "llama3.1-405b" ? 128 : 8);  // 405B: TP8 PP8 CP2 DP8
       EXPECT_EQ(s.instance.fabric, Fabric::infiniband);
     }
   }
@@ -211,8 +218,8 @@ TEST(DenseRuns, LiveRunFilesReadAsBefore) {
   EXPECT_EQ(rows.table.runs.size(), 8u);
   // Mixed: the dense file's refusals and the live rows together, headers united.
   const RunRows both = read_run_rows({kSource + "/validate/data/live-runs-p5en.csv", kDense}, catalog());
-  EXPECT_EQ(both.table.runs.size(), 39u);  // 8 live + 31 dense
-  EXPECT_EQ(both.refused.size(), 41u);
+  EXPECT_EQ(both.table.runs.size(), 55u);  // 8 live + 47 dense
+  EXPECT_EQ(both.refused.size(), 25u);
   EXPECT_EQ(both.rows_read, 80);
 }
 

@@ -38,7 +38,8 @@ struct LiveRunTable {
 // TFLOP/s x iter_s x 128 GPUs matches Kimi-K2's FLOPs for gbs 256, so 128 GPUs is right).
 // Optional also: precision (bf16 | fp8-hybrid | fp8-current | fp8-blockwise | mxfp8; default bf16), stack (a
 // catalog stack; default: the stack whose `campaigns` list the row's campaign, else the catalog default)
-// and nccl_max_nchannels (1..64 or "unset"), cuda_graphs (none | te-scoped | full-iteration; default none).
+// and nccl_max_nchannels (1..64 or "unset"), cuda_graphs (none | te-scoped | full-iteration; default none),
+// fsdp (0 | 1: training.megatron_fsdp; default 0).
 LiveRunTable read_live_runs(const std::string& path, const Catalog& catalog);
 // Several files (`--runs A --runs B`): rows in file order, each keeping its file's stack; the header is the
 // union of the files' headers in order of appearance, a column a file lacks left empty in its rows.

@@ -95,6 +95,12 @@ struct TrainingConfig {
   // receives asynchronously (sim/include/moetwin/sim/schedule.hpp, P2pMode). nullopt = "auto": the
   // stack's setting (StackSpec::overlap_p2p_comm). Ignored with vpp == 1, as Megatron does.
   std::optional<bool> overlap_p2p_comm;
+  // Megatron-FSDP (--use-megatron-fsdp, data_parallel_sharding_strategy optim_grads_params, Megatron-Bridge's
+  // `megatron_fsdp`): parameters, gradients and optimizer states sharded over dp x cp; each layer's
+  // parameters all-gathered before its forward and its backward (one layer prefetched, two buffers), its
+  // gradients reduce-scattered after its backward, every microbatch (sim/include/moetwin/sim/fsdp.hpp).
+  // Replaces the distributed optimizer's once-per-iteration reduce-scatter and all-gather.
+  bool megatron_fsdp = false;
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }

@@ -524,6 +524,23 @@ inline constexpr LayerOp kEdpGradReduceScatter{
     .bytes = "gb Pe",
     .dtype_bytes = 4,
     .source = "reduce-scatter of the chunk's expert gradients over the expert-data-parallel group (fp32)"};
+// --- Megatron-FSDP (fsdp.hpp) ---
+inline constexpr LayerOp kFsdpParamAllGather{
+    .name = "fsdp.param_all_gather",
+    .cls = LayerOpClass::collective,
+    .bytes = "pb Pu",
+    .source =
+        "Megatron-FSDP: all-gather of one unit's parameters over dp x cp before its forward and its "
+        "backward (bf16; one unit prefetched, two buffers)"};
+inline constexpr LayerOp kFsdpGradReduceScatter{
+    .name = "fsdp.grad_reduce_scatter",
+    .phase = OpPhase::backward,
+    .cls = LayerOpClass::collective,
+    .bytes = "gb Pu",
+    .dtype_bytes = 4,
+    .source =
+        "Megatron-FSDP: reduce-scatter of one unit's gradients over dp x cp after its backward, every "
+        "microbatch"};
 inline constexpr LayerOp kOptimizerAdam{
     .name = "optimizer.adam",
     .phase = OpPhase::optimizer,

@@ -141,8 +141,8 @@ struct SimProfile {
 };
 
 // Megatron rank groups (order tp-cp-ep-dp-pp) from topology's Placement, flattened for the builder.
-// dp is Placement's dp group (the gradient group is dp x cp in Megatron; cp > 1 is not modelled beyond
-// shortening the local sequence).
+// dp is the dense gradient group: Placement's dp group, or dp x cp ranks when cp > 1 (Megatron's
+// data_parallel_group_with_context_parallel); cp the CP rings (empty at cp 1; context_parallel.hpp).
 struct RankGroups {
   int world = 0;
   int gpus_per_node = 8;
@@ -150,7 +150,7 @@ struct RankGroups {
   // domain for NCCL, the node for DeepEP); gpus_per_node when not given.
   int a2a_reach_gpus = 8;
   int stage_size = 0;  // ranks per pipeline stage
-  std::vector<std::vector<int>> tp, dp, ep, etp, edp, pipelines;
+  std::vector<std::vector<int>> tp, dp, ep, etp, edp, pipelines, cp;
   std::vector<int> ep_group_of;  // rank -> index into ep
 };
 RankGroups megatron_rank_groups(const ParallelLayout& layout, int gpus_per_node, int a2a_reach_gpus = 0);

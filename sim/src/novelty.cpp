@@ -101,7 +101,14 @@ std::string pp_regime_of(const Scenario& s) {
 }
 
 std::string tp_regime_of(const Scenario& s) {
-  return concat({"tp", std::to_string(s.parallel.tp)});
+  // Context parallelism (the ring's KV exchange, priced in closed form inside attention) and
+  // Megatron-FSDP (per-layer gathers and reduce-scatters every microbatch) are mechanisms of their own: a
+  // regime with either is new to a fit of rows without it ("tp8 cp2", "tp1 fsdp"); "tp8" alone reads as
+  // before, so older profiles' regimes still cover what they covered.
+  std::string regime = concat({"tp", std::to_string(s.parallel.tp)});
+  if (s.parallel.cp > 1) regime += concat({" cp", std::to_string(s.parallel.cp)});
+  if (s.training.megatron_fsdp) regime += " fsdp";
+  return regime;
 }
 
 // The GPUs of one EP group are ep x etp consecutive ranks of the expert layout (Megatron-Core's

@@ -41,6 +41,24 @@ FittedProfile shipped() {
   return load_fitted_profile(std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles/fitted/live-fit.toml");
 }
 
+// No live row ran context parallelism or Megatron-FSDP: either is a new layout regime (one unit each way),
+// and a cp = 1 layout without FSDP reads as before.
+TEST(JointNovelty, ContextParallelismAndFsdpAreNewLayoutRegimes) {
+  const FitCoverage c = live_coverage();
+  Scenario s = live("qwen3-235b-b300-8n-20260621");
+  EXPECT_EQ(tp_regime_of(s), "tp" + std::to_string(s.parallel.tp));
+  EXPECT_FALSE(novelty_of(s, c).has(NoveltyDimension::layout)) << novelty_of(s, c).summary();
+  Scenario cp = s;
+  cp.parallel.cp = 2;
+  const Novelty n = novelty_of(cp, c);
+  EXPECT_TRUE(n.has(NoveltyDimension::layout)) << n.summary();
+  EXPECT_NE(n.summary().find(" cp2"), std::string::npos) << n.summary();
+  Scenario fsdp = s;
+  fsdp.training.megatron_fsdp = true;
+  EXPECT_EQ(tp_regime_of(fsdp), tp_regime_of(s) + " fsdp");
+  EXPECT_TRUE(novelty_of(fsdp, c).has(NoveltyDimension::layout)) << novelty_of(fsdp, c).summary();
+}
+
 // p5 ran EP16 over 2 nodes, EP32 over 4 nodes ran on p6-b300: EP32 over 4 p5 nodes crosses more of p5's
 // rails than any fitted p5 row, a combination never fitted although each value was.
 TEST(JointNovelty, P5WithEp32OverFourNodesIsNovelOnTheInstanceEpSpanAxis) {

@@ -26,14 +26,7 @@ std::string where_of(const CsvTable& table, const CsvRow& row) {
 
 // Why `row` is outside the model, or "" when the twin can replay it. `detail` gets the sentence.
 std::string refusal(const CsvRowReader& r, std::string& detail) {
-  const std::string precision = r.has("precision") ? r.text("precision") : "bf16";
-  if (precision == "nvfp4") {
-    detail =
-        "precision nvfp4: NVFP4 is not modelled (the catalog has no FP4 tensor-core rate and the twin prices "
-        "no "
-        "NVFP4 recipe costs: 16-element block scales, random Hadamard transforms, stochastic rounding)";
-    return "nvfp4";
-  }
+  // precision nvfp4 replays since 2026-12-07 (FP4 rates and NVFP4's quantization: compute_model.hpp).
   if (r.int32("fsdp", 0, 1) == 1) {
     detail =
         "fsdp 1: Megatron-FSDP is not modelled (its per-layer parameter all-gathers and gradient "

@@ -70,9 +70,10 @@ TEST(DenseRuns, EveryRowIsReplayedOrRefusedWithItsReason) {
     EXPECT_FALSE(r.detail.empty());
     EXPECT_NE(r.where.find("nvidia-dense-runs.csv:"), std::string::npos);
   }
-  EXPECT_EQ(refused["nvfp4"], 18);  // every NVFP4 row
-  EXPECT_EQ(refused["fsdp"], 11);   // the Llama 70B FP8 FSDP rows and the H100 8B row
-  EXPECT_EQ(refused["cp"], 12);     // 405B with context parallelism 2
+  EXPECT_EQ(refused.count("nvfp4"),
+            0u);                   // NVFP4 rows replay since 2026-12-07 (FP4 rates, NVFP4 quantization)
+  EXPECT_EQ(refused["fsdp"], 11);  // the Llama 70B FP8 FSDP rows and the H100 8B row
+  EXPECT_EQ(refused["cp"], 12);    // 405B with context parallelism 2
   // 405B on GB200 at PP16 VPP8 (128 chunks for 126 layers) replays: embedding-only first chunk, loss-only
   // last (scenarios/pipeline_layout.hpp).
   EXPECT_EQ(refused.count("empty-chunk"), 0u);
@@ -87,12 +88,11 @@ TEST(DenseRuns, EveryRowIsReplayedOrRefusedWithItsReason) {
   }
   EXPECT_EQ(by_instance["dgx-h100"], 5);
   EXPECT_EQ(by_instance["dgx-b200"], 1);
-  EXPECT_EQ(by_instance["dgx-gb200"], 16);  // 70B and 8B in one domain, 405B across four
-  EXPECT_EQ(by_instance["dgx-gb300"], 9);
+  EXPECT_EQ(by_instance["dgx-gb200"], 25);  // 70B and 8B in one domain, 405B across four
+  EXPECT_EQ(by_instance["dgx-gb300"], 18);
   const std::vector<std::string> lines = refused_row_lines(rows);
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.front(),
-            "72 rows read, 31 replayed, 41 refused as outside the model (cp 12, fsdp 11, nvfp4 18)");
+  EXPECT_EQ(lines.front(), "72 rows read, 49 replayed, 23 refused as outside the model (cp 12, fsdp 11)");
 }
 
 // A job inside one NVL72 domain is replayed on its real trays (4 GPUs per node, one NVLink domain of 72):
@@ -211,8 +211,8 @@ TEST(DenseRuns, LiveRunFilesReadAsBefore) {
   EXPECT_EQ(rows.table.runs.size(), 8u);
   // Mixed: the dense file's refusals and the live rows together, headers united.
   const RunRows both = read_run_rows({kSource + "/validate/data/live-runs-p5en.csv", kDense}, catalog());
-  EXPECT_EQ(both.table.runs.size(), 39u);  // 8 live + 31 dense
-  EXPECT_EQ(both.refused.size(), 41u);
+  EXPECT_EQ(both.table.runs.size(), 57u);  // 8 live + 49 dense
+  EXPECT_EQ(both.refused.size(), 23u);
   EXPECT_EQ(both.rows_read, 80);
 }
 

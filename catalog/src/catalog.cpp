@@ -83,6 +83,10 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   g.name = name;
   g.bf16_flops = t.number("bf16_tflops", 1, 1e5) * 1e12;
   g.fp8_flops = t.number("fp8_tflops", 1, 1e5) * 1e12;
+  // FP4 tensor cores (Blackwell): optional; a GPU that has them needs the measured relative efficiency
+  // (0.1 .. 1: an FP4 GEMM below a tenth of the BF16 fraction, or above it, is a typo).
+  g.fp4_flops = t.number_or("fp4_tflops", 1, 1e5, 0) * 1e12;
+  if (g.fp4_flops > 0) g.fp4_relative_efficiency = t.number("fp4_relative_efficiency", 0.1, 1.0);
   g.hbm_bytes = t.number("hbm_gb", 1, 1e5) * kGB;
   g.hbm_bandwidth = t.number("hbm_tbps", 0.1, 1e3) * kTB;
   g.nvlink_gen = t.int32("nvlink_gen", 1, 10);
@@ -105,6 +109,7 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   eff->finish();
   g.unverified = read_unverified(t, {{"bf16_tflops", g.bf16_flops / 1e12},
                                      {"fp8_tflops", g.fp8_flops / 1e12},
+                                     {"fp4_tflops", g.fp4_flops / 1e12},
                                      {"hbm_gb", g.hbm_bytes / kGB},
                                      {"hbm_tbps", g.hbm_bandwidth / kTB},
                                      {"nvlink_gbps_bidir", g.nvlink_bandwidth * 2.0 / kGB},
@@ -132,6 +137,8 @@ void check_calibration_from(const std::map<std::string, GpuSpec>& gpus, const st
     what = "bf16_tflops";
   else if (differs(g.fp8_flops, from.fp8_flops))
     what = "fp8_tflops";
+  else if (differs(g.fp4_flops, from.fp4_flops))
+    what = "fp4_tflops";
   else if (g.sms != from.sms)
     what = "sms";
   else if (g.nvlink_gen != from.nvlink_gen)

@@ -90,7 +90,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option(
       "--precision", opts->precision,
       "Training precision of every option: bf16 (default), fp8-hybrid, fp8-current, fp8-blockwise, "
-      "mxfp8");
+      "mxfp8, nvfp4");
   cmd->add_option("--recompute", opts->recompute,
                   "Activation recompute of every option: none, selective, full (default: per layout the "
                   "lightest that fits)");

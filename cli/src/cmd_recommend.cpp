@@ -79,7 +79,7 @@ void add_recommend_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option(
       "--precision", o->precision,
       "Training precision (default: the scenario's): bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
-      "mxfp8");
+      "mxfp8, nvfp4");
   cmd->add_option("--recompute", o->recompute,
                   "Activation recompute (default: the scenario's): none, selective, full");
   cmd->add_option("--routing", o->routing,

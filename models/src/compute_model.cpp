@@ -28,6 +28,8 @@ ComputeProfile ComputeProfile::from_gpu(const GpuSpec& gpu) {
   p.gpu = gpu.name;
   p.peak_flops = gpu.bf16_flops;
   p.fp8_peak_flops = gpu.fp8_flops;
+  p.fp4_peak_flops = gpu.fp4_flops;
+  p.fp4_relative_efficiency = gpu.fp4_relative_efficiency;
   p.hbm_bandwidth = gpu.hbm_bandwidth;
   p.sms = gpu.sms > 0 ? gpu.sms : p.sms;
   const char* keys[kOpClasses] = {"gemm", "grouped_gemm", "attention", "elementwise"};
@@ -151,6 +153,20 @@ double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flo
   // Roofline at the FP8 peak with the class's catalog efficiency: the calibrated BF16 curve is not carried
   // over (FP8 kernels reach a different fraction of a different peak).
   return roofline_seconds(profile, profile.fp8_peak_flops, cls, flops, bytes);
+}
+
+double fp4_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes) {
+  if (!(profile.fp4_peak_flops > 0) || !(profile.fp4_relative_efficiency > 0))
+    throw std::logic_error("fp4_kernel_seconds: GPU without an FP4 peak");
+  // The class efficiency times the relative one is the fraction of the FP4 peak: the same roofline as the
+  // other precisions with the peak scaled instead of the efficiency table (which fitted time scales divide).
+  return roofline_seconds(profile, profile.fp4_peak_flops * profile.fp4_relative_efficiency, cls, flops,
+                          bytes);
+}
+
+double nvfp4_quantize_seconds(const ComputeProfile& profile, double elements) {
+  if (!(elements > 0)) return 0.0;
+  return kernel_seconds(profile, OpClass::elementwise, 0, elements * kNvfp4QuantizeBytesPerElement);
 }
 
 void scale_catalog_kernel_time(ComputeProfile& profile, double scale) {

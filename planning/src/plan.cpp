@@ -151,6 +151,13 @@ void check_plan_request(const Catalog& catalog, const PlanRequest& r) {
                          " can run (MXFP8 block scaling needs Blackwell tensor cores): bf16, fp8-hybrid, "
                          "fp8-current or fp8-blockwise");
   }
+  if (r.choices.precision && is_nvfp4(*r.choices.precision) && !(gpu.fp4_flops > 0)) {
+    throw InputError(
+        flag, "--precision", "nvfp4",
+        "a recipe " + gpu.name +
+            " can run (NVFP4 needs FP4 tensor cores: Blackwell B200, B300, GB200, GB300): bf16 or "
+            "an FP8 recipe");
+  }
   if (r.choices.routing && r.choices.routing->kind == RoutingKind::histogram)
     (void)read_expert_histogram(r.choices.routing->histogram_path, catalog.model(r.model).experts);
 }

@@ -153,6 +153,12 @@ void check_training(const Scenario& s, const FieldNames& n) {
              " can run (MXFP8 block scaling needs Blackwell tensor cores): bf16, "
              "fp8-hybrid, fp8-current or fp8-blockwise");
   }
+  if (is_nvfp4(t.precision) && !(s.gpu.fp4_flops > 0)) {
+    fail(n, Field::precision, "\"nvfp4\"",
+         "a recipe " + s.gpu.name +
+             " can run (NVFP4 needs FP4 tensor cores: Blackwell B200, B300, GB200, GB300): bf16 or an FP8 "
+             "recipe");
+  }
   check_positive(n, Field::micro_batch, t.micro_batch);
   check_positive(n, Field::global_batch, t.global_batch);
   check_positive(n, Field::seq_length, t.seq_length);

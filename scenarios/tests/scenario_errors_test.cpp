@@ -179,13 +179,12 @@ std::vector<Case> toml_cases() {
        "bad.toml:23: stack.nccl_p2p_net_chunksize_kib: 1: a number in [4, 16384]"},
       {"UnknownPrecision", base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"fp4\""),
        "bad.toml:17: training.precision: \"fp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
-       "mxfp8"},
-      {"Nvfp4IsRefusedWithItsReason",
-       base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"nvfp4\""),
-       "bad.toml:17: training.precision: \"nvfp4\": one of bf16, fp8-hybrid, fp8-current, fp8-blockwise, "
-       "mxfp8 (nvfp4 is not modelled: no FP4 tensor-core rate in the catalog and no NVFP4 recipe costs: "
-       "16-element blocks with E4M3 scales and a per-tensor FP32 scale, random Hadamard transforms, "
-       "stochastic rounding, the layers kept in BF16)"},
+       "mxfp8, nvfp4"},
+      {"Nvfp4OnHopper",
+       edit(base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"nvfp4\""),
+            "instance = \"p6-b300.48xlarge\"", "instance = \"p5en.48xlarge\""),
+       "bad.toml:17: training.precision: \"nvfp4\": a recipe H200-SXM can run (NVFP4 needs FP4 tensor cores: "
+       "Blackwell B200, B300, GB200, GB300): bf16 or an FP8 recipe"},
       {"Mxfp8OnHopper",
        edit(base("recompute = \"full\"", "recompute = \"full\"\nprecision = \"mxfp8\""),
             "instance = \"p6-b300.48xlarge\"", "instance = \"p5en.48xlarge\""),

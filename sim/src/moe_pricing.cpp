@@ -146,6 +146,7 @@ ExpertGemms expert_gemms(const Scenario& s, const ComputeProfile& compute, doubl
   e.etp = s.parallel.etp;
   e.local_experts = local_experts;
   e.fp8 = is_fp8(s.training.precision);
+  e.nvfp4 = is_nvfp4(s.training.precision);
   return e;
 }
 
@@ -165,6 +166,17 @@ TimeNs moe_duration(const VarReq& r, const MoeRankCost& mc, const ExpertGemms& e
   const double cast_s = fp8 && tok > 0 ? kernel_seconds(compute, OpClass::elementwise, 0,
                                                         tok * (hid + fe / etp) * kFp8CastBytesPerElement)
                                        : 0.0;
+  if (e.nvfp4 && (r.kind == VarKind::expert_fwd || r.kind == VarKind::expert_bwd)) {
+    // NVFP4 grouped GEMMs (TE GroupedLinear under the NVFP4 recipe) and the quantization of their inputs;
+    // the backward's dgrad and wgrad together twice the forward's FLOPs and bytes.
+    const double fp4_bytes =
+        fwd_bytes / 2 * kNvfp4OperandBytesPerElement + (2 - kNvfp4OperandBytesPerElement) * tok * hid;
+    const double quant_s = nvfp4_quantize_seconds(compute, tok * (hid + fe / etp));
+    const double passes = r.kind == VarKind::expert_fwd ? 1 : 2;
+    return to_ns(passes *
+                     fp4_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp4_bytes) +
+                 quant_s);
+  }
   switch (r.kind) {
     case VarKind::expert_fwd:
       if (fp8) {

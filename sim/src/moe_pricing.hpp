@@ -60,6 +60,7 @@ struct ExpertGemms {
   double etp = 1;            // expert tensor parallel size
   double local_experts = 0;  // routed experts per rank
   bool fp8 = false;          // an FP8 recipe: TE GroupedLinear in FP8 with cast-transposes
+  bool nvfp4 = false;        // NVFP4: TE GroupedLinear at the FP4 rate with NVFP4's quantization
 };
 ExpertGemms expert_gemms(const Scenario& scenario, const ComputeProfile& compute, double local_experts);
 

@@ -207,7 +207,8 @@ class StageBuilder : public StageEmitter {
   // bf16, write the FP8 tensor and its transpose for the other GEMM: 2 + 1 + 1 bytes per element; forward:
   // the input activations m x k, backward: the output gradients m x n), issued from C++ (at the per-call
   // C++ issue cost). Weights are cast once per iteration (TE caches them across microbatches): not
-  // charged. bf16: exactly compute().
+  // charged. NVFP4: the GEMMs at the FP4 rate and NVFP4's quantization in place of the cast-transpose
+  // (fp4_kernel_seconds, nvfp4_quantize_seconds). bf16: exactly compute().
   int linear(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
              bool backward, const GemmDims& dims) {
     if (!is_fp8(c_.s.training.precision)) return compute(p, ch, rec, phase, flops, bytes, backward, dims);

@@ -57,6 +57,14 @@ double StageBuilder::linear_seconds(const LayerOp& rec, OpPhase phase, double fl
     return kernel_seconds(c_.cp, compute_class(rec.cls), flops, bytes, dims);
   const bool bwd_op = phase == OpPhase::backward;
   const double cast_elements = bwd_op ? dims.m * dims.n : dims.m * dims.k;
+  if (is_nvfp4(c_.s.training.precision)) {
+    // As the FP8 bytes below: every element of `bytes` (counted at 2 B) at the NVFP4 operand size, one m x n
+    // output added back at bf16; then the GEMM input's quantization (both copies; compute_model.hpp).
+    const double fp4_bytes =
+        bytes / 2 * kNvfp4OperandBytesPerElement + (2 - kNvfp4OperandBytesPerElement) * dims.m * dims.n;
+    return fp4_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp4_bytes) +
+           nvfp4_quantize_seconds(c_.cp, cast_elements);
+  }
   // Operands in FP8 (1 B), the output in bf16 (2 B): half the bf16 operand-and-output bytes plus one byte
   // per output element back (the measured FP8 curves' memory term counts bytes this way).
   const double fp8_bytes = 0.5 * bytes + dims.m * dims.n;

@@ -255,14 +255,13 @@ TEST(ComputeProfileFor, H100BorrowsTheH200ProfileWithItsOwnMemoryRate) {
   EXPECT_TRUE(compute_profile_for(small("p5.48xlarge", "a-h200"), dir).calibration.has_value());
   EXPECT_NE(error_of(small("p6-b300.48xlarge", "a-h200"), dir).find("a profile for the scenario's GPU B300"),
             std::string::npos);
-  // The shipped profile serves p5 the same way, and its NVLink bands say whose they are.
+  // Since 2026-12-07 the H100 has a shipped profile of its own (measured on one H100, issue 56): p5 uses it
+  // for compute and keeps the lender's NVLink bands (NCCL ran on one GPU there), and both sources say so.
   const Prediction p5 = predict(small("p5.48xlarge"), PredictOptions{});
-  EXPECT_EQ(p5.compute_source,
-            "calibrated (calibrate/profiles/h200-measured.toml, H200-SXM's, for "
-            "H100-SXM: same die, memory-bound rates x 0.698)");
+  EXPECT_EQ(p5.compute_source, "calibrated (calibrate/profiles/h100-measured.toml, H100-SXM)");
   EXPECT_EQ(
       p5.collective_source.rfind("calibrated NVLink (calibrate/profiles/h200-measured.toml, NCCL on 2,4 "
-                                 "GPUs of H200-SXM)",
+                                 "GPUs of H200-SXM; calibrate/profiles/h100-measured.toml has no [nvlink])",
                                  0),
       0u)
       << p5.collective_source;
@@ -299,15 +298,21 @@ TEST(AttentionKernelSeconds, InterpolatesInFlopsAndHeadWidthAndFallsBackWithoutC
   EXPECT_DOUBLE_EQ(*attention_kernel_seconds(p, false, 1e11, 256, false), 1e11 / 6e14);
 }
 
-TEST(AttentionKernelSeconds, ShippedH200ProfileServesH200AndTheBorrowingH100) {
-  // DeepSeek-V3's MLA core at TP8 (16 heads of q/k 192, v 128; 4,096 tokens): measured 0.215 ms forward
-  // and 0.613 ms backward (calibrate/data/h200-layer-probe.csv); the catalog H100 reads the same curves.
+TEST(AttentionKernelSeconds, ShippedProfilesServeH200AndH100) {
+  // DeepSeek-V3's MLA core at TP8 (16 heads of q/k 192, v 128; 4,096 tokens), cuDNN: measured 0.215 ms
+  // forward and 0.613 ms backward on the H200 (calibrate/data/h200-layer-probe.csv), 0.200 ms and 0.741 ms
+  // on the H100 (calibrate/data/h100-layer-probe.csv); each GPU reads its own profile's curves.
   const double fwd = 4096.0 * 4096 * (192 + 128) * 16;
-  for (const char* instance : {"p5en.48xlarge", "p5.48xlarge"}) {
-    const ComputeProfile p = compute_profile_for(small(instance), default_calibration_dir());
-    ASSERT_TRUE(attention_kernel_seconds(p, false, fwd, 320).has_value()) << instance;
-    EXPECT_NEAR(*attention_kernel_seconds(p, false, fwd, 320) / 0.215e-3, 1.0, 0.1) << instance;
-    EXPECT_NEAR(*attention_kernel_seconds(p, true, 2.5 * fwd, 320) / 0.613e-3, 1.0, 0.1) << instance;
+  struct Probe {
+    const char* instance;
+    double fwd_s, bwd_s;
+  };
+  for (const Probe& m :
+       {Probe{"p5en.48xlarge", 0.215e-3, 0.613e-3}, Probe{"p5.48xlarge", 0.200e-3, 0.741e-3}}) {
+    const ComputeProfile p = compute_profile_for(small(m.instance), default_calibration_dir());
+    ASSERT_TRUE(attention_kernel_seconds(p, false, fwd, 320).has_value()) << m.instance;
+    EXPECT_NEAR(*attention_kernel_seconds(p, false, fwd, 320) / m.fwd_s, 1.0, 0.1) << m.instance;
+    EXPECT_NEAR(*attention_kernel_seconds(p, true, 2.5 * fwd, 320) / m.bwd_s, 1.0, 0.1) << m.instance;
   }
   // The B300 has no measured attention: priced as a GEMM by the caller.
   EXPECT_FALSE(attention_kernel_seconds(

@@ -313,6 +313,13 @@ std::string pct(double x) {
   return std::isfinite(x) ? concat({format_fixed(100 * x, 1), "%"}) : std::string("-");
 }
 
+// The compute profile the replay prices `gpu`'s rows with today (compute_profile_for of its first row).
+ComputeProfile pricing_of(const std::vector<LiveRun>& runs, const std::string& gpu) {
+  for (const LiveRun& r : runs)
+    if (r.scenario.gpu.name == gpu) return compute_profile_for(r.scenario, default_calibration_dir());
+  return {};
+}
+
 // Median |error| of the rows' `pick` times, "-" when none predicted.
 std::string median_abs(const std::vector<ComputeFitRow>& rows, double ComputeFitRow::*pick) {
   std::vector<double> e;
@@ -332,13 +339,14 @@ std::string compute_fit_report(const Catalog& catalog, const std::vector<LiveRun
     const GpuSpec& g = catalog.gpu(t.gpu);
     o << "  " << term_name(t.gpu, t.precision) << " = " << format_fixed(t.value, 3) << " (" << t.rows
       << " rows; ";
-    if (g.calibration_from.empty() && g.name != "H200-SXM") {
+    // Today's pricing as the replay looked it up for this GPU's rows (its own profile, a borrowed one, or
+    // the catalog), not guessed from the catalog.
+    const ComputeProfile today = pricing_of(runs, t.gpu);
+    if (!today.calibration) {
       o << "catalog gemm efficiency " << format_fixed(g.efficiency.at("gemm"), 2) << " -> implied "
         << format_fixed(std::min(g.efficiency.at("gemm") / t.value, kMaxKernelEfficiency), 3);
     } else {
-      o << "measured curves"
-        << (g.calibration_from.empty() ? "" : concat({" borrowed from ", g.calibration_from})) << " x "
-        << format_fixed(t.value, 3) << " in time";
+      o << today.source << " x " << format_fixed(t.value, 3) << " in time";
     }
     o << ")\n";
   }

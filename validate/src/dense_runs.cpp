@@ -25,21 +25,6 @@ std::string where_of(const CsvTable& table, const CsvRow& row) {
   return concat({table.path, ":", std::to_string(row.line)});
 }
 
-// Why `row` is outside the model, or "" when the twin can replay it. `detail` gets the sentence.
-std::string refusal(const CsvRowReader& r, std::string& detail) {
-  const std::string precision = r.has("precision") ? r.text("precision") : "bf16";
-  if (precision == "nvfp4") {
-    detail =
-        "precision nvfp4: NVFP4 is not modelled (the catalog has no FP4 tensor-core rate and the twin prices "
-        "no "
-        "NVFP4 recipe costs: 16-element block scales, random Hadamard transforms, stochastic rounding)";
-    return "nvfp4";
-  }
-  // fsdp 1: replayed with Megatron-FSDP (sim/fsdp.hpp) where the scenario rules admit it.
-  // cp > 1: replayed with ring attention (sim/context_parallel.hpp, cp_comm_type p2p, the recipes' default).
-  return "";
-}
-
 // NVIDIA's cuda_graphs cell (Megatron-Bridge's cuda_graph_impl and scope) as the twin's training.cuda_graphs,
 // with the assumption said in `note` when the twin's graphs are not exactly the recipe's:
 //   none, full_iteration: as named;
@@ -284,8 +269,11 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const Re
   std::vector<JoinedRecipe> joined;  // per accepted row
   for (const CsvRow& row : table.rows) {
     const CsvRowReader r(table, row);
+    // Every row's mechanisms are modelled (nvfp4: FP4 rates and quantization, compute_model.hpp; fsdp 1:
+    // sim/fsdp.hpp; cp > 1: ring attention, sim/context_parallel.hpp); a row is refused only where its
+    // recipe names a setting the twin lacks (join_recipe) or the scenario rules refuse it (below).
     std::string detail;
-    std::string why = refusal(r, detail);
+    std::string why;
     JoinedRecipe j;
     if (recipes == nullptr) j.why_none = "no megatron-bridge-llama-recipes.csv beside this file";
     if (why.empty() && recipes != nullptr) {

@@ -70,7 +70,7 @@ TEST(DenseRuns, EveryRowIsReplayedOrRefusedWithItsReason) {
     EXPECT_FALSE(r.detail.empty());
     EXPECT_NE(r.where.find("nvidia-dense-runs.csv:"), std::string::npos);
   }
-  EXPECT_EQ(refused["nvfp4"], 18);  // every NVFP4 row
+  EXPECT_EQ(refused.count("nvfp4"), 0u);  // NVFP4 rows replay since 2026-12-07 (FP4 rates, quantization)
   // The Llama 70B FP8 FSDP rows replay with Megatron-FSDP (sim/fsdp.hpp) but where their recipe offloads
   // activations to the CPU (6 rows: 40 layers on GB200, 20 on GB300); the H100 8B FSDP row's recipe
   // recomputes 5 of 32 layers.
@@ -95,11 +95,12 @@ TEST(DenseRuns, EveryRowIsReplayedOrRefusedWithItsReason) {
   EXPECT_EQ(cp_runs, 12);
   EXPECT_EQ(by_instance["dgx-h100"], 9);
   EXPECT_EQ(by_instance["dgx-b200"], 2);
-  EXPECT_EQ(by_instance["dgx-gb200"], 18);  // 70B and 8B in one domain, 405B across four
-  EXPECT_EQ(by_instance["dgx-gb300"], 18);
+  EXPECT_EQ(by_instance["dgx-gb200"], 27);  // 70B and 8B in one domain, 405B across four
+  EXPECT_EQ(by_instance["dgx-gb300"], 27);
   const std::vector<std::string> lines = refused_row_lines(rows);
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.front(), "72 rows read, 47 replayed, 25 refused as outside the model (nvfp4 18, offload 6, recompute 1)");
+  EXPECT_EQ(lines.front(),
+            "72 rows read, 65 replayed, 7 refused as outside the model (offload 6, recompute 1)");
 }
 
 // A job inside one NVL72 domain is replayed on its real trays (4 GPUs per node, one NVLink domain of 72):
@@ -218,8 +219,8 @@ TEST(DenseRuns, LiveRunFilesReadAsBefore) {
   EXPECT_EQ(rows.table.runs.size(), 8u);
   // Mixed: the dense file's refusals and the live rows together, headers united.
   const RunRows both = read_run_rows({kSource + "/validate/data/live-runs-p5en.csv", kDense}, catalog());
-  EXPECT_EQ(both.table.runs.size(), 55u);  // 8 live + 47 dense
-  EXPECT_EQ(both.refused.size(), 25u);
+  EXPECT_EQ(both.table.runs.size(), 73u);  // 8 live + 65 dense
+  EXPECT_EQ(both.refused.size(), 7u);
   EXPECT_EQ(both.rows_read, 80);
 }
 

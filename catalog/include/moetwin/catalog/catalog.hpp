@@ -22,9 +22,13 @@ struct Assumption {
 
 // One GPU model (dense peak rates, no sparsity). Source: vendor datasheets, see catalog/data/gpus.toml.
 struct GpuSpec {
-  std::string name;             // e.g. "H200-SXM"
-  double bf16_flops = 0;        // dense BF16 peak, FLOP/s
-  double fp8_flops = 0;         // dense FP8 peak, FLOP/s
+  std::string name;       // e.g. "H200-SXM"
+  double bf16_flops = 0;  // dense BF16 peak, FLOP/s
+  double fp8_flops = 0;   // dense FP8 peak, FLOP/s
+  double fp4_flops = 0;   // dense NVFP4 (E2M1, 16-element block scales) peak, FLOP/s; 0 = no FP4 cores
+  // NVFP4 GEMMs' fraction of the FP4 peak over BF16 GEMMs' fraction of the BF16 peak at the same shapes
+  // (measured: gpus.toml); scales the class efficiency for FP4 (compute_model.hpp). 0 without FP4.
+  double fp4_relative_efficiency = 0;
   double hbm_bytes = 0;         // HBM capacity, bytes (decimal GB as marketed x 1e9)
   double hbm_bandwidth = 0;     // HBM bandwidth, bytes/s
   int nvlink_gen = 0;           // NVLink generation

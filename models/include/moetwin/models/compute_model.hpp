@@ -91,6 +91,11 @@ struct ComputeProfile {
   // fp8`), in the same form as `calibration` with peak_flops the FP8 peak; nullopt: FP8 GEMMs use the
   // catalog roofline at fp8_peak_flops x the class efficiency.
   std::optional<ComputeCalibration> fp8_calibration;
+  // Dense NVFP4 peak, FLOP/s (catalog GpuSpec::fp4_flops; 0 = no FP4 tensor cores), and NVFP4 GEMMs'
+  // fraction of it relative to BF16 GEMMs' fraction of the BF16 peak (GpuSpec::fp4_relative_efficiency,
+  // measured on B300; catalog/data/gpus.toml).
+  double fp4_peak_flops = 0;
+  double fp4_relative_efficiency = 0;
   // What the GEMM times come from, for reports: "catalog efficiencies (...)" or "calibrated (path, gpu)".
   std::string source = "catalog efficiencies";
 
@@ -119,6 +124,31 @@ double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flo
                           const GemmDims& dims);
 double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
                       const GemmDims& dims);
+
+// NVFP4 (Transformer Engine's NVFP4BlockScaling recipe; shared/design/nvidia-mechanisms.md 5). Bytes per
+// element of the quantization of one bf16 GEMM input, both copies TE keeps (rowwise for fprop / dgrad,
+// columnwise for wgrad), in HBM traffic:
+//   amax pass        2      read the bf16 tensor for its per-tensor amax (s_global = amax / (448 x 6)); with
+//                           the Hadamard transform one pass yields the amax before and after it (TE
+//                           hadamard_transform_amax);
+//   cast             2      read the bf16 tensor again;
+//   rowwise copy     0.5625 E2M1 (4 bits) + one E4M3 scale per 16 elements (1/16 B);
+//   columnwise copy  0.5625 the same, after the 16x16 random Hadamard transform (wgrad inputs) and, for
+//                           gradients, stochastic rounding: both fused into this cast (TE
+//                           hadamard_transform_cast_fusion), so they add no traffic.
+// Weights (16x16 2D blocks) are quantized once per iteration and cached across microbatches, as the FP8
+// casts: not charged per GEMM.
+inline constexpr double kNvfp4QuantizeBytesPerElement = 2 + 2 + 2 * (0.5 + 1.0 / 16);
+// Bytes per element of an NVFP4 GEMM operand: E2M1 plus its share of the E4M3 block scale.
+inline constexpr double kNvfp4OperandBytesPerElement = 0.5 + 1.0 / 16;
+// An NVFP4 GEMM-class kernel (fprop, dgrad or wgrad of a TE linear): the roofline at the FP4 peak with the
+// class's efficiency x fp4_relative_efficiency; `bytes` are its NVFP4 operands and bf16 output. The BF16 and
+// FP8 calibration curves are not carried over (another kernel, another peak; no FP4 measurement on a
+// calibrated GPU yet). Throws std::logic_error when the GPU has no FP4 peak (scenario validation rejects it).
+double fp4_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes);
+// NVFP4's quantization of `elements` bf16 values (both copies), s: memory-bound elementwise work.
+double nvfp4_quantize_seconds(const ComputeProfile& profile, double elements);
+
 // A fused causal attention core of `flops` (Megatron-Core's count: forward s^2 (qk + v) heads x batch per
 // call, backward attention_backward_factor x that) with head dims summing to `head_width`, from the
 // measured attention kernels of the bf16 calibration. Efficiency: the multi-head curves of that direction

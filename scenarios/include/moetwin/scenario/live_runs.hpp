@@ -36,10 +36,10 @@ struct LiveRunTable {
 // agrees with nodes x GPUs per node is replaced by gpus / (tp * cp * pp) — dp is derived in Megatron, and the
 // published kimik2-b300-16n-20260604 rows log dp=2 where 16 nodes at TP8/PP4 give 4 (their logged MODEL
 // TFLOP/s x iter_s x 128 GPUs matches Kimi-K2's FLOPs for gbs 256, so 128 GPUs is right).
-// Optional also: precision (bf16 | fp8-hybrid | fp8-current | fp8-blockwise | mxfp8; default bf16), stack (a
-// catalog stack; default: the stack whose `campaigns` list the row's campaign, else the catalog default)
-// and nccl_max_nchannels (1..64 or "unset"), cuda_graphs (none | te-scoped | full-iteration; default none),
-// fsdp (0 | 1: training.megatron_fsdp; default 0).
+// Optional also: precision (bf16 | fp8-hybrid | fp8-current | fp8-blockwise | mxfp8 | nvfp4; default bf16),
+// stack (a catalog stack; default: the stack whose `campaigns` list the row's campaign, else the catalog
+// default) and nccl_max_nchannels (1..64 or "unset"), cuda_graphs (none | te-scoped | full-iteration; default
+// none), fsdp (0 | 1: training.megatron_fsdp; default 0).
 LiveRunTable read_live_runs(const std::string& path, const Catalog& catalog);
 // Several files (`--runs A --runs B`): rows in file order, each keeping its file's stack; the header is the
 // union of the files' headers in order of appearance, a column a file lacks left empty in its rows.

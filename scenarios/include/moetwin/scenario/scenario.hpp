@@ -42,16 +42,22 @@ enum class Recompute { none, selective, full };
 //  fp8-current    per-tensor current scaling (--fp8-recipe tensorwise): an amax reduction before each cast;
 //  fp8-blockwise  1x128 / 128x128 block scales (--fp8-recipe blockwise, DeepSeek-V3 style; Hopper and
 //                 Blackwell);
-//  mxfp8          MX block scaling, one E8M0 scale per 32 elements (--fp8-recipe mxfp8; Blackwell only).
-enum class Precision { bf16, fp8_hybrid, fp8_current, fp8_blockwise, mxfp8 };
-// What a reader of a precision expects, for its error message: the modelled recipes, and for "nvfp4" (a
-// recipe NVIDIA's Blackwell tables publish) why it is refused: the catalog holds no FP4 tensor-core rate and
-// the twin prices none of NVFP4's recipe costs (16-element blocks with an E4M3 scale each plus a per-tensor
-// FP32 scale, random Hadamard transforms on the wgrad inputs, stochastic rounding of gradients, the layers
-// NVIDIA keeps in BF16). `value` is the value read.
+//  mxfp8          MX block scaling, one E8M0 scale per 32 elements (--fp8-recipe mxfp8; Blackwell only);
+//  nvfp4          Transformer Engine's NVFP4BlockScaling recipe (--fp4-recipe nvfp4; Blackwell only): every
+//                 TE linear GEMM (fprop, dgrad, wgrad) in E2M1 with an E4M3 scale per 16 elements and a
+//                 per-tensor FP32 scale; random Hadamard transforms on the wgrad inputs, stochastic rounding
+//                 of gradients; attention core and LM head stay BF16 (shared/design/nvidia-mechanisms.md 5).
+enum class Precision { bf16, fp8_hybrid, fp8_current, fp8_blockwise, mxfp8, nvfp4 };
+// What a reader of a precision expects, for its error message: the modelled recipes. `value` is the value
+// read.
 std::string precision_expected(const std::string& value);
+// A quantized recipe (FP8 or NVFP4): TE linears quantize their GEMM inputs; dispatch may run in FP8.
 inline bool is_fp8(Precision p) {
   return p != Precision::bf16;
+}
+// NVFP4: the linears' GEMMs at the GPU's FP4 rate with NVFP4's quantization kernels (compute_model.hpp).
+inline bool is_nvfp4(Precision p) {
+  return p == Precision::nvfp4;
 }
 
 // CUDA graphs in the run (Megatron cuda_graph_impl; shared/design/nvl72-and-infiniband.md section D): a

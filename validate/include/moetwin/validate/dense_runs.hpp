@@ -6,7 +6,6 @@
 // tables do not say) and `dispatcher` is `none` (dense models: no expert all-to-all). A row whose recipe lies
 // outside what the twin models is refused with its reason and counted, never replayed with a mechanism it
 // lacks:
-//   - precision nvfp4: no FP4 tensor-core rate and no NVFP4 recipe costs (block scales, Hadamard transforms);
 //   - fsdp = 1: Megatron-FSDP (per-layer parameter all-gathers, gradient reduce-scatters) is not modelled;
 //   - cp > 1: context parallelism is not modelled (no ring-attention KV exchange, and each rank's attention
 //     is priced as (seq/cp)^2 where ring attention computes seq^2 / (2 cp) per rank);
@@ -39,7 +38,7 @@ struct RefusedRow {
   std::string where;     // "file:line"
   std::string campaign;  // the row's campaign cell
   std::string instance;  // its instance cell
-  std::string reason;    // short key: "nvfp4", "fsdp", "cp"
+  std::string reason;    // short key: "fsdp", "cp", ...
   std::string detail;    // the sentence a user reads
 };
 

@@ -91,7 +91,8 @@ double model_distance(const ModelShape& a, const ModelShape& b) {
 }
 
 std::string fp8_recipe_note(Precision precision) {
-  if (!is_fp8(precision)) return "";
+  // NVFP4 is priced by its own rate and quantization kernels (compute_model.hpp), not as an FP8 recipe.
+  if (!is_fp8(precision) || is_nvfp4(precision)) return "";
   return "the model prices every FP8 recipe alike (fp8-hybrid, fp8-current, fp8-blockwise and mxfp8 give "
          "identical predictions: no per-recipe scaling or block-scale traffic is modelled)";
 }
@@ -548,9 +549,9 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
     // Another FP8 recipe in the fit: the model prices them alike, only the recipe's overhead is new.
     const bool fp8_fitted = std::any_of(c.precisions.begin(), c.precisions.end(), [](const std::string& p) {
       const auto q = precision_from_string(p);
-      return q && is_fp8(*q);
+      return q && is_fp8(*q) && !is_nvfp4(*q);
     });
-    const bool sibling = is_fp8(s.training.precision) && fp8_fitted;
+    const bool sibling = is_fp8(s.training.precision) && !is_nvfp4(s.training.precision) && fp8_fitted;
     add(NoveltyDimension::precision, precision,
         sibling ? concat({"precision ", precision, none, " (fitted on another FP8 recipe; ",
                           fp8_recipe_note(s.training.precision), ")"})

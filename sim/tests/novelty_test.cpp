@@ -162,6 +162,7 @@ TEST(Novelty, DistancesGrowWithHowFarAPredictionReaches) {
   EXPECT_DOUBLE_EQ(novelty_of(current, c).distance(), 1.0);
   EXPECT_EQ(fp8_recipe_note(Precision::bf16), "");
   EXPECT_NE(fp8_recipe_note(Precision::fp8_blockwise).find("fp8-blockwise"), std::string::npos);
+  EXPECT_EQ(fp8_recipe_note(Precision::nvfp4), "");  // its own rate and quantization, no FP8 recipe
 }
 
 }  // namespace

@@ -333,7 +333,7 @@ DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t,
   for (StrictTable& term : t.tables("terms")) {
     ModelParam m;
     m.name = term.string("name");
-    m.unit = term.choice("unit", {"s", "fraction", "tokens", "count", "bytes"});
+    m.unit = term.choice("unit", {"s", "fraction", "tokens", "count", "bytes", "B/s"});
     m.min = term.number("min", -1e30, 1e30);
     m.max = term.number("max", m.min, 1e30);
     m.value = term.number("value", m.min, m.max);

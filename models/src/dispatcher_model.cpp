@@ -217,9 +217,28 @@ class DeepEpModel final : public DispatcherModel {
       case DispatcherTransport::nccl:
         throw std::logic_error("DeepEpModel with an nccl transport");
     }
-    const double window_wait = hw.instance.base_latency_s / p.get("inflight_writes", inst);
+    const double window_wait = hw.instance.base_latency_s / inflight_window(hw);
     return (per_message + window_wait) / threads;
   }
+
+  // RDMA writes in flight per GPU. DeepEP v2 over GIN (a record with `writes_per_qp`): each queue pair (an
+  // exclusive GIN context) holds at most writes_per_qp writes until the plugin's completion comes back, so
+  // the window is min(inflight_writes, queue pairs x writes_per_qp): with DeepEP's 129 queue pairs the
+  // GPU-side limit binds; capped at 2 (EP_EFA_MAX_QPS, PR #612) the queue pairs do. Queue pairs: the run's
+  // (gin_qps), else min(allocated gin_qps, SMs x 16 + 1) in hybrid mode (deep_ep/buffers/elastic.py).
+  double inflight_window(const DispatchHardware& hw) const {
+    const std::string& inst = hw.instance.name;
+    const ParamSet& p = params();
+    const double window = p.get("inflight_writes", inst);
+    if (!p.has("writes_per_qp")) return window;
+    return std::min(window, gin_qps(hw) * p.get("writes_per_qp", inst));
+  }
+  double gin_qps(const DispatchHardware& hw) const {
+    if (hw.gin_qps > 0) return hw.gin_qps;
+    return std::min(params().get("gin_qps", hw.instance.name), 16.0 * sms(hw) + 1.0);
+  }
+  // The SMs the normal kernels run on: the run's, else the record's.
+  int sms(const DispatchHardware& hw) const { return hw.comm_sms > 0 ? hw.comm_sms : spec().sms; }
 
   A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
     const std::string& inst = hw.instance.name;
@@ -232,8 +251,12 @@ class DeepEpModel final : public DispatcherModel {
     const double latency = p.get("latency_rounds", inst) * hw.instance.base_latency_s;
     const double chunk = p.get("chunk_tokens", inst);
     const double per_write = message_s(hw);
+    // The kernel's SMs copy every byte it sends (to the RDMA buffers and over NVLink), each at
+    // sm_write_bandwidth (a record without the term: not modelled).
+    const double sm_rate = p.has("sm_write_bandwidth") ? sms(hw) * p.get("sm_write_bandwidth", inst) : 0.0;
     std::vector<double> rank_s(legs.size());
     std::vector<double> proxy(legs.size());
+    std::vector<double> sm_copy(legs.size());
     for (std::size_t r = 0; r < legs.size(); ++r) {
       const RankLegs& l = t.legs[r];
       // Combine sends back what dispatch received.
@@ -241,13 +264,15 @@ class DeepEpModel final : public DispatcherModel {
       const double peers = static_cast<double>(combine ? l.network_peers_in : l.network_peers_out);
       const double messages = tokens > 0 ? std::ceil(tokens / chunk) + peers : 0.0;
       proxy[r] = messages * per_write;
-      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, proxy[r]});
+      const double copied = combine ? l.network_in + l.nvlink_in : l.network_out + l.nvlink_out;
+      sm_copy[r] = sm_rate > 0 ? copied / sm_rate : 0.0;
+      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, proxy[r], sm_copy[r]});
     }
     A2aCost c;
     finish(c, t, rank_s);
     c.rank_legs = legs;
     c.latency_s = latency;
-    c.sms = spec().sms;
+    c.sms = sms(hw);
     c.warnings = std::move(warnings);
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
@@ -257,6 +282,7 @@ class DeepEpModel final : public DispatcherModel {
         {"nvlink", legs[g].nvlink_s, "NVLink fan-out bytes / (NVLink bw x efficiency)"},
         {"proxy_messages", proxy[g],
          "RDMA writes x (per-message cost + round trip / in-flight window) / threads"},
+        {"sm_copy", sm_copy[g], "bytes the kernel sends / (SMs x sm_write_bandwidth)"},
     };
     return c;
   }
@@ -288,7 +314,7 @@ class DeepEpModel final : public DispatcherModel {
     finish(c, t, rank_s);
     c.rank_legs = legs;
     c.latency_s = latency;
-    c.sms = spec().sms;
+    c.sms = sms(hw);
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
         {"latency", latency, "ll_latency_rounds x instance base latency"},

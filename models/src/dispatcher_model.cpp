@@ -11,6 +11,7 @@
 #include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/models/rails.hpp"
 
 namespace moetwin {
 namespace {
@@ -40,6 +41,24 @@ class RailClosedForm final : public A2aNetwork {
     return out;
   }
 };
+
+// The legs on the NIC rails (rails.hpp): network time x the rail factor of the dispatcher's path mix; PXN's
+// NVLink hop (sender to the local GPU of the destination's index, which receives as much as proxy) added to
+// the NVLink leg.
+std::vector<LegTimes> on_rails(std::vector<LegTimes> legs, const A2aTraffic& t, const DispatchHardware& hw,
+                               const RailMix& mix, double nvlink_efficiency) {
+  const double factor = rail_time_factor(mix, hw.instance);
+  const double nvl = hw.gpu.nvlink_bandwidth * nvlink_efficiency;
+  for (std::size_t r = 0; r < legs.size(); ++r) {
+    legs[r].network_s *= factor;
+    if (mix.pxn > 0 && nvl > 0) {
+      const RankLegs& l = t.legs[r];
+      const double hop = mix.pxn * std::max(l.network_out, l.network_in);
+      legs[r].nvlink_s = std::max(l.nvlink_out + hop, l.nvlink_in + hop) / nvl;
+    }
+  }
+  return legs;
+}
 
 // Fills the byte totals and picks the gating rank.
 void finish(A2aCost& c, const A2aTraffic& t, const std::vector<double>& rank_s) {
@@ -87,8 +106,11 @@ class NcclAlltoallModel final : public DispatcherModel {
   }
   A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
     const ParamSet& p = params();
+    // With PXN (the default) every remote send is on its rail, (G-1)/G of them one NVLink hop later;
+    // without it (G-1)/G cross rails (rails.hpp).
     const std::vector<LegTimes> legs =
-        network().leg_times(t, hw, p.get("network_efficiency"), p.get("nvlink_efficiency"));
+        on_rails(network().leg_times(t, hw, p.get("network_efficiency"), p.get("nvlink_efficiency")), t, hw,
+                 rail_mix(spec(), false, hw.nccl_pxn, hw.instance.gpus), p.get("nvlink_efficiency"));
     const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
     const double chunk_s = p.get("net_chunk_s") * hw.host_time_factor;
     const double cal_chunk = p.get("calibration_chunk_bytes");
@@ -299,6 +321,10 @@ class DeepEpModel final : public DispatcherModel {
     if (!p.has("ll_latency_rounds")) return std::nullopt;
     check(hw, t.ranks);
     const bool combine = direction == A2aDirection::combine;
+    // Each copy goes straight to the expert's rank, (G-1)/G of them across rails (rails.hpp), but the bytes
+    // are priced rail-aligned: these calls are bound by their writes, whose fitted cost (per_message_s, from
+    // the low-latency rows, all of that mix) holds the cross-rail loss. Pricing the bytes at
+    // cross_rail_efficiency as well made the rows' medians worse (docs/2026-12-07-efa-rails-and-deepep.md).
     const std::vector<LegTimes> legs =
         network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
     const double latency = p.get("ll_latency_rounds", inst) * hw.instance.base_latency_s;
@@ -318,7 +344,9 @@ class DeepEpModel final : public DispatcherModel {
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
         {"latency", latency, "ll_latency_rounds x instance base latency"},
-        {"network", legs[g].network_s, "per-copy RDMA bytes / (rail bw x efficiency)"},
+        {"network", legs[g].network_s,
+         "per-copy RDMA bytes / (rail bw x efficiency), (G-1)/G of them cross-rail (/ "
+         "cross_rail_efficiency)"},
         {"nvlink", legs[g].nvlink_s, "same-node copies over NVLink / (NVLink bw x efficiency)"},
         {"proxy_messages", writes[g], "one RDMA write per remote (token, expert) copy x message_s"},
     };

@@ -4,6 +4,7 @@
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/models/ofi_multi_recv.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 
 namespace moetwin {
@@ -88,15 +89,14 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                      " microbatches"},
       {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
                          ", collectives: " + p.built.comm_model + ")"},
-      {"stack", s.stack.spec.name + (s.stack.from_default ? " (default: no [stack] table)" : "") +
-                    ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) +
-                    " KiB (" + chunk_origin(s) + ")" +
-                    (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
-                         ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
-                         : "") +
-                    (s.stack.spec.ofi_multi_recv
-                         ? ", aws-ofi-nccl multi-receive on (not modelled: NCCL per-chunk cost as without it)"
-                         : "")},
+      {"stack",
+       s.stack.spec.name + (s.stack.from_default ? " (default: no [stack] table)" : "") +
+           ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) + " KiB (" +
+           chunk_origin(s) + ")" +
+           (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
+                ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
+                : "") +
+           (s.stack.spec.ofi_multi_recv ? ", " + multi_recv_bound(s.stack.spec, s.instance).why : "")},
       {"precision",
        fp8_recipe_note(s.training.precision).empty()
            ? std::string(to_string(s.training.precision))

@@ -59,6 +59,10 @@ struct DispatchHardware {
   // own count (min(allocated gin_qps, SMs x 16 + 1), deep_ep/buffers/elastic.py); EP_EFA_MAX_QPS=2 (DeepEP
   // PR #612) caps it at 2.
   int gin_qps = 0;
+  // NCCL's PXN (P2P_PXN_LEVEL 2, the default): a send to another node's GPU j leaves through the local GPU
+  // j's NIC after an NVLink hop, on j's rail; off (NCCL_PXN_DISABLE=1), (G-1)/G of the sends cross rails
+  // (models/rails.hpp).
+  bool nccl_pxn = true;
 
   // EFA bandwidth with affinity to one GPU, per direction, bytes/s (nics_per_gpu x nic bandwidth).
   double rail_bandwidth() const;

@@ -18,6 +18,10 @@ MultiRecvBound multi_recv_bound(const StackSpec& stack, const InstanceSpec& inst
   // sender has its own connection and nothing is grouped.
   b.grouped_receives = nccl_pxn ? std::max(1, std::min(kMaxMultiRecvBuffers, instance.gpus)) : 1;
   b.chunk_cost_lo = 1.0 / b.grouped_receives;
+  if (b.grouped_receives == 1) {
+    b.why = "aws-ofi-nccl multi-receive on (no effect without PXN: each sender has its own receive)";
+    return b;
+  }
   b.why = "aws-ofi-nccl multi-receive on (bounded, not fitted: up to " + std::to_string(b.grouped_receives) +
           " PXN receives share one control message, so NCCL's per-chunk cost is " +
           format_fixed(b.chunk_cost_lo, 3) + "-1 x net_chunk_s; predicted at 1 x, the upper end)";

@@ -114,7 +114,10 @@ TEST(Rails, MultiReceiveBoundByHand) {
   EXPECT_DOUBLE_EQ(b.chunk_cost_hi, 1.0);
   EXPECT_NE(b.why.find("0.125-1 x net_chunk_s"), std::string::npos) << b.why;
   // Without PXN nothing is grouped; a stack without multi-receive has no bound to state.
-  EXPECT_EQ(multi_recv_bound(nemo2608, catalog().instance("p6-b200.48xlarge"), false).grouped_receives, 1);
+  const MultiRecvBound own_nic = multi_recv_bound(nemo2608, catalog().instance("p6-b200.48xlarge"), false);
+  EXPECT_EQ(own_nic.grouped_receives, 1);
+  EXPECT_DOUBLE_EQ(own_nic.chunk_cost_lo, 1.0);
+  EXPECT_NE(own_nic.why.find("no effect without PXN"), std::string::npos) << own_nic.why;
   EXPECT_TRUE(
       multi_recv_bound(catalog().stack("nemo-26.04.01"), catalog().instance("p5.48xlarge")).why.empty());
 }

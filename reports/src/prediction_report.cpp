@@ -89,14 +89,15 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                      " microbatches"},
       {"dispatcher", s.dispatcher.name + " (cost model: " + p.built.moe_model +
                          ", collectives: " + p.built.comm_model + ")"},
-      {"stack",
-       s.stack.spec.name + (s.stack.from_default ? " (default: no [stack] table)" : "") +
-           ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) + " KiB (" +
-           chunk_origin(s) + ")" +
-           (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
-                ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
-                : "") +
-           (s.stack.spec.ofi_multi_recv ? ", " + multi_recv_bound(s.stack.spec, s.instance).why : "")},
+      {"stack", s.stack.spec.name + (s.stack.from_default ? " (default: no [stack] table)" : "") +
+                    ", NCCL P2P net chunk " + format_fixed(s.stack.p2p_net_chunk_bytes / 1024.0, 0) +
+                    " KiB (" + chunk_origin(s) + ")" +
+                    (s.training.moe_pad_to_capacity && s.dispatcher.transport == DispatcherTransport::nccl
+                         ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
+                         : "") +
+                    (s.stack.spec.ofi_multi_recv
+                         ? ", " + multi_recv_bound(s.stack.spec, s.instance, !s.stack.nccl.pxn_disable).why
+                         : "")},
       {"precision",
        fp8_recipe_note(s.training.precision).empty()
            ? std::string(to_string(s.training.precision))

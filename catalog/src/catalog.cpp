@@ -183,6 +183,8 @@ InstanceSpec read_instance(const std::string& name, StrictTable& t) {
   }
   i.nic_bandwidth = nic_gbps * 1e9 / 8.0;
   i.nics_per_gpu = t.int32("nics_per_gpu", 1, 64);
+  // Bounds: above 0.1 (the lowest measured cross-rail ratio is 0.37, p5 at 256 KiB), at most rail-aligned.
+  i.cross_rail_efficiency = t.number_or("cross_rail_efficiency", 0.1, 1, 1);
   i.nvlink_domain_gpus = t.int32_or("nvlink_domain_gpus", 1, kMaxNvlinkDomainGpus, i.gpus);
   if (i.nvlink_domain_gpus < i.gpus || i.nvlink_domain_gpus % i.gpus != 0) {
     throw InputError(
@@ -210,6 +212,7 @@ InstanceSpec read_instance(const std::string& name, StrictTable& t) {
                                      {"nic_gbps", nic_gbps},
                                      {nics_key, i.efa_nics},
                                      {"nvlink_domain_gpus", i.nvlink_domain_gpus},
+                                     {"cross_rail_efficiency", i.cross_rail_efficiency},
                                      {"host_mem_tib", i.host_memory_bytes / (kGiB * 1024.0)},
                                      {"base_latency_us", i.base_latency_s * 1e6},
                                      {"cpu_cores", i.cpu_cores},
@@ -340,7 +343,7 @@ DispatcherSpec read_dispatcher(const std::string& name, StrictTable& t,
   for (StrictTable& term : t.tables("terms")) {
     ModelParam m;
     m.name = term.string("name");
-    m.unit = term.choice("unit", {"s", "fraction", "tokens", "count", "bytes"});
+    m.unit = term.choice("unit", {"s", "fraction", "tokens", "count", "bytes", "B/s"});
     m.min = term.number("min", -1e30, 1e30);
     m.max = term.number("max", m.min, 1e30);
     m.value = term.number("value", m.min, m.max);
@@ -425,6 +428,7 @@ NcclKnobs read_nccl_knobs(StrictTable& t) {
   k.proto = t.has("nccl_proto") ? t.choice("nccl_proto", {"Simple", "LL", "LL128"}) : "";
   k.p2p_net_chunk_bytes = t.number_or("nccl_p2p_net_chunksize_kib", 4, 16384, 0) * 1024.0;
   k.buffsize_bytes = t.number_or("nccl_buffsize_mib", 0.0625, 1024, 0) * 1024.0 * 1024.0;
+  k.pxn_disable = t.boolean_or("nccl_pxn_disable", false);
   return k;
 }
 

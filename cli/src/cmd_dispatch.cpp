@@ -27,7 +27,7 @@ struct DispatchOptions {
   std::string transport;
   std::string dispatch_dtype = "fp8";
   std::uint64_t seed = 1;
-  std::string bench;
+  std::vector<std::string> bench;
   bool fit = false;
   std::string out;
 };
@@ -90,7 +90,11 @@ std::string run_single(const DispatchOptions& o, const Catalog& catalog) {
 }
 
 std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
-  const std::vector<KernelBenchRow> rows = read_kernel_bench(o.bench);
+  std::vector<KernelBenchRow> rows;
+  for (const std::string& file : o.bench) {
+    std::vector<KernelBenchRow> more = read_kernel_bench(file);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
   BenchShape shape;
   shape.seed = o.seed;
   std::vector<PreparedBench> prepared;
@@ -101,8 +105,8 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
     try {
       prepared.push_back(prepare_bench(r, catalog, shape));
     } catch (const InputError& e) {
-      if (e.where().file == o.bench) throw;
-      throw InputError({o.bench, r.line}, "row",
+      if (e.where().file == r.file) throw;
+      throw InputError({r.file, r.line}, "row",
                        concat({r.transport, " on ", std::to_string(r.ranks), " ranks"}),
                        concat({"a configuration the dispatcher model accepts (", e.what(), ")"}));
     }
@@ -135,19 +139,24 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
       model->set_params(calibrate_dispatcher_params(*model, set));
     }
   }
-  s << "# dispatch benchmark: predicted vs measured (" << o.bench << "); GB/s as each benchmark reports it\n";
+  s << "# dispatch benchmark: predicted vs measured (";
+  for (std::size_t i = 0; i < o.bench.size(); ++i) s << (i ? ", " : "") << o.bench[i];
+  s << "); GB/s as each benchmark reports it; rows giving one dispatch+combine time are compared on it\n";
   s << "# * = calibration and acceptance set (catalog instances, 16-64 ranks, normal, matched or "
-       "low-latency)\n";
+       "low-latency; not rows their source calls a direction, not a measurement)\n";
   s << "line,instance,ranks,transport,mode,meas_dispatch_gbps,pred_dispatch_gbps,err_dispatch,meas_combine_"
        "gbps,"
        "pred_combine_gbps,err_combine,meas_dispatch_us,pred_dispatch_us,meas_combine_us,pred_combine_us,"
        "note\n";
   std::map<std::string, std::vector<double>> acc_errors;
   std::map<std::string, std::vector<double>> all_errors;
+  // The acceptance bar is per transport, instance and kernel mode (normal <= 10%, low-latency <= 15%).
+  std::map<std::string, std::vector<double>> cell_errors;
   for (const auto& b : prepared) {
     const KernelBenchRow& r = b.row;
     auto num = [](double x, int digits) { return x > 0 ? format_fixed(x, digits) : std::string(); };
-    s << r.line << ',' << r.instance << ',' << r.ranks << ',' << r.transport << ',' << r.mode << ',';
+    s << (o.bench.size() > 1 ? r.file.substr(r.file.find_last_of('/') + 1) + ":" : std::string()) << r.line
+      << ',' << r.instance << ',' << r.ranks << ',' << r.transport << ',' << r.mode << ',';
     if (!b.modelled) {
       s << num(r.dispatch_gbps, 1) << ",,," << num(r.combine_gbps, 1) << ",,," << num(r.dispatch_us, 0)
         << ",," << num(r.combine_us, 0) << ",,not modelled: " << b.skip_reason << '\n';
@@ -166,7 +175,10 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
       << format_fixed(p.combine_us, 0) << ',' << (in_acceptance_set(r) ? "*" : "") << '\n';
     for (const double e : bench_errors(b, p)) {
       all_errors[r.transport].push_back(std::fabs(e));
-      if (in_acceptance_set(r)) acc_errors[r.transport].push_back(std::fabs(e));
+      if (!in_acceptance_set(r)) continue;
+      acc_errors[r.transport].push_back(std::fabs(e));
+      cell_errors[concat({r.transport, " ", r.instance, " ", b.low_latency ? "low-latency" : r.mode})]
+          .push_back(std::fabs(e));
     }
   }
   s << "# median absolute error per transport, on GB/s or on time as each row compares (acceptance set | all "
@@ -178,6 +190,19 @@ std::string run_bench(const DispatchOptions& o, const Catalog& catalog) {
       << " (n=" << errs.size() << ")";
     if (o.fit && loo_errors.count(name)) s << " | LOO " << pct(median(loo_errors.at(name)));
     s << '\n';
+  }
+  s << "# median absolute error per transport, instance and kernel mode (acceptance set)\n";
+  for (const auto& [cell, errs] : cell_errors)
+    s << "# " << cell << ": " << pct(median(errs)) << " (n=" << errs.size() << ")\n";
+  // The same cell measured by more than one campaign or source: how far apart they are.
+  const std::vector<CampaignSpread> spreads = campaign_spreads(rows);
+  if (!spreads.empty()) {
+    s << "# run-to-run spread: cells measured more than once, dispatch+combine time (max / min - 1)\n";
+    for (const CampaignSpread& c : spreads) {
+      s << "# " << c.cell << ": " << pct(c.spread) << " (";
+      for (std::size_t i = 0; i < c.who.size(); ++i) s << (i ? "; " : "") << c.who[i];
+      s << ")\n";
+    }
   }
   s << "# parameters" << (o.fit ? " (fitted on the acceptance set)" : " (defaults)") << "\n";
   for (const auto& [name, model] : models)
@@ -204,7 +229,9 @@ void add_dispatch_command(CLI::App& app, const GlobalOptions& global) {
                   "nccl-alltoall | deepep-uccl | deepep-nvshmem | deepep-v2-gin");
   cmd->add_option("--dispatch-dtype", o->dispatch_dtype, "fp8 (default) or bf16; combine is bf16");
   cmd->add_option("--seed", o->seed, "Routing seed (default 1)");
-  cmd->add_option("--bench", o->bench, "Predict every row of an ep-kernel-bench-style CSV")
+  cmd->add_option(
+         "--bench", o->bench,
+         "Predict every row of ep-kernel-bench-style CSVs (repeat or list several: calibrated together)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--fit", o->fit,
                 "With --bench: calibrate fitted parameters on the acceptance rows, print LOO error");

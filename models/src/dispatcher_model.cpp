@@ -11,6 +11,7 @@
 #include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/models/rails.hpp"
 
 namespace moetwin {
 namespace {
@@ -40,6 +41,24 @@ class RailClosedForm final : public A2aNetwork {
     return out;
   }
 };
+
+// The legs on the NIC rails (rails.hpp): network time x the rail factor of the dispatcher's path mix; PXN's
+// NVLink hop (sender to the local GPU of the destination's index, which receives as much as proxy) added to
+// the NVLink leg.
+std::vector<LegTimes> on_rails(std::vector<LegTimes> legs, const A2aTraffic& t, const DispatchHardware& hw,
+                               const RailMix& mix, double nvlink_efficiency) {
+  const double factor = rail_time_factor(mix, hw.instance);
+  const double nvl = hw.gpu.nvlink_bandwidth * nvlink_efficiency;
+  for (std::size_t r = 0; r < legs.size(); ++r) {
+    legs[r].network_s *= factor;
+    if (mix.pxn > 0 && nvl > 0) {
+      const RankLegs& l = t.legs[r];
+      const double hop = mix.pxn * std::max(l.network_out, l.network_in);
+      legs[r].nvlink_s = std::max(l.nvlink_out + hop, l.nvlink_in + hop) / nvl;
+    }
+  }
+  return legs;
+}
 
 // Fills the byte totals and picks the gating rank.
 void finish(A2aCost& c, const A2aTraffic& t, const std::vector<double>& rank_s) {
@@ -87,8 +106,11 @@ class NcclAlltoallModel final : public DispatcherModel {
   }
   A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
     const ParamSet& p = params();
+    // With PXN (the default) every remote send is on its rail, (G-1)/G of them one NVLink hop later;
+    // without it (G-1)/G cross rails (rails.hpp).
     const std::vector<LegTimes> legs =
-        network().leg_times(t, hw, p.get("network_efficiency"), p.get("nvlink_efficiency"));
+        on_rails(network().leg_times(t, hw, p.get("network_efficiency"), p.get("nvlink_efficiency")), t, hw,
+                 rail_mix(spec(), false, hw.nccl_pxn, hw.instance.gpus), p.get("nvlink_efficiency"));
     const double latency = p.get("latency_rounds") * hw.instance.base_latency_s;
     const double chunk_s = p.get("net_chunk_s") * hw.host_time_factor;
     const double cal_chunk = p.get("calibration_chunk_bytes");
@@ -217,9 +239,28 @@ class DeepEpModel final : public DispatcherModel {
       case DispatcherTransport::nccl:
         throw std::logic_error("DeepEpModel with an nccl transport");
     }
-    const double window_wait = hw.instance.base_latency_s / p.get("inflight_writes", inst);
+    const double window_wait = hw.instance.base_latency_s / inflight_window(hw);
     return (per_message + window_wait) / threads;
   }
+
+  // RDMA writes in flight per GPU. DeepEP v2 over GIN (a record with `writes_per_qp`): each queue pair (an
+  // exclusive GIN context) holds at most writes_per_qp writes until the plugin's completion comes back, so
+  // the window is min(inflight_writes, queue pairs x writes_per_qp): with DeepEP's 129 queue pairs the
+  // GPU-side limit binds; capped at 2 (EP_EFA_MAX_QPS, PR #612) the queue pairs do. Queue pairs: the run's
+  // (gin_qps), else min(allocated gin_qps, SMs x 16 + 1) in hybrid mode (deep_ep/buffers/elastic.py).
+  double inflight_window(const DispatchHardware& hw) const {
+    const std::string& inst = hw.instance.name;
+    const ParamSet& p = params();
+    const double window = p.get("inflight_writes", inst);
+    if (!p.has("writes_per_qp")) return window;
+    return std::min(window, gin_qps(hw) * p.get("writes_per_qp", inst));
+  }
+  double gin_qps(const DispatchHardware& hw) const {
+    if (hw.gin_qps > 0) return hw.gin_qps;
+    return std::min(params().get("gin_qps", hw.instance.name), 16.0 * sms(hw) + 1.0);
+  }
+  // The SMs the normal kernels run on: the run's, else the record's.
+  int sms(const DispatchHardware& hw) const { return hw.comm_sms > 0 ? hw.comm_sms : spec().sms; }
 
   A2aCost cost(const A2aTraffic& t, A2aDirection direction, const DispatchHardware& hw) const override {
     const std::string& inst = hw.instance.name;
@@ -232,8 +273,12 @@ class DeepEpModel final : public DispatcherModel {
     const double latency = p.get("latency_rounds", inst) * hw.instance.base_latency_s;
     const double chunk = p.get("chunk_tokens", inst);
     const double per_write = message_s(hw);
+    // The kernel's SMs copy every byte it sends (to the RDMA buffers and over NVLink), each at
+    // sm_write_bandwidth (a record without the term: not modelled).
+    const double sm_rate = p.has("sm_write_bandwidth") ? sms(hw) * p.get("sm_write_bandwidth", inst) : 0.0;
     std::vector<double> rank_s(legs.size());
     std::vector<double> proxy(legs.size());
+    std::vector<double> sm_copy(legs.size());
     for (std::size_t r = 0; r < legs.size(); ++r) {
       const RankLegs& l = t.legs[r];
       // Combine sends back what dispatch received.
@@ -241,13 +286,15 @@ class DeepEpModel final : public DispatcherModel {
       const double peers = static_cast<double>(combine ? l.network_peers_in : l.network_peers_out);
       const double messages = tokens > 0 ? std::ceil(tokens / chunk) + peers : 0.0;
       proxy[r] = messages * per_write;
-      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, proxy[r]});
+      const double copied = combine ? l.network_in + l.nvlink_in : l.network_out + l.nvlink_out;
+      sm_copy[r] = sm_rate > 0 ? copied / sm_rate : 0.0;
+      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, proxy[r], sm_copy[r]});
     }
     A2aCost c;
     finish(c, t, rank_s);
     c.rank_legs = legs;
     c.latency_s = latency;
-    c.sms = spec().sms;
+    c.sms = sms(hw);
     c.warnings = std::move(warnings);
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
@@ -257,6 +304,7 @@ class DeepEpModel final : public DispatcherModel {
         {"nvlink", legs[g].nvlink_s, "NVLink fan-out bytes / (NVLink bw x efficiency)"},
         {"proxy_messages", proxy[g],
          "RDMA writes x (per-message cost + round trip / in-flight window) / threads"},
+        {"sm_copy", sm_copy[g], "bytes the kernel sends / (SMs x sm_write_bandwidth)"},
     };
     return c;
   }
@@ -273,6 +321,10 @@ class DeepEpModel final : public DispatcherModel {
     if (!p.has("ll_latency_rounds")) return std::nullopt;
     check(hw, t.ranks);
     const bool combine = direction == A2aDirection::combine;
+    // Each copy goes straight to the expert's rank, (G-1)/G of them across rails (rails.hpp), but the bytes
+    // are priced rail-aligned: these calls are bound by their writes, whose fitted cost (per_message_s, from
+    // the low-latency rows, all of that mix) holds the cross-rail loss. Pricing the bytes at
+    // cross_rail_efficiency as well made the rows' medians worse (docs/2026-12-07-efa-rails-and-deepep.md).
     const std::vector<LegTimes> legs =
         network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
     const double latency = p.get("ll_latency_rounds", inst) * hw.instance.base_latency_s;
@@ -288,11 +340,13 @@ class DeepEpModel final : public DispatcherModel {
     finish(c, t, rank_s);
     c.rank_legs = legs;
     c.latency_s = latency;
-    c.sms = spec().sms;
+    c.sms = sms(hw);
     const auto g = static_cast<std::size_t>(c.gating_rank);
     c.terms = {
         {"latency", latency, "ll_latency_rounds x instance base latency"},
-        {"network", legs[g].network_s, "per-copy RDMA bytes / (rail bw x efficiency)"},
+        {"network", legs[g].network_s,
+         "per-copy RDMA bytes / (rail bw x efficiency), (G-1)/G of them cross-rail (/ "
+         "cross_rail_efficiency)"},
         {"nvlink", legs[g].nvlink_s, "same-node copies over NVLink / (NVLink bw x efficiency)"},
         {"proxy_messages", writes[g], "one RDMA write per remote (token, expert) copy x message_s"},
     };

@@ -65,6 +65,7 @@ DispatcherMoeCost::DispatcherMoeCost(const Scenario& s)
   hw_.nodes = planner_.spec().nodes();
   hw_.p2p_net_chunk_bytes = s.stack.p2p_net_chunk_bytes;
   hw_.megatron_dispatch = true;
+  hw_.nccl_pxn = !s.stack.nccl.pxn_disable;
   // Combine is bf16 in every recipe; dispatch is FP8 (E4M3 + one fp32 scale per 128 channels) only with
   // DeepEP's FP8 dispatch, which Megatron's flex dispatcher uses when asked (training.fp8_dispatch) in an
   // FP8 run. The alltoall dispatcher sends bf16 copies whatever the recipe.

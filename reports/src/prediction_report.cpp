@@ -4,6 +4,7 @@
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/models/ofi_multi_recv.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 
 namespace moetwin {
@@ -95,7 +96,7 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
                          ? ", alltoall padded to capacity (no counts all-gather, no host sync)"
                          : "") +
                     (s.stack.spec.ofi_multi_recv
-                         ? ", aws-ofi-nccl multi-receive on (not modelled: NCCL per-chunk cost as without it)"
+                         ? ", " + multi_recv_bound(s.stack.spec, s.instance, !s.stack.nccl.pxn_disable).why
                          : "")},
       {"precision",
        fp8_recipe_note(s.training.precision).empty()

@@ -84,6 +84,7 @@ StackChoice make_stack_choice(const StackSpec& spec, const NcclKnobs& knobs, con
   if (!knobs.proto.empty()) c.nccl.proto = knobs.proto;
   if (knobs.p2p_net_chunk_bytes > 0) c.nccl.p2p_net_chunk_bytes = knobs.p2p_net_chunk_bytes;
   if (knobs.buffsize_bytes > 0) c.nccl.buffsize_bytes = knobs.buffsize_bytes;
+  if (knobs.pxn_disable) c.nccl.pxn_disable = true;
   c.p2p_net_chunk_bytes = p2p_net_chunk_bytes(spec, c.nccl, instance);
   return c;
 }

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/common/statistics.hpp"
 #include "moetwin/models/routing_plan.hpp"
 
@@ -91,12 +94,83 @@ std::optional<LayerRouting> bench_routing(const KernelBenchRow& row, int ranks_p
 
 }  // namespace
 
+namespace {
+
+// The campaign format's backend names, as the catalog's dispatcher records.
+std::string catalog_transport(const std::string& backend) {
+  if (backend == "uccl") return "deepep-uccl";
+  if (backend == "deepep-v1-nvshmem") return "deepep-nvshmem";
+  if (backend == "deepep-v2-gin-gda") return "deepep-v2-gin";
+  return backend;  // listed as "transport not in the dispatcher catalog"
+}
+
+// "... (campaign ep-b200-use1-n16-20260901054057, harness ...)" -> the campaign id; "" without one.
+std::string campaign_id(const std::string& source) {
+  const std::string key = "campaign ";
+  const std::size_t at = source.find(key);
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + key.size();
+  const std::size_t to = source.find_first_of(",) ", from);
+  return source.substr(from, to == std::string::npos ? std::string::npos : to - from);
+}
+
+KernelBenchRow campaign_row(const CsvTable& t, const CsvRow& r) {
+  KernelBenchRow k;
+  k.line = r.line;
+  k.file = t.path;
+  const auto field = [&](const char* column) -> const std::string& { return r.fields[t.column(column)]; };
+  k.instance = field("instance");
+  k.gpu = field("gpu");
+  k.ranks = parse_positive_int(t, r, "ep", kMaxBenchRanks);
+  k.nodes = parse_positive_int(t, r, "nodes", kMaxBenchNodes);
+  k.transport = catalog_transport(field("backend"));
+  const std::string& profile = field("profile");
+  if (profile == "prefill") {
+    k.mode = "normal";
+  } else if (profile == "decode") {
+    k.mode = "low-latency";
+  } else {
+    throw InputError({t.path, r.line}, "profile", profile,
+                     "prefill (normal kernels) or decode (low-latency)");
+  }
+  k.tokens = parse_positive_int(t, r, "tokens_per_rank", 1 << 20);
+  k.hidden = parse_positive_int(t, r, "hidden", 1 << 16);
+  k.experts = parse_positive_int(t, r, "experts", 4096);
+  k.top_k = parse_positive_int(t, r, "topk", 64);
+  k.dispatch_dtype = field("dispatch_dtype");
+  if (k.dispatch_dtype != "fp8" && k.dispatch_dtype != "bf16")
+    throw InputError({t.path, r.line}, "dispatch_dtype", k.dispatch_dtype, "fp8 or bf16");
+  // One slowest-rank dispatch+combine time: the summed form (dispatch_us set, the rest empty).
+  k.dispatch_us = parse_optional(t, r, "latency_ms") * 1e3;
+  if (!(k.dispatch_us > 0))
+    throw InputError({t.path, r.line}, "latency_ms", field("latency_ms"), "a positive time in ms");
+  // "n/a (LL API)": the low-latency API takes no SM count; the record's stands.
+  const std::string& sms = field("comm_sms");
+  if (!sms.empty() && sms.rfind("n/a", 0) != 0) k.comm_sms = parse_positive_int(t, r, "comm_sms", 1024);
+  k.uniform_routing = field("routing").find("balanced") != std::string::npos;
+  k.source = field("source");
+  k.campaign = campaign_id(k.source);
+  // The companion campaign's note: "'direction, not a measurement' per source at EP32".
+  const std::string& notes = field("notes");
+  k.direction_only = notes.find("direction, not a measurement") != std::string::npos &&
+                     notes.find("EP" + std::to_string(k.ranks)) != std::string::npos;
+  return k;
+}
+
+}  // namespace
+
 std::vector<KernelBenchRow> read_kernel_bench(const std::string& path) {
   const CsvTable t = read_csv_file(path);
   std::vector<KernelBenchRow> rows;
+  const bool campaign_format = t.has_column("backend");
   for (const CsvRow& r : t.rows) {
+    if (campaign_format) {
+      rows.push_back(campaign_row(t, r));
+      continue;
+    }
     KernelBenchRow k;
     k.line = r.line;
+    k.file = path;
     k.instance = r.fields[t.column("instance")];
     k.gpu = r.fields[t.column("gpu")];
     // Bounds as a scenario's: at most 100,000 nodes, and an EP group of at most 65,536 ranks (the routing
@@ -115,12 +189,57 @@ std::vector<KernelBenchRow> read_kernel_bench(const std::string& path) {
   return rows;
 }
 
+std::vector<CampaignSpread> campaign_spreads(const std::vector<KernelBenchRow>& rows) {
+  const BenchShape shape;
+  std::map<std::string, std::vector<std::pair<std::string, double>>> cells;
+  for (const KernelBenchRow& r : rows) {
+    // A time for the whole call: a summed row's one time, or dispatch + combine where both are given.
+    const bool summed = r.dispatch_us > 0 && r.combine_us == 0 && r.dispatch_gbps == 0 && r.combine_gbps == 0;
+    const double us =
+        summed ? r.dispatch_us : (r.dispatch_us > 0 && r.combine_us > 0 ? r.dispatch_us + r.combine_us : 0);
+    if (!(us > 0)) continue;
+    const bool ll = r.mode == "low-latency";
+    const std::int64_t tokens = r.tokens > 0 ? r.tokens : (ll ? shape.ll_tokens : shape.tokens);
+    const std::string dtype =
+        r.dispatch_dtype.empty() ? (shape.fp8_dispatch ? "fp8" : "bf16") : r.dispatch_dtype;
+    const std::string cell = concat({r.instance, " ", std::to_string(r.ranks), " ", r.transport, " ", r.mode,
+                                     " ", dtype, " ", std::to_string(tokens)});
+    const std::string file = r.file.substr(r.file.find_last_of('/') + 1);
+    const std::string who = r.campaign.empty() ? concat({file, ":", std::to_string(r.line)}) : r.campaign;
+    cells[cell].emplace_back(who, us);
+  }
+  std::vector<CampaignSpread> out;
+  for (const auto& [cell, times] : cells) {
+    if (times.size() < 2) continue;
+    CampaignSpread c;
+    c.cell = cell;
+    double lo = times.front().second, hi = lo;
+    for (const auto& [who, us] : times) {
+      c.who.push_back(concat({who, " ", format_fixed(us, 1), " us"}));
+      lo = std::min(lo, us);
+      hi = std::max(hi, us);
+    }
+    c.spread = hi / lo - 1.0;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 bool in_acceptance_set(const KernelBenchRow& row) {
+  if (row.direction_only) return false;
   const bool mode = row.mode == "normal" || row.mode == "matched" || row.mode == "low-latency";
   return mode && row.ranks >= 16 && row.ranks <= 64;
 }
 
-PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, const BenchShape& shape) {
+PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, const BenchShape& base) {
+  // The row's own shape where it states one (campaign format), else the benchmark defaults.
+  BenchShape shape = base;
+  if (row.tokens > 0) (row.mode == "low-latency" ? shape.ll_tokens : shape.tokens) = row.tokens;
+  if (row.hidden > 0) shape.hidden = row.hidden;
+  if (row.experts > 0) shape.experts = row.experts;
+  if (row.top_k > 0) shape.top_k = row.top_k;
+  if (!row.dispatch_dtype.empty()) shape.fp8_dispatch = row.dispatch_dtype == "fp8";
+  if (row.uniform_routing) shape.max_topk_groups = row.nodes;  // top-k over all experts: every node a group
   PreparedBench b;
   b.row = row;
   if (catalog.instances().count(row.instance) == 0) {
@@ -132,6 +251,7 @@ PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, c
     return b;
   }
   b.hw = DispatchHardware::from_catalog(catalog, row.instance, row.nodes);
+  b.hw.comm_sms = row.comm_sms;  // the SMs the backend ran with, where the row states them
   const int rpn = b.hw.instance.gpus;
   if (row.ranks != row.nodes * rpn && row.nodes != 1) {
     b.skip_reason = "ranks != nodes x GPUs per node";
@@ -140,6 +260,8 @@ PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, c
   const auto model = make_dispatcher_model(catalog.dispatcher(row.transport));
   b.warnings = model->check(b.hw, row.ranks);
   b.low_latency = row.mode == "low-latency";
+  // One dispatch+combine time (dispatch_us set, the rest empty): compared on the sum.
+  b.summed = row.dispatch_us > 0 && row.combine_us == 0 && row.dispatch_gbps == 0 && row.combine_gbps == 0;
   // DeepEP v2's benchmark counts GB/s on its scale-out leg, whose byte count in low-latency mode the
   // published rows do not pin down: its rows are compared on the operation's time.
   b.time_first = model->spec().deepep_version == 2;
@@ -156,7 +278,6 @@ PreparedBench prepare_bench(const KernelBenchRow& row, const Catalog& catalog, c
       b.skip_reason = "no measured time or bandwidth";
       return b;
     }
-    b.summed = row.dispatch_us > 0 && row.combine_us == 0 && row.dispatch_gbps == 0 && row.combine_gbps == 0;
     // test_low_latency.py: scores |randn| + 1 over all experts, top-k per token (no group limit).
     const std::optional<LayerRouting> plan = bench_routing(row, rpn, shape, shape.ll_tokens, row.nodes);
     if (!plan) {

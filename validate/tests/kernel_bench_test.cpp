@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -17,9 +18,17 @@ const Catalog& catalog() {
   return c;
 }
 
+std::vector<KernelBenchRow> both_kernel_files() {
+  const std::string dir = std::string(MOETWIN_SOURCE_DIR) + "/validate/data/";
+  std::vector<KernelBenchRow> rows = read_kernel_bench(dir + "ep-kernel-bench.csv");
+  const std::vector<KernelBenchRow> sep = read_kernel_bench(dir + "ep-kernel-2026-09.csv");
+  rows.insert(rows.end(), sep.begin(), sep.end());
+  return rows;
+}
+
 TEST(KernelBench, ShippedParametersMeetTheAcceptanceBar) {
-  const auto rows = read_kernel_bench(std::string(MOETWIN_SOURCE_DIR) + "/validate/data/ep-kernel-bench.csv");
-  ASSERT_EQ(rows.size(), 54u);
+  const auto rows = both_kernel_files();
+  ASSERT_EQ(rows.size(), 54u + 36u);
   // Errors per (transport, instance, kernel mode).
   std::map<std::string, std::vector<double>> errors;
   int accepted = 0;
@@ -36,29 +45,57 @@ TEST(KernelBench, ShippedParametersMeetTheAcceptanceBar) {
     const std::string key = row.transport + " " + row.instance + " " + (b.low_latency ? "ll" : "normal");
     for (const double e : bench_errors(b, predict_bench(*m, b))) errors[key].push_back(std::fabs(e));
   }
-  EXPECT_EQ(accepted, 45);
-  // Normal kernels: median |error| per transport and instance (issue 39: <= 10%). Shipped, 2026-12-04:
-  // nccl p5 3.2 / p6-b300 6.6, nvshmem p5 3.2 / p6-b200 7.5 / p6-b300 6.2, uccl p5 3.9 / p5en 9.4 /
-  // p6-b200 4.2 / p6-b300 13.3 (its 16-rank combine at 59.6 GB/s against 95 at 32 ranks: 64% off), v2
-  // p6-b200 2.5. The guards sit just above the shipped values so a regression shows.
-  const std::map<std::string, double> normal_bar = {
-      {"nccl-alltoall p5.48xlarge normal", 0.05},       {"nccl-alltoall p6-b300.48xlarge normal", 0.08},
-      {"deepep-nvshmem p5.48xlarge normal", 0.05},      {"deepep-nvshmem p6-b200.48xlarge normal", 0.10},
-      {"deepep-nvshmem p6-b300.48xlarge normal", 0.08}, {"deepep-uccl p5.48xlarge normal", 0.06},
-      {"deepep-uccl p5en.48xlarge normal", 0.10},       {"deepep-uccl p6-b200.48xlarge normal", 0.06},
+  // 45 rows of ep-kernel-bench.csv and the 24 EP16 rows of ep-kernel-2026-09.csv (its 12 EP32 rows are
+  // "a direction, not a measurement" per their source: predicted, not accepted).
+  EXPECT_EQ(accepted, 69);
+  // Median |error| per (transport, instance, kernel mode), calibrated on both files (2026-12-07). Issue 54's
+  // bar: normal kernels <= 10%, low-latency <= 15%. The guards sit just above the shipped values so a
+  // regression shows; the cells over the bar are named with their cause in
+  // docs/2026-12-07-efa-rails-and-deepep.md: UCCL-EP p6-b200 normal (the two campaigns 62-70% apart at the
+  // cell they share, run-to-run spread 0-0.7%), UCCL-EP p6-b300 normal (its 16-rank combine), UCCL-EP
+  // low-latency on p5, p5en and p6-b300 (per-rank-count effects the model lacks).
+  const std::map<std::string, double> bar = {
+      {"nccl-alltoall p5.48xlarge normal", 0.04},       {"nccl-alltoall p6-b300.48xlarge normal", 0.07},
+      {"deepep-nvshmem p5.48xlarge normal", 0.03},      {"deepep-nvshmem p6-b200.48xlarge normal", 0.10},
+      {"deepep-nvshmem p6-b300.48xlarge normal", 0.07}, {"deepep-uccl p5.48xlarge normal", 0.05},
+      {"deepep-uccl p5en.48xlarge normal", 0.10},       {"deepep-uccl p6-b200.48xlarge normal", 0.18},
       {"deepep-uccl p6-b300.48xlarge normal", 0.15},    {"deepep-v2-gin p6-b200.48xlarge normal", 0.05},
+      {"deepep-nvshmem p5.48xlarge ll", 0.11},          {"deepep-nvshmem p6-b200.48xlarge ll", 0.06},
+      {"deepep-nvshmem p6-b300.48xlarge ll", 0.09},     {"deepep-uccl p5.48xlarge ll", 0.28},
+      {"deepep-uccl p5en.48xlarge ll", 0.30},           {"deepep-uccl p6-b200.48xlarge ll", 0.10},
+      {"deepep-uccl p6-b300.48xlarge ll", 0.20},        {"deepep-v2-gin p6-b200.48xlarge ll", 0.07},
   };
-  for (const auto& [key, bar] : normal_bar) {
+  for (const auto& [key, guard] : bar) {
     ASSERT_TRUE(errors.count(key)) << key;
-    EXPECT_LE(median(errors.at(key)), bar) << key;
+    EXPECT_LE(median(errors.at(key)), guard) << key;
   }
-  // Low-latency kernels are modelled on every instance with rows (one write per remote copy); their
-  // medians are looser (UCCL-EP 16-30%: per-rank-count effects the model lacks), guarded at 35%.
-  for (const auto& [key, errs] : errors) {
-    if (key.size() > 3 && key.substr(key.size() - 3) == " ll") {
-      EXPECT_LE(median(errs), 0.35) << key;
-    }
+  EXPECT_EQ(errors.size(), bar.size());
+}
+
+TEST(KernelBench, CampaignFormatAndRunToRunSpread) {
+  const auto rows =
+      read_kernel_bench(std::string(MOETWIN_SOURCE_DIR) + "/validate/data/ep-kernel-2026-09.csv");
+  ASSERT_EQ(rows.size(), 36u);
+  // First row: UCCL-EP, EP16 decode FP8, 0.5258 ms slowest-rank dispatch+combine, the LL API (no SM count).
+  EXPECT_EQ(rows[0].transport, "deepep-uccl");
+  EXPECT_EQ(rows[0].mode, "low-latency");
+  EXPECT_DOUBLE_EQ(rows[0].dispatch_us, 525.8);
+  EXPECT_EQ(rows[0].comm_sms, 0);
+  EXPECT_EQ(rows[0].tokens, 128);
+  EXPECT_EQ(rows[0].campaign, "ep-b200-use1-n16-20260901054057");
+  EXPECT_FALSE(rows[0].direction_only);
+  int direction = 0;
+  for (const auto& r : rows) direction += r.direction_only ? 1 : 0;
+  EXPECT_EQ(direction, 12);  // the companion campaign's EP32 rows
+  // The primary (16 starts) and companion (4 starts) campaigns share the 12 EP16 cells: run-to-run spread.
+  double worst = 0;
+  int shared = 0;
+  for (const CampaignSpread& c : campaign_spreads(rows)) {
+    ++shared;
+    worst = std::max(worst, c.spread);
   }
+  EXPECT_EQ(shared, 12);
+  EXPECT_NEAR(worst, 0.026, 0.001);  // DeepEP v2 decode BF16: 483.9 vs 496.3 us
 }
 
 TEST(KernelBench, BenchRoutingReproducesTheTestByteCount) {

@@ -74,8 +74,13 @@ struct InstanceSpec {
   // many GPUs (torchrun order); read it through nvlink_domain_gpus(instance), which maps an unset 0 to
   // the node.
   int nvlink_domain_gpus = 0;
-  double nic_bandwidth = 0;         // per NIC, per direction, bytes/s (Gb/s / 8 x 1e9)
-  int nics_per_gpu = 0;             // NICs with affinity to each GPU (rails)
+  double nic_bandwidth = 0;  // per NIC, per direction, bytes/s (Gb/s / 8 x 1e9)
+  int nics_per_gpu = 0;      // NICs with affinity to each GPU (rails)
+  // Throughput of a transfer whose sending and receiving NICs sit on different rails (NIC k to a remote
+  // NIC j != k: through the upper switch tiers) over a rail-aligned one, fraction. EFA: measured on p5 and
+  // p5en (raw SRD all-to-all, uccl ep/bench/alltoall; validate/data/efa-rdma-alltoall.csv); 1 on InfiniBand
+  // (rail-optimised fat tree, full bisection) and where the key is absent.
+  double cross_rail_efficiency = 1;
   double host_memory_bytes = 0;     // host DRAM, bytes
   bool gpu_initiated_rdma = false;  // EFA-GDA: GPU can post RDMA work requests (NCCL GIN type 5)
   double base_latency_s = 0;        // aws-ofi-nccl tuner base latency hint, seconds
@@ -218,6 +223,9 @@ struct NcclKnobs {
   std::string proto;               // NCCL_PROTO, e.g. "Simple"; "" = unset (collectives only)
   double p2p_net_chunk_bytes = 0;  // NCCL_P2P_NET_CHUNKSIZE, bytes; 0 = unset
   double buffsize_bytes = 0;       // NCCL_BUFFSIZE, bytes; 0 = unset
+  // NCCL_PXN_DISABLE=1: sends leave through the rank's own NIC, (G-1)/G of them across rails
+  // (models/rails.hpp); false = NCCL's default PXN (P2P_PXN_LEVEL 2).
+  bool pxn_disable = false;
 };
 
 // One software stack: the versions a run used and what follows from them for the mechanisms

@@ -51,6 +51,18 @@ struct DispatchHardware {
   // host_time_factor: reference single-thread score / this CPU's). NCCL's per-chunk network P2P work
   // (net_chunk_s) runs in its proxy thread on the host and scales with it; 1 in the kernel benchmarks.
   double host_time_factor = 1;
+  // SMs the run gives the dispatcher's normal kernels (0 = the record's `sms`): DeepEP's Buffer.num_sms,
+  // the benchmarks' comm_sms column (ep-kernel-2026-09.csv: DeepEP v2 64, UCCL-EP and v1 20). The SMs
+  // copy every byte the kernel sends (sm_write_bandwidth each) and, for DeepEP v2, open its queue pairs.
+  int comm_sms = 0;
+  // DeepEP v2 over NCCL GIN: EFA queue pairs (exclusive GIN contexts) per GPU the run allows, 0 = DeepEP's
+  // own count (min(allocated gin_qps, SMs x 16 + 1), deep_ep/buffers/elastic.py); EP_EFA_MAX_QPS=2 (DeepEP
+  // PR #612) caps it at 2.
+  int gin_qps = 0;
+  // NCCL's PXN (P2P_PXN_LEVEL 2, the default): a send to another node's GPU j leaves through the local GPU
+  // j's NIC after an NVLink hop, on j's rail; off (NCCL_PXN_DISABLE=1), (G-1)/G of the sends cross rails
+  // (models/rails.hpp).
+  bool nccl_pxn = true;
 
   // EFA bandwidth with affinity to one GPU, per direction, bytes/s (nics_per_gpu x nic bandwidth).
   double rail_bandwidth() const;

@@ -43,10 +43,38 @@ struct KernelBenchRow {
   double dispatch_us = 0;
   double combine_us = 0;
   std::string source;
+  // Per-row shape and run settings (0 / empty = BenchShape's and the dispatcher record's). Rows of the
+  // campaign format (ep-kernel-2026-09.csv) carry them; the older format leaves them at 0.
+  std::string file;         // the CSV the row came from (for messages and the output table)
+  std::int64_t tokens = 0;  // tokens per rank
+  int hidden = 0;
+  int experts = 0;
+  int top_k = 0;
+  std::string dispatch_dtype;    // "fp8" | "bf16" | "" (BenchShape's)
+  int comm_sms = 0;              // SMs the backend's kernels used (0 = not stated: the record's)
+  bool uniform_routing = false;  // "balanced by construction": top-k over all experts, no node groups
+  std::string campaign;          // the campaign id the source names ("" for the older format)
+  // The source itself calls the row "a direction, not a measurement": listed, predicted, kept out of the
+  // calibration and acceptance set.
+  bool direction_only = false;
 };
 
-// Reads an ep-kernel-bench-style CSV. Throws InputError for missing columns or malformed numbers.
+// Reads an ep-kernel-bench-style CSV, or one in the campaign format of ep-kernel-2026-09.csv (columns
+// source, ep, nodes, profile, tokens_per_rank, dispatch_dtype, backend, latency_ms, comm_sms, notes,
+// instance, gpu, hidden, experts, topk, routing: one slowest-rank dispatch+combine time per row, compared on
+// that sum; profile prefill = normal kernels, decode = low-latency kernels; backend uccl = deepep-uccl,
+// deepep-v1-nvshmem = deepep-nvshmem, deepep-v2-gin-gda = deepep-v2-gin). The format is told by the header.
+// Throws InputError for missing columns or malformed numbers.
 std::vector<KernelBenchRow> read_kernel_bench(const std::string& path);
+
+// Cells measured more than once (same instance, ranks, transport, mode, dispatch dtype and tokens) in
+// different campaigns or sources, compared on their dispatch+combine time: the run-to-run spread.
+struct CampaignSpread {
+  std::string cell;              // "p6-b200.48xlarge 16 deepep-uccl normal fp8 4096"
+  std::vector<std::string> who;  // per measurement: campaign (or file:line) and its time, us
+  double spread = 0;             // max time / min time - 1
+};
+std::vector<CampaignSpread> campaign_spreads(const std::vector<KernelBenchRow>& rows);
 
 // The standalone benchmark's shape (defaults: DeepEP test_internode.py normal mode).
 struct BenchShape {

@@ -119,6 +119,49 @@ void write_fitted_profile(const std::string& path, const FittedProfile& profile)
   }
   write_file_atomically(path, text);
 }
+// `validate --fit-compute`: the GEMM-class time per GPU and precision on the rows (validate/compute_fit.hpp).
+void run_compute_fit(const ValidateOptions& opts, const Catalog& catalog) {
+  const ValidateOptions* o = &opts;
+  if (!o->fit_compute)
+    throw InputError({"", 0}, o->cv == "leave-one-system-out" ? "--cv" : "--write-compute-fit",
+                     o->cv == "leave-one-system-out" ? o->cv : o->write_compute_fit, "--fit-compute");
+  if (o->fit || o->cv == "leave-one-campaign-out")
+    throw InputError({"", 0}, "--fit-compute", "",
+                     "no --fit and no --cv leave-one-campaign-out (one fit at a time)");
+  RunRows rows = read_run_rows(o->runs, catalog);
+  if (o->what_if_no_tp_comm_overlap) drop_tp_comm_overlap(rows.table);
+  for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
+  print_row_warnings(rows.table);
+  check_row_flops(rows.table, o->strict);
+  if (rows.what_if)
+    throw InputError({runs_label(o->runs), 0}, "iter_s", "(no column)",
+                     "measured iteration times: a file without them holds what-if rows (predict --runs)");
+  if (rows.table.runs.empty())
+    throw InputError({runs_label(o->runs), 0}, "rows", "0", "at least one row the twin replays");
+  const FittedProfile profile = resolve_profile_choice(o->profile, o->network);
+  const ComputeFitResult fit =
+      fit_compute(catalog, rows.table.runs, profile, o->cv == "leave-one-system-out", o->threads,
+                  [](const std::string& line) { std::cerr << "fit: " << line << '\n'; });
+  if (!o->write_compute_fit.empty())
+    write_file_atomically(
+        o->write_compute_fit,
+        compute_fit_toml(
+            fit, concat({runs_label(o->runs), " on top of the fitted profile ",
+                         profile.path.empty() ? std::string("none (built-in defaults)")
+                                              : std::filesystem::relative(profile.path).generic_string()})));
+  emit_output(compute_fit_report(catalog, rows.table.runs, fit), o->out);
+}
+
+// --never-fitted rows (NVIDIA's dense rows' refusals noted, as with --fit-compute).
+LiveRunTable read_never_fitted(const std::vector<std::string>& files, const Catalog& catalog) {
+  RunRows rows = read_run_rows(files, catalog);
+  for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
+  print_row_warnings(rows.table);
+  if (rows.what_if || rows.table.runs.empty())
+    throw InputError({runs_label(files), 0}, "rows", rows.what_if ? "(no iter_s column)" : "0",
+                     "at least one row with a measured iteration time the twin replays");
+  return std::move(rows.table);
+}
 }  // namespace
 
 void add_validate_command(CLI::App& app, const GlobalOptions& global) {
@@ -183,34 +226,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     const std::string catalog_dir = global.catalog_dir.empty() ? Catalog::default_dir() : global.catalog_dir;
     const Catalog catalog = Catalog::load(catalog_dir);
     if (o->fit_compute || !o->write_compute_fit.empty() || o->cv == "leave-one-system-out") {
-      if (!o->fit_compute)
-        throw InputError({"", 0}, o->cv == "leave-one-system-out" ? "--cv" : "--write-compute-fit",
-                         o->cv == "leave-one-system-out" ? o->cv : o->write_compute_fit, "--fit-compute");
-      if (o->fit || o->cv == "leave-one-campaign-out")
-        throw InputError({"", 0}, "--fit-compute", "",
-                         "no --fit and no --cv leave-one-campaign-out (one fit at a time)");
-      RunRows rows = read_run_rows(o->runs, catalog);
-      if (o->what_if_no_tp_comm_overlap) drop_tp_comm_overlap(rows.table);
-      for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
-      print_row_warnings(rows.table);
-      check_row_flops(rows.table, o->strict);
-      if (rows.what_if)
-        throw InputError({runs_label(o->runs), 0}, "iter_s", "(no column)",
-                         "measured iteration times: a file without them holds what-if rows (predict --runs)");
-      if (rows.table.runs.empty())
-        throw InputError({runs_label(o->runs), 0}, "rows", "0", "at least one row the twin replays");
-      const FittedProfile profile = resolve_profile_choice(o->profile, o->network);
-      const ComputeFitResult fit =
-          fit_compute(catalog, rows.table.runs, profile, o->cv == "leave-one-system-out", o->threads,
-                      [](const std::string& line) { std::cerr << "fit: " << line << '\n'; });
-      if (!o->write_compute_fit.empty())
-        write_file_atomically(
-            o->write_compute_fit,
-            compute_fit_toml(fit, concat({runs_label(o->runs), " on top of the fitted profile ",
-                                          profile.path.empty()
-                                              ? std::string("none (built-in defaults)")
-                                              : std::filesystem::relative(profile.path).generic_string()})));
-      emit_output(compute_fit_report(catalog, rows.table.runs, fit), o->out);
+      run_compute_fit(*o, catalog);
       return;
     }
     LiveRunTable table = read_live_runs(o->runs, catalog);
@@ -237,16 +253,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& global) {
       }
     }
     FittedProfile profile = resolve_profile_choice(o->profile, o->network);
-    LiveRunTable never;  // --never-fitted rows (the dense rows' refusals noted, as with --fit-compute)
-    if (!o->never_fitted.empty()) {
-      RunRows rows = read_run_rows(o->never_fitted, catalog);
-      for (const std::string& line : refused_row_lines(rows)) std::cerr << "note: " << line << '\n';
-      print_row_warnings(rows.table);
-      if (rows.what_if || rows.table.runs.empty())
-        throw InputError({runs_label(o->never_fitted), 0}, "rows", rows.what_if ? "(no iter_s column)" : "0",
-                         "at least one row with a measured iteration time the twin replays");
-      never = std::move(rows.table);
-    }
+    const LiveRunTable never =
+        o->never_fitted.empty() ? LiveRunTable{} : read_never_fitted(o->never_fitted, catalog);
     std::vector<NeverFittedRow> never_fitted;
     std::vector<double> oos;  // out-of-sample predictions (with --cv)
     FoldPredictions folds;    // each fold's predictions of every row (with --cv)

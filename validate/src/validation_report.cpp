@@ -90,6 +90,48 @@ ResultTable never_fitted_table(const std::vector<NeverFittedRow>& rows,
   return t;
 }
 
+// Per system and distance bucket (by_distance, scope "never_fitted") and the rows' own table.
+void add_never_fitted_rows(ValidationReport& report, const std::vector<NeverFittedRow>& never_fitted,
+                           const std::vector<RowInterval>& intervals) {
+  std::vector<std::string> groups;
+  for (const NeverFittedRow& r : never_fitted) groups.push_back(r.group);
+  for (const DistanceCoverage& c : coverage_by_distance(groups, intervals)) {
+    report.by_distance.add_row({"never_fitted", c.fold, c.bucket, Cell::integer(c.rows),
+                                Cell::integer(c.inside), Cell::fixed(c.share * 100, 1),
+                                Cell::fixed(c.distance_min, 2), Cell::fixed(c.distance_max, 2)});
+  }
+  report.never_fitted = never_fitted_table(never_fitted, intervals);
+}
+
+// "65 of 65 predicted by the fit: median |error| 14.1%, p90 25.7%".
+std::string never_fitted_headline(const std::vector<NeverFittedRow>& never_fitted) {
+  std::vector<double> e;
+  for (const NeverFittedRow& r : never_fitted) {
+    if (r.predicted_s > 0) e.push_back(r.predicted_s / r.measured_s - 1);
+  }
+  const ErrorStats s = error_stats(e);
+  return std::to_string(s.rows) + " of " + std::to_string(never_fitted.size()) +
+         " predicted by the fit: median |error| " + format_fixed(s.median_abs * 100, 1) + "%, p90 " +
+         format_fixed(s.p90_abs * 100, 1) + "%";
+}
+
+// The profile's growth of the band with distance, per novelty dimension.
+ResultTable novelty_growth_table(const FittedProfile& profile) {
+  ValidationReport report;
+  report.novelty_growth.columns = {"dimension", "rows", "per_unit_pct", "source"};
+  if (profile.campaign_band.per_unit >= 0) {
+    // Not a dimension: what any new campaign adds at distance 0 (its "per unit" is its whole width).
+    const NoveltyBand& c = profile.campaign_band;
+    report.novelty_growth.add_row({"(new campaign, distance 0)", Cell::integer(c.rows),
+                                   Cell::fixed(std::expm1(c.per_unit) * 100, 1), c.source});
+  }
+  for (const auto& [dimension, b] : profile.novelty_bands) {
+    report.novelty_growth.add_row(
+        {dimension, Cell::integer(b.rows), Cell::fixed(std::expm1(b.unit_width()) * 100, 1), b.source});
+  }
+  return report.novelty_growth;
+}
+
 ResultTable parameters_table(const FittedProfile& profile) {
   ResultTable params;
   params.columns = {"parameter", "value", "unit", "lo", "hi", "fitted", "meaning"};
@@ -213,26 +255,8 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
                                   Cell::fixed(c.distance_max, 2)});
     }
   }
-  std::vector<std::string> never_groups;
-  for (const NeverFittedRow& r : never_fitted) never_groups.push_back(r.group);
-  for (const DistanceCoverage& c : coverage_by_distance(never_groups, never_intervals)) {
-    report.by_distance.add_row({"never_fitted", c.fold, c.bucket, Cell::integer(c.rows),
-                                Cell::integer(c.inside), Cell::fixed(c.share * 100, 1),
-                                Cell::fixed(c.distance_min, 2), Cell::fixed(c.distance_max, 2)});
-  }
-  report.never_fitted = never_fitted_table(never_fitted, never_intervals);
-  // The profile's growth of the band with distance, per novelty dimension.
-  report.novelty_growth.columns = {"dimension", "rows", "per_unit_pct", "source"};
-  if (profile.campaign_band.per_unit >= 0) {
-    // Not a dimension: what any new campaign adds at distance 0 (its "per unit" is its whole width).
-    const NoveltyBand& c = profile.campaign_band;
-    report.novelty_growth.add_row({"(new campaign, distance 0)", Cell::integer(c.rows),
-                                   Cell::fixed(std::expm1(c.per_unit) * 100, 1), c.source});
-  }
-  for (const auto& [dimension, b] : profile.novelty_bands) {
-    report.novelty_growth.add_row(
-        {dimension, Cell::integer(b.rows), Cell::fixed(std::expm1(b.unit_width()) * 100, 1), b.source});
-  }
+  add_never_fitted_rows(report, never_fitted, never_intervals);
+  report.novelty_growth = novelty_growth_table(profile);
   report.parameters = parameters_table(profile);
 
   const ErrorStats all = error_stats(head.all);
@@ -246,17 +270,7 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
                      format_fixed(all.p90_abs * 100, 1) + "%, mean signed " +
                      format_fixed(all.mean_signed * 100, 1) + "%"},
   };
-  if (!never_fitted.empty()) {
-    std::vector<double> e;
-    for (const NeverFittedRow& r : never_fitted) {
-      if (r.predicted_s > 0) e.push_back(r.predicted_s / r.measured_s - 1);
-    }
-    const ErrorStats sn = error_stats(e);
-    kv.push_back({"never-fitted rows",
-                  std::to_string(sn.rows) + " of " + std::to_string(never_fitted.size()) +
-                      " predicted by the fit: median |error| " + format_fixed(sn.median_abs * 100, 1) +
-                      "%, p90 " + format_fixed(sn.p90_abs * 100, 1) + "%"});
-  }
+  if (!never_fitted.empty()) kv.push_back({"never-fitted rows", never_fitted_headline(never_fitted)});
   if (has_cv) {
     const ErrorStats si = error_stats(ins.all);
     kv.push_back({"in sample", "median |error| " + format_fixed(si.median_abs * 100, 1) + "%, p90 " +

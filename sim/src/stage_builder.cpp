@@ -33,7 +33,7 @@ int StageBuilder::forward(Program& p, const StepContext& st) {
   mb_ = st.microbatch;
   chunk_ = st.chunk;
   if (fsdp()) {
-    fsdp_forward(p, ch, st.chunk);
+    fsdp_pass(p, ch, st.chunk, false);
   } else {
     if (chunk.embedding) embedding_fwd(p, ch, OpPhase::forward);
     for (int i = 0; i < chunk.decoder_layers; ++i) layer_fwd(p, ch, chunk.first_layer + i, OpPhase::forward);
@@ -49,7 +49,7 @@ int StageBuilder::backward(Program& p, const StepContext& st) {
   mb_ = st.microbatch;
   chunk_ = st.chunk;
   if (fsdp()) {
-    fsdp_backward(p, ch, st.chunk);
+    fsdp_pass(p, ch, st.chunk, true);
     last_compute_ = ch.last;
     return ch.last;
   }

@@ -432,8 +432,9 @@ class StageBuilder : public StageEmitter {
   // The all-gather of `unit`'s parameters on the data-parallel stream, after op `after` (its buffer free).
   int fsdp_gather(Program& p, Chain& dp, const FsdpUnit& unit, bool backward, int after);
   // A chunk's forward / backward, unit by unit with their gathers (and reduce-scatters).
-  void fsdp_forward(Program& p, Chain& ch, int chunk);
-  void fsdp_backward(Program& p, Chain& ch, int chunk);
+  // One pass of a chunk under Megatron-FSDP: forward, or backward in reverse unit order with each unit's
+  // gradient reduce-scatter after it.
+  void fsdp_pass(Program& p, Chain& ch, int chunk, bool backward);
 
   // --- data parallel ---
   // The per-layer parameter counts and the shares of them one rank holds (TP, EP and ETP splits).

@@ -34,47 +34,16 @@ int StageBuilder::fsdp_gather(Program& p, Chain& dp, const FsdpUnit& unit, bool 
                     CommClass::dp, kStreamDpComm, backward);
 }
 
-void StageBuilder::fsdp_forward(Program& p, Chain& ch, int chunk) {
-  const PipelineChunk& pc = *chunks_[static_cast<std::size_t>(chunk)];
-  const std::vector<FsdpUnit> units = fsdp_units(chunk);
-  const int n = static_cast<int>(units.size());
-  std::vector<int> ag(static_cast<std::size_t>(n), kNoOp), end(static_cast<std::size_t>(n), kNoOp);
-  Chain dp{kNoOp};
-  const auto gather = [&](int u) {
-    const int wait = fsdp_buffer_wait(u);
-    ag[static_cast<std::size_t>(u)] = fsdp_gather(p, dp, units[static_cast<std::size_t>(u)], false,
-                                                  wait >= 0 ? end[static_cast<std::size_t>(wait)] : kNoOp);
-  };
-  if (n > 0) gather(0);
-  for (int u = 0; u < n; ++u) {
-    if (u + 1 < n) gather(u + 1);
-    extra_dep_ = ag[static_cast<std::size_t>(u)];
-    const FsdpUnit& unit = units[static_cast<std::size_t>(u)];
-    switch (unit.kind) {
-      case FsdpUnit::Kind::embedding:
-        embedding_fwd(p, ch, OpPhase::forward);
-        break;
-      case FsdpUnit::Kind::layer:
-        layer_fwd(p, ch, unit.layer, OpPhase::forward);
-        break;
-      case FsdpUnit::Kind::output:
-        post_fwd(p, ch, pc);
-        break;
-    }
-    end[static_cast<std::size_t>(u)] = ch.last;
-  }
-}
-
-void StageBuilder::fsdp_backward(Program& p, Chain& ch, int chunk) {
+void StageBuilder::fsdp_pass(Program& p, Chain& ch, int chunk, bool backward) {
   const PipelineChunk& pc = *chunks_[static_cast<std::size_t>(chunk)];
   std::vector<FsdpUnit> units = fsdp_units(chunk);
-  std::reverse(units.begin(), units.end());  // pass order
+  if (backward) std::reverse(units.begin(), units.end());  // pass order
   const int n = static_cast<int>(units.size());
   std::vector<int> ag(static_cast<std::size_t>(n), kNoOp), end(static_cast<std::size_t>(n), kNoOp);
   Chain dp{kNoOp};
   const auto gather = [&](int u) {
     const int wait = fsdp_buffer_wait(u);
-    ag[static_cast<std::size_t>(u)] = fsdp_gather(p, dp, units[static_cast<std::size_t>(u)], true,
+    ag[static_cast<std::size_t>(u)] = fsdp_gather(p, dp, units[static_cast<std::size_t>(u)], backward,
                                                   wait >= 0 ? end[static_cast<std::size_t>(wait)] : kNoOp);
   };
   if (n > 0) gather(0);
@@ -84,16 +53,29 @@ void StageBuilder::fsdp_backward(Program& p, Chain& ch, int chunk) {
     const FsdpUnit& unit = units[static_cast<std::size_t>(u)];
     switch (unit.kind) {
       case FsdpUnit::Kind::embedding:
-        embedding_bwd(p, ch);
+        if (backward) {
+          embedding_bwd(p, ch);
+        } else {
+          embedding_fwd(p, ch, OpPhase::forward);
+        }
         break;
       case FsdpUnit::Kind::layer:
-        layer_bwd(p, ch, unit.layer);
+        if (backward) {
+          layer_bwd(p, ch, unit.layer);
+        } else {
+          layer_fwd(p, ch, unit.layer, OpPhase::forward);
+        }
         break;
       case FsdpUnit::Kind::output:
-        post_bwd(p, ch, pc);
+        if (backward) {
+          post_bwd(p, ch, pc);
+        } else {
+          post_fwd(p, ch, pc);
+        }
         break;
     }
     end[static_cast<std::size_t>(u)] = ch.last;
+    if (!backward) continue;
     // The unit's gradients, reduce-scattered once its backward is done (every microbatch).
     extra_dep_ = ch.last;
     last_grad_op_ =

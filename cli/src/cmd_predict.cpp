@@ -121,7 +121,9 @@ std::string predict_run_rows(const PredictCliOptions& o, const Catalog& catalog,
     std::vector<Cell> row;
     for (const std::string& f : run.row.fields) row.emplace_back(f);
     for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
-    for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
+    // The band every command prints: over the A2A terms an unmeasured dispatcher might have and the stack
+    // an unfitted stack inherits from (a2a_term_spread; no replay for a measured dispatcher on a fitted stack).
+    for (Cell& c : band_cells(a2a_term_spread(run.scenario, profile, p.iteration_s).band, novelty))
       row.push_back(std::move(c));
     // A what-if row (iter_s 0) has no measured time: no error.
     row.push_back(run.iter_s > 0 ? Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2) : Cell(""));
@@ -208,8 +210,8 @@ std::string predict_one_scenario(const PredictCliOptions& o, const Catalog& cata
   row.columns.push_back("within_hbm_headroom");
   std::vector<Cell> cells{s.name};
   for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
-  for (Cell& c : band_cells(band_for(profile, p.iteration_s, novelty), novelty))
-    cells.push_back(std::move(c));
+  const TermSpread spread = a2a_term_spread(s, profile, p.iteration_s);
+  for (Cell& c : band_cells(spread.band, novelty)) cells.push_back(std::move(c));
   cells.emplace_back(p.compute_source);
   cells.emplace_back(p.collective_source);
   cells.push_back(Cell::fixed(memory.worst().total() / kGiB, 2));
@@ -230,7 +232,8 @@ std::string predict_one_scenario(const PredictCliOptions& o, const Catalog& cata
                 std::to_string(memory.worst_stage), " (the most loaded; ",
                 within_hbm_headroom(memory, opts->hbm_headroom) ? "within" : "BEYOND", " the ",
                 format_fixed(opts->hbm_headroom * 100, 0),
-                "% HBM headroom; `moetwin inspect` breaks it down)"}));
+                "% HBM headroom; `moetwin inspect` breaks it down)"}),
+        &spread);
     // A stack without rows: what each changed component does to the prediction (one replay each).
     const StackInheritance inherited = stack_inheritance(s, profile, options);
     if (inherited.inherited) {
@@ -240,6 +243,8 @@ std::string predict_one_scenario(const PredictCliOptions& o, const Catalog& cata
     if (opts->explain) {
       content += "\n80% band composition:\n";
       for (const std::string& line : band_composition(profile, novelty)) content += "  " + line + "\n";
+      if (const std::string spans = term_spread_text(s, spread); !spans.empty())
+        content += concat({"  the band ", spans, "\n"});
     }
   }
   if (!opts->trace.empty()) {

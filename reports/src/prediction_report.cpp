@@ -75,10 +75,29 @@ std::string chunk_origin(const Scenario& s) {
 
 }  // namespace
 
+std::string term_spread_text(const Scenario& s, const TermSpread& spread) {
+  std::vector<std::string> parts;
+  if (!spread.own_terms) {
+    parts.push_back(concat({"over the A2A terms of each measured dispatcher (", s.dispatcher.name,
+                            " has no live runs)"}));
+  }
+  if (!spread.inherited_stack.empty()) {
+    parts.push_back(concat({"over the answer on the inherited stack ", spread.inherited_stack, " (",
+                            format_fixed(spread.inherited_stack_s, 3), " s: ", s.stack.spec.name,
+                            "'s modelled differences were never measured in training)"}));
+  }
+  if (parts.empty()) return "";
+  std::string text = concat({"spans ", format_fixed(spread.fastest_s, 3), " - ",
+                              format_fixed(spread.slowest_s, 3), " s ", parts.front()});
+  if (parts.size() > 1) text += " and " + parts.back();
+  return text;
+}
+
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile,
-                                   const std::string& memory) {
+                                   const std::string& memory, const TermSpread* spread) {
   const Novelty novelty = novelty_of(s, profile);
-  const UncertaintyBand band = band_for(profile, p.iteration_s, novelty);
+  const UncertaintyBand band = spread ? spread->band : band_for(profile, p.iteration_s, novelty);
+  const std::string spans = spread ? term_spread_text(s, *spread) : std::string();
   std::vector<std::pair<std::string, std::string>> kv = {
       {"scenario", s.name},
       {"model / instance", s.model.name + " on " + std::to_string(s.nodes) + " x " + s.instance.name},
@@ -108,7 +127,8 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"dispatcher terms", p.built.a2a_source},
       {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
                         format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" +
-                        ", 80%: " + band_source(profile, novelty) + ")"},
+                        ", 80%: " + band_source(profile, novelty) + (spans.empty() ? "" : "; " + spans) +
+                        ")"},
       {"novelty", novelty.covered() ? std::string("covered (every dimension has live runs in the fit)")
                                     : concat({novelty.level(), ": ", novelty.summary(), " (distance ",
                                               format_fixed(novelty.distance(), 1), " from the fit)"})},

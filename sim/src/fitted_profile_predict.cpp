@@ -1,6 +1,7 @@
 // The options a prediction runs with under a fitted profile (predict_options_for: the profile's SimProfile,
 // with a stack without rows inheriting its nearest fitted stack's terms, and the dispatcher MoE cost) and
-// the spread of a prediction over the A2A terms an unmeasured dispatcher might have (a2a_term_spread).
+// the spread of a prediction over the A2A terms an unmeasured dispatcher might have and over the stack an
+// unfitted stack inherits from (a2a_term_spread).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -70,6 +71,14 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
       t.fastest_s = std::min(t.fastest_s, s);
       t.slowest_s = std::max(t.slowest_s, s);
     }
+  }
+  // A stack without rows: the answer on the stack it inherits from (no caches: another stack's NCCL knobs).
+  if (const auto inherited = predict_on_inherited_stack(scenario, profile)) {
+    ++t.replays;
+    t.inherited_stack = inherited->from;
+    t.inherited_stack_s = inherited->predicted_s;
+    t.fastest_s = std::min(t.fastest_s, inherited->predicted_s);
+    t.slowest_s = std::max(t.slowest_s, inherited->predicted_s);
   }
   const Novelty novelty = novelty_of(scenario, profile);
   t.band = {band_for(profile, t.fastest_s, novelty).lo_s, band_for(profile, t.slowest_s, novelty).hi_s};

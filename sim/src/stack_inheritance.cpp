@@ -125,6 +125,15 @@ StackInheritance stack_inheritance(const Scenario& scenario, const FittedProfile
   return out;
 }
 
+std::optional<InheritedStackPrediction> predict_on_inherited_stack(const Scenario& scenario,
+                                                                   const FittedProfile& profile,
+                                                                   const PredictOptions& base) {
+  if (!profile.fitted) return std::nullopt;
+  const StackSpec* nearest = nearest_spec(scenario.stack.spec, profile.coverage);
+  if (nearest == nullptr) return std::nullopt;
+  return InheritedStackPrediction{nearest->name, predict_on(scenario, *nearest, profile, base)};
+}
+
 std::vector<std::string> StackInheritance::lines() const {
   std::vector<std::string> out;
   if (!inherited) return out;

@@ -158,6 +158,21 @@ TEST(JointNovelty, KimiK2CellAttributesEveryStackDifferenceToAComponent) {
   }
   EXPECT_NEAR(inh.inherited_s + sum, inh.predicted_s, 1e-9);
   EXPECT_EQ(inh.lines().size(), inh.differences.size() + 1);
+
+  // The band every command prints spans the inherited stack's answer: the modelled differences (the P2P
+  // chunk, multi-receive) were never measured in training on nemo-26.08, so the two answers' bands overlap.
+  const TermSpread spread = a2a_term_spread(s, p, inh.predicted_s);
+  EXPECT_EQ(spread.inherited_stack, "nemo-26.04.01");
+  EXPECT_DOUBLE_EQ(spread.inherited_stack_s, inh.inherited_s);
+  EXPECT_EQ(spread.replays, 1);
+  EXPECT_LE(spread.band.lo_s, std::min(inh.predicted_s, inh.inherited_s));
+  EXPECT_GE(spread.band.hi_s, std::max(inh.predicted_s, inh.inherited_s));
+  // On its own fitted stack nothing is replayed and the band is band_for's.
+  Scenario fitted = live("kimik2-b300-32n-20260604");
+  const TermSpread own = a2a_term_spread(fitted, p, inh.inherited_s);
+  EXPECT_TRUE(own.inherited_stack.empty());
+  EXPECT_EQ(own.replays, 0);
+  EXPECT_DOUBLE_EQ(own.band.hi_s, band_for(p, inh.inherited_s, novelty_of(fitted, p)).hi_s);
 }
 
 }  // namespace

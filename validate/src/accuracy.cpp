@@ -79,7 +79,15 @@ std::vector<CellRanking> rank_cells(const std::vector<LiveRun>& runs,
         const std::size_t i = c.rows[a];
         const std::size_t j = c.rows[b];
         ++c.pairs;
-        if ((runs[i].iter_s < runs[j].iter_s) == (predicted_s[i] < predicted_s[j])) ++c.pairs_agree;
+        const bool agree = (runs[i].iter_s < runs[j].iter_s) == (predicted_s[i] < predicted_s[j]);
+        if (agree) ++c.pairs_agree;
+        const double measured_gap = std::abs(std::log(runs[i].iter_s / runs[j].iter_s));
+        if (runs[i].scenario.dispatcher.name != runs[j].scenario.dispatcher.name &&
+            measured_gap >= std::log1p(kDecisiveLead)) {
+          ++c.decisive_pairs;
+          if (agree) ++c.decisive_agree;
+          if (std::abs(std::log(predicted_s[i] / predicted_s[j])) < std::log1p(kNearTie)) ++c.decisive_near_ties;
+        }
       }
     }
     out.push_back(std::move(c));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/prediction_columns.hpp"
 #include "moetwin/validate/accuracy.hpp"
@@ -204,14 +205,20 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   // Dispatcher ranking per cell.
   const std::vector<CellRanking> cells = rank_cells(runs, headline);
   report.cells.columns = {"cell",  "measured_winner", "predicted_winner", "winner_right", "measured_lead_pct",
-                          "pairs", "pairs_agree"};
+                          "pairs", "pairs_agree", "decisive_pairs", "decisive_agree", "decisive_near_ties"};
   int right = 0, decisive = 0, decisive_right = 0, pairs = 0, agree = 0;
+  int decisive_pairs = 0, decisive_agree = 0, near_ties = 0;
   for (const CellRanking& c : cells) {
     report.cells.add_row({c.key, c.measured_winner, c.predicted_winner, Cell::boolean(c.winner_right()),
-                          pct(c.measured_lead), Cell::integer(c.pairs), Cell::integer(c.pairs_agree)});
+                          pct(c.measured_lead), Cell::integer(c.pairs), Cell::integer(c.pairs_agree),
+                          Cell::integer(c.decisive_pairs), Cell::integer(c.decisive_agree),
+                          Cell::integer(c.decisive_near_ties)});
     right += c.winner_right() ? 1 : 0;
     pairs += c.pairs;
     agree += c.pairs_agree;
+    decisive_pairs += c.decisive_pairs;
+    decisive_agree += c.decisive_agree;
+    near_ties += c.decisive_near_ties;
     if (c.measured_lead >= 0.05) {
       ++decisive;
       decisive_right += c.winner_right() ? 1 : 0;
@@ -279,7 +286,14 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
   kv.push_back({"dispatcher winner", std::to_string(right) + " of " + std::to_string(cells.size()) +
                                          " cells right; " + std::to_string(decisive_right) + " of " +
                                          std::to_string(decisive) + " where the measured lead is >= 5%"});
-  kv.push_back({"pairwise order", std::to_string(agree) + " of " + std::to_string(pairs) + " pairs agree"});
+  // Row pairs include one dispatcher's variants (a setting outside the cell key), whose order is run-to-run
+  // noise; the dispatcher pairs measured >= 5% apart are the decisions a user books on.
+  kv.push_back({"pairwise order",
+                concat({std::to_string(agree), " of ", std::to_string(pairs), " row pairs agree; of ",
+                        std::to_string(decisive_pairs), " dispatcher pairs measured >= ",
+                        format_fixed(kDecisiveLead * 100, 0), "% apart ", std::to_string(decisive_agree),
+                        " agree, ", std::to_string(near_ties), " predicted within ",
+                        format_fixed(kNearTie * 100, 0), "% of each other (no call)"})});
   std::string m = std::string(has_cv ? "out of sample" : "in sample") +
                   ": predicted time ratio of two dispatchers on one cell off by median " +
                   format_fixed(head_margin.median_abs * 100, 1) + "%, p90 " +

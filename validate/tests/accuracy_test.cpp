@@ -55,6 +55,22 @@ TEST(RankCells, WinnerLeadAndPairwiseAgreement) {
   EXPECT_EQ(cells[1].pairs_agree, 1);
 }
 
+// The p5en cell's shape (live-runs-p5en.csv): two NCCL variants 1% apart, two UCCL-EP variants 20% faster.
+// Only the two dispatchers' pairs measured >= 5% apart are decisive; a prediction 0.4% apart is a near tie.
+TEST(RankCells, DecisivePairsAndNearTies) {
+  std::vector<LiveRun> runs = {run("c", 1, "nccl", 1.18), run("c", 1, "nccl", 1.19), run("c", 1, "uccl", 0.95),
+                               run("c", 1, "uccl", 0.98)};
+  const std::vector<CellRanking> tie = rank_cells(runs, {1.085, 1.085, 1.087, 1.087});
+  ASSERT_EQ(tie.size(), 1u);
+  EXPECT_EQ(tie[0].pairs, 6);
+  EXPECT_EQ(tie[0].decisive_pairs, 4);  // nccl x uccl; the variants' pairs (1% and 3% apart) are not
+  EXPECT_EQ(tie[0].decisive_agree, 0);
+  EXPECT_EQ(tie[0].decisive_near_ties, 4);
+  const std::vector<CellRanking> called = rank_cells(runs, {1.15, 1.16, 1.04, 1.05});
+  EXPECT_EQ(called[0].decisive_agree, 4);
+  EXPECT_EQ(called[0].decisive_near_ties, 0);
+}
+
 TEST(RankCells, KeyKeepsDistinctLayoutsApart) {
   LiveRun a = run("c", 1, "nccl", 10);
   LiveRun b = run("c", 1, "uccl", 12);

@@ -29,8 +29,13 @@ std::string render_prediction_json(const OutputContext& context,
 
 // Scenario, layout, dispatcher and cost models, stack, profile, sources, the iteration with its 80%
 // interval and novelty, throughput, critical rank, the warnings and the per-rank breakdown.
-// `memory`: the memory line ("252.1 of 268.2 GiB (94%) per GPU ..."), omitted when empty.
+// `memory`: the memory line ("252.1 of 268.2 GiB (94%) per GPU ..."), omitted when empty. `spread`: the
+// prediction's spread over the terms it might have (a2a_term_spread: the band every command prints); null:
+// band_for at the prediction alone.
 std::string render_prediction_text(const Scenario& s, const Prediction& p, const FittedProfile& profile,
-                                   const std::string& memory = "");
+                                   const std::string& memory = "", const TermSpread* spread = nullptr);
+// Why a band spans more than its prediction's own (the A2A terms of measured relatives, the inherited
+// stack's answer), for outputs; "" when it does not.
+std::string term_spread_text(const Scenario& s, const TermSpread& spread);
 
 }  // namespace moetwin

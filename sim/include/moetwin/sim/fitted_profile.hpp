@@ -231,15 +231,23 @@ std::string a2a_terms_label(const FittedProfile& profile, const std::string& dis
 // profile; in name order.
 std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const FittedProfile& profile);
 
-// A prediction's spread over the A2A terms its dispatcher might have: for a dispatcher with its own terms
-// (or an unfitted profile) both ends are `predicted_s`; otherwise the scenario is predicted again with
-// each generic_a2a_sources() profile and the ends are the fastest and slowest of those and `predicted_s`.
-// band is band_for's, from the fastest end's low to the slowest end's high.
+// A prediction's spread over the terms it might have, the one band every command prints (predict, plan,
+// compare, recommend, sweep):
+// - its dispatcher's A2A terms: for a dispatcher with its own terms (or an unfitted profile) none; otherwise
+//   the scenario is predicted again with each generic_a2a_sources() profile;
+// - its software stack's: a stack without live rows is predicted again on the nearest fitted stack it
+//   inherits from (predict_on_inherited_stack): the changed components' modelled mechanisms (a P2P chunk
+//   size, aws-ofi-nccl's multi-receive, ...) were never measured in training there, so the band keeps the
+//   answer without them inside.
+// The ends are the fastest and slowest of those and `predicted_s`; band is band_for's, from the fastest
+// end's low to the slowest end's high.
 struct TermSpread {
   bool own_terms = true;
   int replays = 0;  // predictions made beyond the one passed in
   double fastest_s = 0;
   double slowest_s = 0;
+  std::string inherited_stack;  // the fitted stack the scenario's stack inherits from; "" when fitted
+  double inherited_stack_s = 0;  // the scenario predicted on it (0 when not inherited)
   UncertaintyBand band;
 };
 // `setup_cache` (may be null): shared set-up for the replays (prediction_setup.hpp); `programs` (may be

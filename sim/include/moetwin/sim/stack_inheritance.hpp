@@ -6,6 +6,7 @@
 // fitted stack's value.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,5 +44,18 @@ struct StackInheritance {
 // profile is replaced by `profile`'s with the inherited terms, its MoE seam by each variant's own.
 StackInheritance stack_inheritance(const Scenario& scenario, const FittedProfile& profile,
                                    const PredictOptions& base = {});
+
+// The nearest fitted stack a scenario's stack inherits from ("" for a fitted stack, an unfitted profile or a
+// stack without a known fitted neighbour), and the scenario predicted on it (its settings, the NCCL knobs it
+// implies, the inherited terms): the answer the twin would give if none of the changed components' modelled
+// mechanisms held. The band of an inherited stack spans it (a2a_term_spread): those mechanisms were never
+// measured in training on this stack. nullopt where not inherited.
+struct InheritedStackPrediction {
+  std::string from;
+  double predicted_s = 0;
+};
+std::optional<InheritedStackPrediction> predict_on_inherited_stack(const Scenario& scenario,
+                                                                   const FittedProfile& profile,
+                                                                   const PredictOptions& base = {});
 
 }  // namespace moetwin

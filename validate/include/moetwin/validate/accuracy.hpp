@@ -26,6 +26,11 @@ ErrorStats error_stats(const std::vector<double>& relative_errors);
 // dispatcher. Its key names every field so that distinct layouts never merge.
 std::string cell_key(const LiveRun& run);
 
+// A measured lead that counts as a real difference between two dispatchers: 5% (the winner table's
+// threshold; one dispatcher's variants of a cell spread up to 2.5%, shared/data/live-runs-p5en.csv).
+inline constexpr double kDecisiveLead = 0.05;
+// Predicted times within 1% of each other: the twin does not tell the two apart.
+inline constexpr double kNearTie = 0.01;
 struct CellRanking {
   std::string key;
   std::string campaign;
@@ -33,8 +38,14 @@ struct CellRanking {
   std::string measured_winner;    // fastest measured dispatcher
   std::string predicted_winner;   // fastest predicted dispatcher
   double measured_lead = 0;       // runner-up measured time / winner's - 1 (0 with one row)
-  int pairs = 0;                  // dispatcher pairs in the cell
-  int pairs_agree = 0;            // pairs whose predicted order matches the measured order
+  int pairs = 0;        // row pairs in the cell (rows of one dispatcher differ by a setting outside the key)
+  int pairs_agree = 0;  // pairs whose predicted order matches the measured order
+  // Pairs of two dispatchers measured at least kDecisiveLead apart (beyond the run-to-run spread of one
+  // dispatcher's variants), of those how many the twin orders right, and how many it predicts within
+  // kNearTie of each other (a near tie: the order it gives is no call, whichever way it falls).
+  int decisive_pairs = 0;
+  int decisive_agree = 0;
+  int decisive_near_ties = 0;
   bool winner_right() const { return measured_winner == predicted_winner; }
 };
 // Cells with at least two dispatchers, in order of first appearance. predicted_s[i] belongs to runs[i];

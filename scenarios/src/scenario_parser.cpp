@@ -192,6 +192,8 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   tr.overlap_p2p_comm = t.boolean_or_auto("overlap_p2p_comm");
   names.lines[Field::megatron_fsdp] = t.where("megatron_fsdp");
   tr.megatron_fsdp = t.boolean_or("megatron_fsdp", false);
+  names.lines[Field::cpu_offload_layers] = t.where("cpu_offload_layers");
+  tr.cpu_offload_layers = t.int32_or("cpu_offload_layers", 0, 1 << 20, 0);
   t.finish();
 }
 

@@ -46,6 +46,7 @@ enum class Field {
   cuda_graphs,
   tp_comm_overlap,
   megatron_fsdp,
+  cpu_offload_layers,
 };
 
 // How to name a field in a message and where it was written.

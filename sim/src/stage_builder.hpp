@@ -436,6 +436,18 @@ class StageBuilder : public StageEmitter {
   // gradient reduce-scatter after it.
   void fsdp_pass(Program& p, Chain& ch, int chunk, bool backward);
 
+  // --- CPU offload of activations (cpu_offload.hpp; stage_offload.cpp) ---
+  // Activations decoder layer `layer` saves for backward, one microbatch, bytes (the memory model's).
+  double offload_bytes(int layer) const;
+  // The copy of `layer`'s activations to (reload = false) or from the host on its stream, after op `after`.
+  int offload_copy(Program& p, int after, int layer, bool reload);
+  // The compute stream waits for op `on` (a zero-time op after the chain; the chain's pending extra
+  // dependency is kept for the op after it).
+  void offload_wait(Program& p, Chain& ch, int on, OpPhase phase);
+  // TE's group commits: after decoder layer `layer`'s forward, and before its backward.
+  void offload_forward_commit(Program& p, Chain& ch, int layer);
+  void offload_backward_commit(Program& p, Chain& ch, int layer);
+
   // --- data parallel ---
   // The per-layer parameter counts and the shares of them one rank holds (TP, EP and ETP splits).
   struct RankShares {
@@ -511,6 +523,12 @@ class StageBuilder : public StageEmitter {
   int last_grad_op_ = kNoOp;
   int label_fwd_p2p_ = 0;
   int label_bwd_p2p_ = 0;
+  // CPU offload: TE's window map, the next group to commit (forward: copy; backward: reload) and the last
+  // copy issued on each stream.
+  std::vector<int> offload_window_;
+  int offload_next_ = 0;
+  int offload_last_ = kNoOp;
+  int offload_reload_ = kNoOp;
 };
 
 }  // namespace moetwin::stage_emission

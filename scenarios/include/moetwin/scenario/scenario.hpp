@@ -107,6 +107,13 @@ struct TrainingConfig {
   // gradients reduce-scattered after its backward, every microbatch (sim/include/moetwin/sim/fsdp.hpp).
   // Replaces the distributed optimizer's once-per-iteration reduce-scatter and all-gather.
   bool megatron_fsdp = false;
+  // CPU offload of activations (Megatron-Core --cpu-offloading-num-layers with activation offload;
+  // Transformer Engine's cpu_offload.py; Megatron-Bridge's `cpu_offload_layers`): the saved-for-backward
+  // tensors of the first N decoder layers are copied to pinned host memory over the instance's host link
+  // after their forward and copied back before their backward, on their own streams
+  // (sim/include/moetwin/sim/cpu_offload.hpp). 0 = off; 0 <= N < layers; needs pp 1, no recompute, no CUDA
+  // graphs (Megatron-Core's and Megatron-Bridge's asserts).
+  int cpu_offload_layers = 0;
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }

@@ -183,6 +183,8 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   }
   tr.distributed_optimizer = t.boolean_or("distributed_optimizer", true);
   tr.overlap_moe_a2a = t.boolean_or("overlap_moe_a2a", false);
+  names.lines[Field::delay_wgrad_compute] = t.where("delay_wgrad_compute");
+  tr.delay_wgrad_compute = t.boolean_or("delay_wgrad_compute", false);
   tr.overlap_grad_reduce = t.boolean_or("overlap_grad_reduce", true);
   tr.overlap_param_gather = t.boolean_or("overlap_param_gather", true);
   names.lines[Field::cuda_graphs] = t.where("cuda_graphs");

@@ -47,6 +47,7 @@ enum class Field {
   tp_comm_overlap,
   megatron_fsdp,
   cpu_offload_layers,
+  delay_wgrad_compute,
 };
 
 // How to name a field in a message and where it was written.

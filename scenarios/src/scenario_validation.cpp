@@ -229,6 +229,13 @@ void check_training(const Scenario& s, const FieldNames& n) {
          "off with pp = " + str(p.pp) + " (Megatron-FSDP with a pipeline is not modelled)");
   }
   check_cpu_offload(s, n);
+  // Megatron-Core asserts delay_wgrad_compute only with overlap_moe_expert_parallel_comm
+  // (transformer_config.py; shared/design/nvidia-mechanisms.md 2).
+  if (t.delay_wgrad_compute && !t.overlap_moe_a2a) {
+    fail(n, Field::delay_wgrad_compute, n.flag(true),
+         "false without overlap_moe_a2a (Megatron-Core moves the weight gradients only in the EP-overlapped "
+         "schedule)");
+  }
   // TE userbuffers overlap the sequence-parallel TP all-gathers and reduce-scatters with their GEMMs;
   // with tp = 1 there are none (Megatron turns sequence_parallel off at tp = 1 and tp_comm_overlap with
   // it, with a warning): asking for it is a mistake in the scenario, not a no-op to hide.
@@ -276,6 +283,11 @@ void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
   // recipes pad experts to capacity so the graph captures (design doc section D: capacity factor 1.5 with
   // paged stash); the twin's padded mode is the alltoall dispatcher with moe_pad_to_capacity. HybridEP is
   // CUDA-graph compatible with no CPU-GPU sync (DeepEP docs/README_Hybrid-EP.md, design doc C2).
+  if (s.training.cuda_graphs == CudaGraphs::te_router && s.model.experts == 0) {
+    fail(n, Field::cuda_graphs, n.csv ? "te-router" : "\"te-router\"",
+         "none, te-scoped or full-iteration for " + s.model.name +
+             " (te-router captures the MoE router; the model has no experts)");
+  }
   if (s.training.cuda_graphs == CudaGraphs::full_iteration && s.model.experts > 0 &&
       d.flex_backend != FlexBackend::hybridep &&
       !(s.training.moe_pad_to_capacity && d.transport == DispatcherTransport::nccl)) {
@@ -367,6 +379,8 @@ std::string FieldNames::key(Field field) const {
         return "fsdp";
       case Field::cpu_offload_layers:
         return "cpu_offload_layers";
+      case Field::delay_wgrad_compute:
+        return "delay_wgrad_compute";
     }
     return "row";
   }
@@ -439,6 +453,8 @@ std::string FieldNames::key(Field field) const {
       return "training.megatron_fsdp";
     case Field::cpu_offload_layers:
       return "training.cpu_offload_layers";
+    case Field::delay_wgrad_compute:
+      return "training.delay_wgrad_compute";
   }
   return "scenario";
 }

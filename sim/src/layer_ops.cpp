@@ -62,8 +62,8 @@ constexpr const LayerOp* kTable[] = {
     // backward
     &kTpAgAttnBwd, &kAttnOutProjBwd, &kAttnCoreBwd, &kAttnMlaUpBwd, &kTpRsMlaLatentBwd, &kAttnMlaDownBwd,
     &kAttnQkvBwd, &kTpRsAttnBwd, &kTpAgMlpBwd, &kMlpDenseBwd, &kTpRsMlpBwd, &kMoeUnpermuteBwd, &kEpCombineBwd,
-    &kTpAgSharedExpertBwd, &kMoeSharedExpertBwd, &kTpRsSharedExpertBwd, &kMoeExpertsBwd, &kEpDispatchBwd,
-    &kMoePermuteBwd, &kMoeRouterBwd,
+    &kTpAgSharedExpertBwd, &kMoeSharedExpertBwd, &kTpRsSharedExpertBwd, &kMoeExpertsBwd, &kMoeExpertsDgrad,
+    &kMoeExpertsWgrad, &kEpDispatchBwd, &kMoePermuteBwd, &kMoeRouterBwd,
     // embedding, output layer and loss, MTP
     &kEmbedding, &kTpRsEmbedding, &kTpAgEmbeddingBwd, &kEmbeddingBwd, &kTpAgOutput, &kOutputLayer,
     &kLossCrossEntropy, &kTpArCrossEntropy, &kLossCrossEntropyBwd, &kOutputLayerBwd, &kTpRsOutputBwd,

@@ -163,7 +163,7 @@ std::pair<int, int> StageBuilder::forward_backward(Program& p, const StepContext
     if (bl >= 0) {
       as_b();
       if (b_moe) {
-        moe_mlp_bwd(p, b, bl);
+        moe_mlp_bwd(p, b, bl, c_.s.training.delay_wgrad_compute);
       } else {
         dense_mlp_bwd(p, b);
       }

@@ -152,8 +152,9 @@ class StageBuilder : public StageEmitter {
   std::int64_t cpp_call_ns() const { return graph_.capturing ? 0 : to_ns(c_.prof.grouped_gemm_launch_s); }
   // The TE-scoped CUDA-graph regions (cuda_graphs.hpp): while one is open, its first op pays one graph
   // launch and the others no launch time. A no-op unless the scenario uses te-scoped graphs.
-  GraphRegion te_graph_region() const {
-    return GraphRegion(graph_, te_scoped_graphs_, c_.prof.graph_launch_s);
+  // `router`: the MoE router's region (captured by te-scoped and te-router); else attention's (te-scoped).
+  GraphRegion te_graph_region(bool router = false) const {
+    return GraphRegion(graph_, te_scoped_graphs_ || (router && te_router_graphs_), c_.prof.graph_launch_s);
   }
   // Per-layer host time (layer_host_s or moe_host_s) in a forward (backward = false) or backward pass:
   // the backward runs in the C++ autograd engine, at the backward/forward launch-cost ratio.
@@ -398,7 +399,9 @@ class StageBuilder : public StageEmitter {
 
   // The first backward part of a MoE layer: the layer's and the MoE block's backward host time.
   void moe_combine_bwd(Program& p, Chain& ch, int layer);
-  void moe_mlp_bwd(Program& p, Chain& ch, int layer);
+  // `delay_wgrad`: the experts' dgrad on the chain and their wgrad after it off the chain
+  // (training.delay_wgrad_compute in a combined 1F1B step).
+  void moe_mlp_bwd(Program& p, Chain& ch, int layer, bool delay_wgrad = false);
   void moe_dispatch_bwd(Program& p, Chain& ch, int layer) {
     if (c_.s.parallel.ep > 1 || c_.combined) {
       var_op(p, ch, ops::kEpDispatchBwd, OpPhase::backward, VarKind::combine, c_.combined, layer, true);
@@ -491,6 +494,7 @@ class StageBuilder : public StageEmitter {
   int stage_;
   mutable GraphState graph_;  // the open TE-scoped CUDA-graph region (host_ns is const)
   bool te_scoped_graphs_ = c_.s.training.cuda_graphs == CudaGraphs::te_scoped;
+  bool te_router_graphs_ = c_.s.training.cuda_graphs == CudaGraphs::te_router;
   std::vector<const PipelineChunk*> chunks_;
   std::vector<int> moe_layers_;
   std::vector<VarReq> vars_;

@@ -18,7 +18,18 @@
 
 namespace moetwin {
 
-enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
+// expert_dgrad / expert_wgrad: the two halves of expert_bwd, emitted apart under delay_wgrad_compute.
+enum class VarKind : std::uint8_t {
+  expert_fwd,
+  expert_bwd,
+  dispatch,
+  combine,
+  permute,
+  unpermute,
+  comm,
+  expert_dgrad,
+  expert_wgrad
+};
 
 struct VarReq {
   VarKind kind = VarKind::comm;

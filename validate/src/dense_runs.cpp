@@ -32,17 +32,16 @@ std::string where_of(const CsvTable& table, const CsvRow& row) {
 //   none, full_iteration: as named;
 //   te:<scope> with attn: TE-scoped graphs (sim/cuda_graphs.hpp: attention and the router captured; the
 //     moe_preprocess part stays eager there, as the dropless preprocess follows a host sync);
-//   te:<scope> without attn (moe_router+moe_preprocess): replayed without graphs: the router's few launches
-//     per layer are the only captured kernels, and the twin's te-scoped region would capture attention too;
+//   te:<scope> with moe_router but not attn (moe_router+moe_preprocess): te-router (sim/cuda_graphs.hpp: the
+//     router alone captured; moe_preprocess eager as above);
 //   local: Megatron-Core's own per-layer graphs (cuda_graph_impl "local"), replayed as TE-scoped graphs.
 std::string twin_cuda_graphs(const std::string& cell, std::string& note) {
   if (cell == "none" || cell.empty()) return "none";
   if (cell == "full_iteration" || cell == "full-iteration") return "full-iteration";
   if (cell.rfind("te:", 0) == 0) {
     if (cell.find("attn") != std::string::npos) return "te-scoped";
-    note = concat({"cuda_graphs: ", cell,
-                   ": replayed without graphs (the scope captures the router alone; the twin's te-scoped "
-                   "region would capture attention too)"});
+    if (cell.find("moe_router") != std::string::npos) return "te-router";
+    note = concat({"cuda_graphs: ", cell, ": replayed without graphs (a scope the twin does not capture)"});
     return "none";
   }
   if (cell == "local") {
@@ -237,7 +236,9 @@ void apply_recipe(LiveRun& run, const RecipeRow& recipe, const RecipeTwinSetting
 }
 
 // No recipe row: the assumptions of before the join, each marked UNVERIFIED in the row's warnings.
-void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_unknown,
+// `graphs_in_table`: the table's own cuda_graphs column was replayed (NVIDIA's MoE layouts), so no assumption
+// about graphs is made.
+void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_unknown, bool graphs_in_table,
                      const std::string& where) {
   if (recompute_unknown) {
     run.warnings.push_back(concat(
@@ -260,7 +261,8 @@ void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_u
     run.warnings.push_back(concat({where, ": tp ", std::to_string(run.scenario.parallel.tp),
                                    ": replayed with tp_comm_overlap (UNVERIFIED: ", why_none, ")"}));
   }
-  run.warnings.push_back(concat({where, ": cuda_graphs: none (UNVERIFIED: ", why_none, ")"}));
+  if (!graphs_in_table)
+    run.warnings.push_back(concat({where, ": cuda_graphs: none (UNVERIFIED: ", why_none, ")"}));
   // NVIDIA's Llama 3 70B FSDP recipes on GB200 / GB300 offload 20-40 layers' activations to the CPU at every
   // release the recipe file has (megatron-bridge-llama-recipes.csv); without a recipe row, none is replayed.
   if (run.scenario.training.megatron_fsdp) {
@@ -356,9 +358,11 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const Re
     }
     if (what_if && run.scenario.model.experts > 0) {  // NVIDIA's MoE layouts: the recipe settings they imply
       const auto cell = [&](const char* c) { return row.fields[table.column(c)]; };
-      for (const std::string& n : moe_recipe_notes(
-               {cell("model"), cell("instance"), cell("recompute"), cell("overlap"), cell("cuda_graphs")}))
-        run.warnings.push_back(concat({where, ": ", n}));
+      const MoeRecipeCells cells{cell("model"),   cell("instance"),    cell("recompute"),
+                                 cell("overlap"), cell("cuda_graphs"), cell("container")};
+      run.scenario.training.delay_wgrad_compute =
+          moe_recipe_delays_wgrad(cells) && run.scenario.training.overlap_moe_a2a;
+      for (const std::string& n : moe_recipe_notes(cells)) run.warnings.push_back(concat({where, ": ", n}));
     }
     run.warnings.push_back(concat({where, ": container: ", row.fields[container],
                                    " is no catalog stack: the default stack's NCCL mechanisms serve it (",
@@ -366,7 +370,8 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const Re
     if (joined[i].recipe) {
       apply_recipe(run, *joined[i].recipe, joined[i].twin, table, row, where);
     } else {
-      assume_settings(run, joined[i].why_none, row.fields[recompute] == "unknown", where);
+      assume_settings(run, joined[i].why_none, row.fields[recompute] == "unknown",
+                      table.has_column("cuda_graphs"), where);
     }
     if (const std::string placed = domain_placement(run.scenario); !placed.empty())
       run.warnings.push_back(concat({where, ": instance: ", placed}));

@@ -19,6 +19,13 @@ std::string recompute_modules(const MoeRecipeCells& row) {
 
 }  // namespace
 
+bool moe_recipe_delays_wgrad(const MoeRecipeCells& row) {
+  if (row.overlap != "on") return false;
+  if (row.cuda_graphs == "full_iteration") return true;
+  if (row.model == "deepseek-v3" && row.instance == "dgx-b200") return true;
+  return row.model == "qwen3-235b-a22b" && row.instance == "dgx-h100" && row.container == "26.04.01";
+}
+
 std::vector<std::string> moe_recipe_notes(const MoeRecipeCells& row) {
   std::vector<std::string> out;
   if (row.recompute == "selective") {
@@ -34,13 +41,15 @@ std::vector<std::string> moe_recipe_notes(const MoeRecipeCells& row) {
          "experts' activation; layernorm: the norms) is not modelled, so this row's recompute time and held "
          "activations are the core_attn ones"}));
   }
-  if (row.overlap == "on") {
+  if (row.overlap == "on" && moe_recipe_delays_wgrad(row)) {
     out.push_back(
-        "overlap on: EP all-to-all overlap modelled (combined 1F1B, A2As on their own stream); "
-        "delay_wgrad_compute, which NVIDIA's overlap recipes set with it (the MXFP8 full-iteration bundle, "
-        "DeepSeek-V3 B200: shared/design/nvl72-and-infiniband.md D), is not: the twin runs each MLP's "
-        "weight-gradient GEMMs right after its dgrad, where Megatron-Core moves them behind the "
-        "dispatch-backward all-to-all (a2a-mechanisms.md section 1)");
+        "overlap on with delay_wgrad_compute (the recipe sets it: shared/design/nvl72-and-infiniband.md D): "
+        "replayed with training.delay_wgrad_compute, the experts' weight-gradient GEMMs after their dgrad "
+        "off the chain the dispatch-backward all-to-all waits on (the shared experts' backward stays whole)");
+  } else if (row.overlap == "on") {
+    out.push_back(
+        "overlap on: delay_wgrad_compute not read for this recipe (UNVERIFIED): replayed without it (the "
+        "experts' dgrad and wgrad together before the dispatch-backward all-to-all)");
   }
   const std::string& g = row.cuda_graphs;
   if (g.rfind("te:", 0) == 0 && g.find("moe_preprocess") != std::string::npos) {

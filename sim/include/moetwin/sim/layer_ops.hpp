@@ -354,6 +354,30 @@ inline constexpr LayerOp kMoeExpertsBwd{
     .source =
         "twice the forward's Python ops (each GroupedLinear backward, activation and probability "
         "scaling backward); dgrad and wgrad of fc1 and fc2 per local expert from C++"};
+// delay_wgrad_compute (combined 1F1B): kMoeExpertsBwd's two halves, emitted apart.
+inline constexpr LayerOp kMoeExpertsDgrad{
+    .name = "moe.experts_dgrad",
+    .phase = OpPhase::backward,
+    .cls = LayerOpClass::grouped_gemm,
+    .launches = 4,
+    .gemm_calls_per_expert = 2,
+    .flops = "6 Te h fe / etp",
+    .bytes = "2 (3 ne h fe / etp + Te (2 h + 3 fe / etp))",
+    .source =
+        "delay_wgrad_compute: the experts' data-gradient half of moe.experts_bwd (Megatron-Core "
+        "TransformerLayerSchedulePlan mlp backward without its backward_dw); fc1 and fc2 dgrad per expert"};
+inline constexpr LayerOp kMoeExpertsWgrad{
+    .name = "moe.experts_wgrad",
+    .phase = OpPhase::backward,
+    .cls = LayerOpClass::grouped_gemm,
+    .launches = 4,
+    .gemm_calls_per_expert = 2,
+    .flops = "6 Te h fe / etp",
+    .bytes = "2 (3 ne h fe / etp + Te (2 h + 3 fe / etp))",
+    .source =
+        "delay_wgrad_compute: the experts' weight-gradient half (Megatron-Core backward_dw, mlp_bwd_dw in "
+        "the "
+        "combined 1F1B), issued after the dgrad, off the chain the dispatch-backward all-to-all waits on"};
 inline constexpr LayerOp kEpDispatchBwd{
     .name = "ep.dispatch_bwd",
     .phase = OpPhase::backward,

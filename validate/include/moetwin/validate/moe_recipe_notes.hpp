@@ -17,7 +17,14 @@ struct MoeRecipeCells {
   std::string recompute;    // none | selective
   std::string overlap;      // on | off (overlap_moe_expert_parallel_comm)
   std::string cuda_graphs;  // none | local | full_iteration | te:<scope>
+  std::string container;    // the release (26.04.01, ...)
 };
+
+// Whether the row's recipe sets delay_wgrad_compute (replayed as training.delay_wgrad_compute): with the EP
+// overlap on, the MXFP8 full-iteration bundle (every full_iteration row), DeepSeek-V3's DGX B200 overlap
+// recipe and the 26.04.01 DGX H100 Qwen3-235B config (shared/design/nvl72-and-infiniband.md D); other
+// overlap rows: not read (the note says so).
+bool moe_recipe_delays_wgrad(const MoeRecipeCells& row);
 
 // One sentence per setting: recompute modules, delay_wgrad_compute, the CUDA-graph scope's parts.
 std::vector<std::string> moe_recipe_notes(const MoeRecipeCells& row);

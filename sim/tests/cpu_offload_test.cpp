@@ -99,7 +99,7 @@ TEST(CpuOffload, ACopyIsTheLayersActivationsOverTheHostLink) {
   // ns.
   for (int i : d2h)
     EXPECT_NEAR(static_cast<double>(prog.ops()[static_cast<std::size_t>(i)].duration), 18'125'385, 1);
-  for (int i : h2d) EXPECT_EQ(prog.ops()[static_cast<std::size_t>(i)].stream, 8);
+  for (int i : h2d) EXPECT_EQ(prog.ops()[static_cast<std::size_t>(i)].stream, 7);  // kStreamOffload
   EXPECT_EQ(prog.ops()[static_cast<std::size_t>(d2h[0])].kind, OpKind::comm);
   EXPECT_EQ(prog.ops()[static_cast<std::size_t>(d2h[0])].sms, 0);  // copy engines, no SMs
 }

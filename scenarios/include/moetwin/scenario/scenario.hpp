@@ -117,7 +117,7 @@ struct TrainingConfig {
   // CPU offload of activations (Megatron-Core --cpu-offloading-num-layers with activation offload;
   // Transformer Engine's cpu_offload.py; Megatron-Bridge's `cpu_offload_layers`): the saved-for-backward
   // tensors of the first N decoder layers are copied to pinned host memory over the instance's host link
-  // after their forward and copied back before their backward, on their own streams
+  // after their forward and copied back before their backward, on their own stream
   // (sim/include/moetwin/sim/cpu_offload.hpp). 0 = off; 0 <= N < layers; needs pp 1, no recompute, no CUDA
   // graphs (Megatron-Core's and Megatron-Bridge's asserts).
   int cpu_offload_layers = 0;

@@ -19,8 +19,10 @@
 //  backward: at the start of layer w[c]'s backward (c = N-1 down to 0) the compute stream waits for the H2D
 //            stream, then group c's reload starts; before layer 0's backward the compute stream waits for
 //            every reload.
-// The copies run on their own streams (pipeline_program.hpp kStreamOffloadD2h / kStreamOffloadH2d) as comm
-// ops of the rank alone (ChannelKind::host): copy engines, no SMs. In the breakdown their exposed time is the
+// The copies run on their own stream (pipeline_program.hpp kStreamOffload; TE's D2H and H2D streams are one
+// here: the compute stream waits for a microbatch's last copy to the host at the end of its forward, before
+// any reload, and for its last reload before layer 0's backward, so the two never overlap) as comm ops of
+// the rank alone (ChannelKind::host): copy engines, no SMs. In the breakdown their exposed time is the
 // `pp` class (offload needs pp = 1, so that class carries nothing else; the prediction says so).
 //
 // Not modelled (named): the host link shared with NICs behind one PCIe switch on x86 DGX / EC2 nodes and two

@@ -587,11 +587,10 @@ inline constexpr LayerOp kCpuOffloadH2d{
 inline constexpr LayerOp kCpuOffloadWait{
     .name = "offload.wait",
     .cls = LayerOpClass::elementwise,
-    .launches = 0,
+    .bytes = "0",
     .source =
         "Transformer Engine cpu_offload.py: torch.cuda.current_stream().wait_stream(d2h or h2d stream) at a "
-        "layer-window commit; no kernel, no device time of its own (its host call rides on the copy's "
-        "launches)"};
+        "layer-window commit: one host call (an event record and wait), no kernel, no device time"};
 inline constexpr LayerOp kOptimizerAdam{
     .name = "optimizer.adam",
     .phase = OpPhase::optimizer,

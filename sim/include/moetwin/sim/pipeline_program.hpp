@@ -38,10 +38,11 @@ enum Stream : std::uint8_t {
   kStreamPpRecvFwd = 3,
   kStreamPpSendBwd = 4,
   kStreamPpRecvBwd = 5,
-  kStreamDpComm = 6,      // distributed-optimizer reduce-scatter / all-gather
-  kStreamOffloadD2h = 7,  // CPU offload: activations to host memory (TE's d2h_stream)
-  kStreamOffloadH2d = 8,  // CPU offload: activations back from host memory (TE's h2d_stream)
-  kStreams = 9,
+  kStreamDpComm = 6,  // distributed-optimizer reduce-scatter / all-gather
+  // CPU offload: activations to and from host memory (TE's d2h_stream and h2d_stream; one stream here, as
+  // a microbatch's copies to the host all end before its first reload starts: cpu_offload.hpp).
+  kStreamOffload = 7,
+  kStreams = 8,
 };
 // Their names, by stream id (the trace's thread names): "compute", "ep-comm", "pp-send-fwd", ...
 std::vector<std::string> pipeline_stream_names();

@@ -1,5 +1,5 @@
 // CPU offload of activations (cpu_offload.hpp): the window map, the copy time, and the stage builder's
-// commits that put each offloaded layer's copies on the D2H / H2D streams and the compute stream's waits.
+// commits that put each offloaded layer's copies on the offload stream and the compute stream's waits.
 #include <algorithm>
 
 #include "moetwin/accounting/memory_model.hpp"

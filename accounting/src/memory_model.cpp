@@ -29,6 +29,8 @@
 //    (uniform, 1 layer per checkpoint) keeps only each layer's input, 2 B x h T / t, plus one layer's full
 //    activations while that layer is recomputed in backward.
 //  - Megatron-FSDP: states sharded over dp x cp plus two gathered unit buffers (sim/fsdp.hpp; below).
+//  - CPU offload of activations: the peak of Transformer Engine's window map over the decoder layers
+//    (offload_peak_bytes; sim/cpu_offload.hpp), not their sum.
 //  - In-flight microbatches: Megatron's 1F1B and interleaved schedules (schedules.py), replayed below.
 //  - Logits: vocab_parallel_cross_entropy upcasts the [T, V/t] logits to fp32 and keeps the softmax for
 //    backward (4 B per element per in-flight loss microbatch, x (1 + M) with MTP heads), plus the bf16
@@ -39,6 +41,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "moetwin/accounting/model_accounting.hpp"
 #include "moetwin/common/concat.hpp"
@@ -183,6 +186,50 @@ InFlight peak_in_flight(int pp, int vpp, int stage, int microbatches,
   return best;
 }
 
+std::vector<int> offload_window_map(int layers, int offloaded) {
+  std::vector<int> w;
+  if (offloaded <= 0 || layers <= 0) return w;
+  const int per = layers / offloaded;
+  const int rest = layers % offloaded;
+  int carried = 0;
+  for (int c = 0; c < offloaded; ++c) {
+    int at = per * (c + 1) - 1;
+    if (c < rest) {
+      at += c + 1;
+      carried = c + 1;
+    } else {
+      at += carried;
+    }
+    w.push_back(at);
+  }
+  return w;
+}
+
+double offload_peak_bytes(const std::vector<double>& layer_bytes, int offloaded) {
+  double total = 0;
+  for (double b : layer_bytes) total += b;
+  const int layers = static_cast<int>(layer_bytes.size());
+  if (offloaded <= 0 || offloaded >= layers) return total;
+  const std::vector<int> w = offload_window_map(layers, offloaded);
+  double peak = 0;
+  double held = 0;
+  int freed = 0;  // groups whose copy the compute stream has waited for
+  for (int k = 0; k < layers; ++k) {
+    held += layer_bytes[static_cast<std::size_t>(k)];
+    peak = std::max(peak, held);  // before the commit at the end of layer k
+    while (freed < offloaded && w[static_cast<std::size_t>(freed)] == k) {
+      held -= layer_bytes[static_cast<std::size_t>(freed)];
+      ++freed;
+    }
+  }
+  double kept = 0, reload = 0;
+  for (int k = 0; k < layers; ++k) {
+    if (k >= offloaded) kept += layer_bytes[static_cast<std::size_t>(k)];
+    if (k < offloaded) reload = std::max(reload, layer_bytes[static_cast<std::size_t>(k)]);
+  }
+  return std::max(peak, kept + reload);
+}
+
 double deepep_buffer_bytes(int hidden, int ep_ranks, int sms) {
   // DeepEP csrc/config.hpp, Config::get_nvl_buffer_size_hint and get_rdma_buffer_size_hint, as
   // Megatron-Core's fused_a2a.get_buffer calls them (max over the dispatch and combine configs, which
@@ -238,15 +285,17 @@ MemoryEstimate estimate_memory(const Scenario& sc, const PipelineLayout& layout)
     int loss_chunk = -1;
     for (int v = 0; v < p.vpp; ++v) {
       const PipelineChunk& c = layout.chunk(s, v);
-      double act = 0;
+      std::vector<double> decoder;  // saved bytes per decoder layer of the chunk
       for (int i = c.first_layer; i < c.first_layer + c.decoder_layers; ++i) {
         const bool moe = layer_is_moe(m, i);
         has_moe = has_moe || moe;
         st.dense_params += dense_layer_params(lp, moe, p.tp);
         if (moe) st.expert_params += expert_layer_params(m, lp, p);
-        act += layer_bytes(moe, tr.recompute);
+        decoder.push_back(layer_bytes(moe, tr.recompute));
         working_layer = std::max(working_layer, layer_bytes(moe, Recompute::none));
       }
+      // CPU offload (pp 1: the chunk is every decoder layer): the peak of TE's window map, not the sum.
+      double act = offload_peak_bytes(decoder, p.pp == 1 && p.vpp == 1 ? tr.cpu_offload_layers : 0);
       if (c.mtp_layers > 0) {
         has_moe = has_moe || mtp_moe;
         // Each MTP block: eh_proj (2h x h, column-parallel) and three norms, then a transformer layer;

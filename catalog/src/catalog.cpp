@@ -203,6 +203,13 @@ InstanceSpec read_instance(const std::string& name, StrictTable& t) {
   i.cpu_cores = t.int32("cpu_cores", 1, 100000);
   i.cpu_single_thread_score = t.number("cpu_geekbench6_single", 1, 1e6);
   i.cpu_source = t.string("cpu_source");
+  // Host link (CPU offload): both keys or neither. Bounds: above a PCIe Gen3 x16 port (16 GB/s), at most
+  // NVLink-C2C's 900 GB/s in both directions together.
+  if (t.has("host_link") || t.has("host_link_gbs")) {
+    i.host_link = t.choice("host_link", {"pcie-gen5-x16", "nvlink-c2c"});
+    i.host_link_bandwidth = t.number("host_link_gbs", 16, 900) * 1e9;
+    i.host_link_source = t.string("host_link_source");
+  }
   i.source = t.string("source");
   if (i.efa_nics != i.gpus * i.nics_per_gpu) {
     throw InputError(t.where("nics_per_gpu"), t.name("nics_per_gpu"), std::to_string(i.nics_per_gpu),
@@ -216,7 +223,8 @@ InstanceSpec read_instance(const std::string& name, StrictTable& t) {
                                      {"host_mem_tib", i.host_memory_bytes / (kGiB * 1024.0)},
                                      {"base_latency_us", i.base_latency_s * 1e6},
                                      {"cpu_cores", i.cpu_cores},
-                                     {"cpu_geekbench6_single", i.cpu_single_thread_score}});
+                                     {"cpu_geekbench6_single", i.cpu_single_thread_score},
+                                     {"host_link_gbs", i.host_link_bandwidth / 1e9}});
   return i;
 }
 

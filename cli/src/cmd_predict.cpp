@@ -160,6 +160,11 @@ std::string predict_run_rows(const PredictCliOptions& o, const Catalog& catalog,
                      "iter_err_pct",
                      "tflops_gpu",
                      "predicted_tflops_gpu"};
+    // What-if rows (nvidia-moe-layouts.csv: no measured time) have no iter_s, error or tflops_gpu column:
+    // the brief keeps the columns the result has (it exited 3 on them before).
+    std::erase_if(brief.columns, [&](const std::string& c) {
+      return std::find(result.columns.begin(), result.columns.end(), c) == result.columns.end();
+    });
     for (const auto& r : result.rows) {
       std::vector<Cell> b;
       for (const std::string& c : brief.columns) b.push_back(r[result.column(c)]);

@@ -64,8 +64,9 @@ const char* const kRequired[] = {"campaign",  "model",   "instance",   "nodes", 
                                  "tp",        "pp",      "vpp",        "ep",     "etp",
                                  "dp",        "mb",      "gbs",        "seq",    "layers",
                                  "recompute", "overlap", "dispatcher", "iter_s", "tflops_gpu"};
-const char* const kOptional[] = {"cp",          "source", "seed", "precision", "stack", "nccl_max_nchannels",
-                                 "cuda_graphs", "fsdp"};
+const char* const kOptional[] = {"cp",          "source", "seed",
+                                 "precision",   "stack",  "nccl_max_nchannels",
+                                 "cuda_graphs", "fsdp",   "cpu_offload_layers"};
 
 template <typename Map>
 std::vector<std::string> names_of(const Map& map) {
@@ -138,6 +139,8 @@ LiveRun parse_row(const CsvTable& table, const CsvRow& row, const Catalog& catal
   if (r.has("cuda_graphs") && !r.text("cuda_graphs").empty())
     t.cuda_graphs = *cuda_graphs_from_string(r.choice("cuda_graphs", cuda_graphs_names()));
   if (r.has("fsdp") && !r.text("fsdp").empty()) t.megatron_fsdp = r.int32("fsdp", 0, 1) == 1;
+  if (r.has("cpu_offload_layers") && !r.text("cpu_offload_layers").empty())
+    t.cpu_offload_layers = r.int32("cpu_offload_layers", 0, 10000);
   s.dispatcher = catalog.dispatcher(r.choice("dispatcher", names_of(catalog.dispatchers())));
   s.routing.kind = RoutingKind::balanced;  // the campaigns forced load balancing
   s.routing.seed =

@@ -53,7 +53,7 @@ std::optional<Precision> precision_from_string(const std::string& text) {
 }
 
 const std::vector<std::string>& cuda_graphs_names() {
-  static const std::vector<std::string> names = {"none", "te-scoped", "full-iteration"};
+  static const std::vector<std::string> names = {"none", "te-scoped", "full-iteration", "te-router"};
   return names;
 }
 

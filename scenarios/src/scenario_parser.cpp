@@ -183,6 +183,8 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   }
   tr.distributed_optimizer = t.boolean_or("distributed_optimizer", true);
   tr.overlap_moe_a2a = t.boolean_or("overlap_moe_a2a", false);
+  names.lines[Field::delay_wgrad_compute] = t.where("delay_wgrad_compute");
+  tr.delay_wgrad_compute = t.boolean_or("delay_wgrad_compute", false);
   tr.overlap_grad_reduce = t.boolean_or("overlap_grad_reduce", true);
   tr.overlap_param_gather = t.boolean_or("overlap_param_gather", true);
   names.lines[Field::cuda_graphs] = t.where("cuda_graphs");
@@ -192,6 +194,8 @@ void read_training(StrictTable& t, TrainingConfig& tr, FieldNames& names, bool& 
   tr.overlap_p2p_comm = t.boolean_or_auto("overlap_p2p_comm");
   names.lines[Field::megatron_fsdp] = t.where("megatron_fsdp");
   tr.megatron_fsdp = t.boolean_or("megatron_fsdp", false);
+  names.lines[Field::cpu_offload_layers] = t.where("cpu_offload_layers");
+  tr.cpu_offload_layers = t.int32_or("cpu_offload_layers", 0, 1 << 20, 0);
   t.finish();
 }
 

@@ -46,6 +46,8 @@ enum class Field {
   cuda_graphs,
   tp_comm_overlap,
   megatron_fsdp,
+  cpu_offload_layers,
+  delay_wgrad_compute,
 };
 
 // How to name a field in a message and where it was written.

@@ -139,6 +139,38 @@ void check_parallel(const Scenario& s, const FieldNames& n) {
   make_pipeline_layout(m, p, n.where(split), n.key(split));
 }
 
+// CPU offload of activations (sim/cpu_offload.hpp): Megatron-Core's TransformerConfig asserts
+// cpu_offloading_num_layers in [0, num_layers), no pipeline parallelism and no activation recomputation;
+// Megatron-Bridge's CPU-offloading guide adds no CUDA graphs (shared/design/nvidia-mechanisms.md 4). The
+// combined 1F1B of overlap_moe_a2a with offload is not modelled, and the copies need the instance's host
+// link from the catalog.
+void check_cpu_offload(const Scenario& s, const FieldNames& n) {
+  const TrainingConfig& t = s.training;
+  if (t.cpu_offload_layers == 0) return;
+  const std::string value = str(t.cpu_offload_layers);
+  const auto refuse = [&](const std::string& expected) {
+    fail(n, Field::cpu_offload_layers, value, expected);
+  };
+  if (t.cpu_offload_layers < 0 || t.cpu_offload_layers >= s.model.layers) {
+    refuse("0 .. " + str(s.model.layers - 1) + " (Megatron-Core offloads fewer layers than " + s.model.name +
+           "'s " + str(s.model.layers) + ")");
+  }
+  if (s.parallel.pp > 1)
+    refuse("0 with pp = " + str(s.parallel.pp) + " (Megatron-Core offloads only without a pipeline)");
+  if (t.recompute != Recompute::none) {
+    refuse(std::string("0 with recompute ") + to_string(t.recompute) +
+           " (Megatron-Core does not offload recomputed activations)");
+  }
+  if (t.cuda_graphs != CudaGraphs::none) {
+    refuse(std::string("0 with cuda_graphs ") + to_string(t.cuda_graphs) +
+           " (Megatron-Bridge: CPU offloading does not run with CUDA graphs)");
+  }
+  if (t.overlap_moe_a2a) refuse("0 with overlap_moe_a2a (offload under the combined 1F1B is not modelled)");
+  if (s.instance.host_link.empty()) {
+    refuse("0 on " + s.instance.name + " (its host link is not in the catalog: instances.toml host_link)");
+  }
+}
+
 void check_training(const Scenario& s, const FieldNames& n) {
   const ParallelLayout& p = s.parallel;
   const TrainingConfig& t = s.training;
@@ -196,6 +228,14 @@ void check_training(const Scenario& s, const FieldNames& n) {
     fail(n, Field::megatron_fsdp, n.csv ? "1" : "true",
          "off with pp = " + str(p.pp) + " (Megatron-FSDP with a pipeline is not modelled)");
   }
+  check_cpu_offload(s, n);
+  // Megatron-Core asserts delay_wgrad_compute only with overlap_moe_expert_parallel_comm
+  // (transformer_config.py; shared/design/nvidia-mechanisms.md 2).
+  if (t.delay_wgrad_compute && !t.overlap_moe_a2a) {
+    fail(n, Field::delay_wgrad_compute, n.flag(true),
+         "false without overlap_moe_a2a (Megatron-Core moves the weight gradients only in the EP-overlapped "
+         "schedule)");
+  }
   // TE userbuffers overlap the sequence-parallel TP all-gathers and reduce-scatters with their GEMMs;
   // with tp = 1 there are none (Megatron turns sequence_parallel off at tp = 1 and tp_comm_overlap with
   // it, with a warning): asking for it is a mistake in the scenario, not a no-op to hide.
@@ -243,6 +283,11 @@ void check_dispatcher_and_routing(const Scenario& s, const FieldNames& n) {
   // recipes pad experts to capacity so the graph captures (design doc section D: capacity factor 1.5 with
   // paged stash); the twin's padded mode is the alltoall dispatcher with moe_pad_to_capacity. HybridEP is
   // CUDA-graph compatible with no CPU-GPU sync (DeepEP docs/README_Hybrid-EP.md, design doc C2).
+  if (s.training.cuda_graphs == CudaGraphs::te_router && s.model.experts == 0) {
+    fail(n, Field::cuda_graphs, n.csv ? "te-router" : "\"te-router\"",
+         "none, te-scoped or full-iteration for " + s.model.name +
+             " (te-router captures the MoE router; the model has no experts)");
+  }
   if (s.training.cuda_graphs == CudaGraphs::full_iteration && s.model.experts > 0 &&
       d.flex_backend != FlexBackend::hybridep &&
       !(s.training.moe_pad_to_capacity && d.transport == DispatcherTransport::nccl)) {
@@ -332,6 +377,10 @@ std::string FieldNames::key(Field field) const {
         return "tp_comm_overlap";
       case Field::megatron_fsdp:
         return "fsdp";
+      case Field::cpu_offload_layers:
+        return "cpu_offload_layers";
+      case Field::delay_wgrad_compute:
+        return "delay_wgrad_compute";
     }
     return "row";
   }
@@ -402,6 +451,10 @@ std::string FieldNames::key(Field field) const {
       return "training.tp_comm_overlap";
     case Field::megatron_fsdp:
       return "training.megatron_fsdp";
+    case Field::cpu_offload_layers:
+      return "training.cpu_offload_layers";
+    case Field::delay_wgrad_compute:
+      return "training.delay_wgrad_compute";
   }
   return "scenario";
 }

@@ -364,7 +364,7 @@ std::vector<Case> csv_cases() {
       {"UnknownColumn", edit(std::string(kHeader) + kRow, "source\n", "tok_s\n"),
        "runs.csv: header: tok_s: a live-run column: one of campaign, model, instance, nodes, gpus, tp, pp, "
        "vpp, ep, etp, dp, mb, gbs, seq, layers, recompute, overlap, dispatcher, iter_s, tflops_gpu, cp, "
-       "source, seed, precision, stack, nccl_max_nchannels, cuda_graphs, fsdp"},
+       "source, seed, precision, stack, nccl_max_nchannels, cuda_graphs, fsdp, cpu_offload_layers"},
       {"WorldSizeNotRepairable",
        std::string(kHeader) + "kimik2-b300-16n-20260604,kimi-k2,p6-b300.48xlarge,16,128,8,3,2,32,1,2,4,256,"
                               "4096,61,none,on,deepep-uccl,"

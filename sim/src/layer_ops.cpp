@@ -24,6 +24,8 @@ const char* to_string(LayerOpClass cls) {
       return "collective";
     case LayerOpClass::p2p:
       return "p2p";
+    case LayerOpClass::host_copy:
+      return "host_copy";
   }
   return "?";
 }
@@ -42,6 +44,7 @@ OpClass compute_class(LayerOpClass cls) {
     case LayerOpClass::all_to_all:
     case LayerOpClass::collective:
     case LayerOpClass::p2p:
+    case LayerOpClass::host_copy:
       break;
   }
   throw std::logic_error(std::string("compute_class: ") + to_string(cls) + " is communication");
@@ -59,15 +62,16 @@ constexpr const LayerOp* kTable[] = {
     // backward
     &kTpAgAttnBwd, &kAttnOutProjBwd, &kAttnCoreBwd, &kAttnMlaUpBwd, &kTpRsMlaLatentBwd, &kAttnMlaDownBwd,
     &kAttnQkvBwd, &kTpRsAttnBwd, &kTpAgMlpBwd, &kMlpDenseBwd, &kTpRsMlpBwd, &kMoeUnpermuteBwd, &kEpCombineBwd,
-    &kTpAgSharedExpertBwd, &kMoeSharedExpertBwd, &kTpRsSharedExpertBwd, &kMoeExpertsBwd, &kEpDispatchBwd,
-    &kMoePermuteBwd, &kMoeRouterBwd,
+    &kTpAgSharedExpertBwd, &kMoeSharedExpertBwd, &kTpRsSharedExpertBwd, &kMoeExpertsBwd, &kMoeExpertsDgrad,
+    &kMoeExpertsWgrad, &kEpDispatchBwd, &kMoePermuteBwd, &kMoeRouterBwd,
     // embedding, output layer and loss, MTP
     &kEmbedding, &kTpRsEmbedding, &kTpAgEmbeddingBwd, &kEmbeddingBwd, &kTpAgOutput, &kOutputLayer,
     &kLossCrossEntropy, &kTpArCrossEntropy, &kLossCrossEntropyBwd, &kOutputLayerBwd, &kTpRsOutputBwd,
     &kTpAgMtpEh, &kMtpEhProj, &kMtpEhProjBwd, &kTpRsMtpEhBwd,
     // pipeline, data parallel, optimizer
     &kPpActivation, &kPpGradient, &kDpParamAllGather, &kEdpParamAllGather, &kDpGradReduceScatter,
-    &kEdpGradReduceScatter, &kFsdpParamAllGather, &kFsdpGradReduceScatter, &kOptimizerAdam};
+    &kEdpGradReduceScatter, &kFsdpParamAllGather, &kFsdpGradReduceScatter, &kCpuOffloadD2h, &kCpuOffloadH2d,
+    &kCpuOffloadWait, &kOptimizerAdam};
 
 constexpr LayerOpSymbol kSymbols[] = {
     {"T", "tokens per microbatch on a TP group: mb x seq / cp"},
@@ -100,6 +104,7 @@ constexpr LayerOpSymbol kSymbols[] = {
     {"Pu",
      "parameters of one Megatron-FSDP unit (a decoder layer, the embedding, the output layer) on the rank's "
      "TP share"},
+    {"A", "activations one offloaded decoder layer saves for backward, one microbatch (memory model)"},
     {"pb, gb, ob",
      "bytes per parameter gathered (2), per gradient reduced (4), per parameter in Adam (30): "
      "SimProfile::param_bytes, grad_bytes, optimizer_bytes_per_param"},

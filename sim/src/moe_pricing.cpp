@@ -166,16 +166,17 @@ TimeNs moe_duration(const VarReq& r, const MoeRankCost& mc, const ExpertGemms& e
   const double cast_s = fp8 && tok > 0 ? kernel_seconds(compute, OpClass::elementwise, 0,
                                                         tok * (hid + fe / etp) * kFp8CastBytesPerElement)
                                        : 0.0;
-  if (e.nvfp4 && (r.kind == VarKind::expert_fwd || r.kind == VarKind::expert_bwd)) {
+  const bool half = r.kind == VarKind::expert_dgrad || r.kind == VarKind::expert_wgrad;
+  if (e.nvfp4 && (r.kind == VarKind::expert_fwd || r.kind == VarKind::expert_bwd || half)) {
     // NVFP4 grouped GEMMs (TE GroupedLinear under the NVFP4 recipe) and the quantization of their inputs;
     // the backward's dgrad and wgrad together twice the forward's FLOPs and bytes.
     const double fp4_bytes =
         fwd_bytes / 2 * kNvfp4OperandBytesPerElement + (2 - kNvfp4OperandBytesPerElement) * tok * hid;
     const double quant_s = nvfp4_quantize_seconds(compute, tok * (hid + fe / etp));
-    const double passes = r.kind == VarKind::expert_fwd ? 1 : 2;
+    const double passes = r.kind == VarKind::expert_fwd || half ? 1 : 2;
     return to_ns(passes *
                      fp4_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp4_bytes) +
-                 quant_s);
+                 (r.kind == VarKind::expert_wgrad ? 0.0 : quant_s));
   }
   switch (r.kind) {
     case VarKind::expert_fwd:
@@ -201,6 +202,23 @@ TimeNs moe_duration(const VarReq& r, const MoeRankCost& mc, const ExpertGemms& e
                                     {hid, fe / etp, per_expert}));
       }
       return to_ns(kernel_seconds(compute, OpClass::grouped_gemm, 12 * tok * hid * fe / etp, 2 * fwd_bytes));
+    case VarKind::expert_dgrad:
+    case VarKind::expert_wgrad: {
+      // expert_bwd's two GEMM sets apart (delay_wgrad_compute): dgrad {tokens, hidden, ffn} with the
+      // backward's cast-transposes, wgrad {hidden, ffn, tokens}; uncalibrated, half the backward each.
+      const bool dgrad = r.kind == VarKind::expert_dgrad;
+      const GemmDims dims = dgrad ? GemmDims{per_expert, hid, fe / etp} : GemmDims{hid, fe / etp, per_expert};
+      if (fp8) {
+        return to_ns(
+            fp8_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp8_bytes, dims) +
+            (dgrad ? cast_s : 0.0));
+      }
+      if (compute.calibration) {
+        return to_ns(
+            kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fwd_bytes, dims));
+      }
+      return to_ns(kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fwd_bytes));
+    }
     case VarKind::dispatch:
       return mc.dispatch_ns + (r.fold ? mc.permute_ns : 0);
     case VarKind::combine:

@@ -7,7 +7,8 @@
 namespace moetwin {
 
 std::vector<std::string> pipeline_stream_names() {
-  return {"compute", "ep-comm", "pp-send-fwd", "pp-recv-fwd", "pp-send-bwd", "pp-recv-bwd", "dp-comm"};
+  return {"compute",     "ep-comm",     "pp-send-fwd", "pp-recv-fwd",
+          "pp-send-bwd", "pp-recv-bwd", "dp-comm",     "offload"};
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "moetwin/accounting/model_accounting.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/models/calibrated_collectives.hpp"
 #include "moetwin/models/calibrated_compute.hpp"
 #include "moetwin/models/dispatcher_cost.hpp"
@@ -84,6 +85,16 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
         ": ring attention (cp_comm_type p2p, sim/context_parallel.hpp) priced in closed form inside the "
         "attention core: the KV transfers its tiles do not hide count as attention time, not exposed "
         "communication, and share no link with the PP and DP traffic in the flow model");
+  }
+  if (scenario.training.cpu_offload_layers > 0) {
+    const InstanceSpec& in = scenario.instance;
+    out.warnings.push_back(
+        "cpu_offload_layers " + std::to_string(scenario.training.cpu_offload_layers) +
+        ": activations copied over " + in.host_link + " at " + format_fixed(in.host_link_bandwidth / 1e9, 0) +
+        " GB/s per GPU and direction (sim/cpu_offload.hpp, catalog instances.toml); the copies' exposed time "
+        "is the breakdown's pp class (pp = 1); the link's sharing with NICs or the other GPU of a Grace is "
+        "not "
+        "modelled");
   }
   EngineOptions eo;
   eo.trace = options.trace;

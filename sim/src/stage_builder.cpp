@@ -36,7 +36,10 @@ int StageBuilder::forward(Program& p, const StepContext& st) {
     fsdp_pass(p, ch, st.chunk, false);
   } else {
     if (chunk.embedding) embedding_fwd(p, ch, OpPhase::forward);
-    for (int i = 0; i < chunk.decoder_layers; ++i) layer_fwd(p, ch, chunk.first_layer + i, OpPhase::forward);
+    for (int i = 0; i < chunk.decoder_layers; ++i) {
+      layer_fwd(p, ch, chunk.first_layer + i, OpPhase::forward);
+      offload_forward_commit(p, ch, chunk.first_layer + i);
+    }
     if (chunk.loss) post_fwd(p, ch, chunk);
   }
   last_compute_ = ch.last;
@@ -55,6 +58,7 @@ int StageBuilder::backward(Program& p, const StepContext& st) {
   }
   if (chunk.loss) post_bwd(p, ch, chunk);
   for (int i = chunk.decoder_layers - 1; i >= 0; --i) {
+    offload_backward_commit(p, ch, chunk.first_layer + i);
     layer_bwd(p, ch, chunk.first_layer + i);
     layer_grads_ready(p, ch.last, chunk.first_layer + i);
   }
@@ -159,7 +163,7 @@ std::pair<int, int> StageBuilder::forward_backward(Program& p, const StepContext
     if (bl >= 0) {
       as_b();
       if (b_moe) {
-        moe_mlp_bwd(p, b, bl);
+        moe_mlp_bwd(p, b, bl, c_.s.training.delay_wgrad_compute);
       } else {
         dense_mlp_bwd(p, b);
       }

@@ -152,8 +152,9 @@ class StageBuilder : public StageEmitter {
   std::int64_t cpp_call_ns() const { return graph_.capturing ? 0 : to_ns(c_.prof.grouped_gemm_launch_s); }
   // The TE-scoped CUDA-graph regions (cuda_graphs.hpp): while one is open, its first op pays one graph
   // launch and the others no launch time. A no-op unless the scenario uses te-scoped graphs.
-  GraphRegion te_graph_region() const {
-    return GraphRegion(graph_, te_scoped_graphs_, c_.prof.graph_launch_s);
+  // `router`: the MoE router's region (captured by te-scoped and te-router); else attention's (te-scoped).
+  GraphRegion te_graph_region(bool router = false) const {
+    return GraphRegion(graph_, te_scoped_graphs_ || (router && te_router_graphs_), c_.prof.graph_launch_s);
   }
   // Per-layer host time (layer_host_s or moe_host_s) in a forward (backward = false) or backward pass:
   // the backward runs in the C++ autograd engine, at the backward/forward launch-cost ratio.
@@ -398,7 +399,9 @@ class StageBuilder : public StageEmitter {
 
   // The first backward part of a MoE layer: the layer's and the MoE block's backward host time.
   void moe_combine_bwd(Program& p, Chain& ch, int layer);
-  void moe_mlp_bwd(Program& p, Chain& ch, int layer);
+  // `delay_wgrad`: the experts' dgrad on the chain and their wgrad after it off the chain
+  // (training.delay_wgrad_compute in a combined 1F1B step).
+  void moe_mlp_bwd(Program& p, Chain& ch, int layer, bool delay_wgrad = false);
   void moe_dispatch_bwd(Program& p, Chain& ch, int layer) {
     if (c_.s.parallel.ep > 1 || c_.combined) {
       var_op(p, ch, ops::kEpDispatchBwd, OpPhase::backward, VarKind::combine, c_.combined, layer, true);
@@ -435,6 +438,18 @@ class StageBuilder : public StageEmitter {
   // One pass of a chunk under Megatron-FSDP: forward, or backward in reverse unit order with each unit's
   // gradient reduce-scatter after it.
   void fsdp_pass(Program& p, Chain& ch, int chunk, bool backward);
+
+  // --- CPU offload of activations (cpu_offload.hpp; stage_offload.cpp) ---
+  // Activations decoder layer `layer` saves for backward, one microbatch, bytes (the memory model's).
+  double offload_bytes(int layer) const;
+  // The copy of `layer`'s activations to (reload = false) or from the host on its stream, after op `after`.
+  int offload_copy(Program& p, int after, int layer, bool reload);
+  // The compute stream waits for op `on` (a zero-time op after the chain; the chain's pending extra
+  // dependency is kept for the op after it).
+  void offload_wait(Program& p, Chain& ch, int on, OpPhase phase);
+  // TE's group commits: after decoder layer `layer`'s forward, and before its backward.
+  void offload_forward_commit(Program& p, Chain& ch, int layer);
+  void offload_backward_commit(Program& p, Chain& ch, int layer);
 
   // --- data parallel ---
   // The per-layer parameter counts and the shares of them one rank holds (TP, EP and ETP splits).
@@ -479,6 +494,7 @@ class StageBuilder : public StageEmitter {
   int stage_;
   mutable GraphState graph_;  // the open TE-scoped CUDA-graph region (host_ns is const)
   bool te_scoped_graphs_ = c_.s.training.cuda_graphs == CudaGraphs::te_scoped;
+  bool te_router_graphs_ = c_.s.training.cuda_graphs == CudaGraphs::te_router;
   std::vector<const PipelineChunk*> chunks_;
   std::vector<int> moe_layers_;
   std::vector<VarReq> vars_;
@@ -511,6 +527,12 @@ class StageBuilder : public StageEmitter {
   int last_grad_op_ = kNoOp;
   int label_fwd_p2p_ = 0;
   int label_bwd_p2p_ = 0;
+  // CPU offload: TE's window map, the next group to commit (forward: copy; backward: reload) and the last
+  // copy issued on each stream.
+  std::vector<int> offload_window_;
+  int offload_next_ = 0;
+  int offload_last_ = kNoOp;
+  int offload_reload_ = kNoOp;
 };
 
 }  // namespace moetwin::stage_emission

@@ -61,9 +61,11 @@ void StageBuilder::fsdp_pass(Program& p, Chain& ch, int chunk, bool backward) {
         break;
       case FsdpUnit::Kind::layer:
         if (backward) {
+          offload_backward_commit(p, ch, unit.layer);
           layer_bwd(p, ch, unit.layer);
         } else {
           layer_fwd(p, ch, unit.layer, OpPhase::forward);
+          offload_forward_commit(p, ch, unit.layer);
         }
         break;
       case FsdpUnit::Kind::output:

@@ -101,7 +101,7 @@ void StageBuilder::router_fwd(Program& p, Chain& ch, OpPhase phase, bool backwar
   const double E = c_.s.model.experts;
   int op = kNoOp;
   {
-    const GraphRegion graph = te_graph_region();
+    const GraphRegion graph = te_graph_region(true);
     op = compute(p, ch, ops::kMoeRouter, phase, 2 * (c_.T / c_.t) * h() * E,
                  2 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), backward_pass, {c_.T / c_.t, E, h()});
   }
@@ -252,7 +252,7 @@ void StageBuilder::moe_combine_bwd(Program& p, Chain& ch, int layer) {
   }
 }
 
-void StageBuilder::moe_mlp_bwd(Program& p, Chain& ch, int layer) {
+void StageBuilder::moe_mlp_bwd(Program& p, Chain& ch, int layer, bool delay_wgrad) {
   const double fs = c_.s.model.shared_ffn_hidden;
   if (fs > 0) {
     tp_collective(p, ch, ops::kTpAgSharedExpertBwd, OpPhase::backward, CollectiveOp::all_gather,
@@ -262,8 +262,18 @@ void StageBuilder::moe_mlp_bwd(Program& p, Chain& ch, int layer) {
     tp_collective(p, ch, ops::kTpRsSharedExpertBwd, OpPhase::backward, CollectiveOp::reduce_scatter,
                   c_.T * h() * 2, true);
   }
-  ch.pending_host_ns += expert_gemm_host_ns(ops::kMoeExpertsBwd);
-  var_op(p, ch, ops::kMoeExpertsBwd, OpPhase::backward, VarKind::expert_bwd, false, layer, true);
+  if (!delay_wgrad) {
+    ch.pending_host_ns += expert_gemm_host_ns(ops::kMoeExpertsBwd);
+    var_op(p, ch, ops::kMoeExpertsBwd, OpPhase::backward, VarKind::expert_bwd, false, layer, true);
+    return;
+  }
+  // delay_wgrad_compute: the dgrad continues the chain (what the dispatch-backward all-to-all waits for);
+  // the wgrad follows it on the compute stream, off the chain.
+  ch.pending_host_ns += expert_gemm_host_ns(ops::kMoeExpertsDgrad);
+  var_op(p, ch, ops::kMoeExpertsDgrad, OpPhase::backward, VarKind::expert_dgrad, false, layer, true);
+  Chain wgrad{ch.last};
+  wgrad.pending_host_ns = expert_gemm_host_ns(ops::kMoeExpertsWgrad);
+  var_op(p, wgrad, ops::kMoeExpertsWgrad, OpPhase::backward, VarKind::expert_wgrad, false, layer, true);
 }
 
 void StageBuilder::moe_attn_head_bwd(Program& p, Chain& ch, int layer) {
@@ -271,7 +281,7 @@ void StageBuilder::moe_attn_head_bwd(Program& p, Chain& ch, int layer) {
     var_op(p, ch, ops::kMoePermuteBwd, OpPhase::backward, VarKind::permute, false, layer, true);
   }
   const double E = c_.s.model.experts;
-  const GraphRegion graph = te_graph_region();
+  const GraphRegion graph = te_graph_region(true);
   compute(p, ch, ops::kMoeRouterBwd, OpPhase::backward, 4 * (c_.T / c_.t) * h() * E,
           4 * (h() * E + (c_.T / c_.t) * (h() + 4 * E)), true, {c_.T / c_.t, E, h()});
 }

@@ -239,6 +239,7 @@ int StageBuilder::comm_entry(CollectiveOp cop, double bytes, ChannelKind kind) {
       case ChannelKind::pp_bwd_out:
         pair = {c_.prev_of[r], rank};
         break;
+      case ChannelKind::host:
       case ChannelKind::count:
         break;
     }

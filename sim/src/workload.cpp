@@ -153,6 +153,7 @@ WorkloadTemplateKey template_key(const Scenario& s, const SimProfile& prof, cons
   k.nccl_transport = s.dispatcher.transport == DispatcherTransport::nccl;
   k.gpus_per_node = s.instance.gpus;
   k.overlap_p2p = overlap_p2p_comm(s);
+  k.host_link_bandwidth = s.training.cpu_offload_layers > 0 ? s.instance.host_link_bandwidth : 0;
   k.profile = emission_profile(prof);
   k.compute = seams.compute;
   k.comm = seams.comm.get();
@@ -414,6 +415,12 @@ BuiltWorkload build_workload(const Scenario& s, const SimProfile& fitted, const 
   w.add_group_channels(ChannelKind::etp, g.etp);
   w.add_group_channels(ChannelKind::edp, g.edp);
   for (const auto& pipe : g.pipelines) w.add_pipeline_channels(pipe);
+  if (s.training.cpu_offload_layers >
+      0) {  // each rank's own copies to and from host memory (cpu_offload.hpp)
+    std::vector<std::vector<int>> alone;
+    for (int r = 0; r < g.world; ++r) alone.push_back({r});
+    w.add_group_channels(ChannelKind::host, alone);
+  }
   w.compiled = std::move(compiled);
   w.validate();
   return out;

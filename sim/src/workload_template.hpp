@@ -18,7 +18,18 @@
 
 namespace moetwin {
 
-enum class VarKind : std::uint8_t { expert_fwd, expert_bwd, dispatch, combine, permute, unpermute, comm };
+// expert_dgrad / expert_wgrad: the two halves of expert_bwd, emitted apart under delay_wgrad_compute.
+enum class VarKind : std::uint8_t {
+  expert_fwd,
+  expert_bwd,
+  dispatch,
+  combine,
+  permute,
+  unpermute,
+  comm,
+  expert_dgrad,
+  expert_wgrad
+};
 
 struct VarReq {
   VarKind kind = VarKind::comm;
@@ -64,10 +75,11 @@ struct WorkloadTemplateKey {
   ModelSpec model;
   ParallelLayout parallel;
   TrainingConfig training;
-  bool fused_permute = false;   // DispatcherSpec::fused_permute: permute/unpermute ops or none
-  bool nccl_transport = false;  // DispatcherSpec::transport == nccl: the counts all-gather and host sync
-  int gpus_per_node = 0;        // InstanceSpec::gpus: the rank groups
-  bool overlap_p2p = false;     // overlap_p2p_comm(scenario): "auto" resolves through the stack
+  bool fused_permute = false;      // DispatcherSpec::fused_permute: permute/unpermute ops or none
+  bool nccl_transport = false;     // DispatcherSpec::transport == nccl: the counts all-gather and host sync
+  int gpus_per_node = 0;           // InstanceSpec::gpus: the rank groups
+  bool overlap_p2p = false;        // overlap_p2p_comm(scenario): "auto" resolves through the stack
+  double host_link_bandwidth = 0;  // InstanceSpec::host_link_bandwidth under CPU offload (its copies), else 0
   // The host-scaled profile with the members the emission does not read reset (emission_profile).
   SimProfile profile;
   const ComputeProfile* compute = nullptr;  // WorkloadSeams::compute (then scaled by the profile)

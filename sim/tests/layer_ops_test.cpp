@@ -96,9 +96,17 @@ TEST(LayerOps, TableIsExactlyTheOpsTheBuilderEmits) {
       "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 2\nexperts = 0\n[cluster]\n"
       "instance = \"p5en.48xlarge\"\nnodes = 1\n[parallelism]\ntp = 2\npp = 1\nvpp = 1\nep = 1\netp = 1\n"
       "cp = 1\ndp = 4\n[training]\nmicro_batch = 1\nglobal_batch = 16\nseq_length = 4096\n"
-      "megatron_fsdp = true\n",
+      "megatron_fsdp = true\ncpu_offload_layers = 1\n",
       "test.toml", catalog()));
-  emitted.insert(fsdp.begin(), fsdp.end());
+  emitted.insert(fsdp.begin(), fsdp.end());  // with CPU offload of one layer (its copies and waits)
+  // delay_wgrad_compute: the experts' dgrad and wgrad apart in the combined 1F1B steps.
+  const std::set<std::string> delayed = emitted_labels(parse_scenario(
+      "name = \"t\"\n[model]\nname = \"qwen3-30b-a3b\"\nlayers = 4\n[cluster]\n"
+      "instance = \"p5en.48xlarge\"\nnodes = 1\n[parallelism]\ntp = 2\npp = 2\nvpp = 2\nep = 2\netp = 1\n"
+      "cp = 1\ndp = 2\n[training]\nmicro_batch = 1\nglobal_batch = 8\nseq_length = 4096\n"
+      "overlap_moe_a2a = true\ndelay_wgrad_compute = true\n",
+      "test.toml", catalog()));
+  emitted.insert(delayed.begin(), delayed.end());
   std::set<std::string> table;
   for (const LayerOp* op : layer_op_table()) table.insert(op->name);
   for (const std::string& l : emitted)

@@ -11,7 +11,9 @@
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/common/numbers.hpp"
 #include "moetwin/validate/accuracy.hpp"
+#include "moetwin/validate/moe_recipe_notes.hpp"
 #include "moetwin/validate/recipe_settings.hpp"
 
 namespace moetwin {
@@ -30,17 +32,16 @@ std::string where_of(const CsvTable& table, const CsvRow& row) {
 //   none, full_iteration: as named;
 //   te:<scope> with attn: TE-scoped graphs (sim/cuda_graphs.hpp: attention and the router captured; the
 //     moe_preprocess part stays eager there, as the dropless preprocess follows a host sync);
-//   te:<scope> without attn (moe_router+moe_preprocess): replayed without graphs: the router's few launches
-//     per layer are the only captured kernels, and the twin's te-scoped region would capture attention too;
+//   te:<scope> with moe_router but not attn (moe_router+moe_preprocess): te-router (sim/cuda_graphs.hpp: the
+//     router alone captured; moe_preprocess eager as above);
 //   local: Megatron-Core's own per-layer graphs (cuda_graph_impl "local"), replayed as TE-scoped graphs.
 std::string twin_cuda_graphs(const std::string& cell, std::string& note) {
   if (cell == "none" || cell.empty()) return "none";
   if (cell == "full_iteration" || cell == "full-iteration") return "full-iteration";
   if (cell.rfind("te:", 0) == 0) {
     if (cell.find("attn") != std::string::npos) return "te-scoped";
-    note = concat({"cuda_graphs: ", cell,
-                   ": replayed without graphs (the scope captures the router alone; the twin's te-scoped "
-                   "region would capture attention too)"});
+    if (cell.find("moe_router") != std::string::npos) return "te-router";
+    note = concat({"cuda_graphs: ", cell, ": replayed without graphs (a scope the twin does not capture)"});
     return "none";
   }
   if (cell == "local") {
@@ -52,9 +53,10 @@ std::string twin_cuda_graphs(const std::string& cell, std::string& note) {
   return cell;  // the live-run parser names the expected values
 }
 
-// A row's recompute and cuda_graphs cells as its recipe sets them ("" = as the table has them).
+// A row's recompute, cuda_graphs and cpu_offload_layers cells as its recipe sets them ("" = as the table has
+// them; the dense table has no offload column: "" = 0).
 struct RowOverride {
-  std::string recompute, cuda_graphs;
+  std::string recompute, cuda_graphs, cpu_offload_layers;
 };
 
 // One table of the accepted rows in the live-run schema: dense-only columns dropped, `recompute` unknown ->
@@ -78,6 +80,7 @@ CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& 
   const bool has_graphs = table.has_column("cuda_graphs");
   const std::size_t graphs = has_graphs ? table.column("cuda_graphs") : table.header.size();
   if (!has_graphs) out.header.emplace_back("cuda_graphs");  // the recipe's, where it has one
+  out.header.emplace_back("cpu_offload_layers");            // the recipe's, where it has one
   const bool what_if = !table.has_column("iter_s");
   if (what_if) {
     out.header.emplace_back("iter_s");
@@ -101,6 +104,7 @@ CsvTable live_run_view(const CsvTable& table, const std::vector<const CsvRow*>& 
       v.fields.push_back(std::move(cell));
     }
     if (!has_graphs) v.fields.emplace_back(over != nullptr ? over->cuda_graphs : std::string());
+    v.fields.emplace_back(over != nullptr ? over->cpu_offload_layers : std::string());
     if (what_if) {
       v.fields.emplace_back("1");
       if (!table.has_column("tflops_gpu")) v.fields.emplace_back("0");
@@ -203,6 +207,8 @@ void apply_recipe(LiveRun& run, const RecipeRow& recipe, const RecipeTwinSetting
                                  recipe.cuda_graph_scope.empty() ? "" : " scope " + recipe.cuda_graph_scope,
                                  ", recompute ",
                                  recipe.recompute,
+                                 ", cpu_offload_layers ",
+                                 std::to_string(recipe.cpu_offload_layers),
                                  ": replayed with tp_comm_overlap ",
                                  t.tp_comm_overlap ? "on" : "off",
                                  ", overlap_p2p_comm ",
@@ -210,7 +216,16 @@ void apply_recipe(LiveRun& run, const RecipeRow& recipe, const RecipeTwinSetting
                                  ", cuda_graphs ",
                                  to_string(t.cuda_graphs),
                                  ", recompute ",
-                                 to_string(t.recompute)}));
+                                 to_string(t.recompute),
+                                 ", cpu_offload_layers ",
+                                 std::to_string(t.cpu_offload_layers)}));
+  if (t.cpu_offload_layers > 0) {
+    const InstanceSpec& in = run.scenario.instance;
+    run.warnings.push_back(concat(
+        {where, ": cpu_offload_layers ", std::to_string(t.cpu_offload_layers), ": activations copied over ",
+         in.host_link, " at ", format_fixed(in.host_link_bandwidth / 1e9, 0), " GB/s per GPU and direction (",
+         in.host_link_source, "); the copies' exposed time is the breakdown's pp class (pp 1)"}));
+  }
   if (!twin.note.empty()) run.warnings.push_back(concat({where, ": ", twin.note}));
   const bool fsdp = row.fields[table.column("fsdp")] == "1";
   if (recipe.megatron_fsdp != fsdp) {
@@ -221,7 +236,9 @@ void apply_recipe(LiveRun& run, const RecipeRow& recipe, const RecipeTwinSetting
 }
 
 // No recipe row: the assumptions of before the join, each marked UNVERIFIED in the row's warnings.
-void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_unknown,
+// `graphs_in_table`: the table's own cuda_graphs column was replayed (NVIDIA's MoE layouts), so no assumption
+// about graphs is made.
+void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_unknown, bool graphs_in_table,
                      const std::string& where) {
   if (recompute_unknown) {
     run.warnings.push_back(concat(
@@ -244,14 +261,14 @@ void assume_settings(LiveRun& run, const std::string& why_none, bool recompute_u
     run.warnings.push_back(concat({where, ": tp ", std::to_string(run.scenario.parallel.tp),
                                    ": replayed with tp_comm_overlap (UNVERIFIED: ", why_none, ")"}));
   }
-  run.warnings.push_back(concat({where, ": cuda_graphs: none (UNVERIFIED: ", why_none, ")"}));
+  if (!graphs_in_table)
+    run.warnings.push_back(concat({where, ": cuda_graphs: none (UNVERIFIED: ", why_none, ")"}));
   // NVIDIA's Llama 3 70B FSDP recipes on GB200 / GB300 offload 20-40 layers' activations to the CPU at every
-  // release the recipe file has (megatron-bridge-llama-recipes.csv); the twin does not model CPU offload.
+  // release the recipe file has (megatron-bridge-llama-recipes.csv); without a recipe row, none is replayed.
   if (run.scenario.training.megatron_fsdp) {
     run.warnings.push_back(
         concat({where, ": fsdp 1: replayed with Megatron-FSDP and no CPU offload (UNVERIFIED: ", why_none,
-                "; the FSDP recipes of other releases may offload activations, which "
-                "the twin does not model)"}));
+                "; the FSDP recipes of other releases offload 20-40 layers' activations)"}));
   }
 }
 
@@ -292,7 +309,9 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const Re
   }
   std::vector<RowOverride> overrides;
   for (const JoinedRecipe& j : joined)
-    overrides.push_back(j.recipe ? RowOverride{j.twin.recompute, j.twin.cuda_graphs} : RowOverride{});
+    overrides.push_back(j.recipe
+                            ? RowOverride{j.twin.recompute, j.twin.cuda_graphs, j.twin.cpu_offload_layers}
+                            : RowOverride{});
   const bool what_if = !table.has_column("iter_s");
   if (what_if) {
     // Layouts without measured times (nvidia-moe-layouts.csv): each row parsed on its own, and a row the
@@ -337,13 +356,22 @@ RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const Re
       (void)twin_cuda_graphs(row.fields[table.column("cuda_graphs")], note);
       if (!note.empty()) run.warnings.push_back(concat({where, ": ", note}));
     }
+    if (what_if && run.scenario.model.experts > 0) {  // NVIDIA's MoE layouts: the recipe settings they imply
+      const auto cell = [&](const char* c) { return row.fields[table.column(c)]; };
+      const MoeRecipeCells cells{cell("model"),   cell("instance"),    cell("recompute"),
+                                 cell("overlap"), cell("cuda_graphs"), cell("container")};
+      run.scenario.training.delay_wgrad_compute =
+          moe_recipe_delays_wgrad(cells) && run.scenario.training.overlap_moe_a2a;
+      for (const std::string& n : moe_recipe_notes(cells)) run.warnings.push_back(concat({where, ": ", n}));
+    }
     run.warnings.push_back(concat({where, ": container: ", row.fields[container],
                                    " is no catalog stack: the default stack's NCCL mechanisms serve it (",
                                    run.scenario.stack.spec.name, ")"}));
     if (joined[i].recipe) {
       apply_recipe(run, *joined[i].recipe, joined[i].twin, table, row, where);
     } else {
-      assume_settings(run, joined[i].why_none, row.fields[recompute] == "unknown", where);
+      assume_settings(run, joined[i].why_none, row.fields[recompute] == "unknown",
+                      table.has_column("cuda_graphs"), where);
     }
     if (const std::string placed = domain_placement(run.scenario); !placed.empty())
       run.warnings.push_back(concat({where, ": instance: ", placed}));

@@ -141,13 +141,7 @@ RecipeTwinSettings recipe_twin_settings(const RecipeRow& recipe, int layers, int
   } else {
     s.cuda_graphs = "none";  // none, "none(recipe default)", "recipe default(none)": any scope is unused
   }
-  if (recipe.cpu_offload_layers > 0) {
-    s.refusal = "offload";
-    s.detail = concat({"cpu_offload_layers ", std::to_string(recipe.cpu_offload_layers), " (", recipe.where,
-                       "): CPU offload of activations is not modelled (no PCIe / NVLink-C2C transfer of the "
-                       "offloaded layers' activations)"});
-    return s;
-  }
+  if (recipe.cpu_offload_layers > 0) s.cpu_offload_layers = std::to_string(recipe.cpu_offload_layers);
   if (recipe.recompute == "none") {
     s.recompute = "none";
   } else if (recipe.recompute.rfind("full/block/", 0) == 0) {

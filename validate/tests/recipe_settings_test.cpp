@@ -137,10 +137,11 @@ TEST(RecipeSettings, MapsGraphsRecomputeAndOffloadToTheTwin) {
   const RecipeTwinSettings part = recipe_twin_settings(recipe("none", "", "full/block/5", 0), 32, 1, 1);
   EXPECT_EQ(part.refusal, "recompute");
   EXPECT_NE(part.detail.find("5 of 32 layers"), std::string::npos);
-  // CPU offload of activations: not modelled, refused with the recipe's location.
+  // CPU offload of activations: replayed with the recipe's layer count (sim/cpu_offload.hpp).
   const RecipeTwinSettings off = recipe_twin_settings(recipe("none", "", "none", 40), 80, 1, 1);
-  EXPECT_EQ(off.refusal, "offload");
-  EXPECT_NE(off.detail.find("cpu_offload_layers 40 (f.csv:9)"), std::string::npos);
+  EXPECT_TRUE(off.refusal.empty());
+  EXPECT_EQ(off.cpu_offload_layers, "40");
+  EXPECT_EQ(recipe_twin_settings(recipe("none", "", "none", 0), 80, 1, 1).cpu_offload_layers, "");
   RecipeRow p2p = recipe("none", "", "none", 0);
   p2p.pp_p2p = "overlap_p2p_comm";
   p2p.tp_comm_overlap = true;
@@ -208,15 +209,18 @@ TEST(RecipeSettings, NoDenseRowReplaysUnderASettingItsRecipeContradicts) {
     }
     EXPECT_EQ(to_string(t.cuda_graphs), want.cuda_graphs) << name;
     EXPECT_EQ(to_string(t.recompute), want.recompute) << name;
+    EXPECT_EQ(t.cpu_offload_layers == 0 ? std::string() : std::to_string(t.cpu_offload_layers),
+              want.cpu_offload_layers)
+        << name;
     EXPECT_TRUE(said("settings from Megatron-Bridge " + recipe->bridge_ref + " (" + recipe->commit)) << name;
     EXPECT_FALSE(said("UNVERIFIED")) << name;
     EXPECT_FALSE(said("the two files disagree")) << name;
   }
-  // 65 replayed: 47 with their release's recipe; 18 without (26.02.01 is no release of the recipe
-  // file; the 25.11 GB300 8B, GB200 405B, GB300 405B CP and the two 70B FSDP rows, whose published layouts
-  // are not their 25.11 recipes').
-  EXPECT_EQ(matched + unmatched, 65);
-  EXPECT_EQ(matched, 47);
+  // 71 replayed: 53 with their release's recipe (6 of them offloading 20-40 layers' activations); 18
+  // without (26.02.01 is no release of the recipe file; the 25.11 GB300 8B, GB200 405B, GB300 405B CP and the
+  // two 70B FSDP rows, whose published layouts are not their 25.11 recipes').
+  EXPECT_EQ(matched + unmatched, 71);
+  EXPECT_EQ(matched, 53);
 }
 
 }  // namespace

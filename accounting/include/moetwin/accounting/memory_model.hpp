@@ -35,6 +35,21 @@ struct InFlight {
   std::vector<int> per_chunk;  // chunk-microbatches held per virtual chunk at the peak
   int total() const;
 };
+// CPU offload of activations (training.cpu_offload_layers; sim/include/moetwin/sim/cpu_offload.hpp):
+// Transformer Engine's layer_window_map. For offload group c (decoder layer c, 0 .. offloaded - 1) the layer
+// at whose forward end the compute stream waits for group c's copy to the host (its GPU buffers freed then),
+// and at whose backward start group c's reload is issued. offloaded in [1, layers):
+// w[c] = (layers / offloaded) (c + 1) - 1, plus c + 1 for the first layers % offloaded groups and that
+// remainder for the rest (TE pytorch/cpu_offload.py AsyncDoubleBufferGroupOffloadHandler, as recalled:
+// UNVERIFIED). Empty for offloaded <= 0.
+std::vector<int> offload_window_map(int layers, int offloaded);
+// The most activation bytes one microbatch holds on the GPU under offload of the first `offloaded` of the
+// layers whose saved bytes are `layer_bytes` (all decoder layers, in order): in forward, at the end of
+// layer k every layer <= k is held but the groups c whose copy was waited for at an earlier layer
+// (w[c] < k); in backward, the L - N layers kept plus the one group being reloaded. With offloaded 0: the
+// sum.
+double offload_peak_bytes(const std::vector<double>& layer_bytes, int offloaded);
+
 // `chunk_bytes[v]` weighs virtual chunk v; the peak is the maximum over the schedule of the summed
 // weights of the forwards whose backward has not run yet.
 InFlight peak_in_flight(int pp, int vpp, int stage, int microbatches, const std::vector<double>& chunk_bytes);

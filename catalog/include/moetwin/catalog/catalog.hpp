@@ -94,6 +94,13 @@ struct InstanceSpec {
   int cpu_cores = 0;                   // physical cores per node
   double cpu_single_thread_score = 0;  // Geekbench 6 single-core (see cpu_source)
   std::string cpu_source;
+  // The GPU's link to host memory, which CPU offload of activations copies over (training.cpu_offload_layers;
+  // sim/include/moetwin/sim/cpu_offload.hpp): "pcie-gen5-x16" (x86 hosts: the GPU's PCIe Gen5 x16 port) or
+  // "nvlink-c2c" (Grace superchips); "" = not in the catalog (offload is refused there). Its rate per GPU and
+  // direction, bytes/s, with where the number comes from.
+  std::string host_link;
+  double host_link_bandwidth = 0;
+  std::string host_link_source;
   std::vector<Assumption> unverified;  // values used without a source, with their bounds
   std::string source;
 };

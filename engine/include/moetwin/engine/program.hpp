@@ -47,6 +47,7 @@ enum class ChannelKind : std::uint8_t {
   pp_fwd_in,   // previous stage -> this rank (activations)
   pp_bwd_out,  // this rank -> previous stage (gradients)
   pp_bwd_in,   // next stage -> this rank (gradients)
+  host,        // the rank alone: copies between its GPU and host memory (CPU offload), no peers to meet
   count
 };
 inline constexpr int kChannelKinds = static_cast<int>(ChannelKind::count);

@@ -39,7 +39,8 @@ struct LiveRunTable {
 // Optional also: precision (bf16 | fp8-hybrid | fp8-current | fp8-blockwise | mxfp8 | nvfp4; default bf16),
 // stack (a catalog stack; default: the stack whose `campaigns` list the row's campaign, else the catalog
 // default) and nccl_max_nchannels (1..64 or "unset"), cuda_graphs (none | te-scoped | full-iteration; default
-// none), fsdp (0 | 1: training.megatron_fsdp; default 0).
+// none), fsdp (0 | 1: training.megatron_fsdp; default 0), cpu_offload_layers (0 .. layers - 1:
+// training.cpu_offload_layers; default 0).
 LiveRunTable read_live_runs(const std::string& path, const Catalog& catalog);
 // Several files (`--runs A --runs B`): rows in file order, each keeping its file's stack; the header is the
 // union of the files' headers in order of appearance, a column a file lacks left empty in its rows.

@@ -70,7 +70,10 @@ inline bool is_nvfp4(Precision p) {
 //  full-iteration  the whole forward-backward of every microbatch captured (cuda_graph_impl
 //                  full_iteration); only the optimizer step outside. A graph holds no host sync, so NVIDIA's
 //                  recipes pad experts to capacity (scenario rule).
-enum class CudaGraphs { none, te_scoped, full_iteration };
+//  te-router       Transformer Engine graphs scoped to the MoE router alone (NVIDIA's scope [moe_router,
+//                  moe_preprocess]): each MoE layer's router forward and backward captured; attention, the
+//                  MLP/experts and dispatch eager. MoE models only.
+enum class CudaGraphs { none, te_scoped, full_iteration, te_router };
 const std::vector<std::string>& cuda_graphs_names();
 const char* to_string(CudaGraphs graphs);
 std::optional<CudaGraphs> cuda_graphs_from_string(const std::string& text);
@@ -89,8 +92,12 @@ struct TrainingConfig {
   bool fp8_dispatch = false;
   bool distributed_optimizer = true;  // ZeRO-1 style optimizer-state sharding over dp
   bool overlap_moe_a2a = false;       // Megatron overlap_moe_expert_parallel_comm (needs vpp >= 2)
-  bool overlap_grad_reduce = true;    // DP gradient reduce-scatter overlapped with backward
-  bool overlap_param_gather = true;   // DP parameter all-gather overlapped with the next forward
+  // Megatron delay_wgrad_compute (needs overlap_moe_a2a): in the combined 1F1B step the routed experts'
+  // weight-gradient GEMMs run after the dispatch-backward all-to-all is issued instead of before it, so that
+  // all-to-all starts after the dgrad alone (shared/design/a2a-mechanisms.md 1; nvidia-mechanisms.md 2).
+  bool delay_wgrad_compute = false;
+  bool overlap_grad_reduce = true;   // DP gradient reduce-scatter overlapped with backward
+  bool overlap_param_gather = true;  // DP parameter all-gather overlapped with the next forward
   CudaGraphs cuda_graphs = CudaGraphs::none;
   // Megatron --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel TP all-gathers and
   // reduce-scatters of each layer's QKV, proj, fc1 and fc2 GEMMs are pipelined with them
@@ -107,6 +114,13 @@ struct TrainingConfig {
   // gradients reduce-scattered after its backward, every microbatch (sim/include/moetwin/sim/fsdp.hpp).
   // Replaces the distributed optimizer's once-per-iteration reduce-scatter and all-gather.
   bool megatron_fsdp = false;
+  // CPU offload of activations (Megatron-Core --cpu-offloading-num-layers with activation offload;
+  // Transformer Engine's cpu_offload.py; Megatron-Bridge's `cpu_offload_layers`): the saved-for-backward
+  // tensors of the first N decoder layers are copied to pinned host memory over the instance's host link
+  // after their forward and copied back before their backward, on their own stream
+  // (sim/include/moetwin/sim/cpu_offload.hpp). 0 = off; 0 <= N < layers; needs pp 1, no recompute, no CUDA
+  // graphs (Megatron-Core's and Megatron-Bridge's asserts).
+  int cpu_offload_layers = 0;
 
   // Microbatches per iteration per pipeline: global_batch / (micro_batch * dp).
   int microbatches(const ParallelLayout& p) const { return global_batch / (micro_batch * p.dp); }

@@ -10,6 +10,9 @@
 //    and the MLP, dispatcher and its host syncs stay eager. The scope's moe_preprocess part is left eager:
 //    the dropless dispatchers' preprocess follows the host sync on the token counts, which a graph cannot
 //    hold.
+//  - te-router: TE graphs scoped [moe_router, moe_preprocess] (NVIDIA's MoE recipes on Blackwell, 19 of the
+//    131 layouts of nvidia-moe-layouts.csv): only the router's forward and backward are captured regions; the
+//    attention block is eager. moe_preprocess stays eager as under te-scoped.
 //  - full-iteration: every op of the forward-backward pass (phases forward, backward, recompute) is captured,
 //    the layer and MoE host times included; one graph launch per iteration and rank. The optimizer-phase ops
 //    (DP gradient reduce-scatters, parameter all-gathers, the Adam step) keep their host time: Megatron's

@@ -32,6 +32,7 @@ enum class LayerOpClass : std::uint8_t {
   all_to_all,    // the EP dispatch / combine, timed by the MoE cost model on the EP stream or compute stream
   collective,    // an NCCL collective of a TP, EP, DP or expert-DP group (CommCostModel)
   p2p,           // a pipeline send / receive (CommCostModel)
+  host_copy,     // a copy between the GPU and host memory over the host link (CPU offload, cpu_offload.hpp)
 };
 const char* to_string(LayerOpClass cls);
 // The compute model's class of a gemm, grouped_gemm, attention or elementwise op; std::logic_error for a
@@ -353,6 +354,30 @@ inline constexpr LayerOp kMoeExpertsBwd{
     .source =
         "twice the forward's Python ops (each GroupedLinear backward, activation and probability "
         "scaling backward); dgrad and wgrad of fc1 and fc2 per local expert from C++"};
+// delay_wgrad_compute (combined 1F1B): kMoeExpertsBwd's two halves, emitted apart.
+inline constexpr LayerOp kMoeExpertsDgrad{
+    .name = "moe.experts_dgrad",
+    .phase = OpPhase::backward,
+    .cls = LayerOpClass::grouped_gemm,
+    .launches = 4,
+    .gemm_calls_per_expert = 2,
+    .flops = "6 Te h fe / etp",
+    .bytes = "2 (3 ne h fe / etp + Te (2 h + 3 fe / etp))",
+    .source =
+        "delay_wgrad_compute: the experts' data-gradient half of moe.experts_bwd (Megatron-Core "
+        "TransformerLayerSchedulePlan mlp backward without its backward_dw); fc1 and fc2 dgrad per expert"};
+inline constexpr LayerOp kMoeExpertsWgrad{
+    .name = "moe.experts_wgrad",
+    .phase = OpPhase::backward,
+    .cls = LayerOpClass::grouped_gemm,
+    .launches = 4,
+    .gemm_calls_per_expert = 2,
+    .flops = "6 Te h fe / etp",
+    .bytes = "2 (3 ne h fe / etp + Te (2 h + 3 fe / etp))",
+    .source =
+        "delay_wgrad_compute: the experts' weight-gradient half (Megatron-Core backward_dw, mlp_bwd_dw in "
+        "the "
+        "combined 1F1B), issued after the dgrad, off the chain the dispatch-backward all-to-all waits on"};
 inline constexpr LayerOp kEpDispatchBwd{
     .name = "ep.dispatch_bwd",
     .phase = OpPhase::backward,
@@ -541,6 +566,31 @@ inline constexpr LayerOp kFsdpGradReduceScatter{
     .source =
         "Megatron-FSDP: reduce-scatter of one unit's gradients over dp x cp after its backward, every "
         "microbatch"};
+// --- CPU offload of activations (cpu_offload.hpp) ---
+inline constexpr LayerOp kCpuOffloadD2h{
+    .name = "offload.d2h",
+    .cls = LayerOpClass::host_copy,
+    .launches = 9,
+    .bytes = "A",
+    .source =
+        "Transformer Engine cpu_offload.py bulk_offload_group: one pinned-memory copy per saved tensor of an "
+        "offloaded layer on the D2H stream; estimate: the memory model's saved tensors of a GQA layer "
+        "(norm input and output, QKV, attention output, softmax statistics) and a dense MLP (norm input and "
+        "output, fc1 output, activation output)"};
+inline constexpr LayerOp kCpuOffloadH2d{
+    .name = "offload.h2d",
+    .phase = OpPhase::backward,
+    .cls = LayerOpClass::host_copy,
+    .launches = 9,
+    .bytes = "A",
+    .source = "Transformer Engine cpu_offload.py bulk_reload_group: the same tensors back on the H2D stream"};
+inline constexpr LayerOp kCpuOffloadWait{
+    .name = "offload.wait",
+    .cls = LayerOpClass::elementwise,
+    .bytes = "0",
+    .source =
+        "Transformer Engine cpu_offload.py: torch.cuda.current_stream().wait_stream(d2h or h2d stream) at a "
+        "layer-window commit: one host call (an event record and wait), no kernel, no device time"};
 inline constexpr LayerOp kOptimizerAdam{
     .name = "optimizer.adam",
     .phase = OpPhase::optimizer,

@@ -39,7 +39,10 @@ enum Stream : std::uint8_t {
   kStreamPpSendBwd = 4,
   kStreamPpRecvBwd = 5,
   kStreamDpComm = 6,  // distributed-optimizer reduce-scatter / all-gather
-  kStreams = 7,
+  // CPU offload: activations to and from host memory (TE's d2h_stream and h2d_stream; one stream here, as
+  // a microbatch's copies to the host all end before its first reload starts: cpu_offload.hpp).
+  kStreamOffload = 7,
+  kStreams = 8,
 };
 // Their names, by stream id (the trace's thread names): "compute", "ep-comm", "pp-send-fwd", ...
 std::vector<std::string> pipeline_stream_names();

@@ -59,8 +59,8 @@ bool is_dense_run_table(const CsvTable& table);
 // The dense-row file: refusals checked first (in the order above), then every other row parsed and checked
 // as a live run. Input errors (unknown model, instance, malformed cell) are InputErrors as for live runs.
 // `recipes` (nullable): Megatron-Bridge's recipe settings (recipe_settings.hpp) joined to each row; a matched
-// row replays its recipe's tp_comm_overlap, P2P mode, CUDA graphs and recompute (a CPU-offload or partial
-// recompute recipe is refused: "offload", "recompute"), an unmatched one the assumptions below, UNVERIFIED.
+// row replays its recipe's tp_comm_overlap, P2P mode, CUDA graphs, recompute and CPU-offloaded layers (a
+// partial block recompute recipe is refused: "recompute"), an unmatched one the assumptions below, UNVERIFIED.
 struct RecipeTable;
 RunRows parse_dense_runs(const CsvTable& table, const Catalog& catalog, const RecipeTable* recipes);
 

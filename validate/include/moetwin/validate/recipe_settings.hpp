@@ -17,7 +17,8 @@
 //                       per-layer CudaGraphManager) or transformer_engine -> te-scoped (said in the note);
 //   recompute           none -> none; full/block/N -> full when N covers every layer of a pipeline chunk,
 //                       else the row is refused (partial block recompute is not modelled);
-//   cpu_offload_layers  > 0 -> the row is refused (CPU offload is not modelled);
+//   cpu_offload_layers  the recipe's count -> training.cpu_offload_layers (sim/cpu_offload.hpp: the layers'
+//                       activations copied over the host link, PCIe or NVLink-C2C);
 //   megatron_fsdp       checked against the row's fsdp column (a disagreement is a warning: the two files
 //                       describe different jobs).
 #pragma once
@@ -64,13 +65,14 @@ struct DenseRecipeKey {
 // The recipe row for `key`; nullopt when none matches or several match with different settings.
 std::optional<RecipeRow> find_recipe(const RecipeTable& recipes, const DenseRecipeKey& key);
 
-// What the twin replays for a matched recipe. `refusal` non-empty (short key: "offload", "recompute") when
+// What the twin replays for a matched recipe. `refusal` non-empty (short key: "recompute") when
 // the recipe uses a mechanism the twin does not model; `detail` then says which.
 struct RecipeTwinSettings {
   bool tp_comm_overlap = false;
   bool overlap_p2p_comm = false;
   std::string cuda_graphs = "none";  // a live-run cuda_graphs cell
   std::string recompute = "none";    // a live-run recompute cell
+  std::string cpu_offload_layers;    // a live-run cpu_offload_layers cell ("" = 0)
   std::string note;                  // how the recipe's settings map to the twin's, for the row's warnings
   std::string refusal, detail;
 };

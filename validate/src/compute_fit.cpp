@@ -340,8 +340,18 @@ std::string compute_fit_report(const Catalog& catalog, const std::vector<LiveRun
     // the catalog), not guessed from the catalog.
     const ComputeProfile today = pricing_of(runs, t.gpu);
     if (!today.calibration) {
-      o << "catalog gemm efficiency " << format_fixed(g.efficiency.at("gemm"), 2) << " -> implied "
-        << format_fixed(std::min(g.efficiency.at("gemm") / t.value, kMaxKernelEfficiency), 3);
+      // A quantized recipe's GEMMs run at the class efficiency x the recipe's relative one
+      // (compute_model.hpp): the implied value is that product over the term, a fraction of the recipe's
+      // peak.
+      const double relative = t.precision == "nvfp4"   ? g.fp4_relative_efficiency
+                              : t.precision == "mxfp8" ? g.mxfp8_relative_efficiency
+                              : t.precision == "bf16"  ? 1.0
+                                                       : g.fp8_relative_efficiency;
+      const double eff = g.efficiency.at("gemm");
+      o << "catalog gemm efficiency " << format_fixed(eff, 3);
+      if (relative != 1.0) o << " x relative " << format_fixed(relative, 3);
+      o << " -> implied " << format_fixed(std::min(eff * relative / t.value, kMaxKernelEfficiency), 3)
+        << " of the " << t.precision << " peak";
     } else {
       o << today.source << " x " << format_fixed(t.value, 3) << " in time";
     }

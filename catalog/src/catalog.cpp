@@ -87,6 +87,10 @@ GpuSpec read_gpu(const std::string& name, StrictTable& t) {
   // (0.1 .. 1: an FP4 GEMM below a tenth of the BF16 fraction, or above it, is a typo).
   g.fp4_flops = t.number_or("fp4_tflops", 1, 1e5, 0) * 1e12;
   if (g.fp4_flops > 0) g.fp4_relative_efficiency = t.number("fp4_relative_efficiency", 0.1, 1.0);
+  // FP8 at its peak relative to BF16 at its (optional, 1 = the BF16 fraction): below half or above 1.2 no FP8
+  // GEMM measured anywhere (H100/H200 curves: FP8 0.68-0.73 of 1979 against bf16 0.78-0.82 of 989).
+  g.fp8_relative_efficiency = t.number_or("fp8_relative_efficiency", 0.5, 1.2, 1.0);
+  g.mxfp8_relative_efficiency = t.number_or("mxfp8_relative_efficiency", 0.5, 1.2, 1.0);
   g.hbm_bytes = t.number("hbm_gb", 1, 1e5) * kGB;
   g.hbm_bandwidth = t.number("hbm_tbps", 0.1, 1e3) * kTB;
   g.nvlink_gen = t.int32("nvlink_gen", 1, 10);

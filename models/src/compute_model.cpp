@@ -30,6 +30,8 @@ ComputeProfile ComputeProfile::from_gpu(const GpuSpec& gpu) {
   p.fp8_peak_flops = gpu.fp8_flops;
   p.fp4_peak_flops = gpu.fp4_flops;
   p.fp4_relative_efficiency = gpu.fp4_relative_efficiency;
+  p.fp8_relative_efficiency = gpu.fp8_relative_efficiency;
+  p.mxfp8_relative_efficiency = gpu.mxfp8_relative_efficiency;
   p.hbm_bandwidth = gpu.hbm_bandwidth;
   p.sms = gpu.sms > 0 ? gpu.sms : p.sms;
   const char* keys[kOpClasses] = {"gemm", "grouped_gemm", "attention", "elementwise"};
@@ -146,13 +148,52 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
   return kernel_seconds(profile, cls, flops, bytes);
 }
 
-double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
-                          const GemmDims& dims) {
+const char* to_string(QuantRecipe r) {
+  switch (r) {
+    case QuantRecipe::fp8_delayed:
+      return "fp8-delayed";
+    case QuantRecipe::fp8_current:
+      return "fp8-current";
+    case QuantRecipe::fp8_blockwise:
+      return "fp8-blockwise";
+    case QuantRecipe::mxfp8:
+      return "mxfp8";
+    case QuantRecipe::nvfp4:
+      return "nvfp4";
+  }
+  return "?";
+}
+
+QuantRecipe quant_recipe(Precision precision) {
+  switch (precision) {
+    case Precision::fp8_hybrid:
+      return QuantRecipe::fp8_delayed;
+    case Precision::fp8_current:
+      return QuantRecipe::fp8_current;
+    case Precision::fp8_blockwise:
+      return QuantRecipe::fp8_blockwise;
+    case Precision::mxfp8:
+      return QuantRecipe::mxfp8;
+    case Precision::nvfp4:
+      return QuantRecipe::nvfp4;
+    case Precision::bf16:
+      break;
+  }
+  throw std::logic_error("quant_recipe: bf16 is not a quantized recipe");
+}
+
+double fp8_kernel_seconds(const ComputeProfile& profile, QuantRecipe recipe, OpClass cls, double flops,
+                          double bytes, const GemmDims& dims) {
   if (!(profile.fp8_peak_flops > 0)) throw std::logic_error("fp8_kernel_seconds: GPU without an FP8 peak");
+  if (recipe == QuantRecipe::nvfp4) throw std::logic_error("fp8_kernel_seconds: NVFP4 is fp4_kernel_seconds");
   if (const auto t = curve_seconds(profile.fp8_calibration, cls, flops, bytes, dims)) return *t;
-  // Roofline at the FP8 peak with the class's catalog efficiency: the calibrated BF16 curve is not carried
-  // over (FP8 kernels reach a different fraction of a different peak).
-  return roofline_seconds(profile, profile.fp8_peak_flops, cls, flops, bytes);
+  // Roofline at the FP8 peak with the class's catalog efficiency times the recipe's relative one (the
+  // calibrated BF16 curve is not carried over: FP8 kernels reach a different fraction of a different peak).
+  // As for FP4 the peak is scaled, not the efficiency table, which fitted time scales divide.
+  const double relative =
+      recipe == QuantRecipe::mxfp8 ? profile.mxfp8_relative_efficiency : profile.fp8_relative_efficiency;
+  if (!(relative > 0)) throw std::logic_error("fp8_kernel_seconds: relative FP8 efficiency must be > 0");
+  return roofline_seconds(profile, profile.fp8_peak_flops * relative, cls, flops, bytes);
 }
 
 double fp4_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes) {
@@ -164,9 +205,31 @@ double fp4_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flo
                           bytes);
 }
 
-double nvfp4_quantize_seconds(const ComputeProfile& profile, double elements) {
+double quantize_bytes_per_element(QuantRecipe recipe) {
+  switch (recipe) {
+    case QuantRecipe::fp8_delayed:
+      return 2 + 1 + 1;
+    case QuantRecipe::fp8_current:
+      return 2 + (2 + 1 + 1);
+    case QuantRecipe::fp8_blockwise:
+      return 2 + 2 * (1 + 4.0 / 128);
+    case QuantRecipe::mxfp8:
+      return 2 + 2 * (1 + 1.0 / 32);
+    case QuantRecipe::nvfp4:
+      return kNvfp4QuantizeBytesPerElement;
+  }
+  throw std::logic_error("quantize_bytes_per_element: unknown recipe");
+}
+
+double quantize_hbm_fraction(QuantRecipe recipe) {
+  return recipe == QuantRecipe::fp8_delayed ? kDelayedCastHbmFraction : kQuantizeHbmFraction;
+}
+
+double quantize_seconds(const ComputeProfile& profile, QuantRecipe recipe, double elements) {
   if (!(elements > 0)) return 0.0;
-  return kernel_seconds(profile, OpClass::elementwise, 0, elements * kNvfp4QuantizeBytesPerElement);
+  if (!(profile.hbm_bandwidth > 0)) throw std::logic_error("quantize_seconds: profile without HBM bandwidth");
+  const double bytes = elements * quantize_bytes_per_element(recipe);
+  return std::max(profile.min_kernel_s, bytes / (profile.hbm_bandwidth * quantize_hbm_fraction(recipe)));
 }
 
 void scale_catalog_kernel_time(ComputeProfile& profile, double scale) {

@@ -90,22 +90,24 @@ TEST(Fp8Calibration, Fp8KernelSecondsUsesTheFp8CurveByHand) {
   const ComputeProfile p = apply_calibration(catalog_profile(), fp8_profile(), "x.toml");
   // 256 x 4096 x 4096: 8589934592 FLOP at 1.8e15 x 0.5 (256 is halfway from 64 to 1024 in log2) =
   // 9.544 us; the caller's 1e6 bytes take 0.5 us at 4e12 x 0.5: compute bound, + 10 us floor.
-  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
-                   1e-5 + 8589934592.0 / 9e14);
+  EXPECT_DOUBLE_EQ(
+      fp8_kernel_seconds(p, QuantRecipe::fp8_current, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
+      1e-5 + 8589934592.0 / 9e14);
   // The bf16 curve at the bf16 peak for the same GEMM: 8589934592 / 5e14 = 17.18 us + 10 us.
   EXPECT_DOUBLE_EQ(kernel_seconds(p, OpClass::gemm, 8589934592.0, 1e6, {256, 4096, 4096}),
                    1e-5 + 8589934592.0 / 5e14);
   // Memory bound: 64 x 4096 x 4096 with its FP8 bytes (gemm_fp8_bytes, 17563648) at 2e12 B/s = 8.78 us,
   // above 2147483648 / (1.8e15 x 0.25) = 4.77 us.
-  EXPECT_DOUBLE_EQ(
-      fp8_kernel_seconds(p, OpClass::gemm, 2147483648.0, gemm_fp8_bytes(64, 4096, 4096, 1), {64, 4096, 4096}),
-      1e-5 + 17563648.0 / 2e12);
+  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(p, QuantRecipe::fp8_current, OpClass::gemm, 2147483648.0,
+                                      gemm_fp8_bytes(64, 4096, 4096, 1), {64, 4096, 4096}),
+                   1e-5 + 17563648.0 / 2e12);
   // k strictly smallest: the small_k curve, 0.3 of 1.8e15, no memory term.
-  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(p, OpClass::gemm, 2147483648.0, 1e8, {4096, 4096, 64}),
-                   1e-5 + 2147483648.0 / 5.4e14);
+  EXPECT_DOUBLE_EQ(
+      fp8_kernel_seconds(p, QuantRecipe::fp8_current, OpClass::gemm, 2147483648.0, 1e8, {4096, 4096, 64}),
+      1e-5 + 2147483648.0 / 5.4e14);
   // The same seconds as the profile's own FP8 formula.
   CalibrationProfile prof = fp8_profile();
-  EXPECT_EQ(fp8_kernel_seconds(p, OpClass::gemm, 2.0 * 2048 * 2048 * 2048,
+  EXPECT_EQ(fp8_kernel_seconds(p, QuantRecipe::fp8_current, OpClass::gemm, 2.0 * 2048 * 2048 * 2048,
                                gemm_fp8_bytes(2048, 2048, 2048, 1), {2048, 2048, 2048}),
             *prof.gemm_fp8_time_s("gemm", 2048, 2048, 2048, 1));
 }
@@ -114,19 +116,26 @@ TEST(Fp8Calibration, Fp8KernelSecondsFallsBackToTheFp8Roofline) {
   const ComputeProfile calibrated = apply_calibration(catalog_profile(), fp8_profile(), "x.toml");
   // No FP8 grouped_gemm curve: the roofline at the FP8 peak x the class efficiency,
   // max(6e10 / (2e15 x 0.6), 1e6 / (5e12 x 0.8)) = max(50 us, 0.25 us) = 50 us.
-  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(calibrated, OpClass::grouped_gemm, 6e10, 1e6, {256, 4096, 4096}),
+  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(calibrated, QuantRecipe::fp8_current, OpClass::grouped_gemm, 6e10, 1e6,
+                                      {256, 4096, 4096}),
                    6e10 / 1.2e15);
   // No FP8 calibration at all: gemm at 2e15 x 0.75 = 20 us for 3e10 FLOP; the bf16 curves are not used.
   const ComputeProfile plain = catalog_profile();
-  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(plain, OpClass::gemm, 3e10, 1e6, {256, 4096, 4096}), 3e10 / 1.5e15);
+  EXPECT_DOUBLE_EQ(
+      fp8_kernel_seconds(plain, QuantRecipe::fp8_current, OpClass::gemm, 3e10, 1e6, {256, 4096, 4096}),
+      3e10 / 1.5e15);
   // Memory bound on the roofline: 4e9 bytes at 5e12 x 0.8 = 1 ms.
-  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(plain, OpClass::gemm, 3e10, 4e9, {256, 4096, 4096}), 1e-3);
+  EXPECT_DOUBLE_EQ(
+      fp8_kernel_seconds(plain, QuantRecipe::fp8_current, OpClass::gemm, 3e10, 4e9, {256, 4096, 4096}), 1e-3);
   // No shape: the roofline even where an FP8 curve exists.
-  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(calibrated, OpClass::gemm, 3e10, 1e6, {}), 3e10 / 1.5e15);
+  EXPECT_DOUBLE_EQ(fp8_kernel_seconds(calibrated, QuantRecipe::fp8_current, OpClass::gemm, 3e10, 1e6, {}),
+                   3e10 / 1.5e15);
   // A GPU without FP8 tensor cores: callers must reject FP8 first.
   ComputeProfile no_fp8 = catalog_profile();
   no_fp8.fp8_peak_flops = 0;
-  EXPECT_THROW(fp8_kernel_seconds(no_fp8, OpClass::gemm, 3e10, 1e6, {256, 4096, 4096}), std::logic_error);
+  EXPECT_THROW(
+      fp8_kernel_seconds(no_fp8, QuantRecipe::fp8_current, OpClass::gemm, 3e10, 1e6, {256, 4096, 4096}),
+      std::logic_error);
 }
 
 TEST(Fp8Calibration, ShippedH200ProfileReproducesTheMeasuredFp8SquareGemm) {
@@ -138,8 +147,8 @@ TEST(Fp8Calibration, ShippedH200ProfileReproducesTheMeasuredFp8SquareGemm) {
   // 8192^3 E4M3 -> bf16 ran at 1379 TFLOP/s after an idle gap (calibrate/README.md, FP8 run 1, 2026-12-01;
   // 70 % of the 1979 peak); bf16 at 763 on the same lease. Within 5 %.
   const double flops = 2.0 * 8192 * 8192 * 8192;
-  const double t =
-      fp8_kernel_seconds(p, OpClass::gemm, flops, gemm_fp8_bytes(8192, 8192, 8192, 1), {8192, 8192, 8192});
+  const double t = fp8_kernel_seconds(p, QuantRecipe::fp8_current, OpClass::gemm, flops,
+                                      gemm_fp8_bytes(8192, 8192, 8192, 1), {8192, 8192, 8192});
   EXPECT_NEAR(flops / t / 1e12, 1379, 69);
 }
 

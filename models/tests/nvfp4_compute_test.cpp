@@ -1,6 +1,7 @@
 // NVFP4 kernels (Transformer Engine's NVFP4 recipe): fp4_kernel_seconds is the roofline at the FP4 peak x
-// the class efficiency x the relative NVFP4 efficiency, nvfp4_quantize_seconds the elementwise roofline of
-// the quantization's bytes (hand-computed times), and the catalog's Blackwell GPUs carry the FP4 rates.
+// the class efficiency x the relative NVFP4 efficiency, quantize_seconds the quantization's bytes at the
+// measured fraction of HBM bandwidth (hand-computed times), and the catalog's Blackwell GPUs carry the FP4
+// rates.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -29,11 +30,12 @@ TEST(Nvfp4Compute, QuantizationMovesFiveAndAnEighthBytesPerElement) {
   // amax read 2 + cast read 2 + two E2M1 copies of 0.5 B with an E4M3 scale per 16 elements (1/16 B each).
   EXPECT_DOUBLE_EQ(kNvfp4QuantizeBytesPerElement, 5.125);
   EXPECT_DOUBLE_EQ(kNvfp4OperandBytesPerElement, 0.5625);
+  EXPECT_DOUBLE_EQ(quantize_bytes_per_element(QuantRecipe::nvfp4), 5.125);
   const ComputeProfile p = fp4_profile();
-  // 1e9 elements: 5.125e9 B at 5e12 x 0.8 B/s = 1.28125 ms.
-  EXPECT_DOUBLE_EQ(nvfp4_quantize_seconds(p, 1e9), 5.125e9 / (5e12 * 0.8));
-  EXPECT_DOUBLE_EQ(nvfp4_quantize_seconds(p, 0), 0.0);
-  EXPECT_DOUBLE_EQ(nvfp4_quantize_seconds(p, 10), 2e-6);  // never below one kernel
+  // 1e9 elements: 5.125e9 B at 5e12 x 0.344 B/s (the measured quantization fraction of HBM) = 2.980 ms.
+  EXPECT_DOUBLE_EQ(quantize_seconds(p, QuantRecipe::nvfp4, 1e9), 5.125e9 / (5e12 * 0.344));
+  EXPECT_DOUBLE_EQ(quantize_seconds(p, QuantRecipe::nvfp4, 0), 0.0);
+  EXPECT_DOUBLE_EQ(quantize_seconds(p, QuantRecipe::nvfp4, 10), 2e-6);  // never below one kernel
 }
 
 TEST(Nvfp4Compute, GemmRunsAtTheFp4PeakTimesClassAndRelativeEfficiency) {

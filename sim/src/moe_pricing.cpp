@@ -147,6 +147,7 @@ ExpertGemms expert_gemms(const Scenario& s, const ComputeProfile& compute, doubl
   e.local_experts = local_experts;
   e.fp8 = is_fp8(s.training.precision);
   e.nvfp4 = is_nvfp4(s.training.precision);
+  if (e.fp8) e.recipe = quant_recipe(s.training.precision);
   return e;
 }
 
@@ -160,19 +161,18 @@ TimeNs moe_duration(const VarReq& r, const MoeRankCost& mc, const ExpertGemms& e
   // backward's dgrad and wgrad (k = tokens: the small-k curve) are timed as halves of the op.
   const double per_expert = tok / e.local_experts;
   const double fwd_bytes = weights + tok * (2 * hid + 3 * fe / etp) * 2;
-  // FP8 recipes: TE GroupedLinear runs fc1/fc2 (and their dgrad/wgrad) in FP8 and cast-transposes
-  // each GEMM input first (fc1: tok x hidden, fc2: tok x ffn; backward the output gradients).
+  // FP8 recipes: TE GroupedLinear runs fc1/fc2 (and their dgrad/wgrad) in FP8 and quantizes each GEMM
+  // input first (fc1: tok x hidden, fc2: tok x ffn; backward the output gradients; quantize_seconds).
   const double fp8_bytes = 0.5 * fwd_bytes + tok * hid;  // FP8 operands, bf16 outputs
-  const double cast_s = fp8 && tok > 0 ? kernel_seconds(compute, OpClass::elementwise, 0,
-                                                        tok * (hid + fe / etp) * kFp8CastBytesPerElement)
-                                       : 0.0;
+  const double cast_s =
+      fp8 && !e.nvfp4 && tok > 0 ? quantize_seconds(compute, e.recipe, tok * (hid + fe / etp)) : 0.0;
   const bool half = r.kind == VarKind::expert_dgrad || r.kind == VarKind::expert_wgrad;
   if (e.nvfp4 && (r.kind == VarKind::expert_fwd || r.kind == VarKind::expert_bwd || half)) {
     // NVFP4 grouped GEMMs (TE GroupedLinear under the NVFP4 recipe) and the quantization of their inputs;
     // the backward's dgrad and wgrad together twice the forward's FLOPs and bytes.
     const double fp4_bytes =
         fwd_bytes / 2 * kNvfp4OperandBytesPerElement + (2 - kNvfp4OperandBytesPerElement) * tok * hid;
-    const double quant_s = nvfp4_quantize_seconds(compute, tok * (hid + fe / etp));
+    const double quant_s = quantize_seconds(compute, QuantRecipe::nvfp4, tok * (hid + fe / etp));
     const double passes = r.kind == VarKind::expert_fwd || half ? 1 : 2;
     return to_ns(passes *
                      fp4_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp4_bytes) +
@@ -181,18 +181,18 @@ TimeNs moe_duration(const VarReq& r, const MoeRankCost& mc, const ExpertGemms& e
   switch (r.kind) {
     case VarKind::expert_fwd:
       if (fp8) {
-        return to_ns(fp8_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp8_bytes,
-                                        {per_expert, fe / etp, hid}) +
+        return to_ns(fp8_kernel_seconds(compute, e.recipe, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                        fp8_bytes, {per_expert, fe / etp, hid}) +
                      cast_s);
       }
       return to_ns(kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fwd_bytes,
                                   {per_expert, fe / etp, hid}));
     case VarKind::expert_bwd:
       if (fp8) {
-        return to_ns(fp8_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp8_bytes,
-                                        {per_expert, hid, fe / etp}) +
-                     fp8_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp8_bytes,
-                                        {hid, fe / etp, per_expert}) +
+        return to_ns(fp8_kernel_seconds(compute, e.recipe, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                        fp8_bytes, {per_expert, hid, fe / etp}) +
+                     fp8_kernel_seconds(compute, e.recipe, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                        fp8_bytes, {hid, fe / etp, per_expert}) +
                      cast_s);
       }
       if (compute.calibration) {
@@ -209,9 +209,9 @@ TimeNs moe_duration(const VarReq& r, const MoeRankCost& mc, const ExpertGemms& e
       const bool dgrad = r.kind == VarKind::expert_dgrad;
       const GemmDims dims = dgrad ? GemmDims{per_expert, hid, fe / etp} : GemmDims{hid, fe / etp, per_expert};
       if (fp8) {
-        return to_ns(
-            fp8_kernel_seconds(compute, OpClass::grouped_gemm, 6 * tok * hid * fe / etp, fp8_bytes, dims) +
-            (dgrad ? cast_s : 0.0));
+        return to_ns(fp8_kernel_seconds(compute, e.recipe, OpClass::grouped_gemm, 6 * tok * hid * fe / etp,
+                                        fp8_bytes, dims) +
+                     (dgrad ? cast_s : 0.0));
       }
       if (compute.calibration) {
         return to_ns(

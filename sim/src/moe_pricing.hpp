@@ -61,6 +61,7 @@ struct ExpertGemms {
   double local_experts = 0;  // routed experts per rank
   bool fp8 = false;          // an FP8 recipe: TE GroupedLinear in FP8 with cast-transposes
   bool nvfp4 = false;        // NVFP4: TE GroupedLinear at the FP4 rate with NVFP4's quantization
+  QuantRecipe recipe = QuantRecipe::fp8_delayed;  // the quantized recipe (when fp8)
 };
 ExpertGemms expert_gemms(const Scenario& scenario, const ComputeProfile& compute, double local_experts);
 

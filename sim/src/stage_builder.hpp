@@ -204,12 +204,11 @@ class StageBuilder : public StageEmitter {
   int kernel_op(Program& p, Chain& ch, const char* name, OpPhase phase, double seconds, std::int32_t host);
 
   // A linear layer's GEMM (Transformer Engine Linear / LayerNormLinear): in an FP8 recipe its fprop, dgrad
-  // and wgrad run in FP8 (fp8_kernel_seconds) and TE adds, per GEMM input, a cast-transpose kernel (read
-  // bf16, write the FP8 tensor and its transpose for the other GEMM: 2 + 1 + 1 bytes per element; forward:
-  // the input activations m x k, backward: the output gradients m x n), issued from C++ (at the per-call
-  // C++ issue cost). Weights are cast once per iteration (TE caches them across microbatches): not
-  // charged. NVFP4: the GEMMs at the FP4 rate and NVFP4's quantization in place of the cast-transpose
-  // (fp4_kernel_seconds, nvfp4_quantize_seconds). bf16: exactly compute().
+  // and wgrad run in FP8 (fp8_kernel_seconds) and TE adds, per GEMM input, the recipe's quantization
+  // (quantize_seconds: amax, cast and both copies at the measured fraction of HBM bandwidth; forward: the
+  // input activations m x k, backward: the output gradients m x n), issued from C++ (at the per-call C++
+  // issue cost). Weights are quantized once per iteration (TE caches them across microbatches): not
+  // charged. NVFP4: the GEMMs at the FP4 rate (fp4_kernel_seconds). bf16: exactly compute().
   int linear(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
              bool backward, const GemmDims& dims) {
     if (!is_fp8(c_.s.training.precision)) return compute(p, ch, rec, phase, flops, bytes, backward, dims);
@@ -220,10 +219,9 @@ class StageBuilder : public StageEmitter {
                         const GemmDims& dims) const;
   // A linear op of `seconds` with linear()'s host time (an FP8 recipe adds the C++-issued cast-transpose).
   int linear_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double seconds, bool backward);
-  // A TE cast(-transpose) of `elements` bf16 values to FP8 (with its transpose), s.
-  double fp8_cast_seconds(double elements) const {
-    return elements > 0 ? kernel_seconds(c_.cp, OpClass::elementwise, 0, elements * kFp8CastBytesPerElement)
-                        : 0.0;
+  // TE's quantization of `elements` bf16 values under the scenario's recipe (quantize_seconds), s.
+  double quantize_input_seconds(double elements) const {
+    return quantize_seconds(c_.cp, quant_recipe(c_.s.training.precision), elements);
   }
 
   // A collective of the stage's `kind` groups on `stream`.

@@ -63,13 +63,14 @@ double StageBuilder::linear_seconds(const LayerOp& rec, OpPhase phase, double fl
     const double fp4_bytes =
         bytes / 2 * kNvfp4OperandBytesPerElement + (2 - kNvfp4OperandBytesPerElement) * dims.m * dims.n;
     return fp4_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp4_bytes) +
-           nvfp4_quantize_seconds(c_.cp, cast_elements);
+           quantize_input_seconds(cast_elements);
   }
   // Operands in FP8 (1 B), the output in bf16 (2 B): half the bf16 operand-and-output bytes plus one byte
   // per output element back (the measured FP8 curves' memory term counts bytes this way).
   const double fp8_bytes = 0.5 * bytes + dims.m * dims.n;
-  return fp8_kernel_seconds(c_.cp, compute_class(rec.cls), flops, fp8_bytes, dims) +
-         fp8_cast_seconds(cast_elements);
+  return fp8_kernel_seconds(c_.cp, quant_recipe(c_.s.training.precision), compute_class(rec.cls), flops,
+                            fp8_bytes, dims) +
+         quantize_input_seconds(cast_elements);
 }
 
 int StageBuilder::linear_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double seconds,

@@ -151,10 +151,8 @@ std::string precision_name(Precision p) {
 
 }  // namespace
 
-std::string gpu_generation(const GpuSpec& gpu) {
-  if (gpu.nvlink_gen == 4) return "Hopper";
-  if (gpu.nvlink_gen == 5) return "Blackwell";
-  return concat({"NVLink ", std::to_string(gpu.nvlink_gen)});
+std::string gpu_die(const GpuSpec& gpu) {
+  return concat({"compute capability ", format_fixed(gpu.compute_capability, 1)});
 }
 
 ResolvedScale ComputeFit::resolve(const Catalog& catalog, const std::string& gpu, Precision precision) const {
@@ -163,19 +161,18 @@ ResolvedScale ComputeFit::resolve(const Catalog& catalog, const std::string& gpu
     if (t.gpu == gpu && t.precision == p)
       return {t.value, concat({"fitted on ", std::to_string(t.rows), " rows"})};
   }
-  const std::string generation = gpu_generation(catalog.gpu(gpu));
+  const std::string die = gpu_die(catalog.gpu(gpu));
   std::vector<double> values;
   std::string names;
   for (const GemmScaleTerm& t : terms) {
-    if (t.precision != p || gpu_generation(catalog.gpu(t.gpu)) != generation) continue;
+    if (t.precision != p || gpu_die(catalog.gpu(t.gpu)) != die) continue;
     values.push_back(t.value);
     names += concat({names.empty() ? "" : ", ", t.gpu});
   }
   if (!values.empty()) {
-    return {percentile(values, 0.5),
-            concat({"inherited: median of ", names, " (", generation, ", ", p, ")"})};
+    return {percentile(values, 0.5), concat({"inherited: median of ", names, " (", die, ", ", p, ")"})};
   }
-  return {1, concat({"none: no ", generation, " ", p, " rows fitted; today's pricing"})};
+  return {1, concat({"none: no ", die, " ", p, " rows fitted; today's pricing"})};
 }
 
 void scale_gemm_class_time(ComputeProfile& profile, double scale) {
@@ -343,8 +340,18 @@ std::string compute_fit_report(const Catalog& catalog, const std::vector<LiveRun
     // the catalog), not guessed from the catalog.
     const ComputeProfile today = pricing_of(runs, t.gpu);
     if (!today.calibration) {
-      o << "catalog gemm efficiency " << format_fixed(g.efficiency.at("gemm"), 2) << " -> implied "
-        << format_fixed(std::min(g.efficiency.at("gemm") / t.value, kMaxKernelEfficiency), 3);
+      // A quantized recipe's GEMMs run at the class efficiency x the recipe's relative one
+      // (compute_model.hpp): the implied value is that product over the term, a fraction of the recipe's
+      // peak.
+      const double relative = t.precision == "nvfp4"   ? g.fp4_relative_efficiency
+                              : t.precision == "mxfp8" ? g.mxfp8_relative_efficiency
+                              : t.precision == "bf16"  ? 1.0
+                                                       : g.fp8_relative_efficiency;
+      const double eff = g.efficiency.at("gemm");
+      o << "catalog gemm efficiency " << format_fixed(eff, 3);
+      if (relative != 1.0) o << " x relative " << format_fixed(relative, 3);
+      o << " -> implied " << format_fixed(std::min(eff * relative / t.value, kMaxKernelEfficiency), 3)
+        << " of the " << t.precision << " peak";
     } else {
       o << today.source << " x " << format_fixed(t.value, 3) << " in time";
     }

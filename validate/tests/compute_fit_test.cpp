@@ -24,7 +24,7 @@ const Catalog& catalog() {
 TEST(ComputeFit, ScaleDividesEveryGemmClassEfficiencyAndCurve) {
   ComputeProfile p = ComputeProfile::from_gpu(catalog().gpu("B200"));
   scale_gemm_class_time(p, 1.25);
-  EXPECT_DOUBLE_EQ(p.efficiency[static_cast<int>(OpClass::gemm)], 0.70 / 1.25);
+  EXPECT_DOUBLE_EQ(p.efficiency[static_cast<int>(OpClass::gemm)], 0.650 / 1.25);
   EXPECT_DOUBLE_EQ(p.efficiency[static_cast<int>(OpClass::grouped_gemm)], 0.55 / 1.25);
   EXPECT_DOUBLE_EQ(p.efficiency[static_cast<int>(OpClass::attention)], 0.45 / 1.25);
   EXPECT_DOUBLE_EQ(p.efficiency[static_cast<int>(OpClass::elementwise)], 0.80);  // memory-bound: not a GEMM
@@ -48,27 +48,35 @@ TEST(ComputeFit, ScaleDividesEveryGemmClassEfficiencyAndCurve) {
   EXPECT_THROW(scale_gemm_class_time(p, 3), std::logic_error);
 }
 
-// Own term, else the median of the same generation in the same precision, else today's pricing: a term
-// never crosses precisions, so the live rows (bf16 B300 and H100, fp8-hybrid H200) keep theirs.
-TEST(ComputeFit, TermsInheritWithinAGenerationAndPrecisionOnly) {
+// Own term, else the median of the same die (compute capability) in the same precision, else today's
+// pricing: a term never crosses precisions (the live rows, bf16 B300 and H100, fp8-hybrid H200, keep theirs)
+// nor dies (GB300 never takes GB200's).
+TEST(ComputeFit, TermsInheritWithinADieAndPrecisionOnly) {
   ComputeFit fit;
   fit.terms = {{"GB200", "mxfp8", 1.2, 4},
                {"GB300", "mxfp8", 1.0, 4},
+               {"B300", "mxfp8", 1.1, 2},
                {"GB300", "fp8-current", 1.4, 1},
                {"H100-SXM", "fp8-current", 1.3, 5}};
   EXPECT_DOUBLE_EQ(fit.resolve(catalog(), "GB200", Precision::mxfp8).value, 1.2);
   EXPECT_EQ(fit.resolve(catalog(), "GB200", Precision::mxfp8).source, "fitted on 4 rows");
-  const ResolvedScale b300 = fit.resolve(catalog(), "B300", Precision::mxfp8);
-  EXPECT_DOUBLE_EQ(b300.value, 1.1);  // median of GB200 and GB300
-  EXPECT_EQ(b300.source, "inherited: median of GB200, GB300 (Blackwell, mxfp8)");
-  EXPECT_DOUBLE_EQ(fit.resolve(catalog(), "B200", Precision::fp8_current).value, 1.4);
+  // B200 is GB200's die (10.0): its term, not the median with the Blackwell Ultra GPUs.
+  const ResolvedScale b200 = fit.resolve(catalog(), "B200", Precision::mxfp8);
+  EXPECT_DOUBLE_EQ(b200.value, 1.2);
+  EXPECT_EQ(b200.source, "inherited: median of GB200 (compute capability 10.0, mxfp8)");
+  // B300's die (10.3) fitted in fp8-current only on GB300; B200 / GB200 have no fp8-current term.
+  EXPECT_DOUBLE_EQ(fit.resolve(catalog(), "B300", Precision::fp8_current).value, 1.4);
+  const ResolvedScale none = fit.resolve(catalog(), "B200", Precision::fp8_current);
+  EXPECT_DOUBLE_EQ(none.value, 1);
+  EXPECT_EQ(none.source, "none: no compute capability 10.0 fp8-current rows fitted; today's pricing");
   const ResolvedScale bf16 = fit.resolve(catalog(), "B300", Precision::bf16);
   EXPECT_DOUBLE_EQ(bf16.value, 1);
-  EXPECT_EQ(bf16.source, "none: no Blackwell bf16 rows fitted; today's pricing");
+  EXPECT_EQ(bf16.source, "none: no compute capability 10.3 bf16 rows fitted; today's pricing");
   EXPECT_DOUBLE_EQ(fit.resolve(catalog(), "H200-SXM", Precision::fp8_current).value, 1.3);  // same die
   EXPECT_DOUBLE_EQ(fit.resolve(catalog(), "H200-SXM", Precision::fp8_hybrid).value, 1);
   EXPECT_DOUBLE_EQ(fit.resolve(catalog(), "H100-SXM", Precision::bf16).value, 1);
-  EXPECT_EQ(gpu_generation(catalog().gpu("H200-SXM")), "Hopper");
+  EXPECT_EQ(gpu_die(catalog().gpu("H200-SXM")), "compute capability 9.0");
+  EXPECT_EQ(gpu_die(catalog().gpu("GB300")), "compute capability 10.3");
 }
 
 std::string write(const std::string& name, const std::string& text) {

@@ -29,6 +29,11 @@ struct GpuSpec {
   // NVFP4 GEMMs' fraction of the FP4 peak over BF16 GEMMs' fraction of the BF16 peak at the same shapes
   // (measured: gpus.toml); scales the class efficiency for FP4 (compute_model.hpp). 0 without FP4.
   double fp4_relative_efficiency = 0;
+  // The same for FP8 GEMMs at the FP8 peak: per-tensor scaled (delayed, current, blockwise) and MX
+  // block-scaled (measured on B300: gpus.toml). 1 where not measured (FP8 at the BF16 fraction); GPUs with
+  // measured FP8 curves (calibration profiles) do not use them.
+  double fp8_relative_efficiency = 1;
+  double mxfp8_relative_efficiency = 1;
   double hbm_bytes = 0;         // HBM capacity, bytes (decimal GB as marketed x 1e9)
   double hbm_bandwidth = 0;     // HBM bandwidth, bytes/s
   int nvlink_gen = 0;           // NVLink generation

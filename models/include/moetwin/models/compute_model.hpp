@@ -19,6 +19,7 @@
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/time.hpp"
+#include "moetwin/scenario/scenario.hpp"
 
 namespace moetwin {
 
@@ -96,6 +97,11 @@ struct ComputeProfile {
   // measured on B300; catalog/data/gpus.toml).
   double fp4_peak_flops = 0;
   double fp4_relative_efficiency = 0;
+  // FP8 GEMMs' fraction of the FP8 peak over BF16 GEMMs' fraction of the BF16 peak, per-tensor scaled
+  // (delayed, current, blockwise) and MX block-scaled, for the roofline of a GPU without measured FP8 curves
+  // (GpuSpec::fp8_relative_efficiency, mxfp8_relative_efficiency; measured on B300, catalog/data/gpus.toml).
+  double fp8_relative_efficiency = 1;
+  double mxfp8_relative_efficiency = 1;
   // What the GEMM times come from, for reports: "catalog efficiencies (...)" or "calibrated (path, gpu)".
   std::string source = "catalog efficiencies";
 
@@ -112,33 +118,67 @@ double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, 
 // k < n); otherwise (no calibration, no curve for the class, elementwise, or a dimension <= 0) exactly
 // the overload above. `flops` and `bytes` are the whole op's (all GEMMs of
 // a grouped call, operands + results in bytes).
-// Bytes per element of Transformer Engine's FP8 cast-transpose of a bf16 tensor: read 2, write the FP8
-// tensor (1) and its transpose (1) (transformer_engine/common/transpose/cast_transpose.cu).
-inline constexpr double kFp8CastBytesPerElement = 4.0;
-
-// An FP8 GEMM-class kernel (Transformer Engine fprop/dgrad/wgrad in E4M3/E5M2): the measured FP8 curves
-// when the profile has them (same formula as the calibrated BF16 overload), else the roofline at the FP8
-// peak with the class's catalog efficiency. Throws std::logic_error when the GPU has no FP8 peak (callers
-// reject such scenarios as input errors first).
-double fp8_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
-                          const GemmDims& dims);
 double kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes,
                       const GemmDims& dims);
 
-// NVFP4 (Transformer Engine's NVFP4BlockScaling recipe; shared/design/nvidia-mechanisms.md 5). Bytes per
-// element of the quantization of one bf16 GEMM input, both copies TE keeps (rowwise for fprop / dgrad,
-// columnwise for wgrad), in HBM traffic:
-//   amax pass        2      read the bf16 tensor for its per-tensor amax (s_global = amax / (448 x 6)); with
-//                           the Hadamard transform one pass yields the amax before and after it (TE
-//                           hadamard_transform_amax);
-//   cast             2      read the bf16 tensor again;
-//   rowwise copy     0.5625 E2M1 (4 bits) + one E4M3 scale per 16 elements (1/16 B);
-//   columnwise copy  0.5625 the same, after the 16x16 random Hadamard transform (wgrad inputs) and, for
-//                           gradients, stochastic rounding: both fused into this cast (TE
-//                           hadamard_transform_cast_fusion), so they add no traffic.
-// Weights (16x16 2D blocks) are quantized once per iteration and cached across microbatches, as the FP8
-// casts: not charged per GEMM.
+// Transformer Engine's quantization recipes (scenario Precision minus bf16): which GEMM kernel an FP8 linear
+// runs (per-tensor or MX block scales) and what its quantization kernels move (quantize_bytes_per_element).
+enum class QuantRecipe { fp8_delayed, fp8_current, fp8_blockwise, mxfp8, nvfp4 };
+const char* to_string(QuantRecipe r);
+// The recipe of a quantized precision (is_fp8); std::logic_error for bf16.
+QuantRecipe quant_recipe(Precision precision);
+
+// An FP8 GEMM-class kernel (Transformer Engine fprop/dgrad/wgrad in E4M3/E5M2): the measured FP8 curves
+// when the profile has them (same formula as the calibrated BF16 overload), else the roofline at the FP8
+// peak with the class's catalog efficiency x the recipe's relative FP8 efficiency (mxfp8:
+// mxfp8_relative_efficiency, every other FP8 recipe: fp8_relative_efficiency). Throws std::logic_error when
+// the GPU has no FP8 peak (callers reject such scenarios as input errors first) or for QuantRecipe::nvfp4.
+double fp8_kernel_seconds(const ComputeProfile& profile, QuantRecipe recipe, OpClass cls, double flops,
+                          double bytes, const GemmDims& dims);
+
+// Quantization of one bf16 GEMM input (activations forward, output gradients backward), priced as
+// memory-bound kernels: bytes per element (TE's data flow, both copies it keeps: rowwise for fprop / dgrad,
+// columnwise for wgrad) at a measured fraction of HBM bandwidth. Bytes per element:
+//   fp8_delayed    4      TE cast_transpose: read bf16 (2), write E4M3/E5M2 and its transpose (1 + 1); the
+//                         amax is taken in the same pass and the scale comes from the amax history
+//                         (transformer_engine/common/transpose/cast_transpose.cu);
+//   fp8_current    6      an amax pass first (read 2; the per-tensor scale must be known before the cast),
+//                         then the cast-transpose (4);
+//   fp8_blockwise  4.0625 read 2, two FP8 copies with one FP32 scale per 128 elements (2 x (1 + 4/128));
+//   mxfp8          4.0625 read 2, rowwise and columnwise E4M3 copies with one E8M0 scale per 32 elements
+//                         (2 x (1 + 1/32)); the block amax is taken in the cast itself;
+//   nvfp4          5.125  amax pass (read 2; s_global = amax / (448 x 6); with the Hadamard transform one
+//   pass
+//                         yields the amax before and after it, TE hadamard_transform_amax), cast (read 2),
+//                         two E2M1 copies with one E4M3 scale per 16 elements (2 x 0.5625); the 16x16 random
+//                         Hadamard transform of the wgrad inputs and stochastic rounding of gradients are
+//                         fused into the columnwise cast (TE hadamard_transform_cast_fusion): no extra
+//                         traffic.
+// Weights are quantized once per iteration and cached across microbatches (TE is_first_microbatch): not
+// charged per GEMM.
+double quantize_bytes_per_element(QuantRecipe recipe);
 inline constexpr double kNvfp4QuantizeBytesPerElement = 2 + 2 + 2 * (0.5 + 1.0 / 16);
+// Fraction of HBM bandwidth TE's quantization reaches, measured on B300 by Transformer Engine's GEMM
+// profiling guide (validate/data/gemm-throughput.csv: a Llama-like layer, hidden 4096, FFN 16384, 15,872
+// tokens, 12 GEMMs; with quantization (autocast) minus kernels only, per recipe). The guide quantizes per
+// layer the GEMM inputs (455 M elements), output gradients (585 M) and, on every call, the weights (201 M):
+// 1,241.5 M elements at 8 TB/s.
+//  - Recipes whose scales come from the tensor being cast (current per-tensor, MX blocks, NVFP4): 2.335 ms
+//    (FP8 current, 6 B), 1.823 ms (MXFP8, 4.0625 B), 2.689 ms (NVFP4, 5.125 B) -> 18.86 GB in 6.847 ms
+//    = 2.754 TB/s = 0.344 of 8 TB/s (per recipe 0.399 / 0.346 / 0.296). Bounds 0.30-0.40: the per-recipe
+//    spread. The guide times whole autocast calls with CUDA events, so host time the GPU waits on is inside;
+//    an unfused PyTorch cast-transpose measured on the H100 (calibrate/data/h100-layer-probe.csv
+//    `cast_input`, 10 B per element in three kernels) reaches 0.28-0.30 of 3.35 TB/s, the same third of HBM.
+//  - Delayed scaling's one fused cast-transpose: 7.802 ms (autocast) - 6.812 ms (FP8 current's kernels only,
+//    the same per-tensor FP8 GEMMs: inferred) = 0.990 ms for 4 B per element -> 0.627 of 8 TB/s. The guide
+//    has no kernels-only delayed row (its "pre-quantized" delayed row is still autocast, 8.123 ms): one
+//    difference, about +-0.3 ms from the two rows' spread.
+inline constexpr double kQuantizeHbmFraction = 0.344;
+inline constexpr double kDelayedCastHbmFraction = 0.627;
+double quantize_hbm_fraction(QuantRecipe recipe);
+// Seconds to quantize `elements` bf16 values under `recipe`: elements x bytes per element / (HBM bandwidth x
+// the recipe's measured fraction), at least one kernel (min_kernel_s); 0 for no elements.
+double quantize_seconds(const ComputeProfile& profile, QuantRecipe recipe, double elements);
 // Bytes per element of an NVFP4 GEMM operand: E2M1 plus its share of the E4M3 block scale.
 inline constexpr double kNvfp4OperandBytesPerElement = 0.5 + 1.0 / 16;
 // An NVFP4 GEMM-class kernel (fprop, dgrad or wgrad of a TE linear): the roofline at the FP4 peak with the
@@ -146,8 +186,6 @@ inline constexpr double kNvfp4OperandBytesPerElement = 0.5 + 1.0 / 16;
 // FP8 calibration curves are not carried over (another kernel, another peak; no FP4 measurement on a
 // calibrated GPU yet). Throws std::logic_error when the GPU has no FP4 peak (scenario validation rejects it).
 double fp4_kernel_seconds(const ComputeProfile& profile, OpClass cls, double flops, double bytes);
-// NVFP4's quantization of `elements` bf16 values (both copies), s: memory-bound elementwise work.
-double nvfp4_quantize_seconds(const ComputeProfile& profile, double elements);
 
 // A fused causal attention core of `flops` (Megatron-Core's count: forward s^2 (qk + v) heads x batch per
 // call, backward attention_backward_factor x that) with head dims summing to `head_width`, from the

@@ -10,11 +10,15 @@
 //   catalog efficiency >= 0.45), 2.5 a GEMM below a third of the catalog's efficiency, slower than any
 //   training kernel the calibration measured at these shapes.
 //
-// A (GPU, precision) without rows inherits, in order: the median of the fitted terms of GPUs of the same
-// generation (same NVLink generation: Hopper 4, Blackwell 5) in the same precision; else nothing: today's
-// pricing (1), said so. A term never crosses precisions: an FP8 recipe's GEMMs reach another fraction of
-// another peak than bf16's (compute_model.hpp), so the live rows in bf16 (B300, H100) and fp8-hybrid (H200)
-// keep their predictions unless rows of their precision are fitted.
+// A (GPU, precision) without rows inherits the median of the fitted terms of GPUs of the same die (same CUDA
+// compute capability: 9.0 H100/H200/H800, 10.0 B200/GB200, 10.3 B300/GB300) in the same precision; else
+// nothing: today's pricing (1), said so. Not the generation: at the same catalog FP8 peak the Blackwell Ultra
+// dies (GB300) run NVIDIA's dense rows ~20 % faster than the Blackwell ones (GB200, B200), whose fitted terms
+// are 1.19-1.20 where GB300's are 0.96-0.98 (docs/2026-12-07-gemm-by-shape.md); the catalog's Blackwell GEMM
+// rates are measured on a B300, so a die without fitted rows keeps them. A term never crosses precisions: an
+// FP8 recipe's GEMMs reach another fraction of another peak than bf16's (compute_model.hpp), so the live rows
+// in bf16 (B300, H100) and fp8-hybrid (H200) keep their predictions unless rows of their precision are
+// fitted.
 //
 // Fit: per term, the squared log ratio of predicted to measured iteration time over its rows, minimised in
 // [0.5, 2.5] on the local linear model of the replayed times (the time is linear in the scale until the
@@ -48,7 +52,8 @@ struct GemmScaleTerm {
 // The resolved term of one (GPU, precision), with where it came from.
 struct ResolvedScale {
   double value = 1;
-  std::string source;  // "fitted on 4 rows", "inherited: median of GB300 (Blackwell, mxfp8)", "none: ..."
+  std::string source;  // "fitted on 4 rows", "inherited: median of GB300 (compute capability 10.3, mxfp8)",
+                       // "none: ..."
 };
 
 struct ComputeFit {
@@ -56,8 +61,8 @@ struct ComputeFit {
   ResolvedScale resolve(const Catalog& catalog, const std::string& gpu, Precision precision) const;
 };
 
-// The GPU's generation by its NVLink generation ("Hopper" for 4, "Blackwell" for 5, else "NVLink N").
-std::string gpu_generation(const GpuSpec& gpu);
+// The GPU's die by its CUDA compute capability ("compute capability 10.3").
+std::string gpu_die(const GpuSpec& gpu);
 
 // `profile` with every GEMM-class kernel (catalog efficiencies of gemm, grouped_gemm and attention, and every
 // measured curve and attention kernel, bf16 and FP8) taking `scale` times its time; catalog efficiencies stay

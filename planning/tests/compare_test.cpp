@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/planning/compare_report.hpp"
 #include "moetwin/planning/training_cost.hpp"

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/topology/cluster_graph.hpp"
 
 namespace moetwin {
 namespace {

@@ -16,6 +16,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/topology/analytical_network.hpp"
 #include "moetwin/topology/cluster.hpp"
+#include "moetwin/topology/cluster_graph.hpp"
 #include "moetwin/topology/collectives.hpp"
 
 namespace moetwin {

@@ -8,6 +8,7 @@
 
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/topology/cluster.hpp"
+#include "moetwin/topology/cluster_graph.hpp"
 #include "moetwin/topology/collectives.hpp"
 #include "moetwin/topology/placement.hpp"
 

@@ -18,7 +18,6 @@
 namespace moetwin {
 namespace {
 
-
 using test_support::catalog;
 
 Scenario qwen3_p5en() {

@@ -9,7 +9,6 @@
 namespace moetwin {
 namespace {
 
-
 using test_support::catalog;
 
 TEST(InspectReport, InterleavedDeepSeekStagesAndChunks) {

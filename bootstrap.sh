@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One-command set-up for a fresh Debian 12 machine (run as root): installs the Debian packages moetwin
 # needs, configures and builds, then either runs the main job on the shipped default scenario or runs
-# the test suite. Both use one Release build folder: `run` builds only the programs the main job needs
-# (the moetwin binary and its libraries, a few minutes on 2 cores), `test` builds the rest (every test and
-# benchmark) and runs them; after `run`, `test` builds nothing twice.
+# the test suite. Both use one Release build folder: `run` builds only the program the main job needs
+# (the moetwin binary and its libraries, a few minutes on 2 cores), `test` builds the rest (moetwin-net and
+# moetwin-sweep, which `moetwin net|sweep` run, and every test and benchmark) and runs them; after `run`,
+# `test` builds nothing twice.
 #   bash bootstrap.sh run    # set up, build moetwin, inspect + predict scenarios/default.toml
 #   bash bootstrap.sh test   # set up, build everything, run every test (ctest)
 # Environment: BUILD_DIR (default build), CMAKE_ARGS (extra configure flags), JOBS (default nproc).

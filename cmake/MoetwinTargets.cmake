@@ -13,7 +13,8 @@ endfunction()
 function(moetwin_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS} GTest::gtest GTest::gmock GTest::gtest_main moetwin_warnings)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS} GTest::gtest GTest::gmock GTest::gtest_main moetwin_warnings
+    moetwin_test_support)
   target_compile_definitions(${name} PRIVATE MOETWIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     MOETWIN_BINARY_DIR="${PROJECT_BINARY_DIR}")
   include(GoogleTest)

@@ -22,6 +22,7 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/e2e/cli_run.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
@@ -31,10 +32,7 @@ namespace fs = std::filesystem;
 const std::string kSource = e2e::kSourceDir;
 const std::string kBinary = e2e::kMoetwin;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 using Outcome = e2e::CliRun;
 

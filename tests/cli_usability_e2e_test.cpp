@@ -28,7 +28,7 @@ using Result = e2e::CliRun;
 // `moetwin ARGS` with stdout and stderr captured in files under `dir` (stderr is then no terminal). Every
 // command here takes --profile: none keeps the tests off the shipped fit, which they are not about.
 Result moetwin(const std::string& args, const fs::path& dir) {
-  return e2e::run_command(kBinary + " " + args, dir);
+  return e2e::run_moetwin_as_given(args, dir);
 }
 
 std::size_t count(const std::string& text, const std::string& what) {

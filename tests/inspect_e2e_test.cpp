@@ -17,6 +17,8 @@
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/reports/inspect_report.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_scenario.hpp"
 
 namespace moetwin {
 namespace {
@@ -25,10 +27,7 @@ const std::string kSource = MOETWIN_SOURCE_DIR;
 // The repository's copy of shared/data/live-runs.csv (scenarios/tests/data, with its documented dp fix).
 const std::string kRuns = kSource + "/scenarios/tests/data/live-runs.csv";
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 double logged_flops(const LiveRun& run) {
   return run.tflops_gpu * 1e12 * run.iter_s * run.scenario.gpus();
@@ -76,7 +75,7 @@ TEST(InspectLiveRuns, EveryLiveRunFits) {
 }
 
 TEST(InspectLiveRuns, KimiK2OnP5DoesNotFit) {
-  const Scenario s = load_scenario_file(kSource + "/scenarios/examples/kimi-k2-p5-32n.toml", catalog());
+  const Scenario s = test_support::repo_scenario("scenarios/examples/kimi-k2-p5-32n.toml");
   ASSERT_EQ(s.instance.name, "p5.48xlarge");
   ASSERT_EQ(s.training.recompute, Recompute::full);
   const Inspection in = inspect_scenario(s, {"kimi-k2-p5-32n.toml", 0});

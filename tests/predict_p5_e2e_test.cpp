@@ -21,9 +21,7 @@ namespace fs = std::filesystem;
 const std::string kSource = e2e::kSourceDir;
 const std::string kBinary = e2e::kMoetwin;
 
-int run(const std::string& args, const fs::path& out, const fs::path& err) {
-  return e2e::run_moetwin_to(args, out, err);
-}
+using e2e::run_moetwin_to;
 
 // Golden value with the shipped profile (calibrate/profiles/fitted/live-fit.toml) and the measured row.
 constexpr const char* kPredictedIterS = "11.959641";
@@ -36,7 +34,9 @@ TEST(PredictP5, GoldenIterationOfTheUcclCell) {
   fs::create_directories(dir);
   const fs::path out = dir / "out.csv", err = dir / "err.txt";
   ASSERT_EQ(
-      run("predict " + kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml --format csv", out, err), 0)
+      run_moetwin_to("predict " + kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml --format csv",
+                     out, err),
+      0)
       << read_text_file(err.string());
   const CsvTable t = read_csv_file(out.string());
   ASSERT_EQ(t.rows.size(), 1u);
@@ -47,7 +47,8 @@ TEST(PredictP5, GoldenIterationOfTheUcclCell) {
   EXPECT_NEAR(std::stod(predicted) / kMeasuredIterS, 1.0, 0.25);
   // The same row through --runs gives the same time: the scenario file is that row.
   const fs::path rows = dir / "rows.csv";
-  ASSERT_EQ(run("predict --runs " + kSource + "/validate/data/live-runs-p5-h100.csv --format csv", rows, err),
+  ASSERT_EQ(run_moetwin_to("predict --runs " + kSource + "/validate/data/live-runs-p5-h100.csv --format csv",
+                           rows, err),
             0)
       << read_text_file(err.string());
   const CsvTable r = read_csv_file(rows.string());
@@ -65,7 +66,8 @@ TEST(PredictP5, TextNamesHowTheDispatcherTermsTransfer) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path out = dir / "out.txt", err = dir / "err.txt";
-  ASSERT_EQ(run("predict " + kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml", out, err), 0)
+  ASSERT_EQ(
+      run_moetwin_to("predict " + kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml", out, err), 0)
       << read_text_file(err.string());
   const std::string text = read_text_file(out.string());
   EXPECT_NE(

@@ -22,9 +22,7 @@ namespace fs = std::filesystem;
 const std::string kSource = e2e::kSourceDir;
 const std::string kBinary = e2e::kMoetwin;
 
-int run(const std::string& args, const fs::path& out, const fs::path& err) {
-  return e2e::run_moetwin_to(args, out, err);
-}
+using e2e::run_moetwin_to;
 
 // Golden values with the shipped profile (calibrate/profiles/fitted/live-fit.toml) and the measured row.
 constexpr const char* kPredictedIterS = "1.153504";
@@ -36,7 +34,8 @@ TEST(PredictP5en, GoldenIterationOfTheP5enCell) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path out = dir / "out.csv", err = dir / "err.txt";
-  ASSERT_EQ(run("predict " + kSource + "/scenarios/live/uccl-p5en-4n-20260430.toml --format csv", out, err),
+  ASSERT_EQ(run_moetwin_to("predict " + kSource + "/scenarios/live/uccl-p5en-4n-20260430.toml --format csv",
+                           out, err),
             0)
       << read_text_file(err.string());
   const CsvTable t = read_csv_file(out.string());
@@ -47,7 +46,9 @@ TEST(PredictP5en, GoldenIterationOfTheP5enCell) {
   EXPECT_NEAR(std::stod(predicted) / kMeasuredIterS, 1.0, 0.10);
   // The same row through --runs gives the same time: the scenario file is that row.
   const fs::path rows = dir / "rows.csv";
-  ASSERT_EQ(run("predict --runs " + kSource + "/validate/data/live-runs-p5en.csv --format csv", rows, err), 0)
+  ASSERT_EQ(run_moetwin_to("predict --runs " + kSource + "/validate/data/live-runs-p5en.csv --format csv",
+                           rows, err),
+            0)
       << read_text_file(err.string());
   const CsvTable r = read_csv_file(rows.string());
   ASSERT_EQ(r.rows.size(), 8u);
@@ -61,7 +62,7 @@ TEST(PredictP5en, TextSaysStackPrecisionAndChunk) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path out = dir / "out.txt", err = dir / "err.txt";
-  ASSERT_EQ(run("predict " + kSource + "/scenarios/live/uccl-p5en-4n-20260430.toml", out, err), 0)
+  ASSERT_EQ(run_moetwin_to("predict " + kSource + "/scenarios/live/uccl-p5en-4n-20260430.toml", out, err), 0)
       << read_text_file(err.string());
   const std::string text = read_text_file(out.string());
   EXPECT_NE(text.find("megatron-lm-core_r0.17.0-nccl2.28.9, NCCL P2P net chunk 512 KiB (aws-ofi-nccl "
@@ -70,7 +71,7 @@ TEST(PredictP5en, TextSaysStackPrecisionAndChunk) {
       << text;
   EXPECT_NE(text.find("fp8-hybrid"), std::string::npos) << text;
   // The default scenario names its defaulted stack and NeMo's 128 KiB chunk.
-  ASSERT_EQ(run("predict " + kSource + "/scenarios/default.toml", out, err), 0)
+  ASSERT_EQ(run_moetwin_to("predict " + kSource + "/scenarios/default.toml", out, err), 0)
       << read_text_file(err.string());
   EXPECT_NE(
       read_text_file(out.string())

@@ -25,7 +25,7 @@ const std::string kBinary = e2e::kMoetwin;
 using Result = e2e::CliRun;
 
 Result moetwin(const std::string& args, const fs::path& dir) {
-  return e2e::run_command(kBinary + " " + args, dir);
+  return e2e::run_moetwin_as_given(args, dir);
 }
 
 class ReportCaveats : public ::testing::Test {

@@ -6,12 +6,12 @@
 #include <chrono>
 
 #include "moetwin/common/numbers.hpp"
-#include "tiny_models.hpp"
+#include "moetwin/test_support/tiny_models.hpp"
 
 namespace moetwin {
 namespace {
 
-using test::tiny_gqa;
+using test_support::tiny_gqa;
 
 TEST(MemoryModel, LayerActivationsByHand) {
   const ModelSpec m = tiny_gqa();
@@ -37,15 +37,7 @@ TEST(MemoryModel, LayerActivationsByHand) {
 }
 
 TEST(MemoryModel, MlaAttentionActivationsByHand) {
-  ModelSpec m;
-  m.hidden = 8;
-  m.attention = AttentionKind::mla;
-  m.heads = 2;
-  m.q_lora_rank = 4;
-  m.kv_lora_rank = 2;
-  m.qk_head_dim = 3;
-  m.qk_rope_dim = 1;
-  m.v_head_dim = 2;
+  const ModelSpec m = test_support::tiny_mla();
   ParallelLayout p;
   // 2h 16 + compressed (4 + 2 + 1) 7 + normed (4 + 2) 6 + Q,K 2 x 2 x 4 = 16 + V, out 2 x 2 x 2 = 8: 53
   // elements x 2 B x 4 tokens, plus 4 B x 2 heads x 4 tokens of softmax statistics.

@@ -6,13 +6,13 @@
 #include <utility>
 #include <vector>
 
-#include "tiny_models.hpp"
+#include "moetwin/test_support/tiny_models.hpp"
 
 namespace moetwin {
 namespace {
 
-using test::tiny_gqa;
-using test::tiny_mla;
+using test_support::tiny_gqa;
+using test_support::tiny_mla;
 
 TEST(ModelAccounting, LayerKinds) {
   const ModelSpec m = tiny_mla();

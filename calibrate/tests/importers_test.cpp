@@ -4,6 +4,7 @@
 
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 
 namespace moetwin {
 namespace {
@@ -19,14 +20,7 @@ const Experiment& find(const std::vector<Experiment>& all, const std::string& na
   throw std::out_of_range("no experiment " + name);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test_support::error_of;
 
 TEST(NcclTestsImport, ReadsEveryColumnOfBothPlacements) {
   const std::string path = data_path("all_reduce_perf_8gpu.txt");

@@ -11,15 +11,13 @@
 
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/topology/cluster.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 const InstanceSpec& p5en() {
   return catalog().instance("p5en.48xlarge");
 }

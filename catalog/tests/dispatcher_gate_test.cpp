@@ -9,14 +9,12 @@
 #include <string>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 std::optional<std::string> refusal(const std::string& dispatcher, const std::string& instance) {
   const InstanceSpec& i = catalog().instance(instance);

@@ -6,6 +6,8 @@
 #include <functional>
 #include <sstream>
 
+#include "moetwin/test_support/input_error_of.hpp"
+
 namespace moetwin {
 namespace {
 
@@ -43,14 +45,7 @@ TEST(Csv, EscapeRoundTrips) {
   EXPECT_EQ(t.rows[0].fields[2], "q\"q");
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test_support::error_of;
 
 // What the cell reader accepts and how it names what it refuses: file, line, column, cell, expectation.
 TEST(CsvRowReader, ReadsRangedCellsAndNamesWhatItRefuses) {

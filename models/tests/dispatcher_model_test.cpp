@@ -9,15 +9,13 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/routing_plan.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "tiny_routing.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 using test::tiny_plan;
 

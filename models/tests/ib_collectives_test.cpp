@@ -11,14 +11,12 @@
 #include "moetwin/catalog/fabric_latency.hpp"
 #include "moetwin/models/comm_cost.hpp"
 #include "moetwin/models/topology_comm.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 Scenario two_nodes(const std::string& instance) {
   Scenario s;

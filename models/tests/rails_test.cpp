@@ -11,15 +11,13 @@
 #include "moetwin/common/csv.hpp"
 #include "moetwin/models/dispatcher_model.hpp"
 #include "moetwin/models/ofi_multi_recv.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "tiny_routing.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 TEST(Rails, PathMixPerDispatcher) {
   const DispatcherSpec& nccl = catalog().dispatcher("nccl-alltoall");

@@ -3,14 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 TEST(PlanCandidates, NodeCountsArePowersOfTwoAndTheEnds) {
   EXPECT_EQ(node_counts(1, 64), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));

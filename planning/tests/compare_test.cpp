@@ -5,28 +5,27 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/planning/compare_report.hpp"
 #include "moetwin/planning/training_cost.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_profile.hpp"
+#include "moetwin/test_support/shipped_scenario.hpp"
 
 namespace moetwin {
 namespace {
 
-const std::string kSource = MOETWIN_SOURCE_DIR;
-
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 Scenario qwen3_p5en() {
-  return load_scenario_file(kSource + "/scenarios/examples/qwen3-30b-p5en-2n.toml", catalog());
+  return test_support::repo_scenario("scenarios/examples/qwen3-30b-p5en-2n.toml");
 }
 
 const FittedProfile& shipped() {
-  static const FittedProfile p = load_fitted_profile(kSource + "/calibrate/profiles/fitted/live-fit.toml");
-  return p;
+  return test_support::shipped_fitted_profile();
 }
 
 // The acceptance: bf16 vs fp8-hybrid of one scenario.
@@ -103,7 +102,7 @@ TEST(Compare, ShorthandsRefuseBadValues) {
 // 118% compared as a ratio with a verdict). A side that does not fit is refused, naming it and its memory,
 // unless ignore_memory; then each side's memory and the note travel with the verdict.
 TEST(CompareMemory, ASideThatDoesNotFitIsRefusedUnlessIgnored) {
-  const Scenario kimi = load_scenario_file(kSource + "/scenarios/examples/kimi-k2-p5-32n.toml", catalog());
+  const Scenario kimi = test_support::repo_scenario("scenarios/examples/kimi-k2-p5-32n.toml");
   const std::vector<CompareInput> inputs = compare_precisions(kimi, {"bf16", "fp8-hybrid"});
   try {
     (void)compare(inputs, shipped(), 2);

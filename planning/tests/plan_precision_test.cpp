@@ -15,20 +15,18 @@
 #include <map>
 
 #include "moetwin/planning/plan.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_profile.hpp"
 
 namespace moetwin {
 namespace {
 
 const std::string kSource = MOETWIN_SOURCE_DIR;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 const FittedProfile& shipped() {
-  static const FittedProfile p = load_fitted_profile(kSource + "/calibrate/profiles/fitted/live-fit.toml");
-  return p;
+  return test_support::shipped_fitted_profile();
 }
 
 PlanRequest deepseek_p5en_16(Precision precision) {

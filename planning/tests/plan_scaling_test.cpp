@@ -9,14 +9,12 @@
 #include "moetwin/planning/recommend.hpp"
 #include "moetwin/planning/recommend_report.hpp"
 #include "moetwin/planning/training_cost.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 PlanRequest two_counts() {
   PlanRequest r;

@@ -4,32 +4,19 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/planning/plan_report.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "small_plan_request.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 FittedProfile unfitted() {
   return resolve_fitted_profile("none");
 }
 
-PlanRequest small_request() {
-  PlanRequest r;
-  r.model = "qwen3-30b-a3b";
-  r.instance = "p5en.48xlarge";
-  r.tokens = 1e9;
-  r.max_nodes = 1;
-  r.global_batch = 16;
-  r.seq_length = 4096;
-  r.seed_layouts = 1;
-  r.max_layouts_per_node_count = 2;
-  r.threads = 2;
-  return r;
-}
+using planning_test::small_request;
 
 std::string error_of(const PlanRequest& r) {
   try {

@@ -6,14 +6,12 @@
 
 #include "moetwin/planning/recommend_report.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 Scenario qwen3_30b() {
   return load_scenario_file(std::string(MOETWIN_SOURCE_DIR) + "/scenarios/examples/qwen3-30b-p5en-2n.toml",

@@ -12,31 +12,17 @@
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "small_plan_request.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
-PlanRequest small_request() {
-  PlanRequest r;
-  r.model = "qwen3-30b-a3b";
-  r.instance = "p5en.48xlarge";
-  r.tokens = 1e9;
-  r.min_nodes = 1;
-  r.max_nodes = 1;
-  r.global_batch = 16;
-  r.seq_length = 4096;
-  r.seed_layouts = 1;
-  r.max_layouts_per_node_count = 2;
-  r.threads = 2;
-  return r;
-}
+using planning_test::small_request;
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::path(testing::TempDir()) / ("scenario_file_test_" + name);

@@ -1,6 +1,7 @@
 #include "moetwin/reports/prediction_columns.hpp"
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 #include "moetwin/common/numbers.hpp"
 

@@ -1,6 +1,7 @@
 #include "moetwin/reports/prediction_report.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/numbers.hpp"

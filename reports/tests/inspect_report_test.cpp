@@ -3,20 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_scenario.hpp"
 
 namespace moetwin {
 namespace {
 
-const std::string kSource = MOETWIN_SOURCE_DIR;
-
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 TEST(InspectReport, InterleavedDeepSeekStagesAndChunks) {
   // DeepSeek-V3 on pp 8, vpp 2: E+4D, 14 x 4D, 1D+MTP+Loss (model-flops.md), two chunks per stage.
-  const Scenario s = load_scenario_file(kSource + "/scenarios/live/dsv3-b300-32n-20260601.toml", catalog());
+  const Scenario s = test_support::repo_scenario("scenarios/live/dsv3-b300-32n-20260601.toml");
   const Inspection in = inspect_scenario(s, {"dsv3.toml", 0});
   const ResultTable stages = stage_table(in);
   ASSERT_EQ(stages.rows.size(), 8u);
@@ -40,7 +37,7 @@ TEST(InspectReport, InterleavedDeepSeekStagesAndChunks) {
 }
 
 TEST(InspectReport, KimiOnP5SaysDoesNotFit) {
-  const Scenario s = load_scenario_file(kSource + "/scenarios/examples/kimi-k2-p5-32n.toml", catalog());
+  const Scenario s = test_support::repo_scenario("scenarios/examples/kimi-k2-p5-32n.toml");
   const Inspection in = inspect_scenario(s, {"kimi.toml", 0});
   const std::string text = render_inspect_text(s, in);
   EXPECT_NE(text.find("DOES NOT FIT"), std::string::npos) << text;

@@ -4,13 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "moetwin/test_support/shipped_catalog.hpp"
+
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 std::string live_runs_path() {
   return std::string(MOETWIN_SOURCE_DIR) + "/scenarios/tests/data/live-runs.csv";

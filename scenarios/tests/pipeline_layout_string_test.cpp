@@ -5,14 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 std::vector<std::string> expand(const std::string& text) {
   return expand_pipeline_layout_string(text, {"s.toml", 9}, "parallelism.pipeline_layout");

@@ -4,13 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "moetwin/test_support/shipped_catalog.hpp"
+
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 PipelineLayout layout(const std::string& model, int layers, int pp, int vpp) {
   ModelSpec m = catalog().model(model);

@@ -7,14 +7,12 @@
 
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 // A valid scenario (the default live-run cell); every case breaks it in one place. Line numbers in the
 // expected messages refer to this text.

@@ -7,16 +7,14 @@
 
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 std::string scenarios_dir() {
   return std::string(MOETWIN_SOURCE_DIR) + "/scenarios";

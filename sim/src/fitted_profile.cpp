@@ -82,12 +82,12 @@ const std::vector<FreeParameter>& parameter_table() {
        0},
       {"a2a_time_scale", "x", 1.0, 1.5,
        "dispatch/combine transfer time over the dispatcher model (its handshake latency unscaled)", 0},
-      // The descriptions below name a2a_transfer.hpp, now models/dispatcher_cost.hpp (a2a_transfer): they are
-      // output (`params`, the fit report, the shipped profile's comments), kept as they were by the refactor
-      // that moved it (docs/2026-12-07-workload-split.md).
+      // The descriptions below name the file that carries these terms to another instance
+      // (models/dispatcher_cost.hpp: a2a_transfer); they are output (`params`, the fit report, the written
+      // profile's comments).
       {"a2a_latency_s", "s", 0.0, 5e-3,
        "fixed time per dispatch/combine call (host sync, proxy round trip), at the reference CPU (8559C); on "
-       "another instance x its host time factor (a2a_transfer.hpp)",
+       "another instance x its host time factor (dispatcher_cost.hpp)",
        0},
       {"a2a_per_copy_s", "s", 0.0, 0.5e-6, "time per received token copy per dispatch/combine call", 2e-8},
       {"a2a_fill_tokens", "tokens", 0.0, 1024.0,
@@ -96,12 +96,12 @@ const std::vector<FreeParameter>& parameter_table() {
       {"a2a_node_latency_s", "s", 0.0, 3e-3,
        "time per dispatch/combine call per remote node of the EP group, at the reference instance "
        "(p6-b300); elsewhere x one RDMA write's cost on the dispatcher's posting path there over here "
-       "(per_message_s per instance, low-latency benchmarks; a2a_transfer.hpp)",
+       "(per_message_s per instance, low-latency benchmarks; dispatcher_cost.hpp)",
        2e-4},
       {"a2a_remote_token_s", "s", 0.0, 1e-6,
        "time per token sent to (combine: received from) another node per dispatch/combine call, whatever the "
        "hidden size, at the reference instance (p6-b300); elsewhere x the posting path's write cost there "
-       "over here (a2a_transfer.hpp)",
+       "over here (dispatcher_cost.hpp)",
        5e-8},
   };
   return table;

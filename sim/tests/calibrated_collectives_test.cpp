@@ -15,16 +15,14 @@
 #include "moetwin/profile/calibration_profile.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // qwen3-30b-a3b cut to 2 layers on one node of `instance`: tp 8 (TP collectives on NVLink), ep 8.
 Scenario tp8(const std::string& instance) {

@@ -18,16 +18,14 @@
 #include "moetwin/sim/prediction.hpp"
 // The sample profile calibrate's profile tests use too.
 #include "../../calibrate/tests/sample_calibration_profile.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // qwen3-30b-a3b cut to 2 layers on one node of `instance`: tp1 pp1 ep8 dp8, mb 1, 2 microbatches.
 Scenario small(const std::string& instance, const std::string& calibration = "") {

@@ -14,14 +14,13 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/workload_ops.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 TEST(ContextParallel, LoadBalancedRingComputesHalfTheSquareOverCp) {
   // seq 8192: causal attention is 8192^2 / 2 = 33.55M pairs per sequence; each of cp = 2 ranks computes
@@ -81,15 +80,6 @@ Scenario llama_cp(int cp, int dp) {
   return parse_scenario(text, "test.toml", catalog());
 }
 
-std::vector<TimeNs> durations(const BuiltWorkload& b, const std::string& label) {
-  const Program& prog = b.workload.programs.at(static_cast<std::size_t>(b.workload.rank_program.at(0)));
-  std::vector<TimeNs> out;
-  for (const OpSpec& op : prog.ops()) {
-    if (prog.labels().at(static_cast<std::size_t>(op.label)) == label) out.push_back(op.duration);
-  }
-  return out;
-}
-
 TEST(ContextParallel, ReplayedAttentionCoreFollowsTheRingFormulas) {
   WorkloadSeams seams;
   seams.comm = std::make_shared<SlowP2p>();
@@ -98,9 +88,11 @@ TEST(ContextParallel, ReplayedAttentionCoreFollowsTheRingFormulas) {
   const BuiltWorkload one = build_workload(llama_cp(1, 8), prof, seams);
   const BuiltWorkload two = build_workload(llama_cp(2, 4), prof, seams);
   const BuiltWorkload four = build_workload(llama_cp(4, 2), prof, seams);
-  const std::vector<TimeNs> f1 = durations(one, "attn.core"), f2 = durations(two, "attn.core"),
-                            f4 = durations(four, "attn.core");
-  const std::vector<TimeNs> b2 = durations(two, "attn.core_bwd"), b4 = durations(four, "attn.core_bwd");
+  const std::vector<TimeNs> f1 = test_support::rank0_durations(one, "attn.core"),
+                            f2 = test_support::rank0_durations(two, "attn.core"),
+                            f4 = test_support::rank0_durations(four, "attn.core");
+  const std::vector<TimeNs> b2 = test_support::rank0_durations(two, "attn.core_bwd"),
+                            b4 = test_support::rank0_durations(four, "attn.core_bwd");
   ASSERT_EQ(f1.size(), 2u);  // one per layer
   ASSERT_EQ(f2.size(), 2u);
   ASSERT_EQ(b4.size(), 2u);

@@ -12,14 +12,12 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // Qwen3-30B-A3B (48 MoE layers) on one p5en node, tp 2 pp 2 ep 4 dp 2, 4 microbatches; `training` adds keys.
 Scenario qwen(const std::string& training = "") {

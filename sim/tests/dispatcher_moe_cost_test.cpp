@@ -14,14 +14,12 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // qwen3-30b-a3b (128 experts, top-8, hidden 2048) cut to 4 layers on `nodes` x p5en (8 GPUs each, default
 // 2): tp1 pp1, ep = dp = every GPU, so the one EP group spans every node (8 ranks per node); mb 1,

@@ -14,14 +14,13 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/workload_ops.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // Llama 3 8B cut to 2 layers on one DGX B200, DP8, `gbs` / 8 microbatches.
 std::string text(bool fsdp, int gbs = 8, const std::string& extra = "") {
@@ -48,15 +47,6 @@ class TenMs : public CommCostModel {
   double seconds(CollectiveOp, double, const std::vector<int>&) const override { return 10e-3; }
 };
 
-std::vector<TimeNs> durations(const BuiltWorkload& b, const std::string& label) {
-  const Program& prog = b.workload.programs.at(static_cast<std::size_t>(b.workload.rank_program.at(0)));
-  std::vector<TimeNs> out;
-  for (const OpSpec& op : prog.ops()) {
-    if (prog.labels().at(static_cast<std::size_t>(op.label)) == label) out.push_back(op.duration);
-  }
-  return out;
-}
-
 TEST(Fsdp, BufferWaitIsTheUnitTwoBefore) {
   EXPECT_EQ(fsdp_buffer_wait(0), -1);
   EXPECT_EQ(fsdp_buffer_wait(1), -1);
@@ -70,12 +60,12 @@ TEST(Fsdp, EveryUnitGatheredTwiceAndReducedOncePerMicrobatch) {
   const BuiltWorkload b = build_workload(llama(true, 16), {}, seams);  // 2 microbatches
   // Units: embedding, 2 layers, output layer: 4 gathers forward + 4 backward, 4 reduce-scatters, per
   // microbatch; the distributed optimizer's per-iteration collectives are gone.
-  const std::vector<TimeNs> ag = durations(b, "fsdp.param_all_gather");
-  const std::vector<TimeNs> rs = durations(b, "fsdp.grad_reduce_scatter");
+  const std::vector<TimeNs> ag = test_support::rank0_durations(b, "fsdp.param_all_gather");
+  const std::vector<TimeNs> rs = test_support::rank0_durations(b, "fsdp.grad_reduce_scatter");
   EXPECT_EQ(ag.size(), 2u * 8);
   EXPECT_EQ(rs.size(), 2u * 4);
-  EXPECT_TRUE(durations(b, "dp.param_all_gather").empty());
-  EXPECT_TRUE(durations(b, "dp.grad_reduce_scatter").empty());
+  EXPECT_TRUE(test_support::rank0_durations(b, "dp.param_all_gather").empty());
+  EXPECT_TRUE(test_support::rank0_durations(b, "dp.grad_reduce_scatter").empty());
   // A decoder layer of Llama 3 8B (h 4096, q 4096, kv 1024, f 14336): attention 4096 x 6144 + 4096 x 4096,
   // MLP 3 x 4096 x 14336, two norms of 4096: 218,112,000 parameters x 2 B (bf16 gather) at 1 ps/B =
   // 436.224 us; its gradients x 4 B (fp32 reduce) 872.448 us. Forward order: embedding, layer 0 ...
@@ -88,8 +78,8 @@ TEST(Fsdp, EveryUnitGatheredTwiceAndReducedOncePerMicrobatch) {
   EXPECT_EQ(rs[2], 872'448);
   // The off switch leaves the distributed optimizer's collectives.
   const BuiltWorkload off = build_workload(llama(false, 16), {}, seams);
-  EXPECT_TRUE(durations(off, "fsdp.param_all_gather").empty());
-  EXPECT_FALSE(durations(off, "dp.grad_reduce_scatter").empty());
+  EXPECT_TRUE(test_support::rank0_durations(off, "fsdp.param_all_gather").empty());
+  EXPECT_FALSE(test_support::rank0_durations(off, "dp.grad_reduce_scatter").empty());
 }
 
 TEST(Fsdp, OneDataParallelStreamBoundsTheIteration) {

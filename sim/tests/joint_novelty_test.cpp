@@ -13,17 +13,17 @@
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/novelty.hpp"
 #include "moetwin/sim/stack_inheritance.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_profile.hpp"
+#include "moetwin/test_support/shipped_scenario.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 Scenario live(const std::string& name) {
-  return load_scenario_file(std::string(MOETWIN_SOURCE_DIR) + "/scenarios/live/" + name + ".toml", catalog());
+  return test_support::repo_scenario("scenarios/live/" + name + ".toml");
 }
 
 // What the live campaigns cover, one scenario per campaign cell (scenarios/live).
@@ -38,7 +38,7 @@ FitCoverage live_coverage() {
 }
 
 FittedProfile shipped() {
-  return load_fitted_profile(std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles/fitted/live-fit.toml");
+  return test_support::shipped_fitted_profile();
 }
 
 // No live row ran context parallelism or Megatron-FSDP: either is a new layout regime (one unit each way),

@@ -21,14 +21,12 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

@@ -9,6 +9,7 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
+#include "moetwin/test_support/shipped_profile.hpp"
 
 namespace moetwin {
 namespace {
@@ -176,8 +177,7 @@ namespace {
 // one, and zipf routing names the routing dimension (every fitted row forced balanced routing).
 TEST(Novelty, ShippedProfileBandsWidenWithDistance) {
   const Catalog catalog = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  const FittedProfile profile =
-      load_fitted_profile(std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles/fitted/live-fit.toml");
+  const FittedProfile& profile = test_support::shipped_fitted_profile();
   const Scenario s = load(catalog, "scenarios/default.toml");
   double hi = 0, lo = 1e300;
   for (const int nodes : {32, 64, 4096, 100000}) {

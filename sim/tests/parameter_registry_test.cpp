@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "moetwin/test_support/shipped_profile.hpp"
+
 namespace moetwin {
 namespace {
 
@@ -19,8 +21,7 @@ std::map<std::string, RegistryEntry> by_key(const FittedProfile& profile) {
 }
 
 TEST(ParameterRegistry, ShippedProfileLayers) {
-  const FittedProfile profile =
-      load_fitted_profile(std::string(MOETWIN_SOURCE_DIR) + "/calibrate/profiles/fitted/live-fit.toml");
+  const FittedProfile& profile = test_support::shipped_fitted_profile();
   const auto r = by_key(profile);
   EXPECT_EQ(r.at("launch_s").layer, "fitted on live runs");
   EXPECT_EQ(r.at("launch_s").scope, "global");

@@ -21,6 +21,7 @@
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/schedule.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
@@ -320,10 +321,7 @@ TEST(LaneGate, NearBalancedRanksReplayAsLanes) {
 
 // --- Workloads of real scenarios ---
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 Workload scenario_workload(const std::string& body) {
   const Scenario s = parse_scenario(body, "test.toml", catalog());

@@ -7,14 +7,12 @@
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // DeepSeek-V3 cut to 7 decoder layers (3 dense, 4 MoE) and its MTP layer, TP2 PP2 VP2 EP4 DP2 on one
 // p5en node, 4 microbatches; `layout` empty: the split rules.

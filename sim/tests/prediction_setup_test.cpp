@@ -14,14 +14,13 @@
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/workload_template_cache.hpp"
+#include "moetwin/test_support/same_prediction.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // qwen3-30b-a3b cut to 4 layers: `instance` (p5en: a calibrated H200; p6-b300: catalog efficiencies and
 // NVLink defaults), `nodes` x 8 GPUs, tp 2, pp 2, ep 4, `dispatcher`, full recompute so that every
@@ -40,28 +39,7 @@ Scenario scenario(const std::string& instance, int nodes, const std::string& dis
 // Every field a command reads from a Prediction.
 void expect_same(const Prediction& a, const Prediction& b, const std::string& what) {
   SCOPED_TRACE(what);
-  EXPECT_EQ(a.iteration_s, b.iteration_s);
-  EXPECT_EQ(a.tokens_per_s, b.tokens_per_s);
-  EXPECT_EQ(a.model_tflops_per_gpu, b.model_tflops_per_gpu);
-  EXPECT_EQ(a.critical_rank, b.critical_rank);
-  EXPECT_EQ(a.critical_stage, b.critical_stage);
-  EXPECT_EQ(a.events, b.events);
-  EXPECT_EQ(a.ops, b.ops);
-  EXPECT_EQ(a.compute_source, b.compute_source);
-  EXPECT_EQ(a.collective_source, b.collective_source);
-  EXPECT_EQ(a.warnings, b.warnings);
-  EXPECT_EQ(a.built.comm_model, b.built.comm_model);
-  const DurationTable& da = a.built.workload.var_durations;
-  const DurationTable& db = b.built.workload.var_durations;
-  ASSERT_EQ(da.size(), db.size());
-  for (std::size_t i = 0; i < da.size(); ++i) ASSERT_EQ(da[i], db[i]) << "var duration " << i;
-  ASSERT_EQ(a.engine.ranks.size(), b.engine.ranks.size());
-  for (std::size_t r = 0; r < a.engine.ranks.size(); ++r) {
-    EXPECT_EQ(a.engine.ranks[r].finish, b.engine.ranks[r].finish) << "rank " << r;
-    EXPECT_EQ(a.engine.ranks[r].compute, b.engine.ranks[r].compute) << "rank " << r;
-    for (int k = 0; k < kCommClasses; ++k)
-      EXPECT_EQ(a.engine.ranks[r].exposed[k], b.engine.ranks[r].exposed[k]) << "rank " << r;
-  }
+  test_support::expect_same_prediction(a, b);
 }
 
 TEST(PredictionSetupCache, PredictionsThroughTheCacheEqualPlainOnesOnAnyThreadCount) {

@@ -15,6 +15,7 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "pipeline_fixture.hpp"
 
 namespace moetwin {
@@ -153,10 +154,7 @@ TEST(Symmetry, PipelineStagesAreDistinctClasses) {
 
 // --- Workloads of real scenarios ---
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 struct Shape {
   int nodes = 1, tp = 2, pp = 2, vpp = 1, ep = 4, dp = 2, gbs = 8, layers = 0;

@@ -13,6 +13,7 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
@@ -57,10 +58,7 @@ TEST(TpCommOverlap, PipelineAndBulkGemmsLoseTheOverlapSms) {
   EXPECT_LE(SimProfile{}.tp_overlap_sms, kTpOverlapSmsMax);
 }
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // A Llama 3 model cut to 2 layers on one DGX B200, TP4 DP2, one microbatch at seq 8192; DP collectives after
 // the backward (nothing overlaps the layer's ops but TE's userbuffers).

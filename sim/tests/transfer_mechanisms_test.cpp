@@ -20,14 +20,12 @@
 #include "moetwin/sim/dispatcher_fit.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // qwen3-30b-a3b (hidden 2048, 128 experts, top-8) on 2 p5en nodes, EP16, tp1, mb1, seq 4096, balanced:
 // 4096 tokens x 8 = 32768 copies per rank, 2048 to each of 16 ranks, 8 of them on the other node:

@@ -11,17 +11,16 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/workload.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_scenario.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 Scenario shipped(const std::string& path) {
-  return load_scenario_file(std::string(MOETWIN_SOURCE_DIR) + "/" + path, catalog());
+  return test_support::repo_scenario(path);
 }
 
 // The estimate bounds what the builder makes: never below the built op count (a refusal must not let a

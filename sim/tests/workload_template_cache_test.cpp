@@ -11,14 +11,13 @@
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/test_support/same_prediction.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // A MoE scenario cut small: `model` with `layers` layers on `instance` x `nodes` (8 GPUs each), tp 2,
 // `pp` stages (x `vpp`), ep 4, `dispatcher`, plus `training` and `routing` lines.
@@ -111,37 +110,7 @@ void expect_same(const Prediction& a, const Prediction& b, const std::string& wh
     ASSERT_EQ(wa.var_durations[i], wb.var_durations[i]) << "var duration " << i;
   EXPECT_EQ(wa.sms, wb.sms);
   EXPECT_EQ(wa.stream_names, wb.stream_names);
-  EXPECT_EQ(a.built.comm_model, b.built.comm_model);
-  EXPECT_EQ(a.built.moe_model, b.built.moe_model);
-  EXPECT_EQ(a.built.a2a_source, b.built.a2a_source);
-  EXPECT_EQ(a.built.microbatches, b.built.microbatches);
-  EXPECT_EQ(a.iteration_s, b.iteration_s);
-  EXPECT_EQ(a.tokens_per_s, b.tokens_per_s);
-  EXPECT_EQ(a.model_tflops_per_gpu, b.model_tflops_per_gpu);
-  EXPECT_EQ(a.critical_rank, b.critical_rank);
-  EXPECT_EQ(a.critical_stage, b.critical_stage);
-  EXPECT_EQ(a.events, b.events);
-  EXPECT_EQ(a.ops, b.ops);
-  EXPECT_EQ(a.compute_source, b.compute_source);
-  EXPECT_EQ(a.collective_source, b.collective_source);
-  EXPECT_EQ(a.warnings, b.warnings);
-  for (const auto& [x, y] : {std::pair{a.compute, b.compute}, std::pair{a.host_wait, b.host_wait},
-                             std::pair{a.bubble, b.bubble}, std::pair{a.idle, b.idle}}) {
-    EXPECT_EQ(x.min_s, y.min_s);
-    EXPECT_EQ(x.median_s, y.median_s);
-    EXPECT_EQ(x.max_s, y.max_s);
-  }
-  ASSERT_EQ(a.engine.ranks.size(), b.engine.ranks.size());
-  for (std::size_t r = 0; r < a.engine.ranks.size(); ++r) {
-    const RankStats& x = a.engine.ranks[r];
-    const RankStats& y = b.engine.ranks[r];
-    EXPECT_EQ(x.finish, y.finish) << "rank " << r;
-    EXPECT_EQ(x.compute, y.compute) << "rank " << r;
-    EXPECT_EQ(x.host_wait, y.host_wait) << "rank " << r;
-    EXPECT_EQ(x.bubble, y.bubble) << "rank " << r;
-    EXPECT_EQ(x.idle, y.idle) << "rank " << r;
-    for (int k = 0; k < kCommClasses; ++k) EXPECT_EQ(x.exposed[k], y.exposed[k]) << "rank " << r;
-  }
+  test_support::expect_same_prediction(a, b);
 }
 
 std::vector<Case> cases() {

@@ -19,14 +19,13 @@
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace_ranks.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/workload_ops.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 struct Shape {
   std::string model = "qwen3-30b-a3b";
@@ -339,16 +338,6 @@ TEST(Workload, LayerAndMoeHostTimePerLayerAndMicrobatch) {
   EXPECT_GT(predict(s, o).iteration_s, predict(s).iteration_s);
 }
 
-// Durations of rank 0's ops labelled `label`, in issue order.
-std::vector<TimeNs> durations_of(const BuiltWorkload& b, const std::string& label) {
-  const Program& prog = b.workload.programs.at(static_cast<std::size_t>(b.workload.rank_program.at(0)));
-  std::vector<TimeNs> out;
-  for (const OpSpec& op : prog.ops()) {
-    if (prog.labels().at(static_cast<std::size_t>(op.label)) == label) out.push_back(op.duration);
-  }
-  return out;
-}
-
 // gpt-oss alternates a 128-token sliding window (even layers) with full causal attention (odd layers): the
 // windowed layers' attention core, forward and backward, is priced on its band (126 keys per query of 2048
 // at seq 4096: 6% of the FLOPs), the full layers' exactly as without a window.
@@ -366,8 +355,8 @@ TEST(Workload, SlidingWindowLayersPriceTheirAttentionCoreByTheWindow) {
   const BuiltWorkload w = build_workload(windowed, SimProfile{});
   const BuiltWorkload f = build_workload(full, SimProfile{});
   for (const char* label : {"attn.core", "attn.core_bwd"}) {
-    const std::vector<TimeNs> dw = durations_of(w, label);
-    const std::vector<TimeNs> df = durations_of(f, label);
+    const std::vector<TimeNs> dw = test_support::rank0_durations(w, label);
+    const std::vector<TimeNs> df = test_support::rank0_durations(f, label);
     ASSERT_EQ(dw.size(), 24u) << label;  // one microbatch, 24 layers
     ASSERT_EQ(df.size(), dw.size()) << label;
     // Forward ops run layers 0..23, backward ones 23..0: layer i is windowed iff i is even.

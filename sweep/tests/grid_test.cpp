@@ -4,19 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "tiny_sweep.hpp"
+
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
-const SweepSpec& tiny() {
-  static const SweepSpec s =
-      load_sweep_file(MOETWIN_SOURCE_DIR "/sweep/tests/data/tiny-sweep.toml", catalog());
-  return s;
-}
+using sweep_test::tiny;
 
 TEST(SweepGrid, CountsAndAxisSizes) {
   // nodes 2 x layouts 3 x micro_batch 2 x dispatcher 2; every other axis holds the base's value.

@@ -17,22 +17,17 @@
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/sweep/grid.hpp"
 #include "moetwin/sweep/profile_predictor.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "tiny_sweep.hpp"
 
 namespace moetwin {
 namespace {
 
 namespace fs = std::filesystem;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
-const SweepSpec& tiny() {
-  static const SweepSpec s =
-      load_sweep_file(MOETWIN_SOURCE_DIR "/sweep/tests/data/tiny-sweep.toml", catalog());
-  return s;
-}
+using sweep_test::tiny;
 
 const SweepPredictor& defaults() {
   static ProfileInfo info;

@@ -8,14 +8,12 @@
 #include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 // An inline base (lines 1-13) and a [grid] from line 14; cases append grid lines after line 14.
 const char* const kBase = R"(name = "s"

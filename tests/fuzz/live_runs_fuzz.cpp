@@ -5,25 +5,16 @@
 #include <cstdint>
 #include <string>
 
-#include "moetwin/catalog/catalog.hpp"
+#include "fuzz_catalog.hpp"
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/live_runs.hpp"
-
-namespace {
-
-const moetwin::Catalog& catalog() {
-  static const moetwin::Catalog c = moetwin::Catalog::load(MOETWIN_FUZZ_CATALOG_DIR);
-  return c;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const moetwin::CsvTable table = moetwin::parse_csv(text, "fuzz.csv");
-    const moetwin::LiveRunTable runs = moetwin::parse_live_runs(table, catalog());
+    const moetwin::LiveRunTable runs = moetwin::parse_live_runs(table, moetwin_fuzz::catalog());
     for (const auto& run : runs.runs)
       if (!(run.iter_s > 0)) __builtin_trap();
   } catch (const moetwin::InputError&) {

@@ -5,24 +5,15 @@
 #include <cstdint>
 #include <string>
 
-#include "moetwin/catalog/catalog.hpp"
+#include "fuzz_catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 
-namespace {
-
-const moetwin::Catalog& catalog() {
-  static const moetwin::Catalog c = moetwin::Catalog::load(MOETWIN_FUZZ_CATALOG_DIR);
-  return c;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const moetwin::Scenario s = moetwin::parse_scenario(text, "fuzz.toml", catalog());
+    const moetwin::Scenario s = moetwin::parse_scenario(text, "fuzz.toml", moetwin_fuzz::catalog());
     // A scenario that passed validation must have a pipeline layout (validation built one already).
     const moetwin::PipelineLayout layout = moetwin::make_pipeline_layout(s.model, s.parallel, {s.source, 0});
     (void)layout;

@@ -4,23 +4,14 @@
 #include <cstdint>
 #include <string>
 
-#include "moetwin/catalog/catalog.hpp"
+#include "fuzz_catalog.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
-
-namespace {
-
-const moetwin::Catalog& catalog() {
-  static const moetwin::Catalog c = moetwin::Catalog::load(MOETWIN_FUZZ_CATALOG_DIR);
-  return c;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    (void)moetwin::parse_sweep(text, MOETWIN_FUZZ_SWEEP_PATH, catalog());
+    (void)moetwin::parse_sweep(text, MOETWIN_FUZZ_SWEEP_PATH, moetwin_fuzz::catalog());
   } catch (const moetwin::InputError&) {
     // Expected for malformed input.
   }

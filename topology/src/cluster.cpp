@@ -2,14 +2,23 @@
 
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 
 #include "moetwin/catalog/fabric_latency.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/topology/cluster_graph.hpp"
 
 namespace moetwin {
+
+// What platform() and graph() return, built on the first call of either after seal().
+struct Cluster::Built {
+  std::once_flag once;
+  ClusterGraph graph;
+  NetPlatform platform;
+};
 
 namespace {
 

@@ -7,22 +7,17 @@
 #include <thread>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_cluster.hpp"
+#include "moetwin/topology/cluster_graph.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
-
-Cluster make_cluster(const std::string& instance, int nodes, ClusterOptions options = {}) {
-  const InstanceSpec& i = catalog().instance(instance);
-  return Cluster(i, catalog().gpu(i.gpu), nodes, options);
-}
+using test_support::catalog;
 
 TEST(Cluster, P5LinkLayoutNamesAndCapacities) {
-  Cluster c = make_cluster("p5.48xlarge", 2);
+  Cluster c = test_support::cluster_of("p5.48xlarge", 2);
   c.seal();
   // Per node: 8 GPUs x (nvl tx, rx) + 32 NICs x (tx, rx) = 80 links.
   ASSERT_EQ(c.platform().links().size(), 160u);
@@ -45,7 +40,7 @@ TEST(Cluster, P5LinkLayoutNamesAndCapacities) {
 }
 
 TEST(Cluster, RoutesSameNodeOverNvlinkOtherNodeOverRails) {
-  Cluster c = make_cluster("p5.48xlarge", 2);
+  Cluster c = test_support::cluster_of("p5.48xlarge", 2);
   c.seal();
   EXPECT_EQ(c.route(0, 1), (std::vector<int>{0, 3}));
   EXPECT_EQ(c.route(3, 3), std::vector<int>{});
@@ -56,7 +51,7 @@ TEST(Cluster, RoutesSameNodeOverNvlinkOtherNodeOverRails) {
 }
 
 TEST(Cluster, RoutesAreGraphPaths) {
-  Cluster c = make_cluster("p6-b300.48xlarge", 3, ClusterOptions{2.0});
+  Cluster c = test_support::cluster_of("p6-b300.48xlarge", 3, ClusterOptions{2.0});
   c.seal();
   const ClusterGraph& g = c.graph();
   // Vertices: per node 8 GPUs + NVSwitch + 16 NICs + uplink, then the fabric.
@@ -99,7 +94,7 @@ TEST(Cluster, RoutesAreGraphPaths) {
 }
 
 TEST(Cluster, UplinkCapacityIsNodeNicsOverOversubscription) {
-  Cluster c = make_cluster("p6-b300.48xlarge", 2, ClusterOptions{2.0});
+  Cluster c = test_support::cluster_of("p6-b300.48xlarge", 2, ClusterOptions{2.0});
   c.seal();
   // 16 x 400 Gb/s = 800 GB/s per direction, / 2.
   EXPECT_EQ(c.uplink_tx(1), 50 + 48);
@@ -107,12 +102,12 @@ TEST(Cluster, UplinkCapacityIsNodeNicsOverOversubscription) {
   EXPECT_DOUBLE_EQ(c.platform().links()[static_cast<std::size_t>(c.uplink_rx(1))].bandwidth, 400e9);
   EXPECT_EQ(c.route(0, 8, 1),
             (std::vector<int>{c.nic_tx(0, 1), c.uplink_tx(0), c.uplink_rx(1), c.nic_rx(1, 1)}));
-  Cluster plain = make_cluster("p6-b300.48xlarge", 2);
+  Cluster plain = test_support::cluster_of("p6-b300.48xlarge", 2);
   EXPECT_THROW(plain.uplink_tx(0), std::logic_error);
 }
 
 TEST(Cluster, SealedIsImmutable) {
-  Cluster c = make_cluster("p6-b200.48xlarge", 1);
+  Cluster c = test_support::cluster_of("p6-b200.48xlarge", 1);
   EXPECT_THROW(c.platform(), std::logic_error);
   c.set_link_bandwidth(c.nvlink_tx(2), 100e9);
   c.seal();
@@ -123,8 +118,8 @@ TEST(Cluster, SealedIsImmutable) {
 }
 
 TEST(Cluster, RejectsBadInput) {
-  EXPECT_THROW(make_cluster("p5.48xlarge", 0), InputError);
-  EXPECT_THROW(make_cluster("p5.48xlarge", 2, ClusterOptions{0.5}), InputError);
+  EXPECT_THROW(test_support::cluster_of("p5.48xlarge", 0), InputError);
+  EXPECT_THROW(test_support::cluster_of("p5.48xlarge", 2, ClusterOptions{0.5}), InputError);
   InstanceSpec bad = catalog().instance("p5.48xlarge");
   bad.efa_nics = 30;
   EXPECT_THROW(Cluster(bad, catalog().gpu("H100-SXM"), 1), InputError);
@@ -134,7 +129,7 @@ TEST(Cluster, RejectsBadInput) {
 // lazily built ones are the eager layout, overrides included, and concurrent first calls and copies of a
 // sealed Cluster all see one build.
 TEST(Cluster, LazyBuildIsSharedAndThreadSafe) {
-  Cluster c = make_cluster("p6-b300.48xlarge", 4, ClusterOptions{2.0});
+  Cluster c = test_support::cluster_of("p6-b300.48xlarge", 4, ClusterOptions{2.0});
   EXPECT_EQ(c.link_count(), 4 * 50);
   EXPECT_THROW(c.graph(), std::logic_error);
   c.set_link_bandwidth(c.nic_tx(3, 5), 1e9);
@@ -167,7 +162,7 @@ TEST(Cluster, LazyBuildIsSharedAndThreadSafe) {
   }
   const auto& links = c.platform().links();
   ASSERT_EQ(links.size(), 200u);
-  Cluster plain = make_cluster("p6-b300.48xlarge", 4, ClusterOptions{2.0});
+  Cluster plain = test_support::cluster_of("p6-b300.48xlarge", 4, ClusterOptions{2.0});
   plain.seal();
   const auto& nominal = plain.platform().links();
   for (std::size_t id = 0; id < links.size(); ++id) {

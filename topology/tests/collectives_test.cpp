@@ -7,21 +7,15 @@
 #include <numeric>
 
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_cluster.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
-Cluster sealed_cluster(const std::string& instance, int nodes, ClusterOptions options = {}) {
-  const InstanceSpec& i = catalog().instance(instance);
-  Cluster c(i, catalog().gpu(i.gpu), nodes, options);
-  c.seal();
-  return c;
-}
+using test_support::sealed_cluster;
 
 std::vector<int> iota(int first, int count) {
   std::vector<int> v(static_cast<std::size_t>(count));

@@ -14,8 +14,11 @@
 
 #include "moetwin/catalog/fabric_latency.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
+#include "moetwin/test_support/shipped_cluster.hpp"
 #include "moetwin/topology/analytical_network.hpp"
 #include "moetwin/topology/cluster.hpp"
+#include "moetwin/topology/cluster_graph.hpp"
 #include "moetwin/topology/collectives.hpp"
 
 namespace moetwin {
@@ -23,17 +26,9 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
-Cluster sealed_cluster(const std::string& instance, int nodes, ClusterOptions options = {}) {
-  const InstanceSpec& i = catalog().instance(instance);
-  Cluster c(i, catalog().gpu(i.gpu), nodes, options);
-  c.seal();
-  return c;
-}
+using test_support::sealed_cluster;
 
 double route_latency(const Cluster& c, const std::vector<int>& route) {
   double s = 0;

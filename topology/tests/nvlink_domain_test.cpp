@@ -7,17 +7,16 @@
 #include <numeric>
 
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/topology/cluster.hpp"
+#include "moetwin/topology/cluster_graph.hpp"
 #include "moetwin/topology/collectives.hpp"
 #include "moetwin/topology/placement.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 const InstanceSpec& tray() {
   return catalog().instance("p6e-gb200.36xlarge");

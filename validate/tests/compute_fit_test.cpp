@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/validate/dense_runs.hpp"
 
 namespace moetwin {
@@ -16,10 +17,7 @@ namespace {
 
 const std::string kSource = MOETWIN_SOURCE_DIR;
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 TEST(ComputeFit, ScaleDividesEveryGemmClassEfficiencyAndCurve) {
   ComputeProfile p = ComputeProfile::from_gpu(catalog().gpu("B200"));

@@ -14,6 +14,7 @@
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/topology_comm.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/topology/placement.hpp"
 
 namespace moetwin {
@@ -22,10 +23,7 @@ namespace {
 const std::string kSource = MOETWIN_SOURCE_DIR;
 const std::string kDense = kSource + "/validate/data/nvidia-dense-runs.csv";
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 // Published MODEL TFLOP/s/GPU x iter_s x GPUs / tokens is NVIDIA's analytical FLOPs per token (iter_s is
 // derived from tokens/s/GPU, so the product recovers the count); the catalog's dense Llama 3 entries give the

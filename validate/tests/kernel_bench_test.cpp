@@ -9,14 +9,12 @@
 #include <map>
 
 #include "moetwin/models/dispatcher_model.hpp"
+#include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(Catalog::default_dir());
-  return c;
-}
+using test_support::catalog;
 
 std::vector<KernelBenchRow> both_kernel_files() {
   const std::string dir = std::string(MOETWIN_SOURCE_DIR) + "/validate/data/";

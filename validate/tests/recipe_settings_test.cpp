@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/validate/dense_runs.hpp"
 
 namespace moetwin {
@@ -19,10 +20,7 @@ const std::string kSource = MOETWIN_SOURCE_DIR;
 const std::string kDense = kSource + "/validate/data/nvidia-dense-runs.csv";
 const std::string kRecipes = kSource + "/validate/data/megatron-bridge-llama-recipes.csv";
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::load(kSource + "/catalog/data");
-  return c;
-}
+using test_support::catalog;
 
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string dir = testing::TempDir() + "recipe_settings_test";

@@ -14,6 +14,11 @@
 #ifndef TOML_ASSERT
 #define TOML_ASSERT(expr) static_assert(true)
 #endif
+// toml++ compiled once, in catalog/src/toml_implementation.cpp, instead of in every translation unit that
+// reads TOML: header-only, each of them (catalog.cpp, scenario_parser.cpp, live_runs.cpp, ...) compiled the
+// parser again, about 3 of catalog.cpp's 10 CPU-s at -O3 (docs/2026-12-07-first-answer.md). The same code
+// runs either way.
+#define TOML_HEADER_ONLY 0
 #include <toml++/toml.h>
 
 #include <vector>

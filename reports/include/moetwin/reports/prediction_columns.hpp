@@ -3,7 +3,7 @@
 // 80% interval of the measured time with the prediction's novelty, and the fitted profile it came from.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 

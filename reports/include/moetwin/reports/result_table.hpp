@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // the writers include json.hpp: most includers never build JSON
 #include <string>
 #include <utility>
 #include <vector>

@@ -7,11 +7,13 @@
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
-#include "moetwin/catalog/strict_toml.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/scenario/scenario.hpp"
 
 namespace moetwin {
+
+// catalog/strict_toml.hpp, which pulls in toml++: only the parsers that read tables include it.
+class StrictTable;
 
 // Parses scenario TOML text. `path` names the file in messages and anchors relative paths.
 Scenario parse_scenario(const std::string& toml_text, const std::string& path, const Catalog& catalog);

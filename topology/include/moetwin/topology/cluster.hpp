@@ -31,9 +31,7 @@
 // GPU id = node * gpus_per_node + local index = global rank in torchrun order.
 #pragma once
 
-#include <boost/graph/adjacency_list.hpp>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -78,8 +76,10 @@ struct ClusterEdge {
   int link = -1;        // NetPlatform link id, -1 when not a resource
 };
 
-using ClusterGraph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ClusterVertex, ClusterEdge>;
+// The Boost.Graph of the cluster, defined in cluster_graph.hpp: only what walks the graph includes Boost
+// (about 1,300 headers, 3 of the 4 CPU-s of a small file that includes this one, at -O3:
+// docs/2026-12-07-first-answer.md).
+struct ClusterGraph;
 
 class Cluster {
  public:
@@ -145,12 +145,8 @@ class Cluster {
   double gpu_network_bandwidth() const { return nics_per_gpu_ * instance_.nic_bandwidth; }
 
  private:
-  // What platform() and graph() return, built on the first call of either after seal().
-  struct Built {
-    std::once_flag once;
-    ClusterGraph graph;
-    NetPlatform platform;
-  };
+  // What platform() and graph() return, built on the first call of either after seal() (cluster.cpp).
+  struct Built;
 
   void check_gpu(int gpu) const;
   const Built& built() const;

@@ -88,4 +88,9 @@ inline CliRun run_moetwin(const std::string& args, const std::filesystem::path& 
   return run_command(kMoetwin + " " + kCatalogFlag + " " + args, dir);
 }
 
+// `moetwin ARGS` as given (the catalog found as a user's run finds it), its output captured under `dir`.
+inline CliRun run_moetwin_as_given(const std::string& args, const std::filesystem::path& dir) {
+  return run_command(kMoetwin + " " + args, dir);
+}
+
 }  // namespace moetwin::e2e

@@ -1,10 +1,11 @@
 // Tiny models for hand-checked accounting tests: every number small enough to work out on paper (the
-// tests' comments show the arithmetic). Shared by the FLOPs/parameter and the memory tests.
+// tests' comments show the arithmetic). Shared by the FLOPs/parameter and the memory tests, and any test
+// that wants a model small enough to check by hand (needs catalog/).
 #pragma once
 
 #include "moetwin/catalog/catalog.hpp"
 
-namespace moetwin::test {
+namespace moetwin::test_support {
 
 // Tiny MLA model: h 8, 2 heads, q-LoRA 4, kv-LoRA 2, d_qk 3, d_r 1, d_v 2; one dense layer then one MoE
 // layer (4 experts of f_e 4, top-2, shared f_s 4); one MTP layer.
@@ -53,4 +54,4 @@ inline ModelSpec tiny_gqa() {
   return m;
 }
 
-}  // namespace moetwin::test
+}  // namespace moetwin::test_support

@@ -66,6 +66,12 @@ double growth_floor(const FittedProfile& profile) {
   return std::max(kGrowthFloorPerUnit, has_campaign_band(profile) ? profile.campaign_band.per_unit : 0.0);
 }
 
+// A band's floor: kMeasuredFloorPerUnit where its rate was measured on enough held-out groups, else
+// growth_floor.
+double floor_for(const FittedProfile& profile, const NoveltyBand& band) {
+  return band.groups >= kMinMeasuredGroups ? kMeasuredFloorPerUnit : growth_floor(profile);
+}
+
 ErrorRange novelty_errors(const FittedProfile& profile, const Novelty& novelty) {
   ErrorRange r = in_family_errors(profile);
   if (!profile.fitted) return r;
@@ -97,19 +103,23 @@ double growth_per_unit(const FittedProfile& profile, NoveltyDimension dimension)
       if (band.rows == 0) prior = std::max(prior, band.unit_width());
     return prior > 0 ? std::max(prior, growth_floor(profile)) : kUnbandedPerUnit;
   }
-  return std::max(it->second.unit_width(), growth_floor(profile));
+  return std::max(it->second.unit_width(), floor_for(profile, it->second));
 }
 
 std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension dimension) {
   const auto it = profile.novelty_bands.find(to_string(dimension));
-  if (it == profile.novelty_bands.end() || it->second.unit_width() >= growth_floor(profile)) return "";
+  if (it == profile.novelty_bands.end()) return "";
+  const double floor = floor_for(profile, it->second);
+  if (it->second.unit_width() >= floor) return "";
+  const bool measured = it->second.groups >= kMinMeasuredGroups;
   const bool campaign = has_campaign_band(profile) && profile.campaign_band.per_unit > kGrowthFloorPerUnit;
-  return concat(
-      {"floor +-", format_fixed(std::expm1(growth_floor(profile)) * 100, 0), "% per unit (",
-       campaign ? "what a new campaign adds at distance 0: a value the fit never ran is at least as "
-                  "uncertain as a new campaign of a family it covers"
-                : "the least growth of any dimension, kGrowthFloorPerUnit",
-       "; the held-out rows measured ", format_fixed(std::expm1(it->second.unit_width()) * 100, 0), "%)"});
+  return concat({"floor +-", format_fixed(std::expm1(floor) * 100, 1), "% per unit (",
+                 measured   ? "what a rate measured on held-out groups can resolve: one cell's run-to-run spread"
+                 : campaign ? "what a new campaign adds at distance 0: a value few held-out groups tried is at "
+                              "least as uncertain as a new campaign of a family it covers"
+                            : "the least growth of any dimension, kGrowthFloorPerUnit",
+                 "; the held-out rows measured ", format_fixed(std::expm1(it->second.unit_width()) * 100, 1),
+                 "%)"});
 }
 
 std::vector<std::string> band_composition(const FittedProfile& profile, const Novelty& novelty) {

@@ -226,15 +226,24 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
     // measured on three or more groups stand below the floor held 55% of NVIDIA's dense rows, each system's
     // band measured without it (GB200's 16 rows 20-31% slow, the other systems 3-4% per unit); the floor
     // holds 97%. An overconfident band misleads where the twin has never been: the floor stays.)
+    // Measured on kMinMeasuredGroups held-out groups or more, the rate stands down to what the measurement
+    // resolves (kMeasuredFloorPerUnit); fewer groups, the floor of a new campaign (session 48: the 10% floor
+    // held 100% of 71 dense rows held out by system, measured 0.0-0.7% per unit; fitted_profile.hpp).
     const double measured = campaign_weighted_p80(rows, rates);
-    const double floor = std::max(kMinPriorPerUnit, c);
+    const bool enough_groups = static_cast<int>(campaigns.size()) >= kMinMeasuredGroups;
+    const double floor = enough_groups ? kMeasuredFloorPerUnit : std::max(kMinPriorPerUnit, c);
     const double u = std::max(measured, floor);
     widest_measured = std::max(widest_measured, measured);
     const std::string raised =
-        measured < floor ? concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
-                                   "% (what a new campaign adds at distance 0, at least 10%: no new "
-                                   "dimension is free)"})
-                         : std::string();
+        measured >= floor ? std::string()
+        : enough_groups
+            ? concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
+                      "% (what a rate measured on ", std::to_string(kMinMeasuredGroups),
+                      " or more held-out groups can resolve, one cell's run-to-run spread: no new dimension "
+                      "is free)"})
+            : concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
+                      "% (measured on fewer than ", std::to_string(kMinMeasuredGroups),
+                      " held-out groups: what a new campaign adds at distance 0, at least 10%)"});
     out.growth[key] = band_of_width(
         n, u,
         concat({"measured: the 80th percentile, each held-out group (campaign or system) weighing alike, of "

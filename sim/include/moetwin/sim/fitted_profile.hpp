@@ -185,10 +185,11 @@ inline constexpr double kUnbandedPerUnit = 0.4054651081081644;
 // 7 held-out rows), scale 64 nodes (prior: ...)".
 std::string band_source(const FittedProfile& profile, const Novelty& novelty);
 // The growth per unit of distance a band uses for `dimension`: the profile's measured or prior rate, never
-// below the floor (kGrowthFloorPerUnit, or what a new campaign adds at distance 0 where the profile
-// measured that and it is larger): a value the fit never ran is at least as uncertain as a new campaign
-// of a family it covers, so no new dimension is free, whatever its held-out rows happened to show. A
-// dimension without a band in the profile takes kUnbandedPerUnit.
+// below the floor: kMeasuredFloorPerUnit for a rate measured on kMinMeasuredGroups held-out groups or more,
+// else kGrowthFloorPerUnit or what a new campaign adds at distance 0 where the profile measured that and
+// it is larger (a value few held-out groups tried is at least as uncertain as a new campaign of a family
+// the fit covers). No new dimension is free. A dimension without a band in the profile takes
+// kUnbandedPerUnit.
 double growth_per_unit(const FittedProfile& profile, NoveltyDimension dimension);
 // Where that floor comes from (for outputs): "" when the profile's own rate is above it.
 std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension dimension);
@@ -196,6 +197,15 @@ std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension d
 // rule gives (validate/novelty_bands.cpp kMinPriorPerUnit: held out by campaign on synthetic rows, the
 // in-family width alone left 4 of 5 rows of a campaign 4 units away outside).
 inline constexpr double kGrowthFloorPerUnit = 0.09531017980432493;
+// A rate measured on at least kMinMeasuredGroups held-out groups (campaigns, or systems of never-fitted
+// rows) stands as measured, down to kMeasuredFloorPerUnit: ln 1.025, +-2.5% per unit, what the measurement
+// can resolve (one dispatcher's variants of one cell spread 2.4% run to run: the p5en rows at
+// NCCL_MAX_NCHANNELS unset/8/16/32, live-runs-p5en.csv), so no new dimension is free. Fewer groups: the
+// floor above. (2026-12-07, session 48: with GEMM rates from the TE guide, 71 of NVIDIA's dense rows held
+// out by system measured 0.0-0.7% per unit on every dimension with >= 4 systems, and the 10% floor held
+// 100% of them in a band 2.06x wide.)
+inline constexpr int kMinMeasuredGroups = 3;
+inline constexpr double kMeasuredFloorPerUnit = 0.024692612590371255;
 // The band's composition, one line per part, for `predict --explain`: the in-family spread (the fit's
 // in-sample quantiles and a new campaign's width), then each new dimension's contribution (growth per unit
 // x distance, with its source), then the combined band in quadrature.

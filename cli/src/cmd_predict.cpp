@@ -122,7 +122,8 @@ std::string predict_run_rows(const PredictCliOptions& o, const Catalog& catalog,
     for (const std::string& f : run.row.fields) row.emplace_back(f);
     for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
     // The band every command prints: over the A2A terms an unmeasured dispatcher might have and the stack
-    // an unfitted stack inherits from (a2a_term_spread; no replay for a measured dispatcher on a fitted stack).
+    // an unfitted stack inherits from (a2a_term_spread; no replay for a measured dispatcher on a fitted
+    // stack).
     for (Cell& c : band_cells(a2a_term_spread(run.scenario, profile, p.iteration_s).band, novelty))
       row.push_back(std::move(c));
     // A what-if row (iter_s 0) has no measured time: no error.

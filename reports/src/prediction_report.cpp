@@ -79,8 +79,8 @@ std::string chunk_origin(const Scenario& s) {
 std::string term_spread_text(const Scenario& s, const TermSpread& spread) {
   std::vector<std::string> parts;
   if (!spread.own_terms) {
-    parts.push_back(concat({"over the A2A terms of each measured dispatcher (", s.dispatcher.name,
-                            " has no live runs)"}));
+    parts.push_back(concat(
+        {"over the A2A terms of each measured dispatcher (", s.dispatcher.name, " has no live runs)"}));
   }
   if (!spread.inherited_stack.empty()) {
     parts.push_back(concat({"over the answer on the inherited stack ", spread.inherited_stack, " (",
@@ -89,7 +89,7 @@ std::string term_spread_text(const Scenario& s, const TermSpread& spread) {
   }
   if (parts.empty()) return "";
   std::string text = concat({"spans ", format_fixed(spread.fastest_s, 3), " - ",
-                              format_fixed(spread.slowest_s, 3), " s ", parts.front()});
+                             format_fixed(spread.slowest_s, 3), " s ", parts.front()});
   if (parts.size() > 1) text += " and " + parts.back();
   return text;
 }
@@ -127,9 +127,8 @@ std::string render_prediction_text(const Scenario& s, const Prediction& p, const
       {"collectives", p.collective_source},
       {"dispatcher terms", p.built.a2a_source},
       {"iteration", format_fixed(p.iteration_s, 4) + " s (expected measured range " +
-                        format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" +
-                        ", 80%: " + band_source(profile, novelty) + (spans.empty() ? "" : "; " + spans) +
-                        ")"},
+                        format_fixed(band.lo_s, 3) + " - " + format_fixed(band.hi_s, 3) + " s" + ", 80%: " +
+                        band_source(profile, novelty) + (spans.empty() ? "" : "; " + spans) + ")"},
       {"novelty", novelty.covered() ? std::string("covered (every dimension has live runs in the fit)")
                                     : concat({novelty.level(), ": ", novelty.summary(), " (distance ",
                                               format_fixed(novelty.distance(), 1), " from the fit)"})},

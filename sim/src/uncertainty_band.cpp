@@ -113,13 +113,13 @@ std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension d
   if (it->second.unit_width() >= floor) return "";
   const bool measured = it->second.groups >= kMinMeasuredGroups;
   const bool campaign = has_campaign_band(profile) && profile.campaign_band.per_unit > kGrowthFloorPerUnit;
-  return concat({"floor +-", format_fixed(std::expm1(floor) * 100, 1), "% per unit (",
-                 measured   ? "what a rate measured on held-out groups can resolve: one cell's run-to-run spread"
-                 : campaign ? "what a new campaign adds at distance 0: a value few held-out groups tried is at "
-                              "least as uncertain as a new campaign of a family it covers"
-                            : "the least growth of any dimension, kGrowthFloorPerUnit",
-                 "; the held-out rows measured ", format_fixed(std::expm1(it->second.unit_width()) * 100, 1),
-                 "%)"});
+  return concat(
+      {"floor +-", format_fixed(std::expm1(floor) * 100, 1), "% per unit (",
+       measured   ? "what a rate measured on held-out groups can resolve: one cell's run-to-run spread"
+       : campaign ? "what a new campaign adds at distance 0: a value few held-out groups tried is at "
+                    "least as uncertain as a new campaign of a family it covers"
+                  : "the least growth of any dimension, kGrowthFloorPerUnit",
+       "; the held-out rows measured ", format_fixed(std::expm1(it->second.unit_width()) * 100, 1), "%)"});
 }
 
 std::vector<std::string> band_composition(const FittedProfile& profile, const Novelty& novelty) {

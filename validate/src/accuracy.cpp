@@ -86,7 +86,8 @@ std::vector<CellRanking> rank_cells(const std::vector<LiveRun>& runs,
             measured_gap >= std::log1p(kDecisiveLead)) {
           ++c.decisive_pairs;
           if (agree) ++c.decisive_agree;
-          if (std::abs(std::log(predicted_s[i] / predicted_s[j])) < std::log1p(kNearTie)) ++c.decisive_near_ties;
+          if (std::abs(std::log(predicted_s[i] / predicted_s[j])) < std::log1p(kNearTie))
+            ++c.decisive_near_ties;
         }
       }
     }

@@ -204,8 +204,9 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
 
   // Dispatcher ranking per cell.
   const std::vector<CellRanking> cells = rank_cells(runs, headline);
-  report.cells.columns = {"cell",  "measured_winner", "predicted_winner", "winner_right", "measured_lead_pct",
-                          "pairs", "pairs_agree", "decisive_pairs", "decisive_agree", "decisive_near_ties"};
+  report.cells.columns = {
+      "cell",  "measured_winner", "predicted_winner", "winner_right",   "measured_lead_pct",
+      "pairs", "pairs_agree",     "decisive_pairs",   "decisive_agree", "decisive_near_ties"};
   int right = 0, decisive = 0, decisive_right = 0, pairs = 0, agree = 0;
   int decisive_pairs = 0, decisive_agree = 0, near_ties = 0;
   for (const CellRanking& c : cells) {

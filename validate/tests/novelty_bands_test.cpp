@@ -211,6 +211,38 @@ TEST(NoveltyBands, NeverFittedRowsJoinTheGrowthAsGroups) {
   EXPECT_GE(without_b.growth.at("fabric").per_unit, std::log(1.1) - 1e-12);
 }
 
+// A rate measured on kMinMeasuredGroups held-out groups or more stands below the new-campaign floor, down to
+// what the measurement resolves (kMeasuredFloorPerUnit); on fewer groups the floor holds (session 48).
+TEST(NoveltyBands, ARateMeasuredOnThreeGroupsStandsBelowTheCampaignFloor) {
+  const Rows r = sample_rows();
+  const std::vector<Novelty> n = held_out_novelty(r.runs);
+  const FoldPredictions folds = r.folds();
+  const ResidualSummary spread{17, 0.02, 0.03, -0.03, 0.03};
+  Novelty fabric;
+  fabric.novel.push_back({NoveltyDimension::fabric, "infiniband", "", 2.0});
+  const double w = std::log(1.03);
+  // Rows inside the fit's spread: no excess, rate 0.
+  std::vector<NeverFittedRow> never;
+  for (const char* group : {"system a", "system b", "system c"}) {
+    never.push_back({"row", group, 1.01, 1.0, w, w, fabric});
+    never.push_back({"row", group, 0.99, 1.0, w, w, fabric});
+  }
+  const MeasuredBands three = measure_bands(r.runs, folds, n, spread, "", never);
+  EXPECT_EQ(three.growth.at("fabric").groups, 3);
+  EXPECT_DOUBLE_EQ(three.growth.at("fabric").per_unit, kMeasuredFloorPerUnit);
+  EXPECT_LT(three.growth.at("fabric").per_unit, std::log(1.1));
+  EXPECT_NE(three.growth.at("fabric").source.find("3 or more held-out groups"), std::string::npos)
+      << three.growth.at("fabric").source;
+  // The same rows from two systems: the new-campaign floor, at least +-10%.
+  never.resize(4);
+  never.push_back({"row", "system b", 1.01, 1.0, w, w, fabric});
+  const MeasuredBands two = measure_bands(r.runs, folds, n, spread, "", never);
+  EXPECT_EQ(two.growth.at("fabric").groups, 2);
+  EXPECT_GE(two.growth.at("fabric").per_unit, std::log(1.1) - 1e-12);
+  EXPECT_NE(two.growth.at("fabric").source.find("fewer than 3 held-out groups"), std::string::npos)
+      << two.growth.at("fabric").source;
+}
+
 TEST(NoveltyBands, AHeldOutCampaignDoesNotMeasureItsOwnBand) {
   const Rows r = sample_rows();
   const MeasuredBands b = measure_bands(r.runs, r.folds(), held_out_novelty(r.runs),

@@ -256,7 +256,7 @@ struct TermSpread {
   int replays = 0;  // predictions made beyond the one passed in
   double fastest_s = 0;
   double slowest_s = 0;
-  std::string inherited_stack;  // the fitted stack the scenario's stack inherits from; "" when fitted
+  std::string inherited_stack;   // the fitted stack the scenario's stack inherits from; "" when fitted
   double inherited_stack_s = 0;  // the scenario predicted on it (0 when not inherited)
   UncertaintyBand band;
 };

@@ -101,6 +101,18 @@ std::string distance_range(const std::vector<const HeldOut*>& rows) {
   return concat({format_fixed(lo, 1), "-", format_fixed(hi, 1)});
 }
 
+// ", raised to the floor ..." for a rate measured below its floor, with the floor's reason.
+std::string floor_note(double floor, bool enough_groups) {
+  return concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1), "% (",
+                 enough_groups
+                     ? concat({"what a rate measured on ", std::to_string(kMinMeasuredGroups),
+                               " or more held-out groups can resolve, one cell's run-to-run spread: "
+                               "no new dimension is free)"})
+                     : concat({"measured on fewer than ", std::to_string(kMinMeasuredGroups),
+                               " held-out groups: what a new campaign adds at distance 0, at least "
+                               "10%)"})});
+}
+
 }  // namespace
 
 std::vector<Novelty> held_out_novelty(const std::vector<LiveRun>& runs) {
@@ -234,16 +246,7 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
     const double floor = enough_groups ? kMeasuredFloorPerUnit : std::max(kMinPriorPerUnit, c);
     const double u = std::max(measured, floor);
     widest_measured = std::max(widest_measured, measured);
-    const std::string raised =
-        measured >= floor ? std::string()
-        : enough_groups
-            ? concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
-                      "% (what a rate measured on ", std::to_string(kMinMeasuredGroups),
-                      " or more held-out groups can resolve, one cell's run-to-run spread: no new dimension "
-                      "is free)"})
-            : concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1),
-                      "% (measured on fewer than ", std::to_string(kMinMeasuredGroups),
-                      " held-out groups: what a new campaign adds at distance 0, at least 10%)"});
+    const std::string raised = measured >= floor ? std::string() : floor_note(floor, enough_groups);
     out.growth[key] = band_of_width(
         n, u,
         concat({"measured: the 80th percentile, each held-out group (campaign or system) weighing alike, of "

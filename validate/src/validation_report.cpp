@@ -151,6 +151,39 @@ ResultTable parameters_table(const FittedProfile& profile) {
   return params;
 }
 
+// The per-cell dispatcher ranking table and the report's wrong-winner lines; the totals for the headline.
+struct CellTotals {
+  int right = 0, decisive = 0, decisive_right = 0, pairs = 0, agree = 0;
+  int decisive_pairs = 0, decisive_agree = 0, near_ties = 0;
+};
+CellTotals add_cell_rankings(ValidationReport& report, const std::vector<CellRanking>& cells) {
+  report.cells.columns = {
+      "cell",  "measured_winner", "predicted_winner", "winner_right",   "measured_lead_pct",
+      "pairs", "pairs_agree",     "decisive_pairs",   "decisive_agree", "decisive_near_ties"};
+  CellTotals t;
+  for (const CellRanking& c : cells) {
+    report.cells.add_row({c.key, c.measured_winner, c.predicted_winner, Cell::boolean(c.winner_right()),
+                          pct(c.measured_lead), Cell::integer(c.pairs), Cell::integer(c.pairs_agree),
+                          Cell::integer(c.decisive_pairs), Cell::integer(c.decisive_agree),
+                          Cell::integer(c.decisive_near_ties)});
+    t.right += c.winner_right() ? 1 : 0;
+    t.pairs += c.pairs;
+    t.agree += c.pairs_agree;
+    t.decisive_pairs += c.decisive_pairs;
+    t.decisive_agree += c.decisive_agree;
+    t.near_ties += c.decisive_near_ties;
+    if (c.measured_lead >= 0.05) {
+      ++t.decisive;
+      t.decisive_right += c.winner_right() ? 1 : 0;
+      if (!c.winner_right())
+        report.misses.push_back(c.key + ": measured " + c.measured_winner + " (+" +
+                                format_fixed(c.measured_lead * 100, 1) + "%), predicted " +
+                                c.predicted_winner);
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 ValidationReport make_validation_report(const std::vector<std::string>& header,
@@ -204,31 +237,7 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
 
   // Dispatcher ranking per cell.
   const std::vector<CellRanking> cells = rank_cells(runs, headline);
-  report.cells.columns = {
-      "cell",  "measured_winner", "predicted_winner", "winner_right",   "measured_lead_pct",
-      "pairs", "pairs_agree",     "decisive_pairs",   "decisive_agree", "decisive_near_ties"};
-  int right = 0, decisive = 0, decisive_right = 0, pairs = 0, agree = 0;
-  int decisive_pairs = 0, decisive_agree = 0, near_ties = 0;
-  for (const CellRanking& c : cells) {
-    report.cells.add_row({c.key, c.measured_winner, c.predicted_winner, Cell::boolean(c.winner_right()),
-                          pct(c.measured_lead), Cell::integer(c.pairs), Cell::integer(c.pairs_agree),
-                          Cell::integer(c.decisive_pairs), Cell::integer(c.decisive_agree),
-                          Cell::integer(c.decisive_near_ties)});
-    right += c.winner_right() ? 1 : 0;
-    pairs += c.pairs;
-    agree += c.pairs_agree;
-    decisive_pairs += c.decisive_pairs;
-    decisive_agree += c.decisive_agree;
-    near_ties += c.decisive_near_ties;
-    if (c.measured_lead >= 0.05) {
-      ++decisive;
-      decisive_right += c.winner_right() ? 1 : 0;
-      if (!c.winner_right())
-        report.misses.push_back(c.key + ": measured " + c.measured_winner + " (+" +
-                                format_fixed(c.measured_lead * 100, 1) + "%), predicted " +
-                                c.predicted_winner);
-    }
-  }
+  const CellTotals t = add_cell_rankings(report, cells);
 
   // Margin errors: the uncertainty of a recommendation (recommend, plan).
   report.margins.columns = {"scope", "pairs", "median_abs_error_pct", "p90_abs_error_pct"};
@@ -284,16 +293,16 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
     kv.push_back({"in sample", "median |error| " + format_fixed(si.median_abs * 100, 1) + "%, p90 " +
                                    format_fixed(si.p90_abs * 100, 1) + "%"});
   }
-  kv.push_back({"dispatcher winner", std::to_string(right) + " of " + std::to_string(cells.size()) +
-                                         " cells right; " + std::to_string(decisive_right) + " of " +
-                                         std::to_string(decisive) + " where the measured lead is >= 5%"});
+  kv.push_back({"dispatcher winner", std::to_string(t.right) + " of " + std::to_string(cells.size()) +
+                                         " cells right; " + std::to_string(t.decisive_right) + " of " +
+                                         std::to_string(t.decisive) + " where the measured lead is >= 5%"});
   // Row pairs include one dispatcher's variants (a setting outside the cell key), whose order is run-to-run
   // noise; the dispatcher pairs measured >= 5% apart are the decisions a user books on.
   kv.push_back({"pairwise order",
-                concat({std::to_string(agree), " of ", std::to_string(pairs), " row pairs agree; of ",
-                        std::to_string(decisive_pairs), " dispatcher pairs measured >= ",
-                        format_fixed(kDecisiveLead * 100, 0), "% apart ", std::to_string(decisive_agree),
-                        " agree, ", std::to_string(near_ties), " predicted within ",
+                concat({std::to_string(t.agree), " of ", std::to_string(t.pairs), " row pairs agree; of ",
+                        std::to_string(t.decisive_pairs), " dispatcher pairs measured >= ",
+                        format_fixed(kDecisiveLead * 100, 0), "% apart ", std::to_string(t.decisive_agree),
+                        " agree, ", std::to_string(t.near_ties), " predicted within ",
                         format_fixed(kNearTie * 100, 0), "% of each other (no call)"})});
   std::string m = std::string(has_cv ? "out of sample" : "in sample") +
                   ": predicted time ratio of two dispatchers on one cell off by median " +

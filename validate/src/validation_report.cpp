@@ -172,7 +172,7 @@ CellTotals add_cell_rankings(ValidationReport& report, const std::vector<CellRan
     t.decisive_pairs += c.decisive_pairs;
     t.decisive_agree += c.decisive_agree;
     t.near_ties += c.decisive_near_ties;
-    if (c.measured_lead >= 0.05) {
+    if (c.measured_lead >= kDecisiveLead) {
       ++t.decisive;
       t.decisive_right += c.winner_right() ? 1 : 0;
       if (!c.winner_right())

@@ -4,6 +4,7 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/planning/plan_report.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "small_plan_request.hpp"
 
@@ -19,12 +20,7 @@ FittedProfile unfitted() {
 using planning_test::small_request;
 
 std::string error_of(const PlanRequest& r) {
-  try {
-    check_plan_request(catalog(), r);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::error_of([&] { check_plan_request(catalog(), r); });
 }
 
 TEST(PlanRequestCheck, ExactMessages) {
@@ -53,7 +49,7 @@ TEST(PlanRequestCheck, ExactMessages) {
   r.tokens = 1e30;  // once printed as 3.8e20 days
   EXPECT_EQ(error_of(r), "<input>: --tokens: 1e+30: " + tokens_range);
   r.tokens = 1e15;
-  EXPECT_EQ(error_of(r), "");
+  EXPECT_EQ(error_of(r), "no error");
   r = small_request();
   r.deadline_days = -1;
   EXPECT_EQ(error_of(r), "<input>: --deadline: -1: days > 0 (leave --deadline out for no deadline)");
@@ -70,7 +66,7 @@ TEST(PlanRequestCheck, ExactMessages) {
   r = small_request();
   r.hbm_headroom = 0.6;
   EXPECT_EQ(error_of(r), "<input>: --hbm-headroom: 0.6: a share of HBM in [0, 0.5] (default 0.1)");
-  EXPECT_EQ(error_of(small_request()), "");
+  EXPECT_EQ(error_of(small_request()), "no error");
 }
 
 // Options beyond the HBM headroom rank after every option within it, and are never the fastest, cheapest

@@ -1,0 +1,23 @@
+// Unit-test support: a parallel layout by its sizes, one argument order for every module's tests (needs
+// scenarios/). Three tests had a builder of their own, in two argument orders.
+#pragma once
+
+#include "moetwin/scenario/scenario.hpp"
+
+namespace moetwin::test_support {
+
+// TP x PP x EP with DP data-parallel replicas (ep * etp divides tp * cp * dp, as in Megatron-Core); expert
+// tensor parallel, context parallel and virtual pipeline chunks default to 1; no custom pipeline layout.
+inline ParallelLayout parallel_layout(int tp, int pp, int ep, int dp, int etp = 1, int cp = 1, int vpp = 1) {
+  ParallelLayout l;
+  l.tp = tp;
+  l.pp = pp;
+  l.vpp = vpp;
+  l.ep = ep;
+  l.etp = etp;
+  l.dp = dp;
+  l.cp = cp;
+  return l;
+}
+
+}  // namespace moetwin::test_support

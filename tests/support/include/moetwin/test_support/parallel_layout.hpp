@@ -2,6 +2,8 @@
 // scenarios/). Three tests had a builder of their own, in two argument orders.
 #pragma once
 
+#include <ostream>
+
 #include "moetwin/scenario/scenario.hpp"
 
 namespace moetwin::test_support {
@@ -21,3 +23,14 @@ inline ParallelLayout parallel_layout(int tp, int pp, int ep, int dp, int etp = 
 }
 
 }  // namespace moetwin::test_support
+
+namespace moetwin {
+
+// How GoogleTest prints a layout in a failed EXPECT_EQ (found by argument-dependent lookup).
+inline void PrintTo(const ParallelLayout& l, std::ostream* out) {
+  *out << "tp " << l.tp << " pp " << l.pp << " vpp " << l.vpp << " ep " << l.ep << " etp " << l.etp << " dp "
+       << l.dp << " cp " << l.cp;
+  if (!l.pipeline_layout.empty()) *out << " layout \"" << l.pipeline_layout << '"';
+}
+
+}  // namespace moetwin

@@ -2,6 +2,7 @@
 // the profile (and names in its errors), at the bf16 peak of sample_calibration_profile.hpp (1e15 FLOP/s).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "moetwin/calibrate/fitter.hpp"
@@ -9,11 +10,11 @@
 namespace moetwin {
 
 inline FitOptions sample_fit_options(const std::string& gpu, const std::string& source_db) {
-  FitOptions o;
-  o.gpu = gpu;
-  o.peak_bf16_flops = 1e15;
-  o.source_db = source_db;
-  return o;
+  return FitOptions{.gpu = gpu,
+                    .peak_bf16_flops = 1e15,
+                    .source_db = source_db,
+                    .instance = std::nullopt,
+                    .gpu_spec = std::nullopt};
 }
 
 }  // namespace moetwin

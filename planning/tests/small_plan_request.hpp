@@ -13,15 +13,15 @@ namespace moetwin::planning_test {
 // defaults.
 inline PlanRequest plan_request(const std::string& model, const std::string& instance, double tokens,
                                 int min_nodes, int max_nodes, int global_batch) {
-  PlanRequest r;
-  r.model = model;
-  r.instance = instance;
-  r.tokens = tokens;
-  r.min_nodes = min_nodes;
-  r.max_nodes = max_nodes;
-  r.global_batch = global_batch;
-  r.threads = 2;
-  return r;
+  return PlanRequest{.model = model,
+                     .instance = instance,
+                     .tokens = tokens,
+                     .min_nodes = min_nodes,
+                     .max_nodes = max_nodes,
+                     .global_batch = global_batch,
+                     .threads = 2,
+                     .stack = StackChoice(),
+                     .choices = ScenarioChoices()};
 }
 
 // Qwen3-30B on `max_nodes` p5en nodes (one by default), 4,096-token sequences, one seed layout and two per

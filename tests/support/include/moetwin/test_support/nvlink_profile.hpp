@@ -9,6 +9,18 @@
 
 namespace moetwin::test_support {
 
+// An NVLink fit seen on `ranks` GPUs from `points` measurements: per-call and per-step latency in s, no
+// efficiency bands yet (the test adds the bands it checks).
+inline NvlinkCollectiveFit nvlink_fit(std::vector<int> ranks, double call_latency_s, double step_latency_s,
+                                      int points) {
+  return NvlinkCollectiveFit{.ranks = std::move(ranks),
+                             .call_latency_s = call_latency_s,
+                             .step_latency_s = step_latency_s,
+                             .buffer_curves = {},
+                             .curves = {},
+                             .points = points};
+}
+
 // An H200-SXM profile with no curves: the catalog's bf16 peak (989e12 FLOP/s, catalog/data) and a 4 TB/s
 // device-to-device copy, at the current schema. Tests add the [nvlink], [efa] or GEMM sections they read.
 inline CalibrationProfile bare_h200_profile() {
@@ -17,18 +29,6 @@ inline CalibrationProfile bare_h200_profile() {
   p.peak_bf16_flops = 989e12;
   p.d2d_bandwidth = 4e12;
   return p;
-}
-
-// An NVLink fit seen on `ranks` GPUs from `points` measurements: per-call and per-step latency in s, no
-// efficiency bands yet (the test adds the bands it checks).
-inline NvlinkCollectiveFit nvlink_fit(std::vector<int> ranks, double call_latency_s, double step_latency_s,
-                                      int points) {
-  NvlinkCollectiveFit f;
-  f.ranks = std::move(ranks);
-  f.call_latency_s = call_latency_s;
-  f.step_latency_s = step_latency_s;
-  f.points = points;
-  return f;
 }
 
 }  // namespace moetwin::test_support

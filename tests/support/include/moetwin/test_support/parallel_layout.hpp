@@ -11,15 +11,8 @@ namespace moetwin::test_support {
 // TP x PP x EP with DP data-parallel replicas (ep * etp divides tp * cp * dp, as in Megatron-Core); expert
 // tensor parallel, context parallel and virtual pipeline chunks default to 1; no custom pipeline layout.
 inline ParallelLayout parallel_layout(int tp, int pp, int ep, int dp, int etp = 1, int cp = 1, int vpp = 1) {
-  ParallelLayout l;
-  l.tp = tp;
-  l.pp = pp;
-  l.vpp = vpp;
-  l.ep = ep;
-  l.etp = etp;
-  l.dp = dp;
-  l.cp = cp;
-  return l;
+  return ParallelLayout{
+      .tp = tp, .pp = pp, .vpp = vpp, .ep = ep, .etp = etp, .dp = dp, .cp = cp, .pipeline_layout = ""};
 }
 
 }  // namespace moetwin::test_support

@@ -13,10 +13,7 @@ namespace moetwin::test_support {
 // defaults.
 inline RoutingSpec routing_spec(RoutingKind kind, int experts, int top_k, int ep_ranks, int ranks_per_node,
                                 std::int64_t tokens_per_rank) {
-  RoutingSpec s;
-  s.kind = kind;
-  s.experts = experts;
-  s.top_k = top_k;
+  RoutingSpec s{.kind = kind, .experts = experts, .top_k = top_k, .histogram = ExpertHistogram()};
   s.ep_ranks = ep_ranks;
   s.ranks_per_node = ranks_per_node;
   s.tokens_per_rank = tokens_per_rank;

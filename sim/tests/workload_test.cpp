@@ -19,6 +19,7 @@
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace_ranks.hpp"
+#include "moetwin/test_support/parallel_layout.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/test_support/workload_ops.hpp"
 
@@ -54,12 +55,7 @@ Scenario make(const Shape& s) {
 }
 
 TEST(RankGroups, MegatronOrder) {
-  ParallelLayout p;
-  p.tp = 8;
-  p.pp = 8;
-  p.ep = 32;
-  p.dp = 4;
-  const RankGroups g = megatron_rank_groups(p, 8);
+  const RankGroups g = megatron_rank_groups(test_support::parallel_layout(8, 8, 32, 4), 8);
   EXPECT_EQ(g.stage_size, 32);
   EXPECT_EQ(g.tp.front(), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(g.dp.front(), (std::vector<int>{0, 8, 16, 24}));

@@ -4,7 +4,6 @@
 // its own line with the key it was meant to be; progress bars stay off when stderr is no terminal.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -21,15 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSource = e2e::kSourceDir;
-const std::string kBinary = e2e::kMoetwin;
-
-using Result = e2e::CliRun;
 
 // `moetwin ARGS` with stdout and stderr captured in files under `dir` (stderr is then no terminal). Every
 // command here takes --profile: none keeps the tests off the shipped fit, which they are not about.
-Result moetwin(const std::string& args, const fs::path& dir) {
-  return e2e::run_moetwin_as_given(args, dir);
-}
+constexpr auto moetwin = &e2e::run_moetwin_as_given;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -37,12 +31,10 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-class CliUsability : public ::testing::Test {
+class CliUsability : public e2e::FreshDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("moetwin-cli-usability-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    e2e::FreshDirTest::SetUp();
     // The shipped 2-node Qwen3 example with two pipeline stages: 16 ranks, 8 per stage.
     std::string text = read_text_file(kSource + "/scenarios/examples/qwen3-30b-p5en-2n.toml");
     replace(text, "pp = 1", "pp = 2");
@@ -50,19 +42,17 @@ class CliUsability : public ::testing::Test {
     scenario_ = (dir_ / "pp2.toml").string();
     std::ofstream(scenario_) << text;
   }
-  void TearDown() override { fs::remove_all(dir_); }
   static void replace(std::string& text, const std::string& from, const std::string& to) {
     const auto at = text.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     text.replace(at, from.size(), to);
   }
-  fs::path dir_;
   std::string scenario_;
 };
 
 TEST_F(CliUsability, TraceRecordsOneRankPerStageByDefault) {
   const std::string trace = (dir_ / "t.json").string();
-  Result r = moetwin("predict --profile none " + scenario_ + " --trace " + trace, dir_);
+  e2e::CliRun r = moetwin("predict --profile none " + scenario_ + " --trace " + trace, dir_);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string stages = read_text_file(trace);
   EXPECT_EQ(count(stages, "\"process_name\""), 2u);
@@ -92,7 +82,7 @@ TEST_F(CliUsability, TraceRecordsOneRankPerStageByDefault) {
 
 TEST_F(CliUsability, OutputIntoAMissingFolderIsNamedBeforeAnyWork) {
   const std::string out = (dir_ / "no-such-folder" / "p.json").string();
-  Result r = moetwin("predict --profile none " + scenario_ + " --out " + out, dir_);
+  e2e::CliRun r = moetwin("predict --profile none " + scenario_ + " --out " + out, dir_);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("output folder " + (dir_ / "no-such-folder").string() + " does not exist"),
             std::string::npos)
@@ -116,7 +106,7 @@ TEST_F(CliUsability, OutputIntoAMissingFolderIsNamedBeforeAnyWork) {
 }
 
 TEST_F(CliUsability, DirectoryAsScenarioAndMisspeltKey) {
-  Result r = moetwin("predict --profile none " + dir_.string(), dir_);
+  e2e::CliRun r = moetwin("predict --profile none " + dir_.string(), dir_);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "error: " + dir_.string() + ": is a directory, expected a file\n");
   std::string text = read_text_file(scenario_);
@@ -134,7 +124,7 @@ TEST_F(CliUsability, DirectoryAsScenarioAndMisspeltKey) {
 
 // Without a terminal the per-row progress bar stays off: no carriage returns, no escape sequences.
 TEST_F(CliUsability, NoProgressBarWithoutATerminal) {
-  const Result r = moetwin(
+  const e2e::CliRun r = moetwin(
       "predict --profile none --runs " + kSource + "/validate/data/live-runs-p5en.csv --format csv", dir_);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos);

@@ -4,14 +4,12 @@
 // constants fitted on p6-b300 predicted it 47% too fast. The iteration is pinned to the nanosecond, and the
 // text must name how the dispatcher's in-training terms were carried to p5 (issue 39).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
-#include "moetwin/common/csv.hpp"
 #include "moetwin/e2e/cli_run.hpp"
+#include "moetwin/e2e/predict_csv.hpp"
 
 namespace moetwin {
 namespace {
@@ -20,8 +18,7 @@ namespace fs = std::filesystem;
 
 const std::string kSource = e2e::kSourceDir;
 const std::string kBinary = e2e::kMoetwin;
-
-using e2e::run_moetwin_to;
+const std::string kScenario = kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml";
 
 // Golden value with the shipped profile (calibrate/profiles/fitted/live-fit.toml) and the measured row.
 constexpr const char* kPredictedIterS = "11.945011";
@@ -29,47 +26,24 @@ constexpr double kMeasuredIterS = 14.81;  // live-runs-p5-h100.csv, deepep-uccl,
 
 TEST(PredictP5, GoldenIterationOfTheUcclCell) {
   if (!fs::exists(kBinary)) GTEST_SKIP() << "moetwin binary not built";
-  const fs::path dir = fs::path(MOETWIN_BINARY_DIR) / "predict_p5_e2e";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path out = dir / "out.csv", err = dir / "err.txt";
-  ASSERT_EQ(
-      run_moetwin_to("predict " + kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml --format csv",
-                     out, err),
-      0)
-      << read_text_file(err.string());
-  const CsvTable t = read_csv_file(out.string());
-  ASSERT_EQ(t.rows.size(), 1u);
-  const std::string predicted = t.rows[0].fields.at(t.column("predicted_iter_s"));
-  EXPECT_EQ(predicted, kPredictedIterS);
+  const fs::path dir = e2e::fresh_test_dir("predict_p5");
   // In sample, the row is the campaign's worst (p5's low-latency rows carry UCCL-EP's per-copy cost, not all
-  // of its in-training cost): within 25%.
-  EXPECT_NEAR(std::stod(predicted) / kMeasuredIterS, 1.0, 0.25);
-  // The same row through --runs gives the same time: the scenario file is that row.
-  const fs::path rows = dir / "rows.csv";
-  ASSERT_EQ(run_moetwin_to("predict --runs " + kSource + "/validate/data/live-runs-p5-h100.csv --format csv",
-                           rows, err),
-            0)
-      << read_text_file(err.string());
-  const CsvTable r = read_csv_file(rows.string());
-  ASSERT_EQ(r.rows.size(), 9u);
-  EXPECT_EQ(r.rows[1].fields.at(r.column("dispatcher")), "deepep-uccl");
-  EXPECT_EQ(r.rows[1].fields.at(r.column("predicted_iter_s")), predicted);
+  // of its in-training cost): within 25%. Row 1 of the campaign's table is this cell.
+  CsvTable r;
+  ASSERT_NO_FATAL_FAILURE(e2e::expect_golden_cell({kScenario, kPredictedIterS, kMeasuredIterS, 0.25,
+                                                   kSource + "/validate/data/live-runs-p5-h100.csv", 9, 1},
+                                                  dir, &r));
+  EXPECT_EQ(e2e::field(r, 1, "dispatcher"), "deepep-uccl");
   // UCCL-EP's lead over NCCL on this cell (measured 1.72x) is predicted as a loss, not a win.
-  const double nccl = std::stod(r.rows[0].fields.at(r.column("predicted_iter_s")));
-  EXPECT_GT(std::stod(predicted) / nccl, 1.3);
+  const double nccl = std::stod(e2e::field(r, 0, "predicted_iter_s"));
+  EXPECT_GT(std::stod(kPredictedIterS) / nccl, 1.3);
 }
 
 TEST(PredictP5, TextNamesHowTheDispatcherTermsTransfer) {
   if (!fs::exists(kBinary)) GTEST_SKIP() << "moetwin binary not built";
-  const fs::path dir = fs::path(MOETWIN_BINARY_DIR) / "predict_p5_e2e_text";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path out = dir / "out.txt", err = dir / "err.txt";
-  ASSERT_EQ(
-      run_moetwin_to("predict " + kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml", out, err), 0)
-      << read_text_file(err.string());
-  const std::string text = read_text_file(out.string());
+  const e2e::CliRun run = e2e::run_moetwin("predict " + kScenario, e2e::fresh_test_dir("predict_p5"));
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string& text = run.out;
   EXPECT_NE(
       text.find("dispatcher terms   own fitted in-training terms; on p5.48xlarge per-node and per-token "
                 "terms x"),

@@ -5,7 +5,6 @@
 // narrowed margin reads as a lower bound.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,24 +19,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSource = e2e::kSourceDir;
-const std::string kBinary = e2e::kMoetwin;
 
-using Result = e2e::CliRun;
+constexpr auto moetwin = &e2e::run_moetwin_as_given;
 
-Result moetwin(const std::string& args, const fs::path& dir) {
-  return e2e::run_moetwin_as_given(args, dir);
-}
-
-class ReportCaveats : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("moetwin-report-caveats-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using ReportCaveats = e2e::FreshDirTest;
 
 TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
@@ -45,7 +30,7 @@ TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
   const std::string plan_csv = (dir_ / "plan.csv").string();
   const std::string rec_csv = (dir_ / "rec.csv").string();
   // A small plan (Qwen3-30B on 1-2 p5en nodes: a new layout regime and scale to the fit) without a deadline.
-  Result r = moetwin(
+  e2e::CliRun r = moetwin(
       "plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --gbs 16 --max-nodes 2 "
       "--screen 1 --max-layouts 2 --threads 2 --profile " +
           profile + " --format csv --out " + plan_csv,
@@ -91,7 +76,7 @@ TEST_F(ReportCaveats, PlanAndRecommendHtmlCarryBandNoveltySettlingAndProfile) {
 }
 
 TEST_F(ReportCaveats, PlanTextQuotesNarrowingAsALowerBoundAndShowsMemory) {
-  const Result r = moetwin(
+  const e2e::CliRun r = moetwin(
       "plan --model qwen3-30b-a3b --instance p5en.48xlarge --tokens 1e9 --gbs 16 --max-nodes 2 --screen 1 "
       "--max-layouts 2 --threads 2 --profile none",
       dir_);

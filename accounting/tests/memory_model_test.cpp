@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/test_support/parallel_layout.hpp"
 #include "moetwin/test_support/tiny_models.hpp"
 
 namespace moetwin {
@@ -203,16 +204,6 @@ Scenario catalog_scenario(const Catalog& c, const std::string& model, const std:
   return sc;
 }
 
-ParallelLayout layout_of(int tp, int pp, int vpp, int ep, int dp) {
-  ParallelLayout p;
-  p.tp = tp;
-  p.pp = pp;
-  p.vpp = vpp;
-  p.ep = ep;
-  p.dp = dp;
-  return p;
-}
-
 // FP8 recipes add Transformer Engine's FP8 weight copy and its transpose (1 + 1 B per parameter) and the
 // amax histories (6 GEMMs x 3 tensors x 1024 x 4 B per layer); bf16 adds nothing.
 TEST(MemoryModel, Fp8WeightCopiesAndAmaxHistoriesByHand) {
@@ -229,8 +220,9 @@ TEST(MemoryModel, Fp8WeightCopiesAndAmaxHistoriesByHand) {
 
 TEST(MemoryModel, KimiK2OnThirtyTwoP5DoesNotFit) {
   const Catalog c = Catalog::load(std::string(MOETWIN_SOURCE_DIR) + "/catalog/data");
-  const Scenario sc = catalog_scenario(c, "kimi-k2", "p5.48xlarge", 32, layout_of(8, 8, 1, 32, 4), 1, 256,
-                                       Recompute::full, "nccl-alltoall");
+  const Scenario sc =
+      catalog_scenario(c, "kimi-k2", "p5.48xlarge", 32, test_support::parallel_layout(8, 8, 32, 4), 1, 256,
+                       Recompute::full, "nccl-alltoall");
   const MemoryEstimate est = estimate_memory(sc, make_pipeline_layout(sc.model, sc.parallel, {"t", 0}));
   EXPECT_FALSE(est.fits);
   EXPECT_DOUBLE_EQ(est.hbm_bytes, 80e9);

@@ -12,6 +12,7 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/profile/calibration_profile.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "sample_calibration_profile.hpp"
 
 namespace moetwin {
@@ -28,12 +29,7 @@ std::string write_file(const std::string& name, const std::string& text) {
 
 template <typename Fn>
 std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test_support::error_of(fn);
 }
 
 TEST(AttentionKernelKey, FormatsAndParsesDirectionHeadDimsAndGroupedKv) {

@@ -9,10 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
+#include <utility>
 
 #include "moetwin/calibrate/calibration_db.hpp"
 #include "moetwin/calibrate/db_file_stamp.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 
 namespace moetwin {
 namespace {
@@ -36,13 +39,9 @@ std::string bytes_of(const fs::path& path) {
 // The message of the InputError `f` throws; fails the test when it throws nothing.
 template <typename F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected InputError";
-  return {};
+  const std::string e = test_support::error_of(std::forward<F>(f));
+  if (e == "no error") ADD_FAILURE() << "expected InputError";
+  return e;
 }
 
 CalibrationDb small_db() {

@@ -11,7 +11,9 @@
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/profile/calibration_profile.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "sample_calibration_profile.hpp"
+#include "sample_fit_options.hpp"
 
 namespace moetwin {
 namespace {
@@ -29,22 +31,10 @@ CalibrationProfile fp8_profile() {
   g.floor_s = 5e-6;
   g.hidden_floor_s = 1e-6;
   g.efficiency = {{128}, {0.4}};
-  g.heldout_shapes = 2;
-  g.heldout_median_error = 0.03;
-  g.heldout_max_error = 0.05;
-  g.heldout_within_5pct = 1;
+  set_heldout_stats(g, 2, 0.03, 0.05, 1);
   p.gemm_fp8["grouped_gemm.small_k"] = g;
   p.kernels["permute"] = {{1e6, 1e9}, {1e12, 4e12}};
   return p;
-}
-
-std::string error_of(const std::string& text) {
-  try {
-    parse_calibration_profile(text, "p.toml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(Fp8Profile, TimeUsesFp8BytesAndPeak) {
@@ -117,17 +107,18 @@ TEST(Fp8Profile, StrictErrorsNameKeyAndPeak) {
   const std::string second = "[gemm_fp8.\"grouped_gemm.small_k\"]\npeak_flops = 2e+15";
   ASSERT_NE(other.find(second), std::string::npos);
   other.replace(other.find(second), second.size(), "[gemm_fp8.\"grouped_gemm.small_k\"]\npeak_flops = 1e+15");
-  EXPECT_NE(error_of(other).find("gemm_fp8.grouped_gemm.small_k.peak_flops"), std::string::npos)
-      << error_of(other);
+  EXPECT_NE(profile_error_of(other).find("gemm_fp8.grouped_gemm.small_k.peak_flops"), std::string::npos)
+      << profile_error_of(other);
   // peak_flops is required in every table; unknown keys are errors as in [gemm.*].
   std::string missing = good;
   const std::string line = "peak_flops = 2e+15  # FLOP/s\n";
   missing.erase(missing.find(line), line.size());
-  EXPECT_NE(error_of(missing).find("gemm_fp8.gemm.peak_flops: missing"), std::string::npos)
-      << error_of(missing);
+  EXPECT_NE(profile_error_of(missing).find("gemm_fp8.gemm.peak_flops: missing"), std::string::npos)
+      << profile_error_of(missing);
   std::string typo = good;
   typo.insert(typo.find(line) + line.size(), "typo = 1\n");
-  EXPECT_NE(error_of(typo).find("gemm_fp8.gemm.typo: 1: no such key"), std::string::npos) << error_of(typo);
+  EXPECT_NE(profile_error_of(typo).find("gemm_fp8.gemm.typo: 1: no such key"), std::string::npos)
+      << profile_error_of(typo);
 }
 
 Experiment experiment(const std::string& name, const std::string& kind, std::map<std::string, double> params,
@@ -182,11 +173,8 @@ TEST(Fp8Fitter, KindsCarryThePrecision) {
 }
 
 TEST(Fp8Fitter, FitsFp8CurvesWithFp8BytesAndLeavesBf16Alone) {
-  FitOptions o;
-  o.gpu = "X";
-  o.peak_bf16_flops = 1e15;
+  FitOptions o = sample_fit_options("X", "db.h5");
   o.peak_fp8_flops = 2e15;
-  o.source_db = "db.h5";
   const FitResult plain = fit_calibration_profile(bf16_db(), o);
   EXPECT_TRUE(plain.profile.gemm_fp8.empty());
   EXPECT_TRUE(plain.heldout_fp8.empty());
@@ -227,16 +215,11 @@ TEST(Fp8Fitter, FitsFp8CurvesWithFp8BytesAndLeavesBf16Alone) {
 TEST(Fp8Fitter, Fp8RunsNeedTheCatalogFp8Peak) {
   CalibrationDb db = bf16_db();
   add_fp8_grouped(db);
-  FitOptions o;
-  o.gpu = "A100-SXM";
-  o.peak_bf16_flops = 1e15;
-  o.source_db = "a100.h5";
-  try {
-    fit_calibration_profile(db, o);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("a100.h5"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("no FP8 peak"), std::string::npos) << e.what();
+  FitOptions o = sample_fit_options("A100-SXM", "a100.h5");
+  {
+    const std::string e = test_support::error_of([&] { fit_calibration_profile(db, o); });
+    EXPECT_NE(e.find("a100.h5"), std::string::npos) << e;
+    EXPECT_NE(e.find("no FP8 peak"), std::string::npos) << e;
   }
   // Fewer than 3 FP8 shapes: an input error that says which run to make.
   CalibrationDb two = bf16_db();
@@ -244,11 +227,9 @@ TEST(Fp8Fitter, Fp8RunsNeedTheCatalogFp8Peak) {
       "gemm_fp8.square.m1024", "gemm_fp8",
       {{"m", 1024}, {"n", 1024}, {"k", 1024}, {"batch", 1}, {"flops", 2.0 * 1024 * 1024 * 1024}}, 1e-5));
   o.peak_fp8_flops = 2e15;
-  try {
-    fit_calibration_profile(two, o);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--precision fp8"), std::string::npos) << e.what();
+  {
+    const std::string e = test_support::error_of([&] { fit_calibration_profile(two, o); });
+    EXPECT_NE(e.find("--precision fp8"), std::string::npos) << e;
   }
 }
 

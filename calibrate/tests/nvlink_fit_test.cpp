@@ -11,6 +11,7 @@
 
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/nvlink_profile.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/topology/cluster.hpp"
 
@@ -262,17 +263,10 @@ TEST(NvlinkPoints, TakesMultiGpuNcclRunsThatFitInOneNode) {
 
 // Schema 4: [nvlink.efficiency.<op>.n<ranks>] tables, read strictly.
 TEST(NvlinkProfile, RoundTripsAndRejectsMalformedSections) {
-  CalibrationProfile p;
-  p.gpu = "H200-SXM";
-  p.peak_bf16_flops = 989e12;
-  p.d2d_bandwidth = 4e12;
-  NvlinkCollectiveFit f;
-  f.ranks = {2, 8};
-  f.call_latency_s = 1.75e-5;
-  f.step_latency_s = 1e-6;
+  CalibrationProfile p = test_support::bare_h200_profile();
+  NvlinkCollectiveFit f = test_support::nvlink_fit({2, 8}, 1.75e-5, 1e-6, 22);
   f.buffer_curves["all_reduce"][2] = {{0, 512, 1048576}, {0.25, 0.5, 0.75}};
   f.buffer_curves["all_reduce"][8] = {{0, 4096}, {0.5, 0.875}};
-  f.points = 22;
   f.median_error = 0.01;
   f.max_error = 0.1;
   f.loo_median_error = 0.1;
@@ -336,17 +330,10 @@ TEST(NvlinkProfile, RoundTripsAndRejectsMalformedSections) {
 
 // Schema 3 profiles keep their per-step-message bands ([nvlink.efficiency.<op>]) and behaviour.
 TEST(NvlinkProfile, ReadsSchema3PerStepMessageBands) {
-  CalibrationProfile p;
+  CalibrationProfile p = test_support::bare_h200_profile();
   p.schema_version = 3;
-  p.gpu = "H200-SXM";
-  p.peak_bf16_flops = 989e12;
-  p.d2d_bandwidth = 4e12;
-  NvlinkCollectiveFit f;
-  f.ranks = {2, 4};
-  f.call_latency_s = 1.6e-5;
-  f.step_latency_s = 3e-6;
+  NvlinkCollectiveFit f = test_support::nvlink_fit({2, 4}, 1.6e-5, 3e-6, 22);
   f.curves["all_gather"] = {{0, 1048576}, {0.25, 0.75}};
-  f.points = 22;
   p.nvlink = f;
   const std::string text = format_calibration_profile(p);
   EXPECT_NE(text.find("schema_version = 3\n"), std::string::npos);

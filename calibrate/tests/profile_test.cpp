@@ -9,27 +9,17 @@
 #include "moetwin/calibrate/fitter.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/profile/calibration_profile.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "sample_calibration_profile.hpp"
+#include "sample_fit_options.hpp"
 
 namespace moetwin {
 namespace {
 
-std::string error_of(const std::string& text) {
-  try {
-    parse_calibration_profile(text, "p.toml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 CalibrationProfile sample_profile() {
   CalibrationProfile p = sample_calibration_profile("H200-SXM", "NVIDIA H200");
   GemmCurve g = sample_gemm_curve();
-  g.heldout_shapes = 3;
-  g.heldout_median_error = 0.01;
-  g.heldout_max_error = 0.04;
-  g.heldout_within_5pct = 1;
+  set_heldout_stats(g, 3, 0.01, 0.04, 1);
   p.gemm["gemm"] = g;
   p.kernels["permute"] = {{1e6, 1e9}, {1e12, 4e12}};
   p.transports["nccl.all_reduce.n8"] = {{{0, 5e-6, 1e11}, {1e6, 1e-5, 3e11}}};
@@ -127,30 +117,34 @@ TEST(CalibrationProfile, WriteThenParseGivesTheSameNumbers) {
 
 TEST(CalibrationProfile, StrictErrorsNameFileLineAndKey) {
   const std::string good = format_calibration_profile(sample_profile());
-  EXPECT_NE(error_of(good + "typo = 1\n").find("transports.nccl.all_reduce.n8.typo: 1: no such key"),
+  EXPECT_NE(profile_error_of(good + "typo = 1\n").find("transports.nccl.all_reduce.n8.typo: 1: no such key"),
             std::string::npos)
-      << error_of(good + "typo = 1\n");
+      << profile_error_of(good + "typo = 1\n");
   std::string bad = good;
   bad.replace(bad.find("efficiency = [0.25, 0.75]"), 25, "efficiency = [0.25]");
-  EXPECT_NE(error_of(bad).find("gemm.gemm.efficiency: 1 values: 2 values, one per min_dim"),
+  EXPECT_NE(profile_error_of(bad).find("gemm.gemm.efficiency: 1 values: 2 values, one per min_dim"),
             std::string::npos)
-      << error_of(bad);
+      << profile_error_of(bad);
   bad = good;
   bad.replace(bad.find("min_dim = [64, 1024]"), 20, "min_dim = [1024, 64]");
-  EXPECT_NE(error_of(bad).find(": gemm.gemm.min_dim: 64: strictly increasing values"), std::string::npos)
-      << error_of(bad);
+  EXPECT_NE(profile_error_of(bad).find(": gemm.gemm.min_dim: 64: strictly increasing values"),
+            std::string::npos)
+      << profile_error_of(bad);
   bad = good;
   bad.replace(bad.find("schema_version = 4"), 18, "schema_version = 5");
-  EXPECT_NE(error_of(bad).find("p.toml:8: schema_version: 5: an integer in [1, 4]"), std::string::npos)
-      << error_of(bad);
+  EXPECT_NE(profile_error_of(bad).find("p.toml:8: schema_version: 5: an integer in [1, 4]"),
+            std::string::npos)
+      << profile_error_of(bad);
   bad = good;
   bad.replace(bad.find("hidden_floor_s = 0"), 18, "hidden_floor_s = 2e-5");
-  EXPECT_NE(error_of(bad).find("gemm.gemm.hidden_floor_s: 2e-05: a number in [0, 1e-05]"), std::string::npos)
-      << error_of(bad);
+  EXPECT_NE(profile_error_of(bad).find("gemm.gemm.hidden_floor_s: 2e-05: a number in [0, 1e-05]"),
+            std::string::npos)
+      << profile_error_of(bad);
   bad = good;
   bad.replace(bad.find("memory_efficiency = 0.5"), 23, "memory_efficiency = 3");
-  EXPECT_NE(error_of(bad).find("gemm.gemm.memory_efficiency: 3: a number in [0, 2]"), std::string::npos)
-      << error_of(bad);
+  EXPECT_NE(profile_error_of(bad).find("gemm.gemm.memory_efficiency: 3: a number in [0, 2]"),
+            std::string::npos)
+      << profile_error_of(bad);
 }
 
 TEST(CalibrationProfile, HiddenFloorRoundTripsAndSchemaTwoReadsWithoutIt) {
@@ -173,8 +167,8 @@ TEST(CalibrationProfile, HiddenFloorRoundTripsAndSchemaTwoReadsWithoutIt) {
   EXPECT_DOUBLE_EQ(*back2.gemm_time_s("gemm", 2048, 2048, 2048, 1), 1e-5 + 17179869184.0 / 7.5e14);
   std::string bad = v2;
   bad.replace(bad.find("heldout_shapes"), 0, "hidden_floor_s = 1e-6\n");
-  EXPECT_NE(error_of(bad).find("gemm.gemm.hidden_floor_s: 1e-06: no such key"), std::string::npos)
-      << error_of(bad);
+  EXPECT_NE(profile_error_of(bad).find("gemm.gemm.hidden_floor_s: 1e-06: no such key"), std::string::npos)
+      << profile_error_of(bad);
 }
 
 TEST(CalibrationProfile, SchemaOneStillReadsWithoutMemoryTerm) {
@@ -190,8 +184,8 @@ TEST(CalibrationProfile, SchemaOneStillReadsWithoutMemoryTerm) {
   EXPECT_DOUBLE_EQ(*back.gemm_time_s("gemm", 64, 4096, 4096, 8), 1e-5 + 2.0 * 64 * 4096 * 4096 * 8 / 2.5e14);
   std::string bad = v1;
   bad.replace(bad.find("heldout_shapes"), 0, "memory_efficiency = 0.5\n");
-  EXPECT_NE(error_of(bad).find("gemm.gemm.memory_efficiency: 0.5: no such key"), std::string::npos)
-      << error_of(bad);
+  EXPECT_NE(profile_error_of(bad).find("gemm.gemm.memory_efficiency: 0.5: no such key"), std::string::npos)
+      << profile_error_of(bad);
 }
 
 TEST(CalibrationProfile, ShippedH200ProfileLoads) {
@@ -266,10 +260,7 @@ TEST(Fitter, RecoversAKnownModelAndPredictsHeldBackShapes) {
                       {{"m", s}, {"n", s}, {"k", s}, {"batch", 1}, {"flops", flops}}, {},
                       1e-5 + flops / 5e14));
   }
-  FitOptions o;
-  o.gpu = "X";
-  o.peak_bf16_flops = 1e15;
-  o.source_db = "db.h5";
+  FitOptions o = sample_fit_options("X", "db.h5");
   const FitResult fit = fit_calibration_profile(db, o);
   const CalibrationProfile& p = fit.profile;
   EXPECT_DOUBLE_EQ(p.d2d_bandwidth, 4e12);
@@ -329,10 +320,7 @@ TEST(Fitter, RecoversFloorAndMemoryTermOfWeightBoundGroupedGemms) {
                      "grouped_gemm", {{"m", m}, {"n", n}, {"k", k}, {"batch", 8}, {"flops", flops}}, {}, t));
     }
   }
-  FitOptions o;
-  o.gpu = "X";
-  o.peak_bf16_flops = 1e15;
-  o.source_db = "db.h5";
+  FitOptions o = sample_fit_options("X", "db.h5");
   o.heldout_fold = 1;  // m128 and m256 of every model: the two memory-bound sizes' upper one held back
   const FitResult fit = fit_calibration_profile(db, o);
   const GemmCurve& g = fit.profile.gemm.at("grouped_gemm");
@@ -363,10 +351,7 @@ TEST(Fitter, RecoversTheFloorPartHiddenBehindLongerCalls) {
                       {{"m", s}, {"n", s}, {"k", s}, {"batch", 1}, {"flops", flops}}, {},
                       std::max(1e-5, 4e-6 + flops / 5e14)));
   }
-  FitOptions o;
-  o.gpu = "X";
-  o.peak_bf16_flops = 1e15;
-  o.source_db = "db.h5";
+  FitOptions o = sample_fit_options("X", "db.h5");
   const FitResult fit = fit_calibration_profile(db, o);
   const GemmCurve& g = fit.profile.gemm.at("gemm");
   EXPECT_NEAR(g.floor_s, 9.8e-6, 1e-12);
@@ -384,18 +369,11 @@ TEST(Fitter, EveryGemmShapeHeldBackIsInputError) {
     db.put(experiment("gemm.square.m" + std::to_string(static_cast<int>(s)), "gemm",
                       {{"m", s}, {"n", s}, {"k", s}, {"batch", 1}, {"flops", 2 * s * s * s}}, {}, 1e-3));
   }
-  FitOptions o;
-  o.gpu = "X";
-  o.peak_bf16_flops = 1e15;
-  o.source_db = "three.h5";
-  try {
-    fit_calibration_profile(db, o);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("three.h5"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("all 3 GEMM experiments fall in held-back fold 0"),
-              std::string::npos)
-        << e.what();
+  FitOptions o = sample_fit_options("X", "three.h5");
+  {
+    const std::string e = test_support::error_of([&] { fit_calibration_profile(db, o); });
+    EXPECT_NE(e.find("three.h5"), std::string::npos) << e;
+    EXPECT_NE(e.find("all 3 GEMM experiments fall in held-back fold 0"), std::string::npos) << e;
   }
   o.heldout_fold = 1;  // the same three shapes train fold 1's fit
   EXPECT_NO_THROW(fit_calibration_profile(db, o));
@@ -427,25 +405,20 @@ TEST(CheckFitSamples, RefusesNonFiniteAndNonPositiveSamplesNamingTheDataset) {
     db.put(e);
     return db;
   };
-  const auto error_of = [](const CalibrationDb& db) {
-    try {
-      check_fit_samples(db, "run.h5");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
+  const auto samples_error_of = [](const CalibrationDb& db) {
+    return test_support::error_of([&] { check_fit_samples(db, "run.h5"); });
   };
-  EXPECT_EQ(error_of(db_with(std::nan(""), "s")),
+  EXPECT_EQ(samples_error_of(db_with(std::nan(""), "s")),
             "run.h5: /experiments/gemm.m8192.n8192.k8192 sample 1: nan s: a finite time in (0, 3600] s "
             "(remeasure it, or leave this database out)");
-  EXPECT_NE(error_of(db_with(0, "s")).find("sample 1: 0 s: a finite time"), std::string::npos);
-  EXPECT_NE(error_of(db_with(-2e-3, "s")).find("sample 1: -0.002 s"), std::string::npos);
-  EXPECT_NE(error_of(db_with(1e308, "s")).find("sample 1: 1e+308 s"), std::string::npos);
-  EXPECT_NE(
-      error_of(db_with(std::numeric_limits<double>::infinity(), "B/s")).find("a finite positive number"),
-      std::string::npos);
-  EXPECT_EQ(error_of(db_with(1.45e-3, "s")), "(accepted)");
-  EXPECT_EQ(error_of(db_with(5e9, "B/s")), "(accepted)");  // not a time: no hour bound
+  EXPECT_NE(samples_error_of(db_with(0, "s")).find("sample 1: 0 s: a finite time"), std::string::npos);
+  EXPECT_NE(samples_error_of(db_with(-2e-3, "s")).find("sample 1: -0.002 s"), std::string::npos);
+  EXPECT_NE(samples_error_of(db_with(1e308, "s")).find("sample 1: 1e+308 s"), std::string::npos);
+  EXPECT_NE(samples_error_of(db_with(std::numeric_limits<double>::infinity(), "B/s"))
+                .find("a finite positive number"),
+            std::string::npos);
+  EXPECT_EQ(samples_error_of(db_with(1.45e-3, "s")), "no error");
+  EXPECT_EQ(samples_error_of(db_with(5e9, "B/s")), "no error");  // not a time: no hour bound
 }
 
 // A profile holding nan does not load back: `fit` reads what it wrote back with this loader before the

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "moetwin/profile/calibration_profile.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 
 namespace moetwin {
 
@@ -16,6 +17,15 @@ inline GemmCurve sample_gemm_curve() {
   g.efficiency = {{64, 1024}, {0.25, 0.75}};
   g.memory_efficiency = 0.5;
   return g;
+}
+
+// The held-back statistics a fitted curve carries (written to and read from the profile as they are).
+inline void set_heldout_stats(GemmCurve& g, int shapes, double median_error, double max_error,
+                              double within_5pct) {
+  g.heldout_shapes = shapes;
+  g.heldout_median_error = median_error;
+  g.heldout_max_error = max_error;
+  g.heldout_within_5pct = within_5pct;
 }
 
 // Metadata, launch costs and copy bandwidth; no GEMM, kernel or transport curves.
@@ -33,6 +43,11 @@ inline CalibrationProfile sample_calibration_profile(const std::string& gpu,
   p.launch_graph_s = 5e-7;
   p.d2d_bandwidth = 4e12;
   return p;
+}
+
+// What parse_calibration_profile says of `text` (read as "p.toml"), or "no error".
+inline std::string profile_error_of(const std::string& text) {
+  return test_support::error_of([&] { parse_calibration_profile(text, "p.toml"); });
 }
 
 }  // namespace moetwin

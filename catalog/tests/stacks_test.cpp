@@ -8,6 +8,7 @@
 
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 
 namespace moetwin {
 namespace {
@@ -27,12 +28,7 @@ std::string catalog_with_stacks(const std::string& name, const std::string& stac
 }
 
 std::string load_error(const std::string& dir) {
-  try {
-    Catalog::load(dir);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::error_of([&] { Catalog::load(dir); });
 }
 
 const char* const kMinimal =

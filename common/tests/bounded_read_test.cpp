@@ -12,6 +12,7 @@
 #include <string>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 
 namespace moetwin {
 namespace {
@@ -27,12 +28,7 @@ std::string temp_file(const std::string& name, const std::string& content) {
 }
 
 std::string error_of(const std::string& path, const InputKind& kind) {
-  try {
-    read_input_file(path, kind);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test_support::error_of([&] { read_input_file(path, kind); });
 }
 
 TEST(BoundedRead, FileWithinTheLimitsReadsWhole) {

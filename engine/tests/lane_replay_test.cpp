@@ -36,15 +36,21 @@ EngineResult op_by_op(const Workload& w) {
   return run_engine(w, o);
 }
 
+// A program whose first op is a compute of the per-rank variable-duration slot 0 (each rank's own time).
+Program starting_with_var_compute() {
+  Program p;
+  OpSpec a = compute(0);
+  a.var_slot = p.new_var_slot();
+  p.add(a);
+  return p;
+}
+
 // One program on `lanes` ranks: compute (per-rank var slot), an EP collective of all ranks (30 ns, on the
 // compute stream), compute 10 ns.
 Workload one_stage(const std::vector<TimeNs>& first) {
   Workload w;
   w.sms = 100;
-  Program p;
-  OpSpec a = compute(0);
-  a.var_slot = p.new_var_slot();
-  p.add(a);
+  Program p = starting_with_var_compute();
   p.add(engine_test::comm(30, ChannelKind::ep, CommClass::ep, 0));
   p.add(compute(10));
   p.seal(kStreams);
@@ -89,10 +95,7 @@ TEST(LaneReplay, LanesThatDisagreeSplit) {
   // group splits in two and each rank is a lane group of its own.
   Workload w;
   w.sms = 100;
-  Program p;
-  OpSpec a = compute(0);
-  a.var_slot = p.new_var_slot();
-  p.add(a);
+  Program p = starting_with_var_compute();
   p.add(compute(50));
   OpSpec dp = engine_test::comm(40, ChannelKind::dp, CommClass::dp, 2, 20);
   dp.host_ns = 70;

@@ -9,6 +9,7 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/routing_plan.hpp"
+#include "moetwin/test_support/routing_spec.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "tiny_routing.hpp"
 
@@ -233,13 +234,8 @@ TEST(DispatcherModel, SmCopyLegUsesTheRunsSms) {
 // validate it; the 129-QP call must stay what the benchmarks calibrated.
 TEST(DispatcherModel, DeepEpV2QueuePairCap) {
   const auto v2 = make_dispatcher_model(catalog().dispatcher("deepep-v2-gin"));
-  RoutingSpec spec;  // test_low_latency.py: 128 tokens, top-8 of 256 over all experts, EP16 on 2 nodes
-  spec.kind = RoutingKind::group_limited;
-  spec.experts = 256;
-  spec.top_k = 8;
-  spec.ep_ranks = 16;
-  spec.ranks_per_node = 8;
-  spec.tokens_per_rank = 128;
+  // test_low_latency.py: 128 tokens, top-8 of 256 over all experts, EP16 on 2 nodes
+  RoutingSpec spec = test_support::routing_spec(RoutingKind::group_limited, 256, 8, 16, 8, 128);
   spec.groups = 2;
   spec.topk_groups = 2;
   spec.sampling = RoutingSampling::per_token;

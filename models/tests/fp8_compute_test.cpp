@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hand_compute_profile.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/calibrated_compute.hpp"
 #include "moetwin/models/compute_model.hpp"
@@ -19,14 +20,7 @@ namespace {
 // Catalog numbers: bf16 peak 1e15, FP8 peak 2e15, HBM 5e12 B/s, default class efficiencies (gemm 0.75,
 // grouped 0.6, attention 0.5, elementwise 0.8), 2 us minimum kernel.
 ComputeProfile catalog_profile() {
-  ComputeProfile p;
-  // Not = "X": GCC 12 -O3 flags assigning a one-character literal (-Wrestrict false positive, GCC bug
-  // 105329).
-  p.gpu = std::string("X");
-  p.peak_flops = 1e15;
-  p.fp8_peak_flops = 2e15;
-  p.hbm_bandwidth = 5e12;
-  return p;
+  return models_test::hand_fp8_profile();
 }
 
 // sample_calibration_profile (bf16 peak 1e15, copy 4e12 B/s) with bf16 and FP8 "gemm" curves

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hand_compute_profile.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/models/compute_model.hpp"
 
@@ -16,13 +17,9 @@ namespace {
 // bf16 peak 1e15, FP4 peak 6e15 at relative efficiency 0.5, HBM 5e12 B/s, class efficiencies gemm 0.75,
 // grouped 0.6, attention 0.5, elementwise 0.8; 2 us minimum kernel.
 ComputeProfile fp4_profile() {
-  ComputeProfile p;
-  p.gpu = std::string("X");
-  p.peak_flops = 1e15;
-  p.fp8_peak_flops = 2e15;
+  ComputeProfile p = models_test::hand_fp8_profile();
   p.fp4_peak_flops = 6e15;
   p.fp4_relative_efficiency = 0.5;
-  p.hbm_bandwidth = 5e12;
   return p;
 }
 

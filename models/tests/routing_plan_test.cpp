@@ -13,18 +13,13 @@
 
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/models/traffic_matrix.hpp"
+#include "moetwin/test_support/routing_spec.hpp"
 
 namespace moetwin {
 namespace {
 
 RoutingSpec dsv3_like(RoutingKind kind, RoutingSampling sampling) {
-  RoutingSpec s;
-  s.kind = kind;
-  s.experts = 256;
-  s.top_k = 8;
-  s.ep_ranks = 32;
-  s.ranks_per_node = 8;
-  s.tokens_per_rank = 4096;
+  RoutingSpec s = test_support::routing_spec(kind, 256, 8, 32, 8, 4096);
   s.sampling = sampling;
   return s;
 }
@@ -57,12 +52,7 @@ void expect_conserved(const LayerRouting& p) {
 }
 
 TEST(RoutingPlan, BalancedCountsAreHandComputed) {
-  RoutingSpec s;
-  s.experts = 16;
-  s.top_k = 4;
-  s.ep_ranks = 4;
-  s.ranks_per_node = 2;
-  s.tokens_per_rank = 10;
+  RoutingSpec s = test_support::routing_spec(RoutingKind::balanced, 16, 4, 4, 2, 10);
   const LayerRouting p = RoutingPlanner(s).plan(0, 0);
   // 40 copies per source over 16 experts: 2 each plus 8 remainders, rotated by source (offset src * 8):
   // source 0 adds one to experts 0..7 (ranks 0, 1), source 1 to experts 8..15 (ranks 2, 3).
@@ -324,13 +314,7 @@ std::string write_temp(const std::string& name, const std::string& text) {
 TEST(RoutingPlan, HistogramLoadsSetExpertShares) {
   const std::string path =
       write_temp("h6_hist.csv", "# layer,expert,load\nlayer,expert,load\n0,0,3\n0,1,1\n");
-  RoutingSpec s;
-  s.kind = RoutingKind::histogram;
-  s.experts = 4;
-  s.top_k = 1;
-  s.ep_ranks = 2;
-  s.ranks_per_node = 1;
-  s.tokens_per_rank = 1000;
+  RoutingSpec s = test_support::routing_spec(RoutingKind::histogram, 4, 1, 2, 1, 1000);
   s.histogram = read_expert_histogram(path, 4);
   const RoutingPlanner planner(s);
   const LayerRoutingStats st = planner.layer_stats(0);

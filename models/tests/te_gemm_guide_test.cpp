@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 
+#include "hand_compute_profile.hpp"
 #include "moetwin/catalog/catalog.hpp"
 #include "moetwin/models/compute_model.hpp"
 
@@ -54,10 +55,7 @@ TEST(Quantization, RecipeOfEachQuantizedPrecision) {
 }
 
 TEST(Fp8Roofline, RecipeRelativeEfficiencyScalesTheFp8Peak) {
-  ComputeProfile p;
-  p.peak_flops = 1e15;
-  p.fp8_peak_flops = 2e15;
-  p.hbm_bandwidth = 5e12;
+  ComputeProfile p = models_test::hand_fp8_profile();
   p.fp8_relative_efficiency = 0.9;
   p.mxfp8_relative_efficiency = 0.8;
   // 3e10 FLOP at 2e15 x 0.9 x 0.75 (gemm class) = 22.22 us; MXFP8 at 2e15 x 0.8 x 0.75 = 25 us.

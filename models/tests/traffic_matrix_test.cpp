@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "moetwin/test_support/routing_spec.hpp"
 #include "tiny_routing.hpp"
 
 namespace moetwin {
@@ -53,14 +54,8 @@ TEST(TrafficMatrix, DedupBytesNeverExceedPerCopyBytes) {
   for (const auto kind : {RoutingKind::balanced, RoutingKind::zipf, RoutingKind::group_limited}) {
     for (const auto sampling : {RoutingSampling::counts, RoutingSampling::per_token}) {
       for (const int ep : {8, 16, 64}) {
-        RoutingSpec s;
-        s.kind = kind;
+        RoutingSpec s = test_support::routing_spec(kind, 256, 8, ep, 8, 300);
         s.zipf_exponent = 1.1;
-        s.experts = 256;
-        s.top_k = 8;
-        s.ep_ranks = ep;
-        s.ranks_per_node = 8;
-        s.tokens_per_rank = 300;
         s.groups = 8;
         s.topk_groups = 3;
         s.sampling = sampling;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "moetwin/common/numbers.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 
@@ -64,14 +66,19 @@ Candidate qwen_candidate(int tp, int pp, int vpp, int ep, int mb) {
   return c;
 }
 
+// fit_candidate of `c` for the catalog model `model` on p5en nodes (H200, nccl-alltoall) at global batch
+// `global_batch`; it sets c's recompute.
+CandidateCheck fit_on_p5en(Candidate& c, const std::string& model, int global_batch) {
+  PlanRequest req;
+  req.global_batch = global_batch;
+  return fit_candidate(c, catalog().model(model), catalog().instance("p5en.48xlarge"),
+                       catalog().gpu("H200-SXM"), catalog().dispatcher("nccl-alltoall"), req);
+}
+
 // Divisibility: vpp 2 on pp 2 needs microbatches (gbs / (mb dp)) divisible by pp; gbs 6, mb 1, dp 2 gives 3.
 TEST(PlanCandidates, DivisibilityRejectsWithTheScenarioRule) {
-  PlanRequest req;
-  req.global_batch = 6;
   Candidate c = qwen_candidate(2, 2, 2, 2, 1);
-  const CandidateCheck check =
-      fit_candidate(c, catalog().model("qwen3-30b-a3b"), catalog().instance("p5en.48xlarge"),
-                    catalog().gpu("H200-SXM"), catalog().dispatcher("nccl-alltoall"), req);
+  const CandidateCheck check = fit_on_p5en(c, "qwen3-30b-a3b", 6);
   EXPECT_EQ(check.verdict, CandidateCheck::Verdict::invalid);
   EXPECT_EQ(check.reason,
             "invalid: plan: training.global_batch: 6: global_batch / (micro_batch * dp) = 3 microbatches, a "
@@ -80,12 +87,8 @@ TEST(PlanCandidates, DivisibilityRejectsWithTheScenarioRule) {
 
 // The small model fits without recompute: the lightest recompute is chosen.
 TEST(PlanCandidates, SmallModelFitsWithoutRecompute) {
-  PlanRequest req;
-  req.global_batch = 64;
   Candidate c = qwen_candidate(1, 1, 1, 8, 1);
-  const CandidateCheck check =
-      fit_candidate(c, catalog().model("qwen3-30b-a3b"), catalog().instance("p5en.48xlarge"),
-                    catalog().gpu("H200-SXM"), catalog().dispatcher("nccl-alltoall"), req);
+  const CandidateCheck check = fit_on_p5en(c, "qwen3-30b-a3b", 64);
   EXPECT_EQ(check.verdict, CandidateCheck::Verdict::ok) << check.reason;
   EXPECT_EQ(c.recompute, Recompute::none);
   EXPECT_LT(check.worst_bytes, check.hbm_bytes);
@@ -94,12 +97,8 @@ TEST(PlanCandidates, SmallModelFitsWithoutRecompute) {
 // Kimi-K2 (~1.04 T parameters) on one H200 node: even fully recomputed, the weights, gradients and
 // (8-way sharded) optimizer state of ~130 B parameters per GPU exceed 141 GB = 131.3 GiB.
 TEST(PlanCandidates, MemoryFitRejectsAHugeModelOnOneNode) {
-  PlanRequest req;
-  req.global_batch = 64;
   Candidate c = qwen_candidate(8, 1, 1, 8, 1);
-  const CandidateCheck check =
-      fit_candidate(c, catalog().model("kimi-k2"), catalog().instance("p5en.48xlarge"),
-                    catalog().gpu("H200-SXM"), catalog().dispatcher("nccl-alltoall"), req);
+  const CandidateCheck check = fit_on_p5en(c, "kimi-k2", 64);
   EXPECT_EQ(check.verdict, CandidateCheck::Verdict::does_not_fit);
   EXPECT_EQ(c.recompute, Recompute::full);
   EXPECT_NEAR(check.hbm_bytes / kGiB, 131.32, 0.01);

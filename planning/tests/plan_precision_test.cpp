@@ -17,6 +17,7 @@
 #include "moetwin/planning/plan.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/test_support/shipped_profile.hpp"
+#include "small_plan_request.hpp"
 
 namespace moetwin {
 namespace {
@@ -30,14 +31,7 @@ const FittedProfile& shipped() {
 }
 
 PlanRequest deepseek_p5en_16(Precision precision) {
-  PlanRequest r;
-  r.model = "deepseek-v3";
-  r.instance = "p5en.48xlarge";
-  r.tokens = 1e12;
-  r.min_nodes = 16;
-  r.max_nodes = 16;
-  r.global_batch = 256;
-  r.threads = 2;
+  PlanRequest r = planning_test::plan_request("deepseek-v3", "p5en.48xlarge", 1e12, 16, 16, 256);
   r.choices.precision = precision;
   return r;
 }

@@ -10,25 +10,16 @@
 #include "moetwin/planning/recommend_report.hpp"
 #include "moetwin/planning/training_cost.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
+#include "small_plan_request.hpp"
 
 namespace moetwin {
 namespace {
 
 using test_support::catalog;
 
+// small_request() on one or two nodes, 1e10 tokens in batches of 32.
 PlanRequest two_counts() {
-  PlanRequest r;
-  r.model = "qwen3-30b-a3b";
-  r.instance = "p5en.48xlarge";
-  r.tokens = 1e10;
-  r.min_nodes = 1;
-  r.max_nodes = 2;
-  r.global_batch = 32;
-  r.seq_length = 4096;
-  r.seed_layouts = 1;
-  r.max_layouts_per_node_count = 2;
-  r.threads = 2;
-  return r;
+  return planning_test::small_request(1e10, 2, 32);
 }
 
 TEST(PlanScaling, EachNodeCountAgainstTheSmallest) {

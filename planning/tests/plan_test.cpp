@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/planning/plan_report.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "small_plan_request.hpp"
 
@@ -19,31 +23,29 @@ FittedProfile unfitted() {
 using planning_test::small_request;
 
 std::string error_of(const PlanRequest& r) {
-  try {
-    check_plan_request(catalog(), r);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::error_of([&] { check_plan_request(catalog(), r); });
+}
+
+// check_plan_request's message for small_request() as `change` leaves it.
+std::string error_with(const std::function<void(PlanRequest&)>& change) {
+  PlanRequest r = small_request();
+  change(r);
+  return error_of(r);
 }
 
 TEST(PlanRequestCheck, ExactMessages) {
-  PlanRequest r = small_request();
-  r.model = "gpt-5";
   EXPECT_EQ(
-      error_of(r),
+      error_with([](PlanRequest& p) { p.model = "gpt-5"; }),
       "<input>: --model: \"gpt-5\": a catalog model: one of deepseek-v2, deepseek-v2-lite, deepseek-v3, "
       "glm-4.5, glm-4.5-air, gpt-oss-120b, gpt-oss-20b, kimi-k2, llama3-70b, llama3-8b, llama3.1-405b, "
       "mixtral-8x22b, mixtral-8x7b, "
       "qwen3-235b-a22b, qwen3-30b-a3b, qwen3-coder-480b-a35b, uccl-dsv3-proxy");
-  r = small_request();
-  r.instance = "p4d.24xlarge";
-  EXPECT_EQ(error_of(r),
+  EXPECT_EQ(error_with([](PlanRequest& p) { p.instance = "p4d.24xlarge"; }),
             "<input>: --instance: \"p4d.24xlarge\": a catalog instance: one of deepep-testbed-h800, "
             "dgx-b200, dgx-b300, dgx-gb200, "
             "dgx-gb300, dgx-h100, p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p6-b200.48xlarge, "
             "p6-b300.48xlarge, p6e-gb200.36xlarge");
-  r = small_request();
+  PlanRequest r = small_request();
   const std::string tokens_range =
       "a number of tokens in [1e6, 1e15] (e.g. 1e12; DeepSeek-V3 pre-trained on 1.48e13)";
   r.tokens = 0;
@@ -53,24 +55,21 @@ TEST(PlanRequestCheck, ExactMessages) {
   r.tokens = 1e30;  // once printed as 3.8e20 days
   EXPECT_EQ(error_of(r), "<input>: --tokens: 1e+30: " + tokens_range);
   r.tokens = 1e15;
-  EXPECT_EQ(error_of(r), "");
-  r = small_request();
-  r.deadline_days = -1;
-  EXPECT_EQ(error_of(r), "<input>: --deadline: -1: days > 0 (leave --deadline out for no deadline)");
-  r = small_request();
-  r.max_nodes = 0;
-  EXPECT_EQ(error_of(r), "<input>: --max-nodes: 0: an integer in [1, 4096]");
-  r = small_request();
-  r.max_nodes = 4;
-  r.min_nodes = 8;
-  EXPECT_EQ(error_of(r), "<input>: --min-nodes: 8: an integer in [1, --max-nodes = 4]");
-  r = small_request();
-  r.price_usd_per_hour = -3;
-  EXPECT_EQ(error_of(r), "<input>: --price: -3: USD per node-hour >= 0");
-  r = small_request();
-  r.hbm_headroom = 0.6;
-  EXPECT_EQ(error_of(r), "<input>: --hbm-headroom: 0.6: a share of HBM in [0, 0.5] (default 0.1)");
-  EXPECT_EQ(error_of(small_request()), "");
+  EXPECT_EQ(error_of(r), "no error");
+  EXPECT_EQ(error_with([](PlanRequest& p) { p.deadline_days = -1; }),
+            "<input>: --deadline: -1: days > 0 (leave --deadline out for no deadline)");
+  EXPECT_EQ(error_with([](PlanRequest& p) { p.max_nodes = 0; }),
+            "<input>: --max-nodes: 0: an integer in [1, 4096]");
+  EXPECT_EQ(error_with([](PlanRequest& p) {
+              p.max_nodes = 4;
+              p.min_nodes = 8;
+            }),
+            "<input>: --min-nodes: 8: an integer in [1, --max-nodes = 4]");
+  EXPECT_EQ(error_with([](PlanRequest& p) { p.price_usd_per_hour = -3; }),
+            "<input>: --price: -3: USD per node-hour >= 0");
+  EXPECT_EQ(error_with([](PlanRequest& p) { p.hbm_headroom = 0.6; }),
+            "<input>: --hbm-headroom: 0.6: a share of HBM in [0, 0.5] (default 0.1)");
+  EXPECT_EQ(error_of(small_request()), "no error");
 }
 
 // Options beyond the HBM headroom rank after every option within it, and are never the fastest, cheapest

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "moetwin/test_support/parallel_layout.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
@@ -38,12 +39,7 @@ TEST(LiveRuns, FirstRow) {
   EXPECT_EQ(s.model.name, "deepseek-v3");
   EXPECT_EQ(s.model.layers, 61);
   EXPECT_EQ(s.gpus(), 256);
-  EXPECT_EQ(s.parallel.tp, 8);
-  EXPECT_EQ(s.parallel.pp, 8);
-  EXPECT_EQ(s.parallel.vpp, 1);
-  EXPECT_EQ(s.parallel.ep, 32);
-  EXPECT_EQ(s.parallel.dp, 4);
-  EXPECT_EQ(s.parallel.cp, 1);
+  EXPECT_EQ(s.parallel, test_support::parallel_layout(8, 8, 32, 4));  // vpp, etp, cp 1
   EXPECT_EQ(s.training.micro_batch, 1);
   EXPECT_EQ(s.training.global_batch, 256);
   EXPECT_EQ(s.training.seq_length, 4096);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
@@ -27,12 +28,7 @@ PipelineLayout from_string(const std::string& model, int pp, int vpp, const std:
 // The InputError message of `f`, or "" when it does not throw one.
 template <class F>
 std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test_support::error_of(f);
 }
 
 TEST(PipelineLayoutString, ExpandsSymbolsGroupsAndNestedRepeats) {

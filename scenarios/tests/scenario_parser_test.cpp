@@ -7,6 +7,8 @@
 
 #include "moetwin/scenario/live_runs.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
+#include "moetwin/test_support/parallel_layout.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
@@ -20,22 +22,19 @@ std::string scenarios_dir() {
   return std::string(MOETWIN_SOURCE_DIR) + "/scenarios";
 }
 
-// A minimal valid scenario; tests append or replace tables.
-const char* const kMinimal = R"(
-[model]
-name = "qwen3-30b-a3b"
-[cluster]
-instance = "p5en.48xlarge"
-nodes = 2
-[parallelism]
-tp = 2
-pp = 1
-ep = 8
-[training]
-micro_batch = 1
-global_batch = 64
-seq_length = 4096
-)";
+// A scenario of `model` on `nodes` nodes of `instance` (then `cluster_extra`, from line 7), the [parallelism]
+// lines `parallelism`, and micro-batch 1 of 64 sequences of 4,096 tokens (then `training_extra`).
+std::string scenario_text(const std::string& model, const std::string& instance, int nodes,
+                          const std::string& cluster_extra, const std::string& parallelism,
+                          const std::string& training_extra = "") {
+  return "\n[model]\nname = \"" + model + "\"\n[cluster]\ninstance = \"" + instance +
+         "\"\nnodes = " + std::to_string(nodes) + "\n" + cluster_extra + "[parallelism]\n" + parallelism +
+         "[training]\nmicro_batch = 1\nglobal_batch = 64\nseq_length = 4096\n" + training_extra;
+}
+
+// A minimal valid scenario (Qwen3-30B-A3B, 2 p5en nodes, tp 2 ep 8); tests append or replace tables.
+const std::string kMinimal =
+    scenario_text("qwen3-30b-a3b", "p5en.48xlarge", 2, "", "tp = 2\npp = 1\nep = 8\n");
 
 TEST(ScenarioParser, DefaultScenario) {
   const Scenario s = load_scenario_file(scenarios_dir() + "/default.toml", catalog());
@@ -47,14 +46,8 @@ TEST(ScenarioParser, DefaultScenario) {
   EXPECT_EQ(s.gpu.name, s.instance.gpu);
   EXPECT_EQ(s.nodes, 32);
   EXPECT_EQ(s.gpus(), 256);
-  EXPECT_EQ(s.parallel.tp, 8);
-  EXPECT_EQ(s.parallel.pp, 8);
-  EXPECT_EQ(s.parallel.vpp, 1);
-  EXPECT_EQ(s.parallel.ep, 32);
-  EXPECT_EQ(s.parallel.etp, 1);
-  EXPECT_EQ(s.parallel.cp, 1);
-  EXPECT_EQ(s.parallel.dp, 4);
-  EXPECT_EQ(s.parallel.edp(), 1);  // 8 * 1 * 4 / (32 * 1)
+  EXPECT_EQ(s.parallel, test_support::parallel_layout(8, 8, 32, 4));  // vpp, etp, cp 1
+  EXPECT_EQ(s.parallel.edp(), 1);                                     // 8 * 1 * 4 / (32 * 1)
   EXPECT_EQ(s.training.micro_batch, 4);
   EXPECT_EQ(s.training.global_batch, 256);
   EXPECT_EQ(s.training.microbatches(s.parallel), 16);
@@ -89,13 +82,13 @@ TEST(ScenarioParser, MinimalUsesDefaultsAndDerivesDp) {
 
 TEST(ScenarioParser, NonAsciiInStringsAndComments) {
   // U+2014 and U+4E2D in a string, anything in a comment (see the U+00F6 error case for what is refused).
-  const std::string text = "description = \"a \u2014 \u4e2d\"  # \u00b5s \u03d2\n" + std::string(kMinimal);
+  const std::string text = "description = \"a \u2014 \u4e2d\"  # \u00b5s \u03d2\n" + kMinimal;
   const Scenario s = parse_scenario(text, "u.toml", catalog());
   EXPECT_EQ(s.description, "a \u2014 \u4e2d");
 }
 
 TEST(ScenarioParser, ModelOverrides) {
-  const std::string text = std::string(kMinimal) + R"(
+  const std::string text = kMinimal + R"(
 [routing]
 kind = "zipf"
 zipf_exponent = 1.2
@@ -117,8 +110,7 @@ seed = 42
 
 TEST(ScenarioParser, HistogramResolvedRelativeToTheScenarioFile) {
   const std::string dir = scenarios_dir() + "/tests/data";
-  const std::string text =
-      std::string(kMinimal) + "[routing]\nkind = \"histogram\"\nhistogram = \"loads.csv\"\n";
+  const std::string text = kMinimal + "[routing]\nkind = \"histogram\"\nhistogram = \"loads.csv\"\n";
   const Scenario s = parse_scenario(text, dir + "/h.toml", catalog());
   EXPECT_EQ(s.routing.kind, RoutingKind::histogram);
   EXPECT_EQ(s.routing.histogram_path, dir + "/loads.csv");
@@ -230,24 +222,10 @@ namespace {
 // [training] overlap_p2p_comm: "auto" (or absent) defers to the stack, whose catalog entries all say false
 // (catalog/data/stacks.toml); true/false override it; with vpp == 1 it never applies (Megatron turns it off).
 TEST(ScenarioParser, OverlapP2pCommAutoTakesTheStack) {
-  const std::string head = R"(
-[model]
-name = "qwen3-30b-a3b"
-[cluster]
-instance = "p5en.48xlarge"
-nodes = 2
-[parallelism]
-tp = 1
-pp = 2
-)";
-  const std::string training = R"(
-[training]
-micro_batch = 1
-global_batch = 64
-seq_length = 4096
-)";
   auto load = [&](const std::string& vpp, const std::string& key) {
-    return parse_scenario(head + vpp + training + key, "o.toml", catalog());
+    return parse_scenario(
+        scenario_text("qwen3-30b-a3b", "p5en.48xlarge", 2, "", "tp = 1\npp = 2\n" + vpp, key), "o.toml",
+        catalog());
   };
   const Scenario absent = load("vpp = 2\n", "");
   EXPECT_FALSE(absent.training.overlap_p2p_comm.has_value());
@@ -269,50 +247,26 @@ seq_length = 4096
 }
 
 TEST(ScenarioParser, NvlinkDomainOverride) {
-  const std::string base = R"(
-[model]
-name = "deepseek-v3"
-[cluster]
-instance = "p6e-gb200.36xlarge"
-nodes = 16
-)";
-  const std::string rest = R"(
-[parallelism]
-tp = 1
-pp = 1
-ep = 64
-[training]
-micro_batch = 1
-global_batch = 64
-seq_length = 4096
-)";
-  EXPECT_EQ(parse_scenario(base + rest, "d.toml", catalog()).instance.nvlink_domain_gpus, 72);
-  EXPECT_EQ(parse_scenario(base + "nvlink_domain_gpus = 36\n" + rest, "d.toml", catalog())
-                .instance.nvlink_domain_gpus,
-            36);
+  // deepseek-v3 on 16 GB200 trays, [cluster] lines `extra` from line 7.
+  auto gb200 = [](const std::string& extra) {
+    return scenario_text("deepseek-v3", "p6e-gb200.36xlarge", 16, extra, "tp = 1\npp = 1\nep = 64\n");
+  };
+  EXPECT_EQ(parse_scenario(gb200(""), "d.toml", catalog()).instance.nvlink_domain_gpus, 72);
+  EXPECT_EQ(
+      parse_scenario(gb200("nvlink_domain_gpus = 36\n"), "d.toml", catalog()).instance.nvlink_domain_gpus,
+      36);
   for (const char* bad :
        {"nvlink_domain_gpus = 6\n", "nvlink_domain_gpus = 76\n", "nvlink_domain_gpus = 2\n"}) {
-    try {
-      parse_scenario(base + bad + rest, "d.toml", catalog());
-      ADD_FAILURE() << bad;
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("d.toml:7: cluster.nvlink_domain_gpus"), std::string::npos)
-          << e.what();
-    }
+    const std::string e = test_support::error_of([&] { parse_scenario(gb200(bad), "d.toml", catalog()); });
+    EXPECT_NE(e.find("d.toml:7: cluster.nvlink_domain_gpus"), std::string::npos) << bad << ": " << e;
   }
   // An 8-GPU instance's domain is its node: nothing to cut.
-  const std::string p5en = R"(
-[model]
-name = "qwen3-30b-a3b"
-[cluster]
-instance = "p5en.48xlarge"
-nodes = 2
-nvlink_domain_gpus = 16
-)";
-  EXPECT_THROW(
-      parse_scenario(p5en + "[parallelism]\ntp = 2\nep = 8\n[training]\nmicro_batch = 1\nglobal_batch = 64\n",
-                     "p.toml", catalog()),
-      InputError);
+  EXPECT_NE(test_support::error_of([] {
+              parse_scenario(scenario_text("qwen3-30b-a3b", "p5en.48xlarge", 2, "nvlink_domain_gpus = 16\n",
+                                           "tp = 2\nep = 8\n"),
+                             "p.toml", catalog());
+            }).find("p.toml:7: cluster.nvlink_domain_gpus"),
+            std::string::npos);
 }
 
 }  // namespace

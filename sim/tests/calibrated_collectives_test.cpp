@@ -15,6 +15,7 @@
 #include "moetwin/profile/calibration_profile.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
 #include "moetwin/sim/prediction.hpp"
+#include "moetwin/test_support/nvlink_profile.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
@@ -44,20 +45,13 @@ fs::path profile_dir() {
                         std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
                         std::to_string(::getpid()));
   fs::create_directories(dir);
-  CalibrationProfile p;
+  CalibrationProfile p = test_support::bare_h200_profile();
   p.schema_version = 3;
-  p.gpu = "H200-SXM";
-  p.peak_bf16_flops = 989e12;
-  p.d2d_bandwidth = 4e12;
   GemmCurve g;
   g.efficiency = {{64}, {0.5}};
   p.gemm["gemm"] = g;
-  NvlinkCollectiveFit f;
-  f.ranks = {2};
-  f.call_latency_s = 20e-6;
-  f.step_latency_s = 2e-6;
+  NvlinkCollectiveFit f = test_support::nvlink_fit({2}, 20e-6, 2e-6, 2);
   f.curves["all_reduce"] = {{0, 1048576}, {0.5, 0.7}};
-  f.points = 2;
   p.nvlink = f;
   EfaFabricFit efa;  // measured between two NICs of a p5en: 20 us one way, 0.6 of line rate
   efa.instance = "p5en.48xlarge";
@@ -102,17 +96,10 @@ TEST(CalibratedCollectives, ProfileNvlinkTermsReachTheCollectiveModel) {
 TEST(CalibratedCollectives, BandsByGpuCountReachTheCollectiveModel) {
   const fs::path dir = fs::temp_directory_path() / "moetwin-calibrated-collectives-by-count-test";
   fs::create_directories(dir);
-  CalibrationProfile p;
-  p.gpu = "H200-SXM";
-  p.peak_bf16_flops = 989e12;
-  p.d2d_bandwidth = 4e12;
-  NvlinkCollectiveFit f;
-  f.ranks = {2, 4};
-  f.call_latency_s = 20e-6;
-  f.step_latency_s = 2e-6;
+  CalibrationProfile p = test_support::bare_h200_profile();
+  NvlinkCollectiveFit f = test_support::nvlink_fit({2, 4}, 20e-6, 2e-6, 4);
   f.buffer_curves["all_reduce"][2] = {{0, 1048576}, {0.5, 0.7}};
   f.buffer_curves["all_reduce"][4] = {{0, 1048576}, {0.6, 0.9}};
-  f.points = 4;
   p.nvlink = f;
   std::ofstream(dir / "h200.toml") << format_calibration_profile(p);
   const CollectiveCalibration c = collectives_for(tp8("p5en.48xlarge"), dir.string());

@@ -18,6 +18,7 @@
 #include "moetwin/sim/prediction.hpp"
 // The sample profile calibrate's profile tests use too.
 #include "../../calibrate/tests/sample_calibration_profile.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 
 namespace moetwin {
@@ -156,12 +157,7 @@ std::string make_dir(const std::string& name, const std::map<std::string, std::s
 }
 
 std::string error_of(const Scenario& s, const std::string& dir) {
-  try {
-    compute_profile_for(s, dir);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test_support::error_of([&] { compute_profile_for(s, dir); });
 }
 
 TEST(ComputeProfileFor, CalibratedWhereMeasuredCatalogElsewhere) {

@@ -13,9 +13,7 @@ using testing_support::UnitPipeline;
 TEST(EngineGolden, OneF1BIterationAndBubble) {
   // pp 4, m 8, F 100, B 200, free P2P: iteration (m + pp - 1)(F + B) = 11 * 300 = 3300, every stage
   // computes m (F + B) = 2400 and waits (pp - 1)(F + B) = 900: bubble fraction (pp-1)/(m+pp-1) = 3/11.
-  UnitPipeline u;
-  u.pp = 4;
-  u.microbatches = 8;
+  UnitPipeline u{.pp = 4, .microbatches = 8};
   const EngineResult r = run_engine(build_unit_pipeline(u));
   EXPECT_EQ(r.iteration, 3300);
   for (const RankStats& s : r.ranks) {
@@ -30,21 +28,14 @@ TEST(EngineGolden, OneF1BIterationAndBubble) {
 
 TEST(EngineGolden, OneF1BWithFewerMicrobatchesThanStages) {
   // m 2 < pp 4: still (m + pp - 1)(F + B) = 5 * 300.
-  UnitPipeline u;
-  u.pp = 4;
-  u.microbatches = 2;
+  UnitPipeline u{.pp = 4, .microbatches = 2};
   EXPECT_EQ(run_engine(build_unit_pipeline(u)).iteration, 1500);
 }
 
 TEST(EngineGolden, InterleavedBubbleShrinksByVpp) {
   // pp 4, vpp 2, m 8, per chunk F 50, B 100: ideal m * vpp * 150 = 2400 plus a bubble of
   // (pp - 1)(F + B) per chunk = 450: bubble fraction (pp - 1) / (vpp m) = 3/16.
-  UnitPipeline u;
-  u.pp = 4;
-  u.vpp = 2;
-  u.microbatches = 8;
-  u.forward = 50;
-  u.backward = 100;
+  UnitPipeline u{.pp = 4, .vpp = 2, .microbatches = 8, .forward = 50, .backward = 100};
   const EngineResult r = run_engine(build_unit_pipeline(u));
   EXPECT_EQ(r.iteration, 2400 + 450);
   for (const RankStats& s : r.ranks) {
@@ -56,22 +47,14 @@ TEST(EngineGolden, InterleavedBubbleShrinksByVpp) {
 TEST(EngineGolden, P2PLatencyIsExposedOnTheCriticalPath) {
   // pp 2, m 1, F 100, B 200, P2P 10: F(s0) 0..100, send 100..110, F(s1) 110..210, B(s1) 210..410,
   // send 410..420, B(s0) 420..620.
-  UnitPipeline u;
-  u.pp = 2;
-  u.microbatches = 1;
-  u.p2p = 10;
+  UnitPipeline u{.pp = 2, .microbatches = 1, .p2p = 10};
   const EngineResult r = run_engine(build_unit_pipeline(u));
   EXPECT_EQ(r.iteration, 620);
   EXPECT_EQ(r.ranks[0].exposed[static_cast<int>(CommClass::pp)], 20);
 }
 
 TEST(EngineGolden, DeterministicTrace) {
-  UnitPipeline u;
-  u.pp = 4;
-  u.vpp = 2;
-  u.microbatches = 8;
-  u.p2p = 7;
-  u.host_ns = 3;
+  UnitPipeline u{.pp = 4, .vpp = 2, .microbatches = 8, .p2p = 7, .host_ns = 3};
   EngineOptions o;
   o.trace = true;
   const EngineResult a = run_engine(build_unit_pipeline(u), o);
@@ -102,11 +85,7 @@ TEST(EngineGolden, DeterministicTrace) {
 //    [rb] [2100,2250], B1.0 [2250,2450]: iteration 2450. The 150 ns hidden under F1.0 shortens stage 0's
 //    critical chain by F1.0's 100 ns and its exposed P2P by 200 ns.
 TEST(EngineGolden, OverlappedP2PHidesASlowLinkTheBlockingScheduleExposes) {
-  UnitPipeline u;
-  u.pp = 2;
-  u.vpp = 2;
-  u.microbatches = 2;
-  u.p2p = 150;
+  UnitPipeline u{.pp = 2, .vpp = 2, .microbatches = 2, .p2p = 150};
   EngineOptions o;
   o.trace = true;
   // Start of stage 0's second forward (F1.0: microbatch 1, chunk 0).
@@ -144,13 +123,12 @@ TEST(EngineGolden, OverlappedP2PHidesASlowLinkTheBlockingScheduleExposes) {
 // next backward form one pair; the call's ops follow the pair, its send waits for the forward half (the
 // pair's first op) and the backward's own posted call follows. The iteration replays to the end.
 TEST(EngineGolden, OverlappedCallsFollowACombinedPair) {
-  UnitPipeline u;
-  u.pp = 2;
-  u.vpp = 2;
-  u.microbatches = 4;
-  u.p2p = 30;
-  u.p2p_mode = P2pMode::overlapped;
-  u.combine_steady_steps = true;
+  UnitPipeline u{.pp = 2,
+                 .vpp = 2,
+                 .microbatches = 4,
+                 .p2p = 30,
+                 .p2p_mode = P2pMode::overlapped,
+                 .combine_steady_steps = true};
   const Workload w = build_unit_pipeline(u);
   const std::vector<OpSpec>& ops = w.programs[0].ops();
   int pairs = 0;

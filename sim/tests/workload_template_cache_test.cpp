@@ -172,11 +172,7 @@ TEST(WorkloadTemplateCache, TermSpreadWithTemplatesEqualsThePlainOne) {
   const auto programs = std::make_shared<WorkloadTemplateCache>();
   const TermSpread shared = a2a_term_spread(s, profile, t, setup, programs);
   ASSERT_GT(plain.replays, 1);
-  EXPECT_EQ(shared.replays, plain.replays);
-  EXPECT_EQ(shared.fastest_s, plain.fastest_s);
-  EXPECT_EQ(shared.slowest_s, plain.slowest_s);
-  EXPECT_EQ(shared.band.lo_s, plain.band.lo_s);
-  EXPECT_EQ(shared.band.hi_s, plain.band.hi_s);
+  test_support::expect_same_spread(shared, plain);
   // The generic sources differ in A2A terms only: one emission serves every replay.
   EXPECT_EQ(programs->misses(), 1u);
   EXPECT_EQ(programs->hits(), static_cast<std::size_t>(plain.replays) - 1);

@@ -19,6 +19,7 @@
 #include "moetwin/sim/pipeline_program.hpp"
 #include "moetwin/sim/prediction.hpp"
 #include "moetwin/sim/trace_ranks.hpp"
+#include "moetwin/test_support/parallel_layout.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/test_support/workload_ops.hpp"
 
@@ -54,12 +55,7 @@ Scenario make(const Shape& s) {
 }
 
 TEST(RankGroups, MegatronOrder) {
-  ParallelLayout p;
-  p.tp = 8;
-  p.pp = 8;
-  p.ep = 32;
-  p.dp = 4;
-  const RankGroups g = megatron_rank_groups(p, 8);
+  const RankGroups g = megatron_rank_groups(test_support::parallel_layout(8, 8, 32, 4), 8);
   EXPECT_EQ(g.stage_size, 32);
   EXPECT_EQ(g.tp.front(), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(g.dp.front(), (std::vector<int>{0, 8, 16, 24}));
@@ -301,6 +297,13 @@ TEST(Workload, SmallModelIsLaunchBound) {
   EXPECT_GT(p.host_wait.max_s, 0.0);
 }
 
+// The default profile with host times as given, not scaled by the instance CPU.
+SimProfile unscaled_host() {
+  SimProfile p;
+  p.host_reference_cpu_score = 0;
+  return p;
+}
+
 std::int64_t host_ns_of_rank(const BuiltWorkload& b, int rank) {
   std::int64_t sum = 0;
   const Program& prog = b.workload.programs.at(
@@ -314,8 +317,7 @@ TEST(Workload, LayerAndMoeHostTimePerLayerAndMicrobatch) {
   // layer forward issues layer_host_s + moe_host_s, each backward half of that (backward_launch_s /
   // launch_s = 5 us / 10 us): 24 x 4 x (3 ms + 1.5 ms) = 432 ms more host time on every rank.
   const Scenario s = make(Shape{});
-  SimProfile neutral;  // host times as given, not scaled by the instance CPU
-  neutral.host_reference_cpu_score = 0;
+  const SimProfile neutral = unscaled_host();
   SimProfile host = neutral;
   host.layer_host_s = 1e-3;
   host.moe_host_s = 2e-3;
@@ -411,8 +413,7 @@ TEST(Workload, ExpertHostTimeIsOnePythonOpPlusOneCallPerLocalExpert) {
   // grouped_gemm_launch_s each: 2 per expert forward (fc1, fc2), 4 backward (their dgrad and wgrad).
   // 1 ms per call more: 24 x 4 x 6 x 32 x 1 ms = 18.432 s more host time on every rank.
   const Scenario s = make(Shape{});
-  SimProfile neutral;  // host times as given, not scaled by the instance CPU
-  neutral.host_reference_cpu_score = 0;
+  const SimProfile neutral = unscaled_host();
   SimProfile slow_calls = neutral;
   slow_calls.grouped_gemm_launch_s += 1e-3;
   const BuiltWorkload base = build_workload(s, neutral);

@@ -75,23 +75,8 @@ TEST(SweepGrid, InvalidPointsCarryTheirRule) {
 }
 
 TEST(SweepGrid, UnderivableDpAndOverlapSettings) {
-  const std::string text = R"([model]
-name = "qwen3-30b-a3b"
-layers = 6
-[cluster]
-instance = "p5.48xlarge"
-nodes = 1
-[parallelism]
-tp = 1
-pp = 1
-ep = 8
-[training]
-micro_batch = 1
-global_batch = 48
-seq_length = 1024
-recompute = "full"
-[grid]
-layouts = [{ tp = 1, pp = 3 }, { tp = 1, pp = 2, ep = 4 }]
+  const std::string text = sweep_test::inline_base(6, 48, "recompute = \"full\"\n") +
+                           R"(layouts = [{ tp = 1, pp = 3 }, { tp = 1, pp = 2, ep = 4 }]
 overlap_moe_a2a = [false, true]
 [grid.overlap_on]
 vpp = 3

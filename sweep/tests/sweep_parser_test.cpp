@@ -8,43 +8,24 @@
 #include "moetwin/common/fnv1a.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/sweep/sweep_spec.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
+#include "tiny_sweep.hpp"
 
 namespace moetwin {
 namespace {
 
 using test_support::catalog;
 
-// An inline base (lines 1-13) and a [grid] from line 14; cases append grid lines after line 14.
-const char* const kBase = R"(name = "s"
-[model]
-name = "qwen3-30b-a3b"
-layers = 4
-[cluster]
-instance = "p5.48xlarge"
-nodes = 1
-[parallelism]
-tp = 1
-pp = 1
-ep = 8
-[training]
-micro_batch = 1
-global_batch = 16
-seq_length = 1024
-[grid]
-)";
+// An inline base (lines 1-15) and [grid] at line 16; cases append grid lines from line 17.
+const std::string kBase = sweep_test::inline_base(4, 16);
 
 std::string with_grid(const std::string& grid) {
-  return std::string(kBase) + grid;
+  return kBase + grid;
 }
 
 std::string error_of(const std::string& text) {
-  try {
-    parse_sweep(text, "s.toml", catalog());
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test_support::error_of([&] { parse_sweep(text, "s.toml", catalog()); });
 }
 
 TEST(SweepParser, InlineBaseAndAbsentAxesTakeTheBaseValues) {
@@ -101,7 +82,7 @@ TEST(SweepParser, BaseFileRelativeToTheSweepFile) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "moetwin-sweep-parser-test";
   fs::create_directories(dir / "sub");
-  const std::string base_text = std::string(kBase).substr(0, std::string(kBase).find("[grid]"));
+  const std::string base_text = kBase.substr(0, kBase.find("[grid]"));
   std::ofstream(dir / "sub" / "base.toml") << base_text;
   const std::string sweep_path = (dir / "s.toml").string();
   const std::string text = "base = \"sub/base.toml\"\n[grid]\nmicro_batch = [1, 2]\n";

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/test_support/parallel_layout.hpp"
 #include "moetwin/test_support/shipped_catalog.hpp"
 #include "moetwin/topology/cluster.hpp"
 #include "moetwin/topology/cluster_graph.hpp"
@@ -17,6 +18,7 @@ namespace moetwin {
 namespace {
 
 using test_support::catalog;
+using test_support::parallel_layout;
 
 const InstanceSpec& tray() {
   return catalog().instance("p6e-gb200.36xlarge");
@@ -26,15 +28,6 @@ Cluster sealed(const InstanceSpec& i, int nodes) {
   Cluster c(i, catalog().gpu(i.gpu), nodes);
   c.seal();
   return c;
-}
-
-ParallelLayout layout(int tp, int pp, int dp, int ep) {
-  ParallelLayout l;
-  l.tp = tp;
-  l.pp = pp;
-  l.dp = dp;
-  l.ep = ep;
-  return l;
 }
 
 std::vector<int> iota(int first, int count) {
@@ -55,7 +48,7 @@ TEST(NvlinkDomain, CatalogTrayIsFourGpusOfA72GpuDomain) {
 
 TEST(NvlinkDomain, Ep64InsideOneDomainUsesNoNic) {
   // 16 trays (64 GPUs) of the UltraServer, TP1 PP1 EP64 DP64: one EP group over 16 trays, one domain.
-  const Placement p(layout(1, 1, 64, 64), 4, 72);
+  const Placement p(parallel_layout(1, 1, 64, 64), 4, 72);
   EXPECT_EQ(p.max_nodes_spanned(GroupKind::ep), 16);
   EXPECT_EQ(p.max_domains_spanned(GroupKind::ep), 1);
   EXPECT_EQ(p.max_domains_spanned(GroupKind::dp), 1);
@@ -67,7 +60,7 @@ TEST(NvlinkDomain, Ep64InsideOneDomainUsesNoNic) {
   }
   EXPECT_FALSE(p.kinds_share_nics(GroupKind::ep, GroupKind::dp));
   // EP16 groups (4 per stage of 64) also stay inside the domain.
-  const Placement p16(layout(1, 1, 64, 16), 4, 72);
+  const Placement p16(parallel_layout(1, 1, 16, 64), 4, 72);
   EXPECT_EQ(p16.max_domains_spanned(GroupKind::ep), 1);
   EXPECT_EQ(p16.max_nodes_spanned(GroupKind::ep), 4);
 }
@@ -75,25 +68,25 @@ TEST(NvlinkDomain, Ep64InsideOneDomainUsesNoNic) {
 TEST(NvlinkDomain, EpAcrossTwoDomainsCrossesNicsOnlyBetweenDomains) {
   // Two UltraServers (36 trays, 144 GPUs), TP1 PP2 DP72 EP72... a stage is 72 ranks = one domain each; an
   // EP144 group of PP1 spans both.
-  const Placement within(layout(1, 2, 72, 72), 4, 72);
+  const Placement within(parallel_layout(1, 2, 72, 72), 4, 72);
   EXPECT_EQ(within.max_domains_spanned(GroupKind::ep), 1);
   EXPECT_EQ(within.max_domains_spanned(GroupKind::pp), 2);  // the pipeline send crosses domains
   EXPECT_TRUE(within.groups_on_nic(0, 0, 1) ==
               (std::vector<GroupRef>{{GroupKind::pp, 0}, {GroupKind::embedding, 0}}));
-  const Placement across(layout(1, 1, 144, 144), 4, 72);
+  const Placement across(parallel_layout(1, 1, 144, 144), 4, 72);
   EXPECT_EQ(across.max_domains_spanned(GroupKind::ep), 2);
   EXPECT_EQ(across.domain_of(71), 0);
   EXPECT_EQ(across.domain_of(72), 1);
   EXPECT_EQ(across.domains_of(across.groups(GroupKind::ep)[0]), (std::vector<int>{0, 1}));
   EXPECT_TRUE(across.kinds_share_nics(GroupKind::ep, GroupKind::dp));
   // The same trays with the domain at the node: every EP group crosses NICs already inside 72 GPUs.
-  const Placement nodes_only(layout(1, 1, 64, 64), 4);
+  const Placement nodes_only(parallel_layout(1, 1, 64, 64), 4);
   EXPECT_EQ(nodes_only.max_domains_spanned(GroupKind::ep), 16);
   EXPECT_FALSE(nodes_only.groups_on_nic(0, 0, 1).empty());
 }
 
 TEST(NvlinkDomain, PlacementRefusesADomainThatIsNotAMultipleOfTheNode) {
-  EXPECT_THROW(Placement(layout(1, 1, 8, 8), 4, 6), InputError);
+  EXPECT_THROW(Placement(parallel_layout(1, 1, 8, 8), 4, 6), InputError);
 }
 
 TEST(NvlinkDomain, ClusterRoutesNvlinkInsideTheDomainAndNicsBetweenDomains) {

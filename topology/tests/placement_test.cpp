@@ -8,10 +8,13 @@
 #include <stdexcept>
 
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/parallel_layout.hpp"
 #include "moetwin/topology/shared_placement.hpp"
 
 namespace moetwin {
 namespace {
+
+using test_support::parallel_layout;
 
 std::vector<int> iota(int first, int count) {
   std::vector<int> v(static_cast<std::size_t>(count));
@@ -19,20 +22,9 @@ std::vector<int> iota(int first, int count) {
   return v;
 }
 
-ParallelLayout layout(int tp, int pp, int ep, int dp, int etp = 1, int cp = 1) {
-  ParallelLayout l;
-  l.tp = tp;
-  l.pp = pp;
-  l.ep = ep;
-  l.dp = dp;
-  l.etp = etp;
-  l.cp = cp;
-  return l;
-}
-
 // dsv3/kimi-k2 on 32 p6-b300 nodes: TP8 PP8 EP32 ETP1 DP4 (world 256, 32 ranks per stage).
 TEST(Placement, B300x32Tp8Pp8Ep32Dp4) {
-  const Placement p(layout(8, 8, 32, 4), 8);
+  const Placement p(parallel_layout(8, 8, 32, 4), 8);
   EXPECT_EQ(p.world(), 256);
   EXPECT_EQ(p.nodes(), 32);
   // Dense: rank = tp + 8 * (dp + 4 * pp).
@@ -76,7 +68,7 @@ TEST(Placement, B300x32Tp8Pp8Ep32Dp4) {
 
 // qwen3-235b on 8 p6-b300 nodes: TP8 PP2 EP32 DP4: EP spans 4 nodes, two EP groups.
 TEST(Placement, B300x8Tp8Pp2Ep32Dp4) {
-  const Placement p(layout(8, 2, 32, 4), 8);
+  const Placement p(parallel_layout(8, 2, 32, 4), 8);
   EXPECT_EQ(p.groups(GroupKind::ep), (std::vector<std::vector<int>>{iota(0, 32), iota(32, 32)}));
   EXPECT_EQ(p.nodes_spanned(GroupKind::ep, 63), 4);
   EXPECT_EQ(p.group_of(GroupKind::pp, 5), (std::vector<int>{5, 37}));
@@ -86,7 +78,7 @@ TEST(Placement, B300x8Tp8Pp2Ep32Dp4) {
 
 // qwen3-235b on 8 p6-b300 nodes: TP8 PP4 EP16 DP2: EP16 spans 2 nodes, four EP groups.
 TEST(Placement, B300x8Tp8Pp4Ep16Dp2) {
-  const Placement p(layout(8, 4, 16, 2), 8);
+  const Placement p(parallel_layout(8, 4, 16, 2), 8);
   ASSERT_EQ(p.groups(GroupKind::ep).size(), 4u);
   EXPECT_EQ(p.group_of(GroupKind::ep, 20), iota(16, 16));
   EXPECT_EQ(p.nodes_of(p.ep_group_of(20)), (std::vector<int>{2, 3}));
@@ -98,7 +90,7 @@ TEST(Placement, B300x8Tp8Pp4Ep16Dp2) {
 
 // qwen3-235b on 4 p6-b300 nodes: TP8 PP2 EP16 DP2: EP16 spans 2 nodes.
 TEST(Placement, B300x4Tp8Pp2Ep16Dp2) {
-  const Placement p(layout(8, 2, 16, 2), 8);
+  const Placement p(parallel_layout(8, 2, 16, 2), 8);
   EXPECT_EQ(p.groups(GroupKind::ep), (std::vector<std::vector<int>>{iota(0, 16), iota(16, 16)}));
   EXPECT_EQ(p.nodes_spanned(GroupKind::ep, 31), 2);
   EXPECT_EQ(p.group_of(GroupKind::pp, 9), (std::vector<int>{9, 25}));
@@ -106,7 +98,7 @@ TEST(Placement, B300x4Tp8Pp2Ep16Dp2) {
 
 // qwen3-235b on 4 p6-b300 nodes: TP8 PP1 EP32 DP4: the EP group is the whole cluster.
 TEST(Placement, B300x4Tp8Pp1Ep32Dp4) {
-  const Placement p(layout(8, 1, 32, 4), 8);
+  const Placement p(parallel_layout(8, 1, 32, 4), 8);
   EXPECT_EQ(p.groups(GroupKind::ep), (std::vector<std::vector<int>>{iota(0, 32)}));
   EXPECT_EQ(p.nodes_spanned(GroupKind::ep, 0), 4);
   EXPECT_EQ(p.group_of(GroupKind::pp, 9), std::vector<int>{9});
@@ -121,19 +113,19 @@ TEST(Placement, B300x4Tp8Pp1Ep32Dp4) {
 // a valid layout (tp*dp*pp = 64 != 128 GPUs, and EP32 > the 16 ranks of a stage). The only reading that
 // fills 128 GPUs with EP32 carved from a stage is dp 4 (or cp 2): hand-worked here with dp 4.
 TEST(Placement, B300x16Tp8Pp4Ep32Dp4) {
-  const Placement p(layout(8, 4, 32, 4), 8);
+  const Placement p(parallel_layout(8, 4, 32, 4), 8);
   EXPECT_EQ(p.world(), 128);
   ASSERT_EQ(p.groups(GroupKind::ep).size(), 4u);
   EXPECT_EQ(p.group_of(GroupKind::ep, 100), iota(96, 32));
   EXPECT_EQ(p.nodes_spanned(GroupKind::ep, 100), 4);
   EXPECT_EQ(p.group_of(GroupKind::pp, 1), (std::vector<int>{1, 33, 65, 97}));
-  EXPECT_THROW(Placement(layout(8, 4, 32, 2), 8), InputError);
+  EXPECT_THROW(Placement(parallel_layout(8, 4, 32, 2), 8), InputError);
 }
 
 // Expert tensor parallelism and context parallelism move the expert groups off contiguous ranks:
 // TP4 CP2 DP2 PP1, EP4 ETP2 -> edp = 16 / 8 = 2; expert rank = etp + 2 * (ep + 4 * edp).
 TEST(Placement, EtpAndCpCarving) {
-  const Placement p(layout(4, 1, 4, 2, 2, 2), 8);
+  const Placement p(parallel_layout(4, 1, 4, 2, 2, 2), 8);
   EXPECT_EQ(p.world(), 16);
   EXPECT_EQ(p.group_of(GroupKind::tp, 5), (std::vector<int>{4, 5, 6, 7}));
   EXPECT_EQ(p.group_of(GroupKind::cp, 1), (std::vector<int>{1, 5}));
@@ -148,13 +140,13 @@ TEST(Placement, EtpAndCpCarving) {
 }
 
 TEST(Placement, ChecksScenarioWorldAndCarving) {
-  EXPECT_THROW(Placement(layout(8, 1, 3, 4), 8), InputError);
-  EXPECT_THROW(Placement(layout(0, 1, 1, 1), 8), InputError);
+  EXPECT_THROW(Placement(parallel_layout(8, 1, 3, 4), 8), InputError);
+  EXPECT_THROW(Placement(parallel_layout(0, 1, 1, 1), 8), InputError);
   Scenario s;
   s.source = "x.toml";
   s.instance.gpus = 8;
   s.nodes = 4;
-  s.parallel = layout(8, 2, 16, 2);
+  s.parallel = parallel_layout(8, 2, 16, 2);
   EXPECT_EQ(Placement(s).world(), 32);
   s.nodes = 8;
   EXPECT_THROW(Placement{s}, InputError);
@@ -170,22 +162,22 @@ TEST(SharedPlacement, EqualsAFreshPlacementAndIsBuiltOncePerArguments) {
     EXPECT_EQ(a.domain_gpus(), b.domain_gpus());
     for (const GroupKind k : kAllGroupKinds) EXPECT_EQ(a.groups(k), b.groups(k)) << to_string(k);
   };
-  const ParallelLayout l = layout(8, 8, 32, 4);
+  const ParallelLayout l = parallel_layout(8, 8, 32, 4);
   const auto first = shared_placement(l, 8);
   expect_equal(*first, Placement(l, 8));
   EXPECT_EQ(shared_placement(l, 8), first);      // the same object
   const auto wide = shared_placement(l, 8, 64);  // another domain size: another placement
   EXPECT_NE(wide, first);
   expect_equal(*wide, Placement(l, 8, 64));
-  EXPECT_NE(shared_placement(layout(8, 4, 32, 8), 8), first);
+  EXPECT_NE(shared_placement(parallel_layout(8, 4, 32, 8), 8), first);
   // Once kSharedPlacements other arguments were asked after it, it is built again (equal).
-  for (int dp = 1; dp <= kSharedPlacements; ++dp) shared_placement(layout(8, 1, 8, dp), 8);
+  for (int dp = 1; dp <= kSharedPlacements; ++dp) shared_placement(parallel_layout(8, 1, 8, dp), 8);
   const auto again = shared_placement(l, 8);
   EXPECT_NE(again, first);
   expect_equal(*again, *first);
   // Bad arguments throw what the constructor throws, and nothing is kept.
-  EXPECT_THROW(shared_placement(layout(8, 8, 3, 4), 8), InputError);
-  EXPECT_THROW(shared_placement(layout(8, 8, 3, 4), 8), InputError);
+  EXPECT_THROW(shared_placement(parallel_layout(8, 8, 3, 4), 8), InputError);
+  EXPECT_THROW(shared_placement(parallel_layout(8, 8, 3, 4), 8), InputError);
 }
 
 }  // namespace

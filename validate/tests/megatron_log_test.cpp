@@ -4,6 +4,7 @@
 
 #include "moetwin/common/csv.hpp"
 #include "moetwin/common/input_error.hpp"
+#include "moetwin/test_support/input_error_of.hpp"
 
 namespace moetwin {
 namespace {
@@ -11,12 +12,7 @@ namespace {
 const std::string kData = std::string(MOETWIN_SOURCE_DIR) + "/validate/tests/data/";
 
 std::string error_of(const std::string& text, const LogImportOptions& options) {
-  try {
-    import_megatron_log(text, "x.log", options);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test_support::error_of([&] { import_megatron_log(text, "x.log", options); });
 }
 
 LogImportOptions dsv3_options() {

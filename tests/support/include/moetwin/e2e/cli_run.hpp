@@ -56,6 +56,15 @@ inline std::filesystem::path fresh_test_dir(const std::string& file_tag) {
   return dir;
 }
 
+// A fixture for e2e tests whose cases write files: dir_ is the running test's fresh folder (fresh_test_dir),
+// removed after the test.
+class FreshDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = fresh_test_dir("fixture"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
 // Runs the shell command line `command` with stdout to `out` and stderr to `err`; returns its exit code
 // (-1 when it did not exit).
 inline int run_command_to(const std::string& command, const std::filesystem::path& out,

@@ -1,5 +1,6 @@
-// Unit-test support: two predictions of one scenario are the same, in every field a command reads (needs
-// sim/). For the paths that must not move a number: the template cache, shared set-ups, thread counts.
+// Unit-test support: two predictions of one scenario are the same, in every field a command reads, and two
+// spreads of the A2A terms are the same (needs sim/). For the paths that must not move a number: the template
+// cache, shared set-ups, thread counts.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "moetwin/sim/fitted_profile.hpp"
 #include "moetwin/sim/prediction.hpp"
 
 namespace moetwin::test_support {
@@ -48,6 +50,15 @@ inline void expect_same_prediction(const Prediction& a, const Prediction& b) {
     EXPECT_EQ(x.idle, y.idle) << "rank " << r;
     for (int k = 0; k < kCommClasses; ++k) EXPECT_EQ(x.exposed[k], y.exposed[k]) << "rank " << r;
   }
+}
+
+// Two spreads of the A2A terms are the same: the replay count, the fastest and slowest replay, the band.
+inline void expect_same_spread(const TermSpread& a, const TermSpread& b) {
+  EXPECT_EQ(a.replays, b.replays);
+  EXPECT_EQ(a.fastest_s, b.fastest_s);
+  EXPECT_EQ(a.slowest_s, b.slowest_s);
+  EXPECT_EQ(a.band.lo_s, b.band.lo_s);
+  EXPECT_EQ(a.band.hi_s, b.band.hi_s);
 }
 
 }  // namespace moetwin::test_support

@@ -123,8 +123,9 @@ std::string predict_run_rows(const PredictCliOptions& o, const Catalog& catalog,
     for (Cell& c : predict_cells(p)) row.push_back(std::move(c));
     // The band every command prints: over the A2A terms an unmeasured dispatcher might have and the stack
     // an unfitted stack inherits from (a2a_term_spread; no replay for a measured dispatcher on a fitted
-    // stack).
-    for (Cell& c : band_cells(a2a_term_spread(run.scenario, profile, p.iteration_s).band, novelty))
+    // stack), under the row's own options (--calibration, --moe-cost, --compute-fit).
+    for (Cell& c :
+         band_cells(a2a_term_spread(run.scenario, profile, p.iteration_s, row_options).band, novelty))
       row.push_back(std::move(c));
     // A what-if row (iter_s 0) has no measured time: no error.
     row.push_back(run.iter_s > 0 ? Cell::fixed((p.iteration_s / run.iter_s - 1) * 100, 2) : Cell(""));
@@ -216,7 +217,8 @@ std::string predict_one_scenario(const PredictCliOptions& o, const Catalog& cata
   row.columns.push_back("within_hbm_headroom");
   std::vector<Cell> cells{s.name};
   for (Cell& c : predict_cells(p)) cells.push_back(std::move(c));
-  const TermSpread spread = a2a_term_spread(s, profile, p.iteration_s);
+  // The band's replays run with the options of this prediction (--calibration, --moe-cost, --threads).
+  const TermSpread spread = a2a_term_spread(s, profile, p.iteration_s, po);
   for (Cell& c : band_cells(spread.band, novelty)) cells.push_back(std::move(c));
   cells.emplace_back(p.compute_source);
   cells.emplace_back(p.collective_source);
@@ -240,8 +242,9 @@ std::string predict_one_scenario(const PredictCliOptions& o, const Catalog& cata
                 format_fixed(opts->hbm_headroom * 100, 0),
                 "% HBM headroom; `moetwin inspect` breaks it down)"}),
         &spread);
-    // A stack without rows: what each changed component does to the prediction (one replay each).
-    const StackInheritance inherited = stack_inheritance(s, profile, options);
+    // A stack without rows: what each changed component does to the prediction (one replay per component
+    // between the inherited stack and this one: both ends are the spread's).
+    const StackInheritance inherited = stack_inheritance(s, profile, options, &spread);
     if (inherited.inherited) {
       content += concat({"\nstack ", s.stack.spec.name, " (no live runs in the fit):\n"});
       for (const std::string& line : inherited.lines()) content += "  " + line + "\n";

@@ -227,8 +227,10 @@ Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile&
     e.label = inputs[k].label;
     e.scenario = inputs[k].scenario;
     Prediction p;
+    PredictOptions options;
     try {
-      p = predict(e.scenario, predict_options_for(e.scenario, profile));
+      options = predict_options_for(e.scenario, profile);
+      p = predict(e.scenario, options);
     } catch (const InputError& error) {
       // Which entry failed: the dispatcher seam's limits are per scenario.
       throw InputError({e.label, 0}, error.what());
@@ -239,7 +241,8 @@ Comparison compare(const std::vector<CompareInput>& inputs, const FittedProfile&
     const double tokens_per_iteration =
         static_cast<double>(e.scenario.training.global_batch) * e.scenario.training.seq_length;
     e.node_hours_per_gtoken = node_hours_per_gtoken(p.iteration_s, e.scenario.nodes, tokens_per_iteration);
-    e.spread = a2a_term_spread(e.scenario, profile, p.iteration_s);
+    // The band's replays run with this prediction's options and reuse its MoE seam (this thread's own).
+    e.spread = a2a_term_spread(e.scenario, profile, p.iteration_s, options);
     const Novelty novelty = novelty_of(e.scenario, profile);
     e.novelty_level = novelty.level();
     e.novelty = novelty.summary();

@@ -44,15 +44,15 @@ double recompute_factor(Recompute r) {
 // One predicted (scenario, dispatcher), central only (the band and A2A-term spread come later, for the
 // outcomes shown), with the plan's shared set-up; InputError from the dispatcher seam or the replay
 // propagates.
-// `moe` receives the MoE cost seam the prediction used (for its band replays: a2a_term_spread).
+// `options` receives the options the prediction used, its MoE cost seam and caches included (its band
+// replays run with them: a2a_term_spread).
 DispatcherOutcome predict_outcome(const Scenario& s, const FittedProfile& profile,
                                   const std::shared_ptr<const PredictionSetupCache>& setup,
                                   const std::shared_ptr<WorkloadTemplateCache>& programs,
-                                  std::shared_ptr<const MoeCostModel>& moe) {
-  PredictOptions options = predict_options_for(s, profile);
+                                  PredictOptions& options) {
+  options = predict_options_for(s, profile);
   options.setup_cache = setup;
   options.programs = programs;
-  moe = options.seams.moe;
   const Prediction p = predict(s, options);
   DispatcherOutcome o;
   o.dispatcher = s.dispatcher.name;
@@ -563,11 +563,11 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
         const std::size_t begin = first_of_variant[item];
         const std::size_t end = first_of_variant[item + 1];
         const auto programs = std::make_shared<WorkloadTemplateCache>();
-        std::vector<std::shared_ptr<const MoeCostModel>> moe(end - begin);
+        std::vector<PredictOptions> used(end - begin);
         for (const std::size_t k : run_order(jobs, begin, end, profile)) {
           Job& job = jobs[k];
           try {
-            job.outcome = predict_outcome(job.scenario, profile, setup, programs, moe[k - begin]);
+            job.outcome = predict_outcome(job.scenario, profile, setup, programs, used[k - begin]);
             job.outcome.memory_bytes = job.memory_bytes;
             job.ok = true;
           } catch (const InputError& e) {
@@ -586,7 +586,7 @@ Plan make_plan(const Catalog& catalog, const PlanRequest& asked, const FittedPro
           Job& job = jobs[ok[i]];
           DispatcherOutcome& d = job.outcome;
           const TermSpread spread =
-              a2a_term_spread(job.scenario, profile, d.iteration_s, setup, programs, moe[ok[i] - begin]);
+              a2a_term_spread(job.scenario, profile, d.iteration_s, used[ok[i] - begin]);
           d.fastest_s = spread.fastest_s;
           d.slowest_s = spread.slowest_s;
           d.band = spread.band;

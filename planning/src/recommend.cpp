@@ -3,15 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "moetwin/accounting/memory_model.hpp"
 #include "moetwin/catalog/dispatcher_gate.hpp"
 #include "moetwin/common/concat.hpp"
 #include "moetwin/common/input_error.hpp"
 #include "moetwin/common/numbers.hpp"
+#include "moetwin/common/parallel_for.hpp"
 #include "moetwin/scenario/pipeline_layout.hpp"
 #include "moetwin/scenario/rescale.hpp"
 #include "moetwin/scenario/scenario_parser.hpp"
+#include "moetwin/sim/stack_inheritance.hpp"
 
 namespace moetwin {
 
@@ -149,6 +152,44 @@ std::vector<std::string> spread_generic_terms(Recommendation& r, const FittedPro
                     sources + ", and its band spans its predictions with each of their terms");
   }
   return notes;
+}
+
+// A stack without rows: every valid point predicted again on the fitted stack it inherits from, the
+// points' fastest and slowest over that answer too, as the band every other command prints spans it
+// (a2a_term_spread: the changed components' modelled differences were never measured in training);
+// returns one note, none for a fitted stack. Same options as the central predictions (predict_rows).
+std::vector<std::string> spread_inherited_stack(Recommendation& r, const FittedProfile& profile,
+                                                int threads) {
+  std::vector<std::size_t> ok;  // indices into points
+  for (std::size_t k = 0; k < r.points.size(); ++k) {
+    if (r.points[k].status == "ok") ok.push_back(k);
+  }
+  std::vector<std::optional<InheritedStackPrediction>> on_inherited(ok.size());
+  std::vector<std::string> errors(ok.size());
+  parallel_for(ok.size(), std::max(1, threads), [&](std::size_t i) {
+    try {
+      on_inherited[i] = predict_on_inherited_stack(r.rows[r.points[ok[i]].row].scenario, profile);
+    } catch (const InputError& e) {
+      errors[i] = e.what();
+    }
+  });
+  std::string from;
+  for (std::size_t i = 0; i < ok.size(); ++i) {
+    RecommendPoint& pt = r.points[ok[i]];
+    if (!errors[i].empty()) {
+      pt.status = "invalid: " + errors[i];
+      continue;
+    }
+    if (!on_inherited[i]) continue;
+    from = on_inherited[i]->from;
+    pt.fastest_s = std::min(pt.fastest_s, on_inherited[i]->predicted_s);
+    pt.slowest_s = std::max(pt.slowest_s, on_inherited[i]->predicted_s);
+  }
+  if (from.empty()) return {};
+  return {concat({"stack ", r.rows[r.points[ok.front()].row].scenario.stack.spec.name,
+                  ": no live runs in the fit; it inherits the terms of ", from,
+                  ", and each band spans the point's prediction on ", from,
+                  " (the changed components' modelled differences were never measured in training)"})};
 }
 
 // Ranks the dispatchers of the group whose points start at `first`; appends its winner line and its tie.
@@ -316,6 +357,8 @@ Recommendation recommend(const Scenario& base, const Catalog& catalog, const Fit
     pt.own_terms = !profile.fitted || has_own_a2a_terms(profile, pt.dispatcher);
   }
   r.generic_notes = spread_generic_terms(r, profile, request.threads);
+  for (std::string& note : spread_inherited_stack(r, profile, request.threads))
+    r.generic_notes.push_back(std::move(note));
   // Dispatchers whose mechanisms are one here price alike: say so rather than show a silent tie.
   for (std::size_t i = 0; i < r.dispatchers.size(); ++i) {
     for (std::size_t j = i + 1; j < r.dispatchers.size(); ++j) {

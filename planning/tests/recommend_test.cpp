@@ -90,6 +90,40 @@ TEST(Recommend, SmallGridEndToEnd) {
   EXPECT_NE(text.find("\nwinners:\n  nodes 2 (pp 1), mb 1: "), std::string::npos);
 }
 
+// A stack without rows: each point's band spans its answer on the fitted stack it inherits from, as
+// predict's and compare's bands do (a2a_term_spread); a fitted stack replays nothing.
+TEST(Recommend, StackWithoutRowsSpansTheInheritedStack) {
+  RecommendRequest request;
+  request.nodes = {2};
+  request.micro_batches = {1};
+  request.dispatchers = {"nccl-alltoall"};
+  request.pp_auto = false;
+  request.threads = 2;
+  const FittedProfile fitted = resolve_fitted_profile("");
+  ASSERT_TRUE(fitted.fitted) << "the shipped fitted profile";
+  Scenario own_stack = qwen3_30b();
+  own_stack.parallel.ep = 16;  // one EP group over both nodes: the stacks' EFA mechanisms differ there
+  Scenario next = own_stack;
+  next.stack = make_stack_choice(catalog().stack("nemo-26.08"), NcclKnobs{}, next.instance, false);
+  const Recommendation r = recommend(next, catalog(), fitted, request);
+  ASSERT_EQ(r.points.size(), 1u);
+  const RecommendPoint& pt = r.points[0];
+  ASSERT_EQ(pt.status, "ok");
+  const Scenario& row = r.rows[pt.row].scenario;
+  const TermSpread spread = a2a_term_spread(row, fitted, r.predictions[pt.row].iteration_s);
+  ASSERT_EQ(spread.inherited_stack, "nemo-26.04.01");
+  EXPECT_EQ(pt.fastest_s, spread.fastest_s);
+  EXPECT_EQ(pt.slowest_s, spread.slowest_s);
+  EXPECT_NE(pt.fastest_s, pt.slowest_s);
+  ASSERT_FALSE(r.generic_notes.empty());
+  EXPECT_NE(r.generic_notes.back().find("inherits the terms of nemo-26.04.01"), std::string::npos)
+      << r.generic_notes.back();
+  // On the fitted stack: one prediction, no span.
+  const Recommendation own = recommend(own_stack, catalog(), fitted, request);
+  EXPECT_EQ(own.points[0].fastest_s, own.points[0].slowest_s);
+  EXPECT_TRUE(own.generic_notes.empty());
+}
+
 TEST(Recommend, NothingValidSaysWhy) {
   RecommendRequest request;
   request.nodes = {3};  // 24 GPUs: tp 2 x pp 5 does not divide them

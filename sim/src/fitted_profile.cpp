@@ -414,6 +414,11 @@ void read_coverage(StrictTable& cov, const toml::table& root_table, FitCoverage&
   coverage.routings = list("routings");
   // Optional (profiles before joint novelty judge no combination and name no nearest rows).
   coverage.rows = list("rows");
+  // Optional: absent = the fitted rows ran no recipe mechanism (FitCoverage::recipes: every profile written
+  // before the key was fitted on such rows), so a scenario with one is new in the recipe dimension and its
+  // band grows by the profile's prior for unmeasured dimensions (growth_per_unit) until a refit writes
+  // [novelty_bands.recipe].
+  coverage.recipes = list("recipes");
   // Optional: [coverage.model_shapes."<model>"] (profiles before distances: a new model is 1 unit away).
   const toml::table* raw_shapes = root_table["coverage"]["model_shapes"].as_table();
   if (std::optional<StrictTable> shapes = cov.table("model_shapes"); shapes && raw_shapes != nullptr) {
@@ -710,6 +715,7 @@ std::string fitted_profile_toml(const FittedProfile& p) {
          "\npp_regimes = " + toml_array(p.coverage.pp_regimes) + "\ntps = " + toml_array(p.coverage.tps) +
          "\nep_spans = " + toml_array(p.coverage.ep_spans) +
          "\nroutings = " + toml_array(p.coverage.routings) + "\n";
+    if (!p.coverage.recipes.empty()) s += "recipes = " + toml_array(p.coverage.recipes) + "\n";
     if (!p.coverage.rows.empty()) {
       s += "rows = [  # each fitted row's values on every axis: combinations and nearest rows\n";
       for (const std::string& r : p.coverage.rows) s += "  " + quoted_string(r) + ",\n";

@@ -25,13 +25,25 @@ PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile
   return o;
 }
 
+namespace {
+
+// `base` on `source`'s profile, with a stack without rows inheriting its nearest fitted stack's terms.
+PredictOptions options_on(const PredictOptions& base, const Scenario& scenario, const FittedProfile& source) {
+  PredictOptions o = base;
+  o.profile = source.sim;
+  if (source.fitted) inherit_stack_terms(o.profile, scenario.stack.spec, source.coverage);
+  return o;
+}
+
+}  // namespace
+
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
-                           const std::shared_ptr<const PredictionSetupCache>& setup_cache,
-                           const std::shared_ptr<WorkloadTemplateCache>& programs,
-                           const std::shared_ptr<const MoeCostModel>& central_moe) {
+                           const PredictOptions& central) {
   TermSpread t;
-  t.fastest_s = t.slowest_s = predicted_s;
+  t.predicted_s = t.fastest_s = t.slowest_s = predicted_s;
   t.own_terms = !profile.fitted || has_own_a2a_terms(profile, scenario.dispatcher.name);
+  PredictOptions base = central;
+  base.trace = false;  // no replay's spans are shown
   if (!t.own_terms) {
     // The sources differ from `profile` in generic_a2a only, which the MoE cost seam does not read
     // (DispatcherMoeCost: the scenario, the profile's dispatcher model parameters and its host time
@@ -39,13 +51,12 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
     // replays, which otherwise built all three again (docs/2026-12-04-plan-speed.md, session 42). A source
     // whose parameters or host factor differ gets its own. The central prediction's seam, when given, is
     // `profile`'s and serves first (session 43): `profile` too differs from the sources in generic_a2a.
+    // Under --moe-cost balanced (no seam given) every replay prices the balanced default, as the central
+    // prediction did.
     std::optional<PredictOptions> first;
     const FittedProfile* first_source = nullptr;
-    if (central_moe) {
-      first.emplace();
-      first->profile = profile.sim;
-      inherit_stack_terms(first->profile, scenario.stack.spec, profile.coverage);
-      first->seams.moe = central_moe;
+    if (central.seams.moe) {
+      first = options_on(base, scenario, profile);
       first_source = &profile;
     }
     const auto same_moe_inputs = [&](const FittedProfile& a, const FittedProfile& b) {
@@ -57,23 +68,26 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
       PredictOptions options;
       if (first && same_moe_inputs(*first_source, source.second)) {
         options = *first;
-        options.profile = source.second.sim;
-        inherit_stack_terms(options.profile, scenario.stack.spec, profile.coverage);
+        options.profile = options_on(base, scenario, source.second).profile;
       } else {
-        options = predict_options_for(scenario, source.second);
+        options = options_on(base, scenario, source.second);
+        // A dense model has no MoE layer: no routing plan, no dispatcher cost (predict_options_for).
+        options.seams.moe =
+            options.moe_cost == PredictOptions::MoeCost::dispatcher && scenario.model.experts > 0
+                ? dispatcher_mechanism(scenario, dispatcher_fit(options.profile, scenario))
+                : nullptr;
         first = options;
         first_source = &source.second;
       }
-      options.setup_cache = setup_cache;
-      options.programs = programs;
       const double s = predict(scenario, options).iteration_s;
       ++t.replays;
       t.fastest_s = std::min(t.fastest_s, s);
       t.slowest_s = std::max(t.slowest_s, s);
     }
   }
-  // A stack without rows: the answer on the stack it inherits from (no caches: another stack's NCCL knobs).
-  if (const auto inherited = predict_on_inherited_stack(scenario, profile)) {
+  // A stack without rows: the answer on the stack it inherits from, under the same options (its own MoE
+  // seam; no shared programs: another stack's NCCL knobs and padding).
+  if (const auto inherited = predict_on_inherited_stack(scenario, profile, base)) {
     ++t.replays;
     t.inherited_stack = inherited->from;
     t.inherited_stack_s = inherited->predicted_s;

@@ -49,6 +49,8 @@ const char* to_string(NoveltyDimension d) {
       return "dispatcher";
     case NoveltyDimension::interaction:
       return "interaction";
+    case NoveltyDimension::recipe:
+      return "recipe";
   }
   return "?";
 }
@@ -58,7 +60,8 @@ const std::vector<NoveltyDimension>& banded_novelty_dimensions() {
       NoveltyDimension::gpu,     NoveltyDimension::instance,   NoveltyDimension::nvlink_domain,
       NoveltyDimension::fabric,  NoveltyDimension::stack,      NoveltyDimension::precision,
       NoveltyDimension::model,   NoveltyDimension::layout,     NoveltyDimension::scale,
-      NoveltyDimension::routing, NoveltyDimension::dispatcher, NoveltyDimension::interaction};
+      NoveltyDimension::routing, NoveltyDimension::dispatcher, NoveltyDimension::interaction,
+      NoveltyDimension::recipe};
   return dims;
 }
 
@@ -135,6 +138,14 @@ std::string routing_of(const Scenario& s) {
 
 std::string fabric_of(const Scenario& s) {
   return to_string(s.instance.fabric);
+}
+
+std::vector<std::string> recipe_mechanisms_of(const Scenario& s) {
+  std::vector<std::string> out;
+  if (s.training.cpu_offload_layers > 0) out.emplace_back("cpu-offload");
+  if (s.training.delay_wgrad_compute) out.emplace_back("delay-wgrad");
+  if (s.training.cuda_graphs == CudaGraphs::te_router) out.emplace_back("te-router");
+  return out;
 }
 
 std::string joint_row_key(const Scenario& s, const std::string& campaign) {
@@ -243,6 +254,7 @@ void FitCoverage::add(const Scenario& s, const std::string& campaign) {
   insert_sorted(tps, tp_regime_of(s));
   insert_sorted(ep_spans, ep_span_of(s));
   insert_sorted(rows, joint_row_key(s, campaign));
+  for (const std::string& m : recipe_mechanisms_of(s)) insert_sorted(recipes, m);
   if (std::find(nodes.begin(), nodes.end(), s.nodes) == nodes.end())
     nodes.insert(std::upper_bound(nodes.begin(), nodes.end(), s.nodes), s.nodes);
 }
@@ -268,6 +280,7 @@ std::string Novelty::level() const {
       case NoveltyDimension::routing:
       case NoveltyDimension::dispatcher:
       case NoveltyDimension::interaction:
+      case NoveltyDimension::recipe:
         configuration = true;
         break;
     }
@@ -529,6 +542,32 @@ void add_combination_novelty(Novelty& n, const Scenario& s, const FitCoverage& c
   }
 }
 
+// A recipe mechanism no fitted row ran: one unit each (NoveltyDimension::recipe), named with the scenario
+// key that turns it on and where the twin prices it.
+void add_recipe_novelty(Novelty& n, const Scenario& s, const FitCoverage& c, const std::string& none) {
+  if (c.empty()) return;  // nothing recorded: covers every recipe, as every other dimension
+  const TrainingConfig& t = s.training;
+  for (const std::string& m : recipe_mechanisms_of(s)) {
+    if (std::find(c.recipes.begin(), c.recipes.end(), m) != c.recipes.end()) continue;
+    const std::string what =
+        m == "cpu-offload" ? concat({"training.cpu_offload_layers ", std::to_string(t.cpu_offload_layers),
+                                     ": activations copied to the host and back over ", s.instance.host_link,
+                                     " (sim/cpu_offload.hpp)"})
+        : m == "delay-wgrad"
+            ? std::string(
+                  "training.delay_wgrad_compute: the routed experts' weight gradients apart from "
+                  "their data gradients in the combined 1F1B step (sim/moe_pricing.cpp)")
+            : std::string(
+                  "training.cuda_graphs te-router: TE CUDA graphs scoped to the router and its "
+                  "preprocess (sim/cuda_graphs.hpp)");
+    add_dimension(n, NoveltyDimension::recipe, m,
+                  concat({"recipe ", m, none, " (", what,
+                          "; priced by the twin, never checked against a live "
+                          "training row)"}),
+                  kCategoricalDistance);
+  }
+}
+
 }  // namespace
 
 Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
@@ -604,6 +643,7 @@ Novelty novelty_of(const Scenario& s, const FitCoverage& c) {
                 " (no live training row: its A2A terms are its measured relatives')"}),
         kCategoricalDistance);
   }
+  add_recipe_novelty(n, s, c, none);
   add_combination_novelty(n, s, c, none);
   return n;
 }

@@ -76,6 +76,10 @@ double predict_with(const Scenario& s, const FittedProfile& profile, const Predi
   o.profile = profile.sim;
   inherit_stack_terms(o.profile, s.stack.spec, profile.coverage);
   o.seams.moe = nullptr;  // built for this variant's scenario
+  // Emitted programs are not shared across stacks (another stack's NCCL knobs and the alltoall padding it
+  // implies); the set-up cache is (the GPU's calibration and the collective model read no stack).
+  o.programs = nullptr;
+  o.trace = false;
   return predict(s, o).iteration_s;
 }
 
@@ -98,14 +102,22 @@ void inherit_stack_terms(SimProfile& sim, const StackSpec& stack, const FitCover
 }
 
 StackInheritance stack_inheritance(const Scenario& scenario, const FittedProfile& profile,
-                                   const PredictOptions& base) {
+                                   const PredictOptions& base, const TermSpread* spread) {
   StackInheritance out;
   if (!profile.fitted) return out;
   const StackSpec* nearest = nearest_spec(scenario.stack.spec, profile.coverage);
   if (nearest == nullptr) return out;
   out.inherited = true;
   out.from = nearest->name;
-  out.inherited_s = predict_on(scenario, *nearest, profile, base);
+  // The spread replayed the inherited stack (and the caller the scenario itself) under the same options:
+  // taken, not replayed again.
+  const bool known = spread != nullptr && spread->inherited_stack == nearest->name;
+  if (known) {
+    out.inherited_s = spread->inherited_stack_s;
+  } else {
+    out.inherited_s = predict_on(scenario, *nearest, profile, base);
+    ++out.replays;
+  }
   const std::vector<std::string> changed = changed_stack_components(*nearest, scenario.stack.spec);
   StackSpec step = *nearest;
   step.name = scenario.stack.spec.name;  // its own name from the first move on: the inherited terms
@@ -115,8 +127,13 @@ StackInheritance stack_inheritance(const Scenario& scenario, const FittedProfile
     d.component = changed[k];
     std::tie(d.from, d.to) = move_component(step, scenario.stack.spec, changed[k]);
     // The last move lands on the scenario's own stack choice (its run's NCCL knobs included).
-    d.predicted_s = k + 1 == changed.size() ? predict_with(scenario, profile, base)
-                                            : predict_on(scenario, step, profile, base);
+    if (k + 1 == changed.size() && known) {
+      d.predicted_s = spread->predicted_s;
+    } else {
+      d.predicted_s = k + 1 == changed.size() ? predict_with(scenario, profile, base)
+                                              : predict_on(scenario, step, profile, base);
+      ++out.replays;
+    }
     d.delta_s = d.predicted_s - previous;
     previous = d.predicted_s;
     out.differences.push_back(std::move(d));

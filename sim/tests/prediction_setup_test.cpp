@@ -93,7 +93,9 @@ TEST(PredictionSetupCache, TermSpreadThroughTheCacheEqualsThePlainOne) {
   const double t = predict(s, predict_options_for(s, profile)).iteration_s;
   const TermSpread plain = a2a_term_spread(s, profile, t);
   const auto cache = std::make_shared<const PredictionSetupCache>();
-  const TermSpread cached = a2a_term_spread(s, profile, t, cache);
+  PredictOptions through_cache;
+  through_cache.setup_cache = cache;
+  const TermSpread cached = a2a_term_spread(s, profile, t, through_cache);
   EXPECT_GT(plain.replays, 0);
   test_support::expect_same_spread(cached, plain);
   EXPECT_EQ(cache->size(), 1u);
@@ -148,8 +150,11 @@ TEST(PredictionSetupCache, TermSpreadThroughTheCentralSeamEqualsThePlainOne) {
     const TermSpread plain = a2a_term_spread(s, profile, t);
     const auto setup = std::make_shared<const PredictionSetupCache>();
     const auto programs = std::make_shared<WorkloadTemplateCache>();
-    for (const TermSpread& through : {a2a_term_spread(s, profile, t, nullptr, nullptr, central.seams.moe),
-                                      a2a_term_spread(s, profile, t, setup, programs, central.seams.moe)}) {
+    PredictOptions with_caches = central;
+    with_caches.setup_cache = setup;
+    with_caches.programs = programs;
+    for (const TermSpread& through :
+         {a2a_term_spread(s, profile, t, central), a2a_term_spread(s, profile, t, with_caches)}) {
       EXPECT_GT(plain.replays, 0);
       test_support::expect_same_spread(through, plain);
     }

@@ -170,7 +170,10 @@ TEST(WorkloadTemplateCache, TermSpreadWithTemplatesEqualsThePlainOne) {
   const TermSpread plain = a2a_term_spread(s, profile, t);
   const auto setup = std::make_shared<const PredictionSetupCache>();
   const auto programs = std::make_shared<WorkloadTemplateCache>();
-  const TermSpread shared = a2a_term_spread(s, profile, t, setup, programs);
+  PredictOptions with_caches;
+  with_caches.setup_cache = setup;
+  with_caches.programs = programs;
+  const TermSpread shared = a2a_term_spread(s, profile, t, with_caches);
   ASSERT_GT(plain.replays, 1);
   test_support::expect_same_spread(shared, plain);
   // The generic sources differ in A2A terms only: one emission serves every replay.

@@ -192,10 +192,11 @@ PointRow evaluate_point(const SweepSpec& spec, std::size_t id, const SweepPredic
     put_memory(estimate_memory(point.scenario,
                                make_pipeline_layout(point.scenario.model, point.scenario.parallel, where)),
                row.cells);
-    const Prediction p = predict(point.scenario, predictor.options_for(point.scenario));
+    const PredictOptions options = predictor.options_for(point.scenario);
+    const Prediction p = predict(point.scenario, options);
     put_prediction(p, row.cells);
     double lo = 0, hi = 0;
-    if (predictor.band(point.scenario, p.iteration_s, lo, hi)) {
+    if (predictor.band(point.scenario, options, p.iteration_s, lo, hi)) {
       row.cells[sweep_column("predicted_lo_s")] = format_exact(lo);
       row.cells[sweep_column("predicted_hi_s")] = format_exact(hi);
     }

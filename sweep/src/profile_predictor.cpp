@@ -18,8 +18,9 @@ class ProfilePredictor final : public SweepPredictor {
     options.setup_cache = setup_;
     return options;
   }
-  bool band(const Scenario& scenario, double predicted_s, double& lo_s, double& hi_s) const override {
-    const UncertaintyBand b = a2a_term_spread(scenario, profile_, predicted_s, setup_).band;
+  bool band(const Scenario& scenario, const PredictOptions& used, double predicted_s, double& lo_s,
+            double& hi_s) const override {
+    const UncertaintyBand b = a2a_term_spread(scenario, profile_, predicted_s, used).band;
     lo_s = b.lo_s;
     hi_s = b.hi_s;
     return true;

@@ -50,7 +50,7 @@ struct RecommendPoint {
   std::string status = "ok";  // ok | invalid: ... | does not fit: ...
   std::size_t row = 0;        // index into Recommendation::rows and predictions when status is ok
   bool own_terms = true;      // the profile has the dispatcher's own fitted A2A terms
-  double fastest_s = 0;       // over the generic terms' sources (== the prediction with own terms)
+  double fastest_s = 0;       // over the generic terms' sources and an inherited stack (a2a_term_spread's)
   double slowest_s = 0;
   bool beyond = false;  // behind its group's winner beyond the uncertainty (margin_exceeds_uncertainty)
   // "nodes 16 (pp 4), mb 1"
@@ -82,7 +82,8 @@ struct Recommendation {
   std::vector<std::string> pp_notes;       // with pp auto: per node count, the pp chosen and why
   // Without --dispatchers: the catalog dispatchers left out because they cannot run on the instance, and why.
   std::vector<std::string> excluded_dispatchers;
-  // Per dispatcher predicted with its relatives' A2A terms: which terms, and what its band spans.
+  // Per dispatcher predicted with its relatives' A2A terms: which terms, and what its band spans; for a
+  // stack without rows, the fitted stack it inherits from, whose answer every band spans.
   std::vector<std::string> generic_notes;
   std::vector<std::string> winners;     // per group: the winner, the tied ones and the ones behind
   std::vector<std::string> ties;        // per tie: the margin and the run that settles it

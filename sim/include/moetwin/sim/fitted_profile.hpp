@@ -253,21 +253,26 @@ std::vector<std::pair<std::string, FittedProfile>> generic_a2a_sources(const Fit
 // end's low to the slowest end's high.
 struct TermSpread {
   bool own_terms = true;
-  int replays = 0;  // predictions made beyond the one passed in
+  int replays = 0;         // predictions made beyond the one passed in
+  double predicted_s = 0;  // the prediction passed in (the scenario on its own stack and terms)
   double fastest_s = 0;
   double slowest_s = 0;
   std::string inherited_stack;   // the fitted stack the scenario's stack inherits from; "" when fitted
   double inherited_stack_s = 0;  // the scenario predicted on it (0 when not inherited)
   UncertaintyBand band;
 };
-// `setup_cache` (may be null): shared set-up for the replays (prediction_setup.hpp); `programs` (may be
-// null; used with setup_cache): the replays' emitted programs shared (workload_template_cache.hpp, not
-// thread-safe); `central_moe` (may be null): the MoE cost seam the prediction of `predicted_s` used,
-// predict_options_for(scenario, profile).seams.moe, which the replays of every source with the same
-// dispatcher inputs then use too (not thread-safe either: the caller's thread only); same results.
+// `central`: the options the prediction of `predicted_s` ran with (the caller's calibration folder or
+// none, MoE cost mode, compute seam, threads, caches): every replay runs with them, its profile replaced
+// by the source's (or the inherited stack's) and its MoE seam by that variant's own, so that a band
+// computed under `--calibration none` or `--moe-cost balanced` prices its far ends the same way.
+// - central.setup_cache (may be null): shared set-up for the replays (prediction_setup.hpp);
+// - central.programs (may be null; used with setup_cache): the replays' emitted programs shared
+//   (workload_template_cache.hpp, not thread-safe); not used for the inherited stack's replay;
+// - central.seams.moe (may be null): the MoE cost seam the prediction of `predicted_s` used, which the
+//   replays of every source with the same dispatcher inputs then use too (not thread-safe either: the
+//   caller's thread only).
+// Same results with or without the caches and the seam. The default: predict_options_for's options.
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
-                           const std::shared_ptr<const PredictionSetupCache>& setup_cache = nullptr,
-                           const std::shared_ptr<WorkloadTemplateCache>& programs = nullptr,
-                           const std::shared_ptr<const MoeCostModel>& central_moe = nullptr);
+                           const PredictOptions& central = {});
 
 }  // namespace moetwin

@@ -28,6 +28,11 @@ namespace moetwin {
 // interaction: a combination of values the fit ran each on its own but never together, on one of the axes
 // the mechanisms couple (joint_novelty_axes): (instance, EP span), (instance, dispatcher), (stack,
 // dispatcher), (GPU, precision). A configuration dimension.
+// recipe: a priced recipe mechanism no fitted row ran (recipe_mechanisms_of: CPU offload of activations,
+// the routed experts' delayed weight gradients, TE CUDA graphs scoped to the router): the twin prices each
+// (sim/cpu_offload.hpp, moe_pricing, cuda_graphs.hpp) but no live training row checked it. One categorical
+// unit per mechanism, in quadrature. A configuration dimension; last in the enum so that the others keep
+// their values.
 enum class NoveltyDimension {
   gpu,
   instance,
@@ -40,11 +45,13 @@ enum class NoveltyDimension {
   scale,
   routing,
   dispatcher,
-  interaction
+  interaction,
+  recipe
 };
-inline constexpr int kNoveltyDimensions = 12;
+inline constexpr int kNoveltyDimensions = 13;
 // "gpu", "instance", "nvlink-domain", "fabric", "stack", "precision", "model", "layout", "scale",
-// "routing", "dispatcher", "interaction": the keys of outputs and of the profile's [novelty_bands] tables.
+// "routing", "dispatcher", "interaction", "recipe": the keys of outputs and of the profile's
+// [novelty_bands] tables.
 const char* to_string(NoveltyDimension d);
 // The dimensions a band is kept for: every one (each new dimension adds width; validate/novelty_bands.cpp
 // measures its growth where held-out campaigns were new in it, else gives it a stated floor).
@@ -84,6 +91,11 @@ struct FitCoverage {
   // Each fitted row's values on every axis, as joint_row_key writes them (sorted, distinct; optional:
   // a profile without them judges no interaction and names no nearest rows).
   std::vector<std::string> rows;
+  // The recipe mechanisms any fitted row ran (recipe_mechanisms_of; sorted, distinct). Unlike the lists
+  // above, none (or a profile without the key) covers none of them: every profile written before the key
+  // was fitted on rows that ran none (the shipped live-run files have no cuda_graphs, cpu_offload_layers or
+  // delay_wgrad_compute column). A coverage that recorded nothing at all (empty()) covers every recipe.
+  std::vector<std::string> recipes;
   bool empty() const { return gpus.empty() && stacks.empty() && dispatchers.empty(); }
   // Adds `scenario`'s value of each dimension (kept sorted and distinct), and its row key with `campaign`.
   void add(const Scenario& scenario, const std::string& campaign = "");
@@ -103,6 +115,10 @@ std::string nvlink_domain_of(const Scenario& s);
 std::string routing_of(const Scenario& s);
 // "efa" or "infiniband": the scale-out fabric of the scenario's instance.
 std::string fabric_of(const Scenario& s);
+// The priced recipe mechanisms a scenario turns on that the recipe dimension judges, in this order:
+// "cpu-offload" (training.cpu_offload_layers > 0), "delay-wgrad" (training.delay_wgrad_compute),
+// "te-router" (training.cuda_graphs te-router). Empty for a scenario with none.
+std::vector<std::string> recipe_mechanisms_of(const Scenario& s);
 
 // The components of a software stack that differ between two stacks, in this order: "NCCL" (version, launcher
 // environment), "aws-ofi-nccl" (version, platform-aws, multi-receive), "Megatron-Core" (Megatron-Core,
@@ -158,9 +174,9 @@ struct Novelty {
   std::vector<NearestRow> nearest;  // the nearest fitted rows (nearest_fitted_rows), for outputs
   bool covered() const { return novel.empty(); }
   bool has(NoveltyDimension d) const;
-  // "covered" (nothing new), "configuration" (a new model, layout regime, scale, routing, dispatcher or
-  // combination on a covered platform) or "platform" (a new GPU, instance, NVLink domain, fabric, stack or
-  // precision).
+  // "covered" (nothing new), "configuration" (a new model, layout regime, scale, routing, dispatcher,
+  // combination or recipe mechanism on a covered platform) or "platform" (a new GPU, instance, NVLink domain,
+  // fabric, stack or precision).
   std::string level() const;
   // "gpu=B200;stack=megatron-lm-..." (dimension=value, ';'-separated; "" when covered): the CSV cell.
   std::string summary() const;

@@ -33,6 +33,7 @@ struct StackInheritance {
   double inherited_s = 0;  // the scenario predicted on that stack
   double predicted_s = 0;  // on its own stack
   std::vector<StackComponentDifference> differences;
+  int replays = 0;  // predictions made (the spread's, when passed, are taken instead)
   // Lines for outputs: "stack nemo-26.08 inherits nemo-26.04.01's terms: 9.17 s there", then one per
   // component "aws-ofi-nccl 1.17.3... -> 1.21.1...: -3.68 s (platform-aws P2P chunk, multi-receive)".
   std::vector<std::string> lines() const;
@@ -42,8 +43,11 @@ struct StackInheritance {
 // predicted) for a fitted stack, an unfitted profile or a stack without a known fitted neighbour.
 // `base`: the options of the prediction being explained (threads, calibration, MoE cost mode); its
 // profile is replaced by `profile`'s with the inherited terms, its MoE seam by each variant's own.
+// `spread` (may be null): that prediction's a2a_term_spread under the same `base`: its answer on the
+// inherited stack and the prediction itself (TermSpread::predicted_s, the last step) are taken instead of
+// replayed, so `predict` replays the inherited stack once.
 StackInheritance stack_inheritance(const Scenario& scenario, const FittedProfile& profile,
-                                   const PredictOptions& base = {});
+                                   const PredictOptions& base = {}, const TermSpread* spread = nullptr);
 
 // The nearest fitted stack a scenario's stack inherits from ("" for a fitted stack, an unfitted profile or a
 // stack without a known fitted neighbour), and the scenario predicted on it (its settings, the NCCL knobs it

@@ -44,10 +44,13 @@ class SweepPredictor {
  public:
   virtual ~SweepPredictor() = default;
   virtual PredictOptions options_for(const Scenario& scenario) const = 0;
-  // Band [lo_s, hi_s] around the predicted iteration time of `scenario`; false when the profile gives
-  // none. For a dispatcher the profile has no runs of, it spans the scenario's predictions with each
-  // measured relative's A2A terms (a2a_term_spread, sim/fitted_profile.hpp), which it may replay.
-  virtual bool band(const Scenario& scenario, double predicted_s, double& lo_s, double& hi_s) const = 0;
+  // Band [lo_s, hi_s] around the predicted iteration time of `scenario`, predicted with `used`
+  // (options_for's, as the prediction ran); false when the profile gives none. For a dispatcher the
+  // profile has no runs of, it spans the scenario's predictions with each measured relative's A2A terms,
+  // and for a stack without rows the answer on the stack it inherits from (a2a_term_spread,
+  // sim/fitted_profile.hpp), which it may replay with `used`.
+  virtual bool band(const Scenario& scenario, const PredictOptions& used, double predicted_s, double& lo_s,
+                    double& hi_s) const = 0;
   // Whose A2A terms the prediction of `scenario` used (a2a_terms_label, sim/fitted_profile.hpp): "fitted"
   // (its dispatcher's own, learned on its live runs), "generic" (a dispatcher without runs: the median of
   // its measured relatives') or "defaults" (an unfitted profile).

@@ -40,13 +40,10 @@ std::vector<std::string> default_fit_parameters(const std::vector<LiveRun>& runs
     seen.push_back(d);
     keys.push_back(d + ".a2a_time_scale");
     keys.push_back(d + ".a2a_latency_s");
-    // Per remote node per call: DeepEP's kernels have no per-peer term of their own; NCCL's grouped p2p
-    // pays a fixed cost per remote peer (rendezvous and pipeline fill of its chunks) that nccl-tests'
-    // per_remote_peer_s (0.85 us) does not carry into training (docs/2026-12-07-a2a-model-dependence.md:
-    // ~60 us per remote peer per call from the qwen3 and deepseek-v3 rows; a node is 8 peers on every
-    // instance of the live rows). Per remote token: DeepEP only (NCCL's bytes are per copy already).
-    keys.push_back(d + ".a2a_node_latency_s");
-    if (dedups_by_node(spec)) keys.push_back(d + ".a2a_remote_token_s");
+    if (dedups_by_node(spec)) {
+      keys.push_back(d + ".a2a_node_latency_s");
+      keys.push_back(d + ".a2a_remote_token_s");
+    }
     // NCCL's per-chunk cost is charged for the chunks a run's P2P chunk adds over the calibration chunk:
     // identifiable only from rows at another chunk size.
     const ParamSet terms = default_dispatcher_params(spec);

@@ -57,7 +57,6 @@ TEST(DefaultFitParameters, ScalesOnlyWhenIdentifiable) {
                                              "layer_host_s",
                                              "nccl-alltoall.a2a_time_scale",
                                              "nccl-alltoall.a2a_latency_s",
-                                             "nccl-alltoall.a2a_node_latency_s",
                                              "nccl-alltoall.net_chunk_s",
                                              "deepep-uccl.a2a_time_scale",
                                              "deepep-uccl.a2a_latency_s",

@@ -32,11 +32,10 @@ TimeShares median_time_shares(const std::vector<RowPrediction>& predictions);
 //  - compute_time_scale when shares.compute >= kMinIdentifiableShare, collective_time_scale when
 //    shares.collectives >= kMinIdentifiableShare;
 //  - launch_s and layer_host_s always (host time is a large share of every live run);
-//  - for every dispatcher with runs, in order of first appearance: its A2A transfer scale, latency per
-//    call and latency per call per remote node (DeepEP's kernel models have no per-remote-peer term of
-//    their own; nccl-alltoall's per_remote_peer_s is nccl-tests' and misses the in-training per-peer cost,
-//    docs/2026-12-07-a2a-model-dependence.md) and, for the DeepEP family, its time per token sent to
-//    another node.
+//  - for every dispatcher with runs, in order of first appearance: its A2A transfer scale and latency
+//    per call and, for the DeepEP family (whose kernel models have no per-remote-peer term of their own;
+//    nccl-alltoall's per_remote_peer_s is calibrated on nccl-tests), its latency per call per remote node
+//    and time per token sent to another node.
 // moe_host_s, <dispatcher>.a2a_per_copy_s and <dispatcher>.a2a_fill_tokens are fitted only when named
 // (README.md, "How right is it": on the live runs they fit to 0 or trade out-of-sample p90 for median).
 std::vector<std::string> default_fit_parameters(const std::vector<LiveRun>& runs, const TimeShares& shares);

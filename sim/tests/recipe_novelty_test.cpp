@@ -93,8 +93,9 @@ TEST(RecipeNovelty, EachMechanismAddsAUnitAndIsNamed) {
 // The prior a profile without the dimension's band gives: its widest band without held-out rows (the
 // dispatcher, interaction and routing priors of the shipped fit), at least the floor; band_source says so.
 TEST(RecipeNovelty, AProfileWithoutTheBandTakesItsStatedPrior) {
-  const FittedProfile& p = test_support::shipped_fitted_profile();
-  ASSERT_EQ(p.novelty_bands.count("recipe"), 0u) << "the shipped profile predates the recipe dimension";
+  // A profile fitted before the recipe dimension existed: the shipped one without its recipe band.
+  FittedProfile p = test_support::shipped_fitted_profile();
+  p.novelty_bands.erase("recipe");
   double prior = 0;
   for (const auto& [key, band] : p.novelty_bands)
     if (band.rows == 0) prior = std::max(prior, band.unit_width());
@@ -107,6 +108,17 @@ TEST(RecipeNovelty, AProfileWithoutTheBandTakesItsStatedPrior) {
   const std::string source = band_source(p, novelty_of(s, p));
   EXPECT_NE(source.find("recipe delay-wgrad"), std::string::npos) << source;
   EXPECT_NE(source.find("no band in the profile"), std::string::npos) << source;
+}
+
+// The shipped profile measures the recipe band on NVIDIA's CPU-offload rows (held out by system, two
+// systems): fewer than three groups, so the new-campaign floor (10% per unit) stands, never 0.
+TEST(RecipeNovelty, TheShippedProfileMeasuresTheRecipeBand) {
+  const FittedProfile& p = test_support::shipped_fitted_profile();
+  const auto it = p.novelty_bands.find("recipe");
+  ASSERT_NE(it, p.novelty_bands.end()) << "refit with the recipe dimension (session 49)";
+  EXPECT_GE(it->second.rows, 5);
+  EXPECT_NE(it->second.source.find("measured"), std::string::npos) << it->second.source;
+  EXPECT_GT(growth_per_unit(p, NoveltyDimension::recipe), 0.0);
 }
 
 // A fitted row that ran a mechanism covers it; a coverage that recorded nothing covers every recipe.

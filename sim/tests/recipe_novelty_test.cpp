@@ -70,8 +70,8 @@ TEST(RecipeNovelty, EachMechanismAddsAUnitAndIsNamed) {
     // One unit more than the covered cell, in quadrature with what it already had.
     EXPECT_NEAR(n.distance() * n.distance(), before.distance() * before.distance() + 1.0, 1e-12);
     EXPECT_EQ(n.level(), before.covered() ? "configuration" : before.level());
-    // The band widens: the shipped profile has no [novelty_bands.recipe] (it predates the dimension), so
-    // the recipe grows by its prior for unmeasured dimensions, never 0.
+    // The band widens: the recipe grows by the shipped profile's measured rate (raised to its floor), never
+    // 0 (a profile without the band: its prior, AProfileWithoutTheBandTakesItsStatedPrior).
     const double t = 10.0;
     EXPECT_LT(band_for(p, t, n).lo_s, band_for(p, t, before).lo_s);
     EXPECT_GT(band_for(p, t, n).hi_s, band_for(p, t, before).hi_s);

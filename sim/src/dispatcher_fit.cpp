@@ -27,4 +27,9 @@ A2aTransfer a2a_transfer(const SimProfile& profile, const DispatcherSpec& dispat
   return a2a_transfer(dispatcher_fit(profile, dispatcher, instance, std::string()), dispatcher, instance);
 }
 
+std::shared_ptr<const MoeCostModel> dispatcher_moe_seam(const Scenario& scenario, const SimProfile& profile) {
+  if (scenario.model.experts <= 0) return nullptr;
+  return dispatcher_mechanism(scenario, dispatcher_fit(profile, scenario));
+}
+
 }  // namespace moetwin

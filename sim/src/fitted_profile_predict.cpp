@@ -14,17 +14,6 @@
 
 namespace moetwin {
 
-PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile& profile) {
-  PredictOptions o;
-  o.profile = profile.sim;
-  if (profile.fitted) inherit_stack_terms(o.profile, scenario.stack.spec, profile.coverage);
-  // A dense model has no MoE layer: no routing plan, no dispatcher cost (the workload's default MoE seam is
-  // never asked).
-  if (scenario.model.experts > 0)
-    o.seams.moe = dispatcher_mechanism(scenario, dispatcher_fit(o.profile, scenario));
-  return o;
-}
-
 namespace {
 
 // `base` on `source`'s profile, with a stack without rows inheriting its nearest fitted stack's terms.
@@ -36,6 +25,12 @@ PredictOptions options_on(const PredictOptions& base, const Scenario& scenario, 
 }
 
 }  // namespace
+
+PredictOptions predict_options_for(const Scenario& scenario, const FittedProfile& profile) {
+  PredictOptions o = options_on({}, scenario, profile);
+  o.seams.moe = dispatcher_moe_seam(scenario, o.profile);
+  return o;
+}
 
 TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profile, double predicted_s,
                            const PredictOptions& central) {
@@ -71,11 +66,10 @@ TermSpread a2a_term_spread(const Scenario& scenario, const FittedProfile& profil
         options.profile = options_on(base, scenario, source.second).profile;
       } else {
         options = options_on(base, scenario, source.second);
-        // A dense model has no MoE layer: no routing plan, no dispatcher cost (predict_options_for).
-        options.seams.moe =
-            options.moe_cost == PredictOptions::MoeCost::dispatcher && scenario.model.experts > 0
-                ? dispatcher_mechanism(scenario, dispatcher_fit(options.profile, scenario))
-                : nullptr;
+        // Under --moe-cost balanced no seam: every replay prices the balanced default, as predict does.
+        options.seams.moe = options.moe_cost == PredictOptions::MoeCost::dispatcher
+                                ? dispatcher_moe_seam(scenario, options.profile)
+                                : nullptr;
         first = options;
         first_source = &source.second;
       }

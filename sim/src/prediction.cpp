@@ -48,10 +48,8 @@ Prediction predict(const Scenario& scenario, const PredictOptions& options) {
                           : options.calibration_dir.empty() ? default_calibration_dir()
                                                             : options.calibration_dir;
   WorkloadSeams seams = options.seams;
-  // A dense model (no experts) has no MoE layer to route: the workload's default MoE seam stays unasked.
-  if (seams.moe == nullptr && options.moe_cost == PredictOptions::MoeCost::dispatcher &&
-      scenario.model.experts > 0)
-    seams.moe = dispatcher_mechanism(scenario, dispatcher_fit(options.profile, scenario));
+  if (seams.moe == nullptr && options.moe_cost == PredictOptions::MoeCost::dispatcher)
+    seams.moe = dispatcher_moe_seam(scenario, options.profile);
   // One profile lookup (directory scan, cached parse) serves both seams; with a set-up cache, one lookup
   // serves every prediction of the same GPU, instance and node count.
   std::shared_ptr<const PredictionSetup> shared;

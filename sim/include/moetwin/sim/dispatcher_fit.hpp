@@ -4,6 +4,7 @@
 // the reference instance.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "moetwin/catalog/catalog.hpp"
@@ -17,6 +18,10 @@ DispatcherFit dispatcher_fit(const SimProfile& profile, const DispatcherSpec& di
                              const InstanceSpec& instance, const std::string& stack);
 // The same for `scenario`'s dispatcher, instance and stack.
 DispatcherFit dispatcher_fit(const SimProfile& profile, const Scenario& scenario);
+
+// The dispatcher MoE cost seam of `scenario` under `profile`'s terms (dispatcher_mechanism of its
+// dispatcher_fit); null for a dense model: no MoE layer to route, the workload's default seam is never asked.
+std::shared_ptr<const MoeCostModel> dispatcher_moe_seam(const Scenario& scenario, const SimProfile& profile);
 
 // a2a_transfer (dispatcher_cost.hpp) under `profile` (any stack: the transfer does not read it).
 A2aTransfer a2a_transfer(const SimProfile& profile, const DispatcherSpec& dispatcher,

@@ -312,7 +312,10 @@ class DeepEpModel final : public DispatcherModel {
   // Low-latency kernels (DeepEP test_low_latency.py; ll_latency_rounds): every (token, expert) copy for
   // another node is its own RDMA write to the expert's rank (no node deduplication, no chunking); copies
   // for the same node go over NVLink. Per rank: ll_latency_rounds x base latency + max(network bytes /
-  // (rail bw x efficiency), NVLink bytes / (NVLink bw x efficiency), remote copies x message_s).
+  // (rail bw x efficiency), NVLink bytes / (NVLink bw x efficiency), remote copies x message_s + remote
+  // peers x ll_peer_s). ll_peer_s (a record that has it: UCCL-EP's CPU proxy) is the posting path's work
+  // per destination rank of the call, serial with its writes: the low-latency rows grow with the ranks a
+  // call reaches, not only with its copies (docs/2026-12-07-uccl-ll-per-peer.md).
   // `t` is per_copy_traffic of the call's routing.
   std::optional<A2aCost> low_latency_cost(const A2aTraffic& t, A2aDirection direction,
                                           const DispatchHardware& hw) const override {
@@ -329,12 +332,16 @@ class DeepEpModel final : public DispatcherModel {
         network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
     const double latency = p.get("ll_latency_rounds", inst) * hw.instance.base_latency_s;
     const double per_write = message_s(hw);
+    const double per_peer = p.has("ll_peer_s") ? p.get("ll_peer_s", inst) : 0.0;
     std::vector<double> rank_s(legs.size());
     std::vector<double> writes(legs.size());
+    std::vector<double> peer_work(legs.size());
     for (std::size_t r = 0; r < legs.size(); ++r) {
       const RankLegs& l = t.legs[r];
       writes[r] = static_cast<double>(combine ? l.network_tokens_in : l.network_tokens_out) * per_write;
-      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, writes[r]});
+      // Combine writes back to the ranks dispatch received from.
+      peer_work[r] = static_cast<double>(combine ? l.network_peers_in : l.network_peers_out) * per_peer;
+      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, writes[r] + peer_work[r]});
     }
     A2aCost c;
     finish(c, t, rank_s);
@@ -349,6 +356,8 @@ class DeepEpModel final : public DispatcherModel {
          "cross_rail_efficiency)"},
         {"nvlink", legs[g].nvlink_s, "same-node copies over NVLink / (NVLink bw x efficiency)"},
         {"proxy_messages", writes[g], "one RDMA write per remote (token, expert) copy x message_s"},
+        {"per_peer", peer_work[g],
+         "remote destination ranks x ll_peer_s (posting path, serial with the writes)"},
     };
     return c;
   }

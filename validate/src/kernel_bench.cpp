@@ -422,14 +422,16 @@ ParamSet calibrate_dispatcher_params(const DispatcherModel& model,
                                      const std::vector<const PreparedBench*>& rows) {
   std::vector<const PreparedBench*> normal, low_latency;
   for (const PreparedBench* b : rows) (b->low_latency ? low_latency : normal).push_back(b);
-  const auto is_write_cost = [](const ModelParam& m) {
-    return m.name == "per_message_s" || m.name == "ll_latency_rounds";
+  // The low-latency kernels' own terms (ll_latency_rounds, ll_peer_s): the normal kernels never read them.
+  const auto low_latency_only = [](const ModelParam& m) { return m.name.rfind("ll_", 0) == 0; };
+  const auto is_write_cost = [&](const ModelParam& m) {
+    return m.name == "per_message_s" || low_latency_only(m);
   };
   auto work = make_dispatcher_model(model.spec());
   work->set_params(model.params());
   if (!normal.empty())
-    work->set_params(fit_dispatcher_params(
-        *work, normal, [](const ModelParam& m) { return m.name != "ll_latency_rounds"; }));
+    work->set_params(
+        fit_dispatcher_params(*work, normal, [&](const ModelParam& m) { return !low_latency_only(m); }));
   if (low_latency.empty()) return work->params();
   work->set_params(fit_dispatcher_params(*work, low_latency, is_write_cost));
   if (!normal.empty())

@@ -182,14 +182,16 @@ TEST(DispatcherModel, PerMessageCostIsTheInstancesOwn) {
 }
 
 TEST(DispatcherModel, LowLatencyKernelsHandComputed) {
-  auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
+  // The per-copy model (without UCCL-EP's per-destination split: the next test).
+  auto u = make_dispatcher_model(per_copy_view(catalog().dispatcher("deepep-uccl")));
+  EXPECT_FALSE(u->params().has("ll_peer_s"));
+  EXPECT_FALSE(u->params().has("ll_per_message_s"));
   ParamSet p = u->params();
   p.set("ll_latency_rounds", 1);
   p.set("rdma_efficiency", 1.0);
   p.set("efa_gen2_efficiency", 1.0);
   p.set("per_message_s", "p5.48xlarge", 4e-6);
   p.set("inflight_writes", 3.75);
-  p.set("ll_peer_s", "p5.48xlarge", 0.0);  // per copy only here; the per-peer work: the next test
   u->set_params(p);
   const DispatchHardware hw = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
   // Rank 0 sends 3 copies: one to its node's rank 1 over NVLink, two to node 1 over RDMA, one write each
@@ -209,7 +211,8 @@ TEST(DispatcherModel, LowLatencyKernelsHandComputed) {
 }
 
 // UCCL-EP's low-latency work per destination rank (ll_peer_s, per instance): serial with the writes on the
-// posting path, counted per remote rank (not per node), and in combine per rank a copy goes back to.
+// posting path, counted per remote rank (not per node), and in combine per rank a copy goes back to; each
+// write at ll_per_message_s, while the normal kernels and the in-training carry keep per_message_s.
 TEST(DispatcherModel, LowLatencyPerPeerWorkHandComputed) {
   auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
   ParamSet p = u->params();
@@ -217,8 +220,9 @@ TEST(DispatcherModel, LowLatencyPerPeerWorkHandComputed) {
   p.set("rdma_efficiency", 1.0);
   p.set("combine_efficiency", 1.0);
   p.set("efa_gen2_efficiency", 1.0);
-  p.set("per_message_s", 1e-6);  // unscoped: p6-b300's
-  p.set("per_message_s", "p5.48xlarge", 4e-6);
+  p.set("ll_per_message_s", 1e-6);  // unscoped: p6-b300's
+  p.set("ll_per_message_s", "p5.48xlarge", 4e-6);
+  p.set("per_message_s", "p5.48xlarge", 16e-6);  // the per-copy model's: not read by the split
   p.set("inflight_writes", 3.75);
   p.set("ll_peer_s", 1e-6);  // unscoped: p6-b300's
   p.set("ll_peer_s", "p5.48xlarge", 5e-6);
@@ -247,6 +251,8 @@ TEST(DispatcherModel, LowLatencyPerPeerWorkHandComputed) {
   const DispatchHardware b300 = DispatchHardware::from_catalog(catalog(), "p6-b300.48xlarge", 2);
   EXPECT_NEAR(static_cast<double>(u->low_latency_cost(t, A2aDirection::dispatch, b300)->duration_ns),
               35000 + 2 * (1 + 35 / 3.75) / 4 * 1000 + 2000, 1.0);
+  // message_s (the normal kernels' and the carry's write) stays per_message_s's: (16 + 75 / 3.75) / 4 = 9 us.
+  EXPECT_NEAR(u->message_s(p5), 9e-6, 1e-15);
   // The normal kernels never read it: their cost is the same at any ll_peer_s.
   const A2aTraffic dedup = u->traffic(tiny_plan(), 1e5);
   const TimeNs normal = u->cost(dedup, A2aDirection::dispatch, p5).duration_ns;

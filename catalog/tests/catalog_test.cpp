@@ -166,7 +166,7 @@ TEST(Catalog, InstanceScopedTermsAreCheckedStrictly) {
   EXPECT_GE(scoped, 3);  // p5, p5en and p6-b200 each priced by their own low-latency rows
   const std::string unknown = load_error_with_dispatcher_terms("unknown", scoped_term("per_message_s", "p9"));
   EXPECT_NE(unknown.find("dispatchers.toml:"), std::string::npos) << unknown;
-  EXPECT_NE(unknown.find("[deepep-uccl].terms[19].instance: \"p9\": an instance defined in instances.toml"),
+  EXPECT_NE(unknown.find("[deepep-uccl].terms[25].instance: \"p9\": an instance defined in instances.toml"),
             std::string::npos)
       << unknown;
   const std::string orphan =

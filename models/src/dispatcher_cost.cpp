@@ -53,7 +53,11 @@ double copy_cost_s(const DispatcherSpec& dispatcher, const InstanceSpec& instanc
   hw.instance = instance;
   hw.gpu = Catalog::shared_default().gpu(instance.gpu);
   hw.nodes = 4;
-  const auto model = make_dispatcher_model(dispatcher);
+  // The per-copy view (per_copy_view): without the low-latency kernels' per-destination split. Training's
+  // normal kernels write to one RDMA peer per remote node (the same local index), not to every expert's
+  // rank, and their per-node work is the live fit's own term (node_latency_s); and with the split the
+  // carried ratios made the live fit worse out of sample (docs/2026-12-07-uccl-ll-per-peer.md).
+  const auto model = make_dispatcher_model(per_copy_view(dispatcher));
   const A2aTraffic fp8 = reference_ll_traffic(instance, token_bytes(7168, true));
   const A2aTraffic bf16 = reference_ll_traffic(instance, token_bytes(7168, false));
   const std::optional<A2aCost> d = model->low_latency_cost(fp8, A2aDirection::dispatch, hw);

@@ -223,6 +223,14 @@ class DeepEpModel final : public DispatcherModel {
     const std::string& inst = hw.instance.name;
     const ParamSet& p = params();
     double per_message = p.get("per_message_s", inst);
+    // A record without a fallback transport is refused on such an instance (check()).
+    if (spec().transport == DispatcherTransport::gpu_initiated && !hw.instance.gpu_initiated_rdma &&
+        spec().fallback_transport != spec().transport)
+      per_message = p.get("fallback_per_message_s", inst);
+    return posting_s(hw, per_message);
+  }
+  // One write at `per_message` s of posting work: (per_message + the in-flight window's wait) / threads.
+  double posting_s(const DispatchHardware& hw, double per_message) const {
     double threads = 1;
     switch (spec().transport) {
       case DispatcherTransport::cpu_proxy:
@@ -232,9 +240,6 @@ class DeepEpModel final : public DispatcherModel {
         threads = 1;  // NVSHMEM libfabric: one host proxy thread per PE
         break;
       case DispatcherTransport::gpu_initiated:
-        // A record without a fallback transport is refused on such an instance (check()).
-        if (!hw.instance.gpu_initiated_rdma && spec().fallback_transport != spec().transport)
-          per_message = p.get("fallback_per_message_s", inst);
         break;
       case DispatcherTransport::nccl:
         throw std::logic_error("DeepEpModel with an nccl transport");
@@ -312,8 +317,12 @@ class DeepEpModel final : public DispatcherModel {
   // Low-latency kernels (DeepEP test_low_latency.py; ll_latency_rounds): every (token, expert) copy for
   // another node is its own RDMA write to the expert's rank (no node deduplication, no chunking); copies
   // for the same node go over NVLink. Per rank: ll_latency_rounds x base latency + max(network bytes /
-  // (rail bw x efficiency), NVLink bytes / (NVLink bw x efficiency), remote copies x message_s).
-  // `t` is per_copy_traffic of the call's routing.
+  // (rail bw x efficiency), NVLink bytes / (NVLink bw x efficiency), remote copies x write + remote peers
+  // x ll_peer_s). A record with the per-destination split (UCCL-EP's CPU proxy: low_latency_split_terms)
+  // prices the posting path's work per destination rank of the call (ll_peer_s), serial with its writes,
+  // and each write at ll_per_message_s (posting_s); a record without it prices each write at message_s
+  // (per_message_s), the per-copy model (docs/2026-12-07-uccl-ll-per-peer.md). `t` is per_copy_traffic of
+  // the call's routing.
   std::optional<A2aCost> low_latency_cost(const A2aTraffic& t, A2aDirection direction,
                                           const DispatchHardware& hw) const override {
     const std::string& inst = hw.instance.name;
@@ -328,13 +337,18 @@ class DeepEpModel final : public DispatcherModel {
     const std::vector<LegTimes> legs =
         network().leg_times(t, hw, network_efficiency(hw, combine), p.get("nvlink_efficiency", inst));
     const double latency = p.get("ll_latency_rounds", inst) * hw.instance.base_latency_s;
-    const double per_write = message_s(hw);
+    const double per_write =
+        p.has("ll_per_message_s") ? posting_s(hw, p.get("ll_per_message_s", inst)) : message_s(hw);
+    const double per_peer = p.has("ll_peer_s") ? p.get("ll_peer_s", inst) : 0.0;
     std::vector<double> rank_s(legs.size());
     std::vector<double> writes(legs.size());
+    std::vector<double> peer_work(legs.size());
     for (std::size_t r = 0; r < legs.size(); ++r) {
       const RankLegs& l = t.legs[r];
       writes[r] = static_cast<double>(combine ? l.network_tokens_in : l.network_tokens_out) * per_write;
-      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, writes[r]});
+      // Combine writes back to the ranks dispatch received from.
+      peer_work[r] = static_cast<double>(combine ? l.network_peers_in : l.network_peers_out) * per_peer;
+      rank_s[r] = latency + std::max({legs[r].network_s, legs[r].nvlink_s, writes[r] + peer_work[r]});
     }
     A2aCost c;
     finish(c, t, rank_s);
@@ -348,7 +362,11 @@ class DeepEpModel final : public DispatcherModel {
          "per-copy RDMA bytes / (rail bw x efficiency), (G-1)/G of them cross-rail (/ "
          "cross_rail_efficiency)"},
         {"nvlink", legs[g].nvlink_s, "same-node copies over NVLink / (NVLink bw x efficiency)"},
-        {"proxy_messages", writes[g], "one RDMA write per remote (token, expert) copy x message_s"},
+        {"proxy_messages", writes[g],
+         "one RDMA write per remote (token, expert) copy x its posting cost (ll_per_message_s or "
+         "per_message_s, + window wait, / threads)"},
+        {"per_peer", peer_work[g],
+         "remote destination ranks x ll_peer_s (posting path, serial with the writes)"},
     };
     return c;
   }
@@ -431,6 +449,19 @@ std::vector<std::string> required_dispatcher_terms(const DispatcherSpec& spec) {
   if (spec.transport == DispatcherTransport::gpu_initiated && spec.fallback_transport != spec.transport)
     terms.push_back("fallback_per_message_s");
   return terms;
+}
+
+const std::vector<std::string>& low_latency_split_terms() {
+  static const std::vector<std::string> terms = {"ll_peer_s", "ll_per_message_s"};
+  return terms;
+}
+
+DispatcherSpec per_copy_view(DispatcherSpec spec) {
+  const auto& split = low_latency_split_terms();
+  std::erase_if(spec.terms, [&](const ModelParam& m) {
+    return std::find(split.begin(), split.end(), m.name) != split.end();
+  });
+  return spec;
 }
 
 bool dedups_by_node(const DispatcherSpec& spec) {

@@ -182,7 +182,10 @@ TEST(DispatcherModel, PerMessageCostIsTheInstancesOwn) {
 }
 
 TEST(DispatcherModel, LowLatencyKernelsHandComputed) {
-  auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
+  // The per-copy model (without UCCL-EP's per-destination split: the next test).
+  auto u = make_dispatcher_model(per_copy_view(catalog().dispatcher("deepep-uccl")));
+  EXPECT_FALSE(u->params().has("ll_peer_s"));
+  EXPECT_FALSE(u->params().has("ll_per_message_s"));
   ParamSet p = u->params();
   p.set("ll_latency_rounds", 1);
   p.set("rdma_efficiency", 1.0);
@@ -205,6 +208,62 @@ TEST(DispatcherModel, LowLatencyKernelsHandComputed) {
   // NCCL's all-to-all has no low-latency kernels.
   const auto nccl = make_dispatcher_model(catalog().dispatcher("nccl-alltoall"));
   EXPECT_FALSE(nccl->low_latency_cost(t, A2aDirection::dispatch, hw).has_value());
+}
+
+// UCCL-EP's low-latency work per destination rank (ll_peer_s, per instance): serial with the writes on the
+// posting path, counted per remote rank (not per node), and in combine per rank a copy goes back to; each
+// write at ll_per_message_s, while the normal kernels and the in-training carry keep per_message_s.
+TEST(DispatcherModel, LowLatencyPerPeerWorkHandComputed) {
+  auto u = make_dispatcher_model(catalog().dispatcher("deepep-uccl"));
+  ParamSet p = u->params();
+  p.set("ll_latency_rounds", 1);
+  p.set("rdma_efficiency", 1.0);
+  p.set("combine_efficiency", 1.0);
+  p.set("efa_gen2_efficiency", 1.0);
+  p.set("ll_per_message_s", 1e-6);  // unscoped: p6-b300's
+  p.set("ll_per_message_s", "p5.48xlarge", 4e-6);
+  p.set("per_message_s", "p5.48xlarge", 16e-6);  // the per-copy model's: not read by the split
+  p.set("inflight_writes", 3.75);
+  p.set("ll_peer_s", 1e-6);  // unscoped: p6-b300's
+  p.set("ll_peer_s", "p5.48xlarge", 5e-6);
+  u->set_params(p);
+  const DispatchHardware p5 = DispatchHardware::from_catalog(catalog(), "p5.48xlarge", 2);
+  // Rank 0 sends 100 kB copies to ranks 2 and 3 of node 1: 2 writes x 6 us + 2 remote ranks x 5 us = 22 us
+  // on the posting path (bytes: 200 kB / 50 GB/s = 4 us); 75 us + 22 us = 97 us (87 us without the peers).
+  const A2aTraffic t = per_copy_traffic(tiny_plan(), 1e5);
+  const std::optional<A2aCost> d = u->low_latency_cost(t, A2aDirection::dispatch, p5);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->duration_ns, 97000);
+  EXPECT_EQ(d->gating_rank, 0);
+  const auto term = [](const A2aCost& c, const std::string& name) {
+    for (const A2aTerm& x : c.terms)
+      if (x.name == name) return x.seconds;
+    return -1.0;
+  };
+  EXPECT_NEAR(term(*d, "per_peer"), 10e-6, 1e-12);
+  EXPECT_NEAR(term(*d, "proxy_messages"), 12e-6, 1e-12);
+  // Combine: ranks 2 and 3 each write one copy back to one rank: 75 + 6 + 5 = 86 us.
+  const std::optional<A2aCost> c = u->low_latency_cost(t, A2aDirection::combine, p5);
+  EXPECT_EQ(c->duration_ns, 86000);
+  EXPECT_NEAR(term(*c, "per_peer"), 5e-6, 1e-12);
+  // p6-b300 takes the unscoped values: 35 us + 2 x (1 + 35 / 3.75) / 4 us + 2 x 1 us = 42.1667 us
+  // (bytes: 200 kB / 100 GB/s = 2 us).
+  const DispatchHardware b300 = DispatchHardware::from_catalog(catalog(), "p6-b300.48xlarge", 2);
+  EXPECT_NEAR(static_cast<double>(u->low_latency_cost(t, A2aDirection::dispatch, b300)->duration_ns),
+              35000 + 2 * (1 + 35 / 3.75) / 4 * 1000 + 2000, 1.0);
+  // message_s (the normal kernels' and the carry's write) stays per_message_s's: (16 + 75 / 3.75) / 4 = 9 us.
+  EXPECT_NEAR(u->message_s(p5), 9e-6, 1e-15);
+  // The normal kernels never read it: their cost is the same at any ll_peer_s.
+  const A2aTraffic dedup = u->traffic(tiny_plan(), 1e5);
+  const TimeNs normal = u->cost(dedup, A2aDirection::dispatch, p5).duration_ns;
+  p.set("ll_peer_s", "p5.48xlarge", 50e-6);
+  u->set_params(p);
+  EXPECT_EQ(u->cost(dedup, A2aDirection::dispatch, p5).duration_ns, normal);
+  EXPECT_EQ(u->low_latency_cost(t, A2aDirection::dispatch, p5)->duration_ns, 75000 + 12000 + 100000);
+  // A record without the term (DeepEP v1 over NVSHMEM: its rows grow with their copies) has no such work.
+  const auto nv = make_dispatcher_model(catalog().dispatcher("deepep-nvshmem"));
+  EXPECT_FALSE(nv->params().has("ll_peer_s"));
+  EXPECT_EQ(term(*nv->low_latency_cost(t, A2aDirection::dispatch, p5), "per_peer"), 0.0);
 }
 
 TEST(DispatcherModel, SmCopyLegUsesTheRunsSms) {

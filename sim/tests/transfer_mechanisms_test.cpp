@@ -186,13 +186,14 @@ TEST(TransferMechanisms, DeepEpTermsScaleWithTheInstancesPostingPath) {
   const InstanceSpec& p5 = catalog().instance("p5.48xlarge");
   const InstanceSpec& b300 = catalog().instance("p6-b300.48xlarge");
   // What one remote copy of test_low_latency.py's call (128 tokens x top-8 over 4 nodes, even spread)
-  // costs, dispatch and combine, from the dispatcher's low-latency terms on that instance.
+  // costs, dispatch and combine, from the dispatcher's low-latency terms on that instance: the per-copy
+  // model (per_copy_view: UCCL-EP's per-destination split of its low-latency kernels does not carry).
   const auto message = [](const std::string& name, const InstanceSpec& i) {
     DispatchHardware hw;
     hw.instance = i;
     hw.gpu = catalog().gpu(i.gpu);
     hw.nodes = 4;
-    const auto m = make_dispatcher_model(catalog().dispatcher(name));
+    const auto m = make_dispatcher_model(per_copy_view(catalog().dispatcher(name)));
     const int rpn = i.gpus;
     const int ranks = 4 * rpn;
     const auto traffic = [&](bool fp8) {
@@ -224,6 +225,12 @@ TEST(TransferMechanisms, DeepEpTermsScaleWithTheInstancesPostingPath) {
   EXPECT_DOUBLE_EQ(moved.node_latency_s, 3e-4 * t.proxy_factor);
   EXPECT_DOUBLE_EQ(moved.remote_token_s, 5e-8 * t.proxy_factor);
   EXPECT_DOUBLE_EQ(moved.latency_s, 2e-3 * t.host_factor);
+  // The carry does not read the low-latency split: UCCL-EP's record with 4x its work per destination rank
+  // carries the same factor.
+  DispatcherSpec heavier = catalog().dispatcher("deepep-uccl");
+  for (ModelParam& m : heavier.terms)
+    if (m.name == "ll_peer_s") m.value *= 4;
+  EXPECT_DOUBLE_EQ(a2a_transfer(prof, heavier, p5).proxy_factor, t.proxy_factor);
   // On the reference instance nothing moves.
   const A2aTransfer at_ref = a2a_transfer(prof, catalog().dispatcher("deepep-uccl"), b300);
   EXPECT_DOUBLE_EQ(at_ref.proxy_factor, 1.0);

@@ -422,19 +422,37 @@ ParamSet calibrate_dispatcher_params(const DispatcherModel& model,
                                      const std::vector<const PreparedBench*>& rows) {
   std::vector<const PreparedBench*> normal, low_latency;
   for (const PreparedBench* b : rows) (b->low_latency ? low_latency : normal).push_back(b);
+  const auto& split_terms = low_latency_split_terms();
+  const auto is_split = [&](const ModelParam& m) {
+    return std::find(split_terms.begin(), split_terms.end(), m.name) != split_terms.end();
+  };
+  // The low-latency kernels' own terms (ll_latency_rounds and the split): the normal kernels never read them.
+  const auto low_latency_only = [](const ModelParam& m) { return m.name.rfind("ll_", 0) == 0; };
   const auto is_write_cost = [](const ModelParam& m) {
     return m.name == "per_message_s" || m.name == "ll_latency_rounds";
   };
   auto work = make_dispatcher_model(model.spec());
   work->set_params(model.params());
   if (!normal.empty())
-    work->set_params(fit_dispatcher_params(
-        *work, normal, [](const ModelParam& m) { return m.name != "ll_latency_rounds"; }));
-  if (low_latency.empty()) return work->params();
-  work->set_params(fit_dispatcher_params(*work, low_latency, is_write_cost));
-  if (!normal.empty())
     work->set_params(
-        fit_dispatcher_params(*work, normal, [&](const ModelParam& m) { return !is_write_cost(m); }));
+        fit_dispatcher_params(*work, normal, [&](const ModelParam& m) { return !low_latency_only(m); }));
+  if (low_latency.empty()) return work->params();
+  // (2a) The per-copy view (per_copy_view: the record without the split) sets the write cost and the
+  // handshake rounds, as for every record.
+  auto per_copy = make_dispatcher_model(per_copy_view(model.spec()));
+  ParamSet view = per_copy->params();
+  for (ModelParam& m : view.mutable_all()) m.value = work->params().get(m.name, m.instance);
+  per_copy->set_params(view);
+  view = fit_dispatcher_params(*per_copy, low_latency, is_write_cost);
+  ParamSet all = work->params();
+  for (ModelParam& m : all.mutable_all())
+    if (!is_split(m)) m.value = view.get(m.name, m.instance);
+  work->set_params(all);
+  // (2b) A record with the split: the work per destination rank and the write cost beside it, the rest held.
+  work->set_params(fit_dispatcher_params(*work, low_latency, is_split));
+  if (!normal.empty())
+    work->set_params(fit_dispatcher_params(
+        *work, normal, [&](const ModelParam& m) { return !is_write_cost(m) && !low_latency_only(m); }));
   return work->params();
 }
 

@@ -132,10 +132,11 @@ bool in_acceptance_set(const KernelBenchRow& row);
 ParamSet fit_dispatcher_params(const DispatcherModel& model, const std::vector<const PreparedBench*>& rows,
                                const std::function<bool(const ModelParam&)>& free = {});
 // The calibration `dispatch --bench --fit` runs, in three stages so that each kind of row sets what it
-// measures: (1) the normal-kernel rows set every fitted term but ll_latency_rounds; (2) the low-latency rows,
-// one RDMA write per remote copy, set the cost of a write per instance (per_message_s, scoped and unscoped)
-// and ll_latency_rounds; (3) the normal rows refit the rest with the write cost held. A transport without
-// low-latency rows takes stage 1 only.
+// measures: (1) the normal-kernel rows set every fitted term but the low-latency kernels' own (ll_*:
+// ll_latency_rounds, ll_peer_s); (2) the low-latency rows, one RDMA write per remote copy, set the cost of a
+// write per instance (per_message_s, scoped and unscoped), the cost per destination rank where the record has
+// one (ll_peer_s) and ll_latency_rounds; (3) the normal rows refit the rest with the write cost held. A
+// transport without low-latency rows takes stage 1 only.
 ParamSet calibrate_dispatcher_params(const DispatcherModel& model,
                                      const std::vector<const PreparedBench*>& rows);
 

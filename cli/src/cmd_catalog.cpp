@@ -100,12 +100,12 @@ ResultTable stacks_table(const Catalog& catalog) {
 
 ResultTable ops_table() {
   ResultTable t;
-  t.columns = {"op",    "phase", "class",       "launches", "cpp_launches", "gemm_calls_per_expert",
+  t.columns = {"op",    "phase", "class",       "launches", "gemm_calls_per_expert",
                "flops", "bytes", "dtype_bytes", "source"};
   for (const LayerOp* op : layer_op_table()) {
     t.add_row({op->name, to_string(op->phase), to_string(op->cls), Cell::integer(op->launches),
-               Cell::integer(op->cpp_launches), Cell::integer(op->gemm_calls_per_expert), op->flops,
-               op->bytes, Cell::integer(op->dtype_bytes), op->source});
+               Cell::integer(op->gemm_calls_per_expert), op->flops, op->bytes, Cell::integer(op->dtype_bytes),
+               op->source});
   }
   return t;
 }

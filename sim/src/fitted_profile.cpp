@@ -75,7 +75,7 @@ const std::vector<FreeParameter>& parameter_table() {
   static const std::vector<FreeParameter> table = {
       {"compute_time_scale", "x", 0.7, 4.0,
        "GPU kernel time over its catalog roofline time (measured GEMM curves keep theirs)", 0},
-      {"launch_s", "s", 2e-6, 80e-6, "host time per Python-issued kernel launch (forward, recompute and backward alike)", 0},
+      {"launch_s", "s", 2e-6, 80e-6, "host time per forward kernel launch (backward: half)", 0},
       {"layer_host_s", "s", 0.0, 10e-3, "host time per transformer layer forward beyond its launches", 1e-3},
       {"moe_host_s", "s", 0.0, 20e-3, "host time per MoE layer forward after the token-count sync", 1e-3},
       {"collective_time_scale", "x", 0.7, 10.0, "NCCL TP/PP/DP collective time over the topology closed form",
@@ -332,6 +332,8 @@ void set_free_parameter(SimProfile& p, const std::string& key, double value) {
   const ScalarField f = scalar_field(key);
   if (f == nullptr) throw std::logic_error("unknown free parameter " + key);
   p.*f = value;
+  // Backward launches cost a fixed fraction of forward ones (kBackwardLaunchRatio says why).
+  if (key == "launch_s") p.backward_launch_s = value * kBackwardLaunchRatio;
 }
 
 namespace {

@@ -109,7 +109,7 @@ OpSpec StageBuilder::p2p(bool forward, int microbatch, int chunk) {
   const int e = comm_entry(CollectiveOp::send_recv, bytes, kind);
   set_comm_duration(op, e);
   op.sms = static_cast<std::uint16_t>(c_.prof.nccl_sms);
-  op.host_ns = host_ns(forward ? ops::kPpActivation : ops::kPpGradient);
+  op.host_ns = host_ns(forward ? ops::kPpActivation.launches : ops::kPpGradient.launches, !forward);
   op.phase = forward ? OpPhase::forward : OpPhase::backward;
   op.label = forward ? label_fwd_p2p_ : label_bwd_p2p_;
   return op;

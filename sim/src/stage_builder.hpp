@@ -142,14 +142,10 @@ class StageBuilder : public StageEmitter {
   bool fsdp() const { return c_.s.training.megatron_fsdp && dp_size() > 1; }
   int edp_size() const { return c_.s.parallel.edp(); }
 
-  // Host time to issue `calls` calls of `rec`, ns: its Python-issued launches at launch_s and its
-  // C++-issued ones (native autograd backward nodes, no Python frame) at grouped_gemm_launch_s, the same
-  // prices in a forward, a recompute and a backward (layer_ops.hpp counts each pass's launches by op kind).
-  // Inside a captured graph: the graph's replay share.
-  std::int32_t host_ns(const LayerOp& rec, int calls = 1) const {
+  std::int32_t host_ns(int launches, bool backward) const {
     if (graph_.capturing) return graph_.replay_ns();
-    const double s = rec.launches * c_.prof.launch_s + rec.cpp_launches * c_.prof.grouped_gemm_launch_s;
-    return static_cast<std::int32_t>(to_ns(s * calls));
+    const double per = backward ? c_.prof.backward_launch_s : c_.prof.launch_s;
+    return static_cast<std::int32_t>(to_ns(per * launches));
   }
   // Host time of one C++-issued call (a TE cast-transpose, at grouped_gemm_launch_s), ns: 0 inside a
   // captured graph (the graph launch already paid for it).
@@ -160,14 +156,12 @@ class StageBuilder : public StageEmitter {
   GraphRegion te_graph_region(bool router = false) const {
     return GraphRegion(graph_, te_scoped_graphs_ || (router && te_router_graphs_), c_.prof.graph_launch_s);
   }
-  // Per-layer host time beyond the launches (layer_host_s or moe_host_s), issued before the chain's next op
-  // in a forward or recompute (the layer's Python module code runs again).
-  void add_layer_host(Chain& ch, double forward_s) const { ch.pending_host_ns += to_ns(forward_s); }
-  // Per-layer host time of a backward pass beyond its launches: the layer's Python autograd.Function
-  // backward bodies (Transformer Engine's modules, Megatron's _AllToAll and permute functions) and the DDP
-  // gradient hooks, priced as the forward's per-layer module time (layer_host_s). moe_host_s is not charged:
-  // the backward reuses the forward's host splits, with no token-count sync (a2a-mechanisms.md section 1).
-  double backward_layer_host_s() const { return c_.prof.layer_host_s; }
+  // Per-layer host time (layer_host_s or moe_host_s) in a forward (backward = false) or backward pass:
+  // the backward runs in the C++ autograd engine, at the backward/forward launch-cost ratio.
+  void add_layer_host(Chain& ch, double forward_s, bool backward) const {
+    const double ratio = c_.prof.launch_s > 0 ? c_.prof.backward_launch_s / c_.prof.launch_s : 1.0;
+    ch.pending_host_ns += to_ns(backward ? forward_s * ratio : forward_s);
+  }
 
   // p.label(name) memoised by the name's address: Program::label compares the name with every label so
   // far, once per op (~4% of `plan`). Sound because every name passed is a LayerOp record's static string
@@ -202,9 +196,9 @@ class StageBuilder : public StageEmitter {
   // its main one. Empty: the catalog roofline.
   int compute(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops, double bytes,
               bool backward, const GemmDims& dims = {}) {
-    (void)backward;  // the host price no longer depends on the pass (host_ns)
     return kernel_op(p, ch, rec.name, phase,
-                     kernel_seconds(c_.cp, compute_class(rec.cls), flops, bytes, dims), host_ns(rec));
+                     kernel_seconds(c_.cp, compute_class(rec.cls), flops, bytes, dims),
+                     host_ns(rec.launches, backward));
   }
   // One kernel of `seconds` on the compute stream, issued after `host` ns of host time.
   int kernel_op(Program& p, Chain& ch, const char* name, OpPhase phase, double seconds, std::int32_t host);

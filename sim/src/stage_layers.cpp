@@ -10,7 +10,7 @@ namespace moetwin::stage_emission {
 
 void StageBuilder::attn_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool backward_pass) {
   // A recompute re-runs the layer's Python forward: forward host time.
-  add_layer_host(ch, c_.prof.layer_host_s);
+  add_layer_host(ch, c_.prof.layer_host_s, false);
   const GraphRegion graph = te_graph_region();
   const double T = c_.T, t = c_.t;
   const ModelSpec& m = c_.s.model;
@@ -65,7 +65,6 @@ void StageBuilder::core_attn(Program& p, Chain& ch, int layer, OpPhase phase, bo
 int StageBuilder::ring_attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double flops,
                                  double bytes, bool backward_pass, bool backward_kernel,
                                  const GemmDims& dims) {
-  (void)backward_pass;  // the host price no longer depends on the pass (host_ns)
   // One tile per ring step (context_parallel.hpp): the step's share of the FLOPs and bytes, priced as one
   // attention kernel of that size; the transfers overlap the tiles in closed form.
   const int cp = c_.s.parallel.cp;
@@ -73,7 +72,7 @@ int StageBuilder::ring_attention(Program& p, Chain& ch, const LayerOp& rec, OpPh
   const double xfer = cp_ring_xfer_s();
   const double total =
       backward_kernel ? ring_attention_backward_s(tile, xfer, cp) : ring_attention_forward_s(tile, xfer, cp);
-  return kernel_op(p, ch, rec.name, phase, total, host_ns(rec, cp));
+  return kernel_op(p, ch, rec.name, phase, total, host_ns(rec.launches * cp, backward_pass));
 }
 
 double StageBuilder::attention_seconds(const LayerOp& rec, double flops, double bytes, bool backward_kernel,
@@ -94,7 +93,7 @@ int StageBuilder::attention(Program& p, Chain& ch, const LayerOp& rec, OpPhase p
   const bool grouped_kv = m.attention == AttentionKind::gqa && m.query_groups < m.heads;
   if (const std::optional<double> s =
           attention_kernel_seconds(c_.cp, backward_kernel, flops, width, grouped_kv))
-    return kernel_op(p, ch, rec.name, phase, *s, host_ns(rec));
+    return kernel_op(p, ch, rec.name, phase, *s, host_ns(rec.launches, backward_pass));
   return compute(p, ch, rec, phase, flops, bytes, backward_pass, dims);
 }
 
@@ -164,7 +163,7 @@ void StageBuilder::layer_fwd(Program& p, Chain& ch, int layer, OpPhase phase) {
 
 void StageBuilder::moe_attn_tail_fwd(Program& p, Chain& ch, int layer, OpPhase phase, bool bwd) {
   router_fwd(p, ch, phase, bwd);
-  add_layer_host(ch, c_.prof.moe_host_s);
+  add_layer_host(ch, c_.prof.moe_host_s, false);
   if (!c_.s.dispatcher.fused_permute && !c_.combined) {
     var_op(p, ch, ops::kMoePermute, phase, VarKind::permute, false, layer, bwd);
   }
@@ -229,7 +228,7 @@ void StageBuilder::attn_bwd(Program& p, Chain& ch, int layer) {
 }
 
 void StageBuilder::dense_mlp_bwd(Program& p, Chain& ch) {
-  ch.pending_host_ns += to_ns(backward_layer_host_s());
+  add_layer_host(ch, c_.prof.layer_host_s, true);
   const double f = c_.s.model.ffn_hidden;
   // TE fc2_dgrad (ring exchange) with fc2's dgrad, 2 T h f of the op's 12 T h f; fc1_wgrad (bulk): fc1's
   // input-gradient reduce-scatter beside fc1's wgrad, 4 T h f.
@@ -243,7 +242,7 @@ void StageBuilder::dense_mlp_bwd(Program& p, Chain& ch) {
 }
 
 void StageBuilder::moe_combine_bwd(Program& p, Chain& ch, int layer) {
-  ch.pending_host_ns += to_ns(backward_layer_host_s());
+  add_layer_host(ch, c_.prof.layer_host_s + c_.prof.moe_host_s, true);
   if (!c_.s.dispatcher.fused_permute && !c_.combined) {
     var_op(p, ch, ops::kMoeUnpermuteBwd, OpPhase::backward, VarKind::unpermute, false, layer, true);
   }

@@ -29,7 +29,7 @@ int StageBuilder::offload_copy(Program& p, int after, int layer, bool reload) {
   op.channel = ChannelKind::host;
   op.stream = kStreamOffload;
   op.duration = to_ns(offload_copy_seconds(offload_bytes(layer), c_.s.instance.host_link_bandwidth));
-  op.host_ns = host_ns(rec);
+  op.host_ns = host_ns(rec.launches, reload);
   op.label = label_id(p, rec.name);
   op.phase = rec.phase;
   op.deps[0] = after;
@@ -42,7 +42,8 @@ void StageBuilder::offload_wait(Program& p, Chain& ch, int on, OpPhase phase) {
   if (on == kNoOp) return;
   const int keep = extra_dep_;  // a dependency already set for the next op of the chain stays its own
   extra_dep_ = on;
-  kernel_op(p, ch, ops::kCpuOffloadWait.name, phase, 0.0, host_ns(ops::kCpuOffloadWait));
+  kernel_op(p, ch, ops::kCpuOffloadWait.name, phase, 0.0,
+            host_ns(ops::kCpuOffloadWait.launches, phase == OpPhase::backward));
   extra_dep_ = keep;
 }
 

@@ -75,14 +75,14 @@ double StageBuilder::linear_seconds(const LayerOp& rec, OpPhase phase, double fl
 
 int StageBuilder::linear_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, double seconds,
                             bool backward) {
-  (void)backward;  // the host price no longer depends on the pass (host_ns)
-  if (!is_fp8(c_.s.training.precision)) return kernel_op(p, ch, rec.name, phase, seconds, host_ns(rec));
-  return kernel_op(p, ch, rec.name, phase, seconds, static_cast<std::int32_t>(host_ns(rec) + cpp_call_ns()));
+  if (!is_fp8(c_.s.training.precision))
+    return kernel_op(p, ch, rec.name, phase, seconds, host_ns(rec.launches, backward));
+  return kernel_op(p, ch, rec.name, phase, seconds,
+                   static_cast<std::int32_t>(host_ns(rec.launches, backward) + cpp_call_ns()));
 }
 
 int StageBuilder::collective_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, int entry,
                                 ChannelKind kind, CommClass cls, std::uint8_t stream, bool backward) {
-  (void)backward;  // the host price no longer depends on the pass (host_ns)
   OpSpec op;
   op.kind = OpKind::comm;
   op.channel = kind;
@@ -91,7 +91,7 @@ int StageBuilder::collective_op(Program& p, Chain& ch, const LayerOp& rec, OpPha
   op.sms = stream == kStreamCompute ? 0 : static_cast<std::uint16_t>(c_.prof.nccl_sms);
   set_comm_duration(op, entry);
   if (const auto load = entry_load(entry, kind)) op.net_load = p.net_load(*load);
-  op.host_ns = host_ns(rec);
+  op.host_ns = host_ns(rec.launches, backward);
   op.label = label_id(p, rec.name);
   op.phase = phase;
   return add(p, ch, op);
@@ -180,7 +180,6 @@ int StageBuilder::new_var(const VarReq& r) {
 
 int StageBuilder::var_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phase, VarKind kind, bool fold,
                          int layer, bool backward) {
-  (void)backward;  // the host price no longer depends on the pass (host_ns)
   VarReq r;
   r.kind = kind;
   r.fold = fold;
@@ -188,7 +187,7 @@ int StageBuilder::var_op(Program& p, Chain& ch, const LayerOp& rec, OpPhase phas
   r.mb = mb_;
   OpSpec op;
   op.var_slot = new_var(r);
-  op.host_ns = host_ns(rec);
+  op.host_ns = host_ns(rec.launches, backward);
   op.label = label_id(p, rec.name);
   op.phase = phase;
   if (rec.cls == LayerOpClass::all_to_all) {

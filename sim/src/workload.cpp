@@ -81,6 +81,7 @@ SimProfile host_scaled(const SimProfile& prof, const InstanceSpec& instance) {
   if (f == 1.0) return prof;
   SimProfile p = prof;
   p.launch_s *= f;
+  p.backward_launch_s *= f;
   p.grouped_gemm_launch_s *= f;
   p.graph_launch_s *= f;
   p.layer_host_s *= f;

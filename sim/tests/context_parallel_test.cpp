@@ -84,7 +84,7 @@ TEST(ContextParallel, ReplayedAttentionCoreFollowsTheRingFormulas) {
   WorkloadSeams seams;
   seams.comm = std::make_shared<SlowP2p>();
   SimProfile prof;
-  prof.launch_s = 0;
+  prof.launch_s = prof.backward_launch_s = 0;
   const BuiltWorkload one = build_workload(llama_cp(1, 8), prof, seams);
   const BuiltWorkload two = build_workload(llama_cp(2, 4), prof, seams);
   const BuiltWorkload four = build_workload(llama_cp(4, 2), prof, seams);

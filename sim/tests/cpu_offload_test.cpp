@@ -43,6 +43,7 @@ Scenario llama(int offload) {
 SimProfile no_host() {
   SimProfile p;
   p.launch_s = 0;
+  p.backward_launch_s = 0;
   p.grouped_gemm_launch_s = 0;
   return p;
 }

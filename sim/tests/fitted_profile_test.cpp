@@ -61,6 +61,7 @@ TEST(FittedProfile, RoundTripsThroughItsToml) {
   EXPECT_EQ(p.fit_objective, "huber 0.1");
   EXPECT_EQ(p.sim.network, NetworkMode::flow);
   EXPECT_EQ(p.sim.launch_s, 3.25e-05);
+  EXPECT_EQ(p.sim.backward_launch_s, 3.25e-05 * kBackwardLaunchRatio);
   EXPECT_EQ(p.sim.generic_a2a.time_scale, 1.25);
   EXPECT_EQ(p.sim.compute_time_scale, 1);  // not in the file: default
   // Every parameter is written (the values predictions use); the dispatcher's pair starts from the generic.

@@ -81,6 +81,7 @@ SimProfile no_host() {
   SimProfile p;
   p.host_reference_cpu_score = 0;
   p.launch_s = 0;
+  p.backward_launch_s = 0;
   p.grouped_gemm_launch_s = 0;
   return p;
 }

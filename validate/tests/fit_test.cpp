@@ -71,6 +71,7 @@ TEST(Fit, RecoversTheParametersThatGeneratedTheData) {
   EXPECT_LT(r.loss, r.start_loss);
   EXPECT_NEAR(r.profile.compute_time_scale, 1.7, 1.7e-3);
   EXPECT_NEAR(r.profile.launch_s, 30e-6, 30e-9);
+  EXPECT_NEAR(r.profile.backward_launch_s, 15e-6, 15e-9);  // tied to launch_s
   EXPECT_NEAR(r.profile.generic_a2a.time_scale, 1.25, 1.25e-3);
   EXPECT_EQ(r.rows_failed, 0);
   EXPECT_GE(r.replays, 1 + 4);  // start + one linear model at least

@@ -1,7 +1,7 @@
 // CUDA graphs in the replay (scenario training.cuda_graphs; NVIDIA's Megatron-Bridge perf recipes,
 // shared/design/nvl72-and-infiniband.md section D). What a graph removes is host time: a captured region
 // replays with one graph launch (SimProfile::graph_launch_s) instead of its kernels' eager launches
-// (launch_s per Python-issued launch, grouped_gemm_launch_s per C++-issued call). GPU kernel times do
+// (launch_s / backward_launch_s per launch, grouped_gemm_launch_s per C++-issued call). GPU kernel times do
 // not change: the replay prices kernels by their device time, which a graph does not shorten.
 //  - te-scoped: each layer's attention block (forward, backward, a recompute of it) and MoE router forward
 //  and

@@ -43,10 +43,14 @@ const std::vector<FreeParameter>& free_parameters();
 const std::vector<std::string>& a2a_parameter_leaves();
 // The parameter named `key` (generic or per dispatcher); nullptr when unknown.
 const FreeParameter* find_free_parameter(const std::string& key);
-// Throw std::logic_error for an unknown key. Setting one of a dispatcher's pair creates its entry from the
-// generic pair.
+// Throw std::logic_error for an unknown key. Setting launch_s also sets backward_launch_s =
+// launch_s x kBackwardLaunchRatio; setting one of a dispatcher's pair creates its entry from the generic
+// pair.
 double get_free_parameter(const SimProfile& profile, const std::string& key);
 void set_free_parameter(SimProfile& profile, const std::string& key, double value);
+// Host time per backward launch over forward launch: autograd runs backward kernels from C++ without
+// Python frames (PyTorch profiler traces of Megatron MoE layers: ~half the forward dispatch cost).
+inline constexpr double kBackwardLaunchRatio = 0.5;
 // The generic A2A terms for dispatchers without runs: per term, the median of the fitted DeepEP-family
 // dispatchers' values (catalog records with node_dedup), or of every fitted dispatcher's when none is of that
 // family. Why the family: the catalog dispatcher a fit on public runs lacks is DeepEP-family (deepep-v2-gin),

@@ -5,16 +5,11 @@
 // layer_ops_test checks the builder's ops against the formulas written here. `moetwin catalog ops`
 // lists the table.
 //
-// Launches are host launches per call, counted per pass and op kind: a launch issued from Python (PyTorch
-// eager dispatch in a forward or recompute; a Transformer Engine or Megatron-Core autograd.Function's
-// Python backward body) costs SimProfile::launch_s in every pass; one issued from C++ without a Python frame
-// (a native PyTorch op's backward node run by the C++ autograd engine) costs grouped_gemm_launch_s
-// (cpp_launches). A backward record counts its own kernels (a linear's dgrad and wgrad, a norm's backward and
-// its weight-gradient reduction, the autograd engine's gradient adds), not a fraction of the forward's.
-// A count stands for the Megatron-Core / Transformer Engine kernels named in its source; counts marked
-// "estimate" are a reading of those modules' forward and backward, not a trace count. Per-layer host time
-// beyond the launches (layer_host_s, moe_host_s: the forward's Python module code) is fitted and charged
-// separately. In FP8 recipes every linear op adds one
+// Launches are host launches per call: each costs SimProfile::launch_s in a forward (Python + PyTorch
+// eager dispatch) and backward_launch_s in a backward (C++ autograd). A count stands for the Megatron-Core
+// / Transformer Engine kernels named in its source; counts marked "estimate" are a reading of those
+// modules' forward and backward, not a trace count. Per-layer host time beyond the launches
+// (layer_host_s, moe_host_s) is fitted and charged separately. In FP8 recipes every linear op adds one
 // C++-issued cast-transpose launch (grouped_gemm_launch_s) and runs its GEMMs on FP8 operands.
 #pragma once
 
@@ -50,10 +45,7 @@ struct LayerOp {
   // layer's forward, selective recompute core attention).
   OpPhase phase = OpPhase::forward;
   LayerOpClass cls = LayerOpClass::elementwise;
-  int launches = 1;  // Python-issued host launches per call (SimProfile::launch_s each, in every pass)
-  // Launches per call issued from C++ without a Python frame: native PyTorch ops' backward nodes run by the
-  // C++ autograd engine (SimProfile::grouped_gemm_launch_s each, the measured C++ issue cost).
-  int cpp_launches = 0;
+  int launches = 1;  // host launches per call
   // C++-issued cuBLASLt calls per local expert (SimProfile::grouped_gemm_launch_s each); 0 elsewhere.
   int gemm_calls_per_expert = 0;
   const char* flops = "0";  // FLOPs per call per rank, symbols of layer_op_symbols()
@@ -248,26 +240,21 @@ inline constexpr LayerOp kAttnCoreBwd{
     .phase = OpPhase::backward,
     .cls = LayerOpClass::attention,
     .launches = 3,
-    .cpp_launches = 1,
     .flops = "a b s^2 (q + v) / t",
     .bytes = "4 T (2 q + 2 v) / t",
     .source =
-        "FlashAttention backward (TE FusedAttnFunc.backward, Python): preprocess (rowsum of dO x O), the "
-        "main "
-        "kernel, dq conversion; the forward's layout copy's backward (native, C++ autograd); "
+        "FlashAttention backward: preprocess (rowsum of dO x O), the main kernel, dq conversion; "
         "a = attention_backward_factor (5 GEMMs vs 2); time as attn.core's, from the backward curves"};
 inline constexpr LayerOp kAttnQkvBwd{
     .name = "attn.qkv_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::gemm,
     .launches = 6,
-    .cpp_launches = 2,
     .flops = "4 T h (q + 2 kv) / t",
     .bytes = "4 (h (q + 2 kv) / t + T (h + (q + 2 kv) / t))",
     .source =
-        "estimate: Python bodies (TE FusedRoPEFunc, LayerNormLinear backward): RoPE backward on q and k, "
-        "dgrad and wgrad GEMMs, RMSNorm backward and its weight-gradient reduction (6); C++ autograd: the "
-        "q/k/v split's backward (a concat) and the residual-gradient add at the layer input (2)"};
+        "estimate: RoPE backward on q and k, the q/k/v gradient concat, dgrad and wgrad GEMMs, RMSNorm "
+        "backward"};
 inline constexpr LayerOp kTpRsAttnBwd{
     .name = "tp.rs.attn_bwd",
     .phase = OpPhase::backward,
@@ -309,13 +296,12 @@ inline constexpr LayerOp kMlpDenseBwd{
     .name = "mlp.dense_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::gemm,
-    .launches = 6,
-    .cpp_launches = 2,
+    .launches = 8,
     .flops = "12 T h f / t",
     .bytes = "4 (3 h f / t + T (2 h + 3 f / t))",
     .source =
-        "estimate: TE LayerNormMLP backward (Python): fc2 and fc1 dgrad and wgrad (4), SwiGLU backward, "
-        "RMSNorm backward; C++ autograd: the residual gradient add and the fc1 input-gradient accumulation"};
+        "estimate: fc2 and fc1 dgrad and wgrad (4), SwiGLU backward, RMSNorm backward, the residual "
+        "gradient add and the fc1 input-gradient accumulation"};
 inline constexpr LayerOp kTpRsMlpBwd{.name = "tp.rs.mlp_bwd",
                                      .phase = OpPhase::backward,
                                      .cls = LayerOpClass::collective,
@@ -327,12 +313,9 @@ inline constexpr LayerOp kMoeUnpermuteBwd{
     .name = "moe.unpermute_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::permute,
-    .launches = 0,
-    .cpp_launches = 4,
+    .launches = 4,
     .bytes = "4 c h",
-    .source =
-        "estimate: native PyTorch ops' backward (C++ autograd): the gather mirroring unpermute's scatter-add "
-        "and the probability gradient"};
+    .source = "estimate: the gather mirroring unpermute's scatter-add and the probability gradient"};
 inline constexpr LayerOp kEpCombineBwd{
     .name = "ep.combine_bwd",
     .phase = OpPhase::backward,
@@ -350,13 +333,10 @@ inline constexpr LayerOp kMoeSharedExpertBwd{
     .name = "moe.shared_expert_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::gemm,
-    .launches = 5,
-    .cpp_launches = 1,
+    .launches = 6,
     .flops = "12 T h fs / t",
     .bytes = "4 (3 h fs / t + T (2 h + 3 fs / t))",
-    .source =
-        "estimate: TE Linear backward bodies (Python): fc2 and fc1 dgrad and wgrad (4), SwiGLU backward; C++ "
-        "autograd: the input-gradient add"};
+    .source = "estimate: fc2 and fc1 dgrad and wgrad (4), SwiGLU backward, the input-gradient add"};
 inline constexpr LayerOp kTpRsSharedExpertBwd{
     .name = "tp.rs.shared_expert_bwd",
     .phase = OpPhase::backward,
@@ -367,22 +347,19 @@ inline constexpr LayerOp kMoeExpertsBwd{
     .name = "moe.experts_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::grouped_gemm,
-    .launches = 5,
-    .cpp_launches = 3,
+    .launches = 8,
     .gemm_calls_per_expert = 4,
     .flops = "12 Te h fe / etp",
     .bytes = "4 (3 ne h fe / etp + Te (2 h + 3 fe / etp))",
     .source =
-        "estimate: Python bodies: fc2's GroupedLinear dgrad and wgrad, the activation backward, fc1's dgrad "
-        "and wgrad (5); C++ autograd: the probability scaling's backward (input and probability gradients, "
-        "the latter's sum: 3); dgrad and wgrad of fc1 and fc2 per local expert from C++"};
+        "twice the forward's Python ops (each GroupedLinear backward, activation and probability "
+        "scaling backward); dgrad and wgrad of fc1 and fc2 per local expert from C++"};
 // delay_wgrad_compute (combined 1F1B): kMoeExpertsBwd's two halves, emitted apart.
 inline constexpr LayerOp kMoeExpertsDgrad{
     .name = "moe.experts_dgrad",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::grouped_gemm,
-    .launches = 3,
-    .cpp_launches = 3,
+    .launches = 4,
     .gemm_calls_per_expert = 2,
     .flops = "6 Te h fe / etp",
     .bytes = "2 (3 ne h fe / etp + Te (2 h + 3 fe / etp))",
@@ -393,7 +370,7 @@ inline constexpr LayerOp kMoeExpertsWgrad{
     .name = "moe.experts_wgrad",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::grouped_gemm,
-    .launches = 2,
+    .launches = 4,
     .gemm_calls_per_expert = 2,
     .flops = "6 Te h fe / etp",
     .bytes = "2 (3 ne h fe / etp + Te (2 h + 3 fe / etp))",
@@ -412,25 +389,19 @@ inline constexpr LayerOp kMoePermuteBwd{
     .name = "moe.permute_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::permute,
-    .launches = 0,
-    .cpp_launches = 4,
+    .launches = 4,
     .bytes = "4 c h",
-    .source =
-        "estimate: native PyTorch ops' backward (C++ autograd): the scatter-add mirroring permute's gather "
-        "and the probability gradient"};
+    .source = "estimate: the scatter-add mirroring permute's gather and the probability gradient"};
 inline constexpr LayerOp kMoeRouterBwd{
     .name = "moe.router_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::gemm,
-    .launches = 2,
-    .cpp_launches = 11,
+    .launches = 8,
     .flops = "4 (T / t) h E",
     .bytes = "4 (h E + (T / t) (h + 4 E))",
     .source =
-        "estimate: the pre-MLP RMSNorm's backward and weight-gradient reduction (TE, Python: 2); the "
-        "router's "
-        "native PyTorch ops' backward (C++ autograd: 11): gating dgrad and wgrad, the fp32 cast, the score "
-        "function, top-k (zero-fill and scatter), the probability normalisation (2) and the aux loss (3)"};
+        "estimate: one backward kernel per forward kernel (gating dgrad and wgrad, score, top-k, "
+        "aux-loss and norm backward)"};
 
 // --- embedding, output layer and loss, MTP ---
 inline constexpr LayerOp kEmbedding{
@@ -456,12 +427,11 @@ inline constexpr LayerOp kEmbeddingBwd{
     .name = "embedding_bwd",
     .phase = OpPhase::backward,
     .cls = LayerOpClass::elementwise,
-    .launches = 0,
-    .cpp_launches = 4,
+    .launches = 4,
     .bytes = "6 T h",
     .source =
-        "read the gradient, read-modify-write the table rows (3 T h bf16 values); estimate: native "
-        "embedding_dense_backward's sort, count, scatter-add and the mask (C++ autograd)"};
+        "read the gradient, read-modify-write the table rows (3 T h bf16 values); estimate: "
+        "embedding_dense_backward's sort, count, scatter-add and the mask"};
 inline constexpr LayerOp kTpAgOutput{
     .name = "tp.ag.output",
     .cls = LayerOpClass::collective,

@@ -47,6 +47,8 @@ struct SimProfile {
   // Host time per kernel launch in the forward pass (Python + PyTorch eager dispatch), s. The design brief
   // measures ~5-20 us per op; 10 us is its middle.
   double launch_s = 10e-6;
+  // Host time per kernel in the backward pass (C++ autograd engine, no Python frames), s: about half.
+  double backward_launch_s = 5e-6;
   // Host time per expert GEMM issued from C++, s. Megatron's TEGroupedMLP runs fc1 and fc2 as one
   // Transformer Engine GroupedLinear op each, which loops over the local experts in C++
   // (general_grouped_gemm): one cuBLASLt matmul per expert without Python or autograd frames. 5.5 us is the
@@ -68,14 +70,13 @@ struct SimProfile {
   int tp_overlap_sms = kTpOverlapSmsDefault;
   // Fitted: host time per transformer layer forward beyond its kernel launches (Megatron module calls,
   // layer norms, rotary and bias-dropout-add bookkeeping, autograd graph construction), s; issued before
-  // the layer's first op. Recompute: the same (the module code runs again). Backward: the same per layer
-  // (its Python autograd.Function bodies and gradient hooks; StageBuilder::backward_layer_host_s).
+  // the layer's first op. Backward and recompute: backward_launch_s / launch_s of it (C++ autograd).
   // Unfitted: 0 (the kernel launches carry all host time).
   double layer_host_s = 0;
   // Fitted: host time of a MoE layer's forward after the router's token-count sync (dispatcher
   // preprocessing: splits, permutation maps, per-expert bookkeeping; Megatron MoELayer / token
   // dispatcher Python), s; issued before the first op after the sync, where nothing is queued to hide
-  // it. Backward: none (the backward reuses the forward's host splits, no sync). Unfitted: 0.
+  // it. Backward: scaled like layer_host_s. Unfitted: 0.
   double moe_host_s = 0;
   // SMs an NCCL kernel holds while it overlaps compute (P2P, DP, NCCL all-to-all on its own stream): one
   // CTA per channel, NCCL's default 16 channels on 8-GPU H100/B200 nodes.
@@ -87,7 +88,7 @@ struct SimProfile {
   // Megatron's dropless alltoall dispatcher all-gathers the [experts] int64 token counts over the EP group
   // before the host copies them (token_dispatcher.py preprocess): one small collective per MoE forward.
   bool counts_allgather = true;
-  // The host CPU the host-time terms above (launch_s, grouped_gemm_launch_s,
+  // The host CPU the host-time terms above (launch_s, backward_launch_s, grouped_gemm_launch_s,
   // graph_launch_s, layer_host_s, moe_host_s) hold for: its single-thread score (Geekbench 6 single-core, the
   // catalog's cpu_geekbench6_single). On another instance they scale by this / its CPU's score (host_scaled).
   // Default: p6-b300.48xlarge's Xeon 8559C (2257), the CPU of the live runs the shipped host terms were

@@ -299,6 +299,10 @@ RowInterval interval(double predicted_s, double measured_s, const FittedProfile&
   r.level = n.level();
   r.novelty = n.summary();
   r.distance = n.distance();
+  for (const NoveltyDimension d : banded_novelty_dimensions())
+    if (n.has(d)) r.dimensions.push_back(d);
+  r.predicted_s = predicted_s;
+  r.measured_s = measured_s;
   return r;
 }
 
@@ -441,6 +445,43 @@ std::vector<DistanceCoverage> coverage_by_distance(const std::vector<std::string
     if (a.fold == "all") return a.distance_min < b.distance_min;
     return false;
   });
+  return out;
+}
+
+std::vector<DimensionCoverage> coverage_by_dimension(const std::vector<RowInterval>& intervals) {
+  struct Acc {
+    DimensionCoverage c;
+    std::vector<double> ratios, errors;
+  };
+  std::vector<std::string> keys = {"none"};
+  for (const NoveltyDimension d : banded_novelty_dimensions()) keys.emplace_back(to_string(d));
+  std::map<std::string, Acc> acc;
+  const auto add = [&acc](const std::string& key, const RowInterval& r) {
+    Acc& a = acc[key];
+    if (a.c.rows == 0) a.c.distance_min = a.c.distance_max = r.distance;
+    ++a.c.rows;
+    a.c.inside += r.inside ? 1 : 0;
+    a.c.distance_min = std::min(a.c.distance_min, r.distance);
+    a.c.distance_max = std::max(a.c.distance_max, r.distance);
+    a.ratios.push_back(r.hi_s / r.lo_s);
+    a.errors.push_back(std::abs(r.predicted_s / r.measured_s - 1));
+  };
+  for (const RowInterval& r : intervals) {
+    if (r.level.empty() || !(r.measured_s > 0)) continue;
+    if (r.dimensions.empty()) add("none", r);
+    for (const NoveltyDimension d : r.dimensions) add(to_string(d), r);
+  }
+  std::vector<DimensionCoverage> out;
+  for (const std::string& key : keys) {
+    const auto it = acc.find(key);
+    if (it == acc.end()) continue;
+    DimensionCoverage c = it->second.c;
+    c.dimension = key;
+    c.share = static_cast<double>(c.inside) / c.rows;
+    c.median_hi_lo = percentile(it->second.ratios, 0.5);
+    c.median_abs_error = percentile(it->second.errors, 0.5);
+    out.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -346,5 +346,48 @@ TEST(NoveltyBands, CoveragePerLevelAndFoldConsistentIntervals) {
   EXPECT_EQ(d.back().fold, "all");
 }
 
+// Per dimension: a row counts under every dimension it is new in, rows new in none under "none"; hand
+// values for coverage, median hi/lo and median |error|; unjudged rows (no level) are left out.
+TEST(NoveltyBands, CoverageByDimensionCountsEachRowUnderEachOfItsDimensions) {
+  const auto row = [](double predicted, double measured, double lo, double hi, double distance,
+                      std::vector<NoveltyDimension> dims) {
+    RowInterval r;
+    r.predicted_s = predicted;
+    r.measured_s = measured;
+    r.lo_s = lo;
+    r.hi_s = hi;
+    r.inside = measured >= lo && measured <= hi;
+    r.level = dims.empty() ? "covered" : "platform";
+    r.distance = distance;
+    r.dimensions = std::move(dims);
+    return r;
+  };
+  using D = NoveltyDimension;
+  std::vector<RowInterval> rows = {
+      row(10, 10, 9, 11, 0, {}),                           // none: inside, error 0, hi/lo 11/9
+      row(10, 12, 8, 13, 2, {D::gpu, D::nvlink_domain}),   // inside, error -1/6
+      row(10, 8, 8.5, 12, 3, {D::gpu, D::nvlink_domain}),  // outside, error +25%
+      row(10, 10.5, 9, 12, 1, {D::gpu}),                   // inside
+  };
+  rows.emplace_back();  // not judged: no level
+  const std::vector<DimensionCoverage> c = coverage_by_dimension(rows);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].dimension, "none");
+  EXPECT_EQ(c[0].rows, 1);
+  EXPECT_EQ(c[0].inside, 1);
+  EXPECT_NEAR(c[0].median_hi_lo, 11.0 / 9.0, 1e-12);
+  EXPECT_EQ(c[1].dimension, "gpu");  // banded_novelty_dimensions() order: gpu before nvlink-domain
+  EXPECT_EQ(c[1].rows, 3);
+  EXPECT_EQ(c[1].inside, 2);
+  EXPECT_NEAR(c[1].share, 2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(c[1].median_abs_error, 1.0 / 6.0, 1e-12);  // |10/12-1|, |10/10.5-1|, |10/8-1|: the middle
+  EXPECT_DOUBLE_EQ(c[1].distance_min, 1);
+  EXPECT_DOUBLE_EQ(c[1].distance_max, 3);
+  EXPECT_EQ(c[2].dimension, "nvlink-domain");
+  EXPECT_EQ(c[2].rows, 2);
+  EXPECT_EQ(c[2].inside, 1);
+  EXPECT_NEAR(c[2].median_hi_lo, (13.0 / 8.0 + 12.0 / 8.5) / 2, 1e-12);
+}
+
 }  // namespace
 }  // namespace moetwin

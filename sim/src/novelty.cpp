@@ -144,7 +144,10 @@ std::vector<std::string> recipe_mechanisms_of(const Scenario& s) {
   std::vector<std::string> out;
   if (s.training.cpu_offload_layers > 0) out.emplace_back("cpu-offload");
   if (s.training.delay_wgrad_compute) out.emplace_back("delay-wgrad");
-  if (s.training.cuda_graphs == CudaGraphs::te_router) out.emplace_back("te-router");
+  // Every CUDA-graph scope is a priced mechanism (sim/cuda_graphs.hpp) and no live training row ran one
+  // (the live-run files have no cuda_graphs column: none): each scope is its own unit, as they capture
+  // different regions and launch differently.
+  if (s.training.cuda_graphs != CudaGraphs::none) out.emplace_back(to_string(s.training.cuda_graphs));
   return out;
 }
 
@@ -542,6 +545,23 @@ void add_combination_novelty(Novelty& n, const Scenario& s, const FitCoverage& c
   }
 }
 
+// What a CUDA-graph scope captures (sim/cuda_graphs.hpp), for the recipe warning.
+const char* cuda_graph_scope_note(CudaGraphs g) {
+  switch (g) {
+    case CudaGraphs::te_scoped:
+      return "TE CUDA graphs scoped to each layer's attention block and router, one graph launch in place of "
+             "their eager launches";
+    case CudaGraphs::full_iteration:
+      return "the whole forward-backward captured, one graph launch per iteration and rank, no host or "
+             "device sync inside";
+    case CudaGraphs::te_router:
+      return "TE CUDA graphs scoped to the router and its preprocess";
+    case CudaGraphs::none:
+      break;
+  }
+  return "no graphs";
+}
+
 // A recipe mechanism no fitted row ran: one unit each (NoveltyDimension::recipe), named with the scenario
 // key that turns it on and where the twin prices it.
 void add_recipe_novelty(Novelty& n, const Scenario& s, const FitCoverage& c, const std::string& none) {
@@ -557,9 +577,8 @@ void add_recipe_novelty(Novelty& n, const Scenario& s, const FitCoverage& c, con
             ? std::string(
                   "training.delay_wgrad_compute: the routed experts' weight gradients apart from "
                   "their data gradients in the combined 1F1B step (sim/moe_pricing.cpp)")
-            : std::string(
-                  "training.cuda_graphs te-router: TE CUDA graphs scoped to the router and its "
-                  "preprocess (sim/cuda_graphs.hpp)");
+            : concat({"training.cuda_graphs ", m, ": ", cuda_graph_scope_note(t.cuda_graphs),
+                      " (sim/cuda_graphs.hpp)"});
     add_dimension(n, NoveltyDimension::recipe, m,
                   concat({"recipe ", m, none, " (", what,
                           "; priced by the twin, never checked against a live "

@@ -119,7 +119,11 @@ std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension d
        : campaign ? "what a new campaign adds at distance 0: a value few held-out groups tried is at "
                     "least as uncertain as a new campaign of a family it covers"
                   : "the least growth of any dimension, kGrowthFloorPerUnit",
-       "; the held-out rows measured ", format_fixed(std::expm1(it->second.unit_width()) * 100, 1), "%)"});
+       "; the held-out rows measured ", format_fixed(std::expm1(it->second.unit_width()) * 100, 1), "%",
+       it->second.groups > 0 ? concat({" on ", std::to_string(it->second.groups),
+                                       it->second.groups == 1 ? " held-out group" : " held-out groups"})
+                             : std::string(),
+       ")"});
 }
 
 std::vector<std::string> band_composition(const FittedProfile& profile, const Novelty& novelty) {

@@ -487,6 +487,25 @@ TEST(FittedProfile, CampaignBandWidensTheInSampleSpread) {
             0);
 }
 
+// A rate measured on held-out groups (kMinMeasuredGroups = 1: any) stands below the new-campaign floor,
+// down to kMeasuredFloorPerUnit, and the floor's reason names how many groups measured it; a band without
+// its groups recorded (a prior, an older profile) keeps the new-campaign floor.
+TEST(FittedProfile, AMeasuredRateStandsOnItsGroupsAndTheReasonNamesThem) {
+  FittedProfile p = sample();
+  p.campaign_band = {40, std::expm1(-0.1), std::expm1(0.1), "measured: 40 held-out rows at distance 0", 0.1};
+  p.novelty_bands["nvlink-domain"] = {60, std::expm1(-0.004), std::expm1(0.004), "measured: 60 rows", 0.004};
+  EXPECT_DOUBLE_EQ(growth_per_unit(p, NoveltyDimension::nvlink_domain), 0.1);  // groups not recorded
+  p.novelty_bands["nvlink-domain"].groups = 2;
+  EXPECT_DOUBLE_EQ(growth_per_unit(p, NoveltyDimension::nvlink_domain), kMeasuredFloorPerUnit);
+  const std::string two = growth_floor_reason(p, NoveltyDimension::nvlink_domain);
+  EXPECT_NE(two.find("floor +-2.5% per unit"), std::string::npos) << two;
+  EXPECT_NE(two.find("measured 0.4% on 2 held-out groups"), std::string::npos) << two;
+  p.novelty_bands["nvlink-domain"].groups = 1;
+  EXPECT_DOUBLE_EQ(growth_per_unit(p, NoveltyDimension::nvlink_domain), kMeasuredFloorPerUnit);
+  EXPECT_NE(growth_floor_reason(p, NoveltyDimension::nvlink_domain).find("on 1 held-out group)"),
+            std::string::npos);
+}
+
 // [coverage] keeps the fitted models' shapes and routings; an older profile without them loads (a new
 // model 1 unit away, every routing covered).
 TEST(FittedProfile, CoverageShapesAndRoutingsRoundTrip) {

@@ -1,7 +1,8 @@
-// The recipe dimension (issue 53 item 2, session 49): CPU offload, delay_wgrad_compute and the te-router
-// CUDA-graph scope are priced mechanisms no live training row checked. A scenario using one is new on the
-// recipe dimension, named, one unit each; its band grows by the profile's prior for unmeasured dimensions
-// (the shipped profile predates the dimension); a scenario without them reads as before.
+// The recipe dimension (issue 53 item 2, session 49; the te-scoped and full-iteration graph scopes since
+// session 50): CPU offload, delay_wgrad_compute and each CUDA-graph scope are priced mechanisms no live
+// training row checked. A scenario using one is new on the recipe dimension, named, one unit each; its band
+// grows by the profile's recipe band (or, in a profile without one, its prior for unmeasured dimensions); a
+// scenario without them reads as before.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -52,6 +53,10 @@ TEST(RecipeNovelty, EachMechanismAddsAUnitAndIsNamed) {
   delayed.training.delay_wgrad_compute = true;
   Scenario router = base;
   router.training.cuda_graphs = CudaGraphs::te_router;
+  Scenario scoped = base;
+  scoped.training.cuda_graphs = CudaGraphs::te_scoped;
+  Scenario full = base;
+  full.training.cuda_graphs = CudaGraphs::full_iteration;
   struct Case {
     const Scenario* s;
     const char* name;
@@ -59,7 +64,9 @@ TEST(RecipeNovelty, EachMechanismAddsAUnitAndIsNamed) {
   };
   for (const Case& c : {Case{&offload, "cpu-offload", "cpu_offload_layers 4"},
                         Case{&delayed, "delay-wgrad", "delay_wgrad_compute"},
-                        Case{&router, "te-router", "cuda_graphs te-router"}}) {
+                        Case{&router, "te-router", "cuda_graphs te-router"},
+                        Case{&scoped, "te-scoped", "cuda_graphs te-scoped"},
+                        Case{&full, "full-iteration", "cuda_graphs full-iteration"}}) {
     SCOPED_TRACE(c.name);
     const Novelty n = novelty_of(*c.s, p);
     const NovelValue& v = only_recipe(n);
@@ -83,11 +90,35 @@ TEST(RecipeNovelty, EachMechanismAddsAUnitAndIsNamed) {
   const Novelty n2 = novelty_of(both, p);
   EXPECT_NE(n2.summary().find("recipe=delay-wgrad;recipe=te-router"), std::string::npos) << n2.summary();
   EXPECT_NEAR(n2.distance() * n2.distance(), before.distance() * before.distance() + 2.0, 1e-12);
-  // Other CUDA-graph scopes are not judged here (te-scoped and full-iteration were in the model before
-  // session 48's recipe mechanisms): no recipe novelty.
-  Scenario scoped = base;
+  // A graph scope with another mechanism: one unit each (the scenario has one scope at a time).
+  Scenario offload_full = offload;
+  offload_full.training.cuda_graphs = CudaGraphs::full_iteration;
+  EXPECT_EQ(recipe_mechanisms_of(offload_full), (std::vector<std::string>{"cpu-offload", "full-iteration"}));
+  const Novelty n3 = novelty_of(offload_full, p);
+  EXPECT_NEAR(n3.distance() * n3.distance(), before.distance() * before.distance() + 2.0, 1e-12);
+  // Without graphs nothing changes: the scenario reads exactly as before (same summary, same distance).
+  Scenario none = base;
+  none.training.cuda_graphs = CudaGraphs::none;
+  EXPECT_EQ(novelty_of(none, p).summary(), before.summary());
+  EXPECT_EQ(novelty_of(none, p).distance(), before.distance());
+}
+
+// Each scope is its own mechanism: a fit whose rows ran te-scoped graphs covers te-scoped, not
+// full-iteration or te-router (they capture other regions and launch otherwise, sim/cuda_graphs.hpp).
+TEST(RecipeNovelty, EachGraphScopeIsCoveredOnlyByItself) {
+  FitCoverage c;
+  Scenario scoped = covered();
   scoped.training.cuda_graphs = CudaGraphs::te_scoped;
-  EXPECT_FALSE(novelty_of(scoped, p).has(NoveltyDimension::recipe));
+  c.add(scoped, "c");
+  EXPECT_EQ(c.recipes, std::vector<std::string>{"te-scoped"});
+  EXPECT_FALSE(novelty_of(scoped, c).has(NoveltyDimension::recipe));
+  for (const CudaGraphs g : {CudaGraphs::full_iteration, CudaGraphs::te_router}) {
+    Scenario other = covered();
+    other.training.cuda_graphs = g;
+    const Novelty n = novelty_of(other, c);
+    ASSERT_TRUE(n.has(NoveltyDimension::recipe)) << to_string(g);
+    EXPECT_EQ(only_recipe(n).value, to_string(g));
+  }
 }
 
 // The prior a profile without the dimension's band gives: its widest band without held-out rows (the
@@ -110,13 +141,15 @@ TEST(RecipeNovelty, AProfileWithoutTheBandTakesItsStatedPrior) {
   EXPECT_NE(source.find("no band in the profile"), std::string::npos) << source;
 }
 
-// The shipped profile measures the recipe band on NVIDIA's CPU-offload rows (held out by system, two
-// systems): fewer than three groups, so the new-campaign floor (10% per unit) stands, never 0.
+// The shipped profile measures the recipe band on NVIDIA's never-fitted rows that run a recipe mechanism
+// (held out by system: the CPU-offload rows on GB200 and GB300, the full-iteration graph rows on B200 and
+// GB200: 8 rows, 3 systems, refit of session 50): a measured rate, never 0.
 TEST(RecipeNovelty, TheShippedProfileMeasuresTheRecipeBand) {
   const FittedProfile& p = test_support::shipped_fitted_profile();
   const auto it = p.novelty_bands.find("recipe");
   ASSERT_NE(it, p.novelty_bands.end()) << "refit with the recipe dimension (session 49)";
-  EXPECT_GE(it->second.rows, 5);
+  EXPECT_GE(it->second.rows, 8);
+  EXPECT_GE(it->second.groups, 3);
   EXPECT_NE(it->second.source.find("measured"), std::string::npos) << it->second.source;
   EXPECT_GT(growth_per_unit(p, NoveltyDimension::recipe), 0.0);
 }

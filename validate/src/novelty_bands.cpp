@@ -105,9 +105,8 @@ std::string distance_range(const std::vector<const HeldOut*>& rows) {
 std::string floor_note(double floor, bool enough_groups) {
   return concat({", raised to the floor ", format_fixed(std::expm1(floor) * 100, 1), "% (",
                  enough_groups
-                     ? concat({"what a rate measured on ", std::to_string(kMinMeasuredGroups),
-                               " or more held-out groups can resolve, one cell's run-to-run spread: "
-                               "no new dimension is free)"})
+                     ? std::string("what a measured rate can resolve, one cell's run-to-run spread: no new "
+                                   "dimension is free)")
                      : concat({"measured on fewer than ", std::to_string(kMinMeasuredGroups),
                                " held-out groups: what a new campaign adds at distance 0, at least "
                                "10%)"})});
@@ -227,20 +226,16 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
       unmeasured_rows[key] = n;
       continue;
     }
-    // Per held-out campaign the rate its own 80% band needs (the 80th percentile of its rows' rates: an 80%
-    // band covers a row exactly when its rate is at least the row's), then the mean over campaigns: each
-    // campaign weighs alike, however many rows it has; never below the floor (a new value is at least as
-    // uncertain as a new campaign of a fitted family).
     // The weighted 80th percentile of the rows' rates, each held-out group (a campaign, or a system of
-    // never-fitted rows) weighing alike: the rate an 80% band needs over groups like these. Never below
-    // the floor, what a new campaign adds at distance 0 and at least 10%: a value the fit never ran is at
-    // least as uncertain as a new campaign of a family it covers. (Tried on 2026-12-07: letting a rate
-    // measured on three or more groups stand below the floor held 55% of NVIDIA's dense rows, each system's
-    // band measured without it (GB200's 16 rows 20-31% slow, the other systems 3-4% per unit); the floor
-    // holds 97%. An overconfident band misleads where the twin has never been: the floor stays.)
-    // Measured on kMinMeasuredGroups held-out groups or more, the rate stands down to what the measurement
-    // resolves (kMeasuredFloorPerUnit); fewer groups, the floor of a new campaign (session 48: the 10% floor
-    // held 100% of 71 dense rows held out by system, measured 0.0-0.7% per unit; fitted_profile.hpp).
+    // never-fitted rows) weighing alike: the rate an 80% band needs over groups like these (an 80% band
+    // covers a row exactly when its rate is at least the row's). Measured on kMinMeasuredGroups held-out
+    // groups or more (1: any measurement), the rate stands down to what the measurement resolves
+    // (kMeasuredFloorPerUnit), the source naming its groups and how many; fewer, the floor of a new
+    // campaign, at least 10%. (Session 47: a rate measured on three or more groups below the 10% floor held
+    // 55% of NVIDIA's dense rows, GB200's 20-31% slow, and the floor stayed; session 48, GEMM rates from the
+    // TE guide: measured 0.0-0.7% on >= 4 systems, the floor held 100% in bands 2.06x wide, so 3 groups
+    // stood; session 50: the NVLink domain's rate measured on one NVL72 system held the other's rows at 80%
+    // and 97%, so one group stands. fitted_profile.hpp kMinMeasuredGroups.)
     const double measured = campaign_weighted_p80(rows, rates);
     const bool enough_groups = static_cast<int>(campaigns.size()) >= kMinMeasuredGroups;
     const double floor = enough_groups ? kMeasuredFloorPerUnit : std::max(kMinPriorPerUnit, c);
@@ -251,8 +246,10 @@ MeasuredBands measure_bands(const std::vector<LiveRun>& runs, const FoldPredicti
         n, u,
         concat({"measured: the 80th percentile, each held-out group (campaign or system) weighing alike, of "
                 "the rows' log error beyond their fold's band at distance 0 per unit distance, of ",
-                std::to_string(n), " held-out rows new in ", key, " (", join(campaigns), "; distances ",
-                distance_range(rows), "): ", format_fixed(std::expm1(measured) * 100, 1), "%", raised}));
+                std::to_string(n), " held-out rows new in ", key, " on ", std::to_string(campaigns.size()),
+                campaigns.size() == 1 ? " held-out group (" : " held-out groups (", join(campaigns),
+                "; distances ", distance_range(rows), "): ", format_fixed(std::expm1(measured) * 100, 1), "%",
+                raised}));
     out.growth[key].groups = static_cast<int>(campaigns.size());
   }
   // Unmeasured dimensions: one unit of distance costs the largest of the in-family half-width at distance
@@ -299,6 +296,10 @@ RowInterval interval(double predicted_s, double measured_s, const FittedProfile&
   r.level = n.level();
   r.novelty = n.summary();
   r.distance = n.distance();
+  for (const NoveltyDimension d : banded_novelty_dimensions())
+    if (n.has(d)) r.dimensions.push_back(d);
+  r.predicted_s = predicted_s;
+  r.measured_s = measured_s;
   return r;
 }
 
@@ -441,6 +442,43 @@ std::vector<DistanceCoverage> coverage_by_distance(const std::vector<std::string
     if (a.fold == "all") return a.distance_min < b.distance_min;
     return false;
   });
+  return out;
+}
+
+std::vector<DimensionCoverage> coverage_by_dimension(const std::vector<RowInterval>& intervals) {
+  struct Acc {
+    DimensionCoverage c;
+    std::vector<double> ratios, errors;
+  };
+  std::vector<std::string> keys = {"none"};
+  for (const NoveltyDimension d : banded_novelty_dimensions()) keys.emplace_back(to_string(d));
+  std::map<std::string, Acc> acc;
+  const auto add = [&acc](const std::string& key, const RowInterval& r) {
+    Acc& a = acc[key];
+    if (a.c.rows == 0) a.c.distance_min = a.c.distance_max = r.distance;
+    ++a.c.rows;
+    a.c.inside += r.inside ? 1 : 0;
+    a.c.distance_min = std::min(a.c.distance_min, r.distance);
+    a.c.distance_max = std::max(a.c.distance_max, r.distance);
+    a.ratios.push_back(r.hi_s / r.lo_s);
+    a.errors.push_back(std::abs(r.predicted_s / r.measured_s - 1));
+  };
+  for (const RowInterval& r : intervals) {
+    if (r.level.empty() || !(r.measured_s > 0)) continue;
+    if (r.dimensions.empty()) add("none", r);
+    for (const NoveltyDimension d : r.dimensions) add(to_string(d), r);
+  }
+  std::vector<DimensionCoverage> out;
+  for (const std::string& key : keys) {
+    const auto it = acc.find(key);
+    if (it == acc.end()) continue;
+    DimensionCoverage c = it->second.c;
+    c.dimension = key;
+    c.share = static_cast<double>(c.inside) / c.rows;
+    c.median_hi_lo = percentile(it->second.ratios, 0.5);
+    c.median_abs_error = percentile(it->second.errors, 0.5);
+    out.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -104,6 +104,25 @@ void add_never_fitted_rows(ValidationReport& report, const std::vector<NeverFitt
   report.never_fitted = never_fitted_table(never_fitted, intervals);
 }
 
+// Per scope and novelty dimension: which dimensions the missed (or over-covered) rows are new in.
+ResultTable dimension_coverage_table(
+    const std::vector<std::pair<std::string, const std::vector<RowInterval>*>>& scopes) {
+  ResultTable t;
+  t.columns = {
+      "scope",        "dimension",   "rows", "inside", "coverage_pct", "median_hi_lo", "median_abs_error_pct",
+      "distance_min", "distance_max"};
+  for (const auto& [scope, intervals] : scopes) {
+    if (intervals == nullptr) continue;
+    for (const DimensionCoverage& c : coverage_by_dimension(*intervals)) {
+      t.add_row({scope, c.dimension, Cell::integer(c.rows), Cell::integer(c.inside),
+                 Cell::fixed(c.share * 100, 1), Cell::fixed(c.median_hi_lo, 3),
+                 Cell::fixed(c.median_abs_error * 100, 1), Cell::fixed(c.distance_min, 2),
+                 Cell::fixed(c.distance_max, 2)});
+    }
+  }
+  return t;
+}
+
 // "65 of 65 predicted by the fit: median |error| 14.1%, p90 25.7%".
 std::string never_fitted_headline(const std::vector<NeverFittedRow>& never_fitted) {
   std::vector<double> e;
@@ -273,6 +292,9 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
     }
   }
   add_never_fitted_rows(report, never_fitted, never_intervals);
+  report.by_dimension = dimension_coverage_table({{"out_of_sample", has_cv ? &oos_intervals : nullptr},
+                                                  {"in_sample", &in_intervals},
+                                                  {"never_fitted", &never_intervals}});
   report.novelty_growth = novelty_growth_table(profile);
   report.parameters = parameters_table(profile);
 
@@ -346,6 +368,10 @@ std::string render_validation_text(const ValidationReport& report) {
     content += "\n80% interval per fold (held-out campaign) and distance from the fit (novelty units):\n" +
                render_text(report.by_distance);
   }
+  if (!report.by_dimension.rows.empty()) {
+    content += "\n80% interval per novelty dimension (a row new in several counts under each):\n" +
+               render_text(report.by_dimension);
+  }
   if (!report.never_fitted.rows.empty()) {
     ResultTable brief_never;
     brief_never.columns = {"scenario",       "group",          "iter_s", "predicted_iter_s", "error_pct",
@@ -374,6 +400,7 @@ std::string render_validation_json(const ValidationReport& report, const OutputC
       {"parameters", &report.parameters},
       {"intervals", &report.intervals},
       {"intervals_by_distance", &report.by_distance},
+      {"intervals_by_dimension", &report.by_dimension},
       {"novelty_growth", &report.novelty_growth}};
   // Only with --never-fitted: the output without it stays as it was.
   if (!report.never_fitted.rows.empty()) tables.push_back({"never_fitted", &report.never_fitted});

@@ -186,10 +186,10 @@ inline constexpr double kUnbandedPerUnit = 0.4054651081081644;
 std::string band_source(const FittedProfile& profile, const Novelty& novelty);
 // The growth per unit of distance a band uses for `dimension`: the profile's measured or prior rate, never
 // below the floor: kMeasuredFloorPerUnit for a rate measured on kMinMeasuredGroups held-out groups or more,
-// else kGrowthFloorPerUnit or what a new campaign adds at distance 0 where the profile measured that and
-// it is larger (a value few held-out groups tried is at least as uncertain as a new campaign of a family
-// the fit covers). No new dimension is free. A dimension without a band in the profile takes
-// kUnbandedPerUnit.
+// else (a prior, or a band without its groups recorded) kGrowthFloorPerUnit or what a new campaign adds at
+// distance 0 where the profile measured that and it is larger (a value no held-out group tried is at
+// least as uncertain as a new campaign of a family the fit covers). No new dimension is free. A dimension
+// without a band in the profile takes kUnbandedPerUnit.
 double growth_per_unit(const FittedProfile& profile, NoveltyDimension dimension);
 // Where that floor comes from (for outputs): "" when the profile's own rate is above it.
 std::string growth_floor_reason(const FittedProfile& profile, NoveltyDimension dimension);
@@ -200,11 +200,16 @@ inline constexpr double kGrowthFloorPerUnit = 0.09531017980432493;
 // A rate measured on at least kMinMeasuredGroups held-out groups (campaigns, or systems of never-fitted
 // rows) stands as measured, down to kMeasuredFloorPerUnit: ln 1.025, +-2.5% per unit, what the measurement
 // can resolve (one dispatcher's variants of one cell spread 2.4% run to run: the p5en rows at
-// NCCL_MAX_NCHANNELS unset/8/16/32, live-runs-p5en.csv), so no new dimension is free. Fewer groups: the
-// floor above. (2026-12-07, session 48: with GEMM rates from the TE guide, 71 of NVIDIA's dense rows held
-// out by system measured 0.0-0.7% per unit on every dimension with >= 4 systems, and the 10% floor held
-// 100% of them in a band 2.06x wide.)
-inline constexpr int kMinMeasuredGroups = 3;
+// NCCL_MAX_NCHANNELS unset/8/16/32, live-runs-p5en.csv), so no new dimension is free; its source names the
+// groups and how many. A band that records no groups (a prior, or a profile written before groups were):
+// the floor above. kMinMeasuredGroups is 1: a rate measured on held-out rows is a measurement, however few
+// groups it comes from. Session 48 required 3 groups, after a rate measured on one system left GB200's rows
+// at 55% (session 47, before the GEMM rates from the TE guide); re-measured on 2026-12-07 (session 50,
+// docs/2026-12-07-graph-novelty-and-dense-width.md) the one dimension that two systems measure and so can be
+// checked from one, the NVLink domain, held each NVL72 system's rows with the other system's rate: GB200
+// 24 of 30 (80%), GB300 29 of 30 (97%), NVIDIA's 71 dense rows 90% in bands 1.42x wide; the 10% floor in
+// its place held 26 of 30 and 29 of 30, 93% in bands 1.49x wide: wider than the measurement asks.
+inline constexpr int kMinMeasuredGroups = 1;
 inline constexpr double kMeasuredFloorPerUnit = 0.024692612590371255;
 // The band's composition, one line per part, for `predict --explain`: the in-family spread (the fit's
 // in-sample quantiles and a new campaign's width), then each new dimension's contribution (growth per unit

@@ -29,7 +29,8 @@ namespace moetwin {
 // the mechanisms couple (joint_novelty_axes): (instance, EP span), (instance, dispatcher), (stack,
 // dispatcher), (GPU, precision). A configuration dimension.
 // recipe: a priced recipe mechanism no fitted row ran (recipe_mechanisms_of: CPU offload of activations,
-// the routed experts' delayed weight gradients, TE CUDA graphs scoped to the router): the twin prices each
+// the routed experts' delayed weight gradients, each CUDA-graph scope: te-scoped, full-iteration,
+// te-router): the twin prices each
 // (sim/cpu_offload.hpp, moe_pricing, cuda_graphs.hpp) but no live training row checked it. One categorical
 // unit per mechanism, in quadrature. A configuration dimension; last in the enum so that the others keep
 // their values.
@@ -117,7 +118,8 @@ std::string routing_of(const Scenario& s);
 std::string fabric_of(const Scenario& s);
 // The priced recipe mechanisms a scenario turns on that the recipe dimension judges, in this order:
 // "cpu-offload" (training.cpu_offload_layers > 0), "delay-wgrad" (training.delay_wgrad_compute),
-// "te-router" (training.cuda_graphs te-router). Empty for a scenario with none.
+// then the CUDA-graph scope of training.cuda_graphs when it is not none ("te-scoped", "full-iteration",
+// "te-router": one scope per scenario). Empty for a scenario with none.
 std::vector<std::string> recipe_mechanisms_of(const Scenario& s);
 
 // The components of a software stack that differ between two stacks, in this order: "NCCL" (version, launcher

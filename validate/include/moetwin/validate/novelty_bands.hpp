@@ -78,6 +78,10 @@ struct RowInterval {
   std::string level;    // Novelty::level() of the novelty the band was taken at
   std::string novelty;  // Novelty::summary()
   double distance = 0;  // Novelty::distance() of that novelty
+  // The dimensions that novelty is new in (distinct, in NoveltyDimension order), and the row's times.
+  std::vector<NoveltyDimension> dimensions;
+  double predicted_s = 0;
+  double measured_s = 0;
 };
 
 // In sample: each row's band from `profile` at its novelty against the profile's coverage, around
@@ -131,5 +135,20 @@ std::vector<DistanceCoverage> coverage_by_distance(const std::vector<LiveRun>& r
 // The same with each row's fold named directly (never-fitted rows: their group).
 std::vector<DistanceCoverage> coverage_by_distance(const std::vector<std::string>& fold_of_row,
                                                    const std::vector<RowInterval>& intervals);
+
+// Coverage of the 80% intervals per novelty dimension: every row new in a dimension counts under it (a row
+// new in several counts under each), rows new in none under "none". Which dimensions carry the rows a band
+// misses or over-covers (issue 53: is a floor standing in where held-out data exist?). In
+// banded_novelty_dimensions() order after "none"; dimensions without rows are left out.
+struct DimensionCoverage {
+  std::string dimension;
+  int rows = 0;
+  int inside = 0;
+  double share = 0;             // inside / rows
+  double median_hi_lo = 0;      // median hi_s / lo_s
+  double median_abs_error = 0;  // median |predicted / measured - 1|
+  double distance_min = 0, distance_max = 0;
+};
+std::vector<DimensionCoverage> coverage_by_dimension(const std::vector<RowInterval>& intervals);
 
 }  // namespace moetwin

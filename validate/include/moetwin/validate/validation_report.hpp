@@ -26,6 +26,8 @@ struct ValidationReport {
   ResultTable intervals;   // interval coverage per scope and novelty level
   // Interval coverage per scope, leave-one-campaign-out fold and distance bucket (coverage_by_distance).
   ResultTable by_distance;
+  // Interval coverage per scope and novelty dimension (coverage_by_dimension).
+  ResultTable by_dimension;
   ResultTable novelty_growth;  // the profile's NoveltyBand per dimension: rows, per-unit growth, source
   // Rows no fit saw (validate --never-fitted), each with its error and its 80% interval measured without
   // its own system (never_fitted_intervals); empty without them.
@@ -51,7 +53,7 @@ ValidationReport make_validation_report(const std::vector<std::string>& header,
 // The headline, parameters, per campaign, a brief per-row table, the ranking and the wrong winners.
 std::string render_validation_text(const ValidationReport& report);
 // {"context", "rows", "summary", "cells", "margins", "parameters", "intervals", "intervals_by_distance",
-// "novelty_growth", "never_fitted"}.
+// "intervals_by_dimension", "novelty_growth", "never_fitted"}.
 std::string render_validation_json(const ValidationReport& report, const OutputContext& context);
 
 // One row per scope ("in_sample", "out_of_sample") and novelty level: rows, inside, coverage_pct,

@@ -49,7 +49,13 @@ const FreeParameter* find_free_parameter(const std::string& key);
 double get_free_parameter(const SimProfile& profile, const std::string& key);
 void set_free_parameter(SimProfile& profile, const std::string& key, double value);
 // Host time per backward launch over forward launch: autograd runs backward kernels from C++ without
-// Python frames (PyTorch profiler traces of Megatron MoE layers: ~half the forward dispatch cost).
+// Python frames (PyTorch profiler traces of Megatron MoE layers: ~half the forward dispatch cost). Measured
+// on an H100 host in eager PyTorch (calibrate/data/h100-host-split.csv): 30 us per backward kernel against
+// 41 us per forward one (0.72), but 142 backward kernels against 83 forward (dgrad + wgrad per GEMM), so the
+// layer's backward host time is 1.22x its forward's; the qwen3-235b rows measure 1.62x, the twin ~0.54x
+// (backward launches counted like the forward's). Kept at 0.5 until the TE side is measured: refits with the
+// ratio free (0.515) or per op kind were worse out of sample (docs/2026-12-07-host-by-op-kind.md,
+// docs/2026-12-07-host-split-measured.md).
 inline constexpr double kBackwardLaunchRatio = 0.5;
 // The generic A2A terms for dispatchers without runs: per term, the median of the fitted DeepEP-family
 // dispatchers' values (catalog records with node_dedup), or of every fitted dispatcher's when none is of that

@@ -318,7 +318,7 @@ class DeepEpModel final : public DispatcherModel {
   // another node is its own RDMA write to the expert's rank (no node deduplication, no chunking); copies
   // for the same node go over NVLink. Per rank: ll_latency_rounds x base latency + max(network bytes /
   // (rail bw x efficiency), NVLink bytes / (NVLink bw x efficiency), remote copies x write + remote peers
-  // x ll_peer_s). A record with the per-destination split (UCCL-EP's CPU proxy: low_latency_split_terms)
+  // x ll_peer_s). A record with the per-destination split (UCCL-EP's CPU proxy: is_low_latency_split_term)
   // prices the posting path's work per destination rank of the call (ll_peer_s), serial with its writes,
   // and each write at ll_per_message_s (posting_s); a record without it prices each write at message_s
   // (per_message_s), the per-copy model (docs/2026-12-07-uccl-ll-per-peer.md). `t` is per_copy_traffic of
@@ -451,16 +451,12 @@ std::vector<std::string> required_dispatcher_terms(const DispatcherSpec& spec) {
   return terms;
 }
 
-const std::vector<std::string>& low_latency_split_terms() {
-  static const std::vector<std::string> terms = {"ll_peer_s", "ll_per_message_s"};
-  return terms;
+bool is_low_latency_split_term(const std::string& name) {
+  return name == "ll_peer_s" || name == "ll_per_message_s";
 }
 
 DispatcherSpec per_copy_view(DispatcherSpec spec) {
-  const auto& split = low_latency_split_terms();
-  std::erase_if(spec.terms, [&](const ModelParam& m) {
-    return std::find(split.begin(), split.end(), m.name) != split.end();
-  });
+  std::erase_if(spec.terms, [](const ModelParam& m) { return is_low_latency_split_term(m.name); });
   return spec;
 }
 

@@ -422,10 +422,7 @@ ParamSet calibrate_dispatcher_params(const DispatcherModel& model,
                                      const std::vector<const PreparedBench*>& rows) {
   std::vector<const PreparedBench*> normal, low_latency;
   for (const PreparedBench* b : rows) (b->low_latency ? low_latency : normal).push_back(b);
-  const auto& split_terms = low_latency_split_terms();
-  const auto is_split = [&](const ModelParam& m) {
-    return std::find(split_terms.begin(), split_terms.end(), m.name) != split_terms.end();
-  };
+  const auto is_split = [](const ModelParam& m) { return is_low_latency_split_term(m.name); };
   // The low-latency kernels' own terms (ll_latency_rounds and the split): the normal kernels never read them.
   const auto low_latency_only = [](const ModelParam& m) { return m.name.rfind("ll_", 0) == 0; };
   const auto is_write_cost = [](const ModelParam& m) {

@@ -166,10 +166,10 @@ std::vector<std::string> required_dispatcher_terms(const DispatcherSpec& spec);
 // for a combination of fields no model covers or a term the model needs that the record lacks.
 std::unique_ptr<DispatcherModel> make_dispatcher_model(const DispatcherSpec& spec,
                                                        std::shared_ptr<const A2aNetwork> network = nullptr);
-// The low-latency kernels' per-destination split of a record (ll_peer_s: posting work per remote
-// destination rank of a call; ll_per_message_s: the write cost once that work is split off). UCCL-EP's
-// low-latency rows grow with the ranks a call reaches (docs/2026-12-07-uccl-ll-per-peer.md).
-const std::vector<std::string>& low_latency_split_terms();
+// True for a term of the low-latency kernels' per-destination split of a record (ll_peer_s: posting work
+// per remote destination rank of a call; ll_per_message_s: the write cost once that work is split off).
+// UCCL-EP's low-latency rows grow with the ranks a call reaches (docs/2026-12-07-uccl-ll-per-peer.md).
+bool is_low_latency_split_term(const std::string& name);
 // The record without those terms: the per-copy model of the low-latency kernels (one cost per write,
 // per_message_s, and ll_latency_rounds). The in-training carry of DeepEP's terms across instances
 // (dispatcher_cost.hpp) reads this view: with the split its ratios made the live fit worse out of sample

@@ -21,7 +21,7 @@ const std::string kBinary = e2e::kMoetwin;
 const std::string kScenario = kSource + "/scenarios/live/qwen3-30b-h100-8n-20260622.toml";
 
 // Golden value with the shipped profile (calibrate/profiles/fitted/live-fit.toml) and the measured row.
-constexpr const char* kPredictedIterS = "11.945011";
+constexpr const char* kPredictedIterS = "11.940098";
 constexpr double kMeasuredIterS = 14.81;  // live-runs-p5-h100.csv, deepep-uccl, mb 4, overlap off
 
 TEST(PredictP5, GoldenIterationOfTheUcclCell) {

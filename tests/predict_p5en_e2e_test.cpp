@@ -22,7 +22,7 @@ const std::string kBinary = e2e::kMoetwin;
 const std::string kScenario = kSource + "/scenarios/live/uccl-p5en-4n-20260430.toml";
 
 // Golden values with the shipped profile (calibrate/profiles/fitted/live-fit.toml) and the measured row.
-constexpr const char* kPredictedIterS = "1.153031";
+constexpr const char* kPredictedIterS = "1.153063";
 constexpr double kMeasuredIterS = 1.190;  // live-runs-p5en.csv, nccl-alltoall, NCCL_MAX_NCHANNELS 16
 
 TEST(PredictP5en, GoldenIterationOfTheP5enCell) {

@@ -20,10 +20,13 @@ std::vector<std::pair<int, int>> interleaved_schedule_table(int microbatches, in
   return table;
 }
 
-int warmup_microbatches(int pp, int vpp, int microbatches, int stage) {
+int warmup_microbatches(int pp, int vpp, int microbatches, int stage, bool combined_1f1b) {
   if (vpp == 1) return std::min(pp - stage - 1, microbatches);
   const int total = microbatches * vpp;
-  const int warmup = (pp - stage - 1) * 2 + (vpp - 1) * pp;
+  // Megatron-Core schedules.py: overlap_moe_expert_parallel_comm adds one warm-up forward so that the
+  // forward and backward merged in a steady step never belong to the same microbatch and chunk
+  // (nvidia-mechanisms.md section 2).
+  const int warmup = (pp - stage - 1) * 2 + (vpp - 1) * pp + (combined_1f1b ? 1 : 0);
   return std::min(warmup, total);
 }
 
@@ -33,6 +36,7 @@ struct Builder {
   int pp, vpp, m, stage;
   P2pMode mode = P2pMode::blocking;
   std::vector<PipeAction> out;
+  bool combined_1f1b = false;
 
   bool first_stage() const { return stage == 0; }
   bool last_stage() const { return stage == pp - 1; }
@@ -99,7 +103,7 @@ struct Builder {
       return fwd ? c : vpp - 1 - c;
     };
     auto mb_of = [&](int k) { return table[static_cast<std::size_t>(k)].first; };
-    const int warmup = warmup_microbatches(pp, vpp, m, stage);
+    const int warmup = warmup_microbatches(pp, vpp, m, stage, combined_1f1b);
     const bool all_warmup = warmup >= total;
     const int remaining = total - warmup;
     const bool first = first_stage(), last = last_stage();
@@ -228,7 +232,8 @@ const char* to_string(P2pMode mode) {
   return mode == P2pMode::overlapped ? "overlapped" : "blocking";
 }
 
-std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage, P2pMode mode) {
+std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage, P2pMode mode,
+                                          bool combined_1f1b) {
   if (pp < 1 || vpp < 1 || microbatches < 1)
     throw std::invalid_argument("pipeline_schedule: sizes must be >= 1");
   if (stage < 0 || stage >= pp) throw std::invalid_argument("pipeline_schedule: stage out of range");
@@ -240,7 +245,7 @@ std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int
     throw std::invalid_argument("pipeline_schedule: vpp > 1 needs microbatches divisible by pp");
   }
   // Without interleaving Megatron turns overlap_p2p_comm off (schedule.hpp): 1F1B is always blocking.
-  Builder b{pp, vpp, microbatches, stage, vpp > 1 ? mode : P2pMode::blocking, {}};
+  Builder b{pp, vpp, microbatches, stage, vpp > 1 ? mode : P2pMode::blocking, {}, combined_1f1b};
   if (vpp == 1) {
     b.non_interleaved();
   } else {

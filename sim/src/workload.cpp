@@ -106,8 +106,9 @@ std::vector<StageTemplate> emit_stages(const Ctx& c, const PipelineOptions& popt
     // overlap_moe_a2a without a pipeline runs Megatron-Core's combined 1F1B of
     // forward_backward_no_pipelining.
     emit_pipeline(t.program,
-                  c.combined && par.pp == 1 ? no_pipelining_combined_schedule(c.m)
-                                            : pipeline_schedule(par.pp, par.vpp, c.m, stage, popt.p2p_mode),
+                  c.combined && par.pp == 1
+                      ? no_pipelining_combined_schedule(c.m)
+                      : pipeline_schedule(par.pp, par.vpp, c.m, stage, popt.p2p_mode, c.combined),
                   par.vpp, c.m, b, popt);
     for (int op : b.sync_ops_) t.program.op(op).sync = HostSync::op;
     if (c.s.training.cuda_graphs == CudaGraphs::full_iteration)

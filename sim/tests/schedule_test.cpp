@@ -141,48 +141,106 @@ TEST(Schedule, OverlappedKeepsTheStepsAndEachChannelsTransfers) {
   }
 }
 
-// Every send on a link pairs with the receive of the same data on the peer, in order, for many shapes.
+// Every send on a link pairs with the receive of the same data on the peer, in order, for many shapes, with
+// and without the combined 1F1B's extra warm-up forward.
 TEST(Schedule, SendsAndReceivesPairUpAcrossStages) {
-  for (int pp : {2, 3, 4, 8}) {
-    for (int vpp : {1, 2, 3}) {
-      for (int m : {1, 2, 3, 4, 5, 8, 12, 16}) {
-        if (vpp > 1 && m % pp != 0) {
-          EXPECT_THROW(pipeline_schedule(pp, vpp, m, 0), std::invalid_argument);
-          continue;
-        }
-        std::vector<std::vector<PipeAction>> st;
-        for (int s = 0; s < pp; ++s) st.push_back(pipeline_schedule(pp, vpp, m, s));
-        for (int s = 0; s < pp; ++s) {
-          const int next = (s + 1) % pp;
-          std::vector<std::pair<int, int>> sent_f, recv_f, sent_b, recv_b;
-          for (const auto& a : st[static_cast<std::size_t>(s)]) {
-            if (a.send_fwd.active) {
-              // Wrap-around: the last stage's chunk c feeds stage 0's chunk c + 1.
-              sent_f.emplace_back(a.send_fwd.microbatch, a.send_fwd.chunk + (s == pp - 1 ? 1 : 0));
-            }
-            if (a.recv_bwd.active)
-              recv_b.emplace_back(a.recv_bwd.microbatch, a.recv_bwd.chunk + (s == pp - 1 ? 1 : 0));
-          }
-          for (const auto& a : st[static_cast<std::size_t>(next)]) {
-            if (a.recv_fwd.active) recv_f.emplace_back(a.recv_fwd.microbatch, a.recv_fwd.chunk);
-            if (a.send_bwd.active) sent_b.emplace_back(a.send_bwd.microbatch, a.send_bwd.chunk);
-          }
-          if (s == pp - 1 && vpp == 1) {
-            EXPECT_TRUE(sent_f.empty());
-            EXPECT_TRUE(recv_b.empty());
+  for (const bool combined : {false, true}) {
+    for (int pp : {2, 3, 4, 8}) {
+      for (int vpp : {1, 2, 3}) {
+        for (int m : {1, 2, 3, 4, 5, 8, 12, 16}) {
+          if (vpp > 1 && m % pp != 0) {
+            EXPECT_THROW(pipeline_schedule(pp, vpp, m, 0), std::invalid_argument);
             continue;
           }
-          EXPECT_EQ(sent_f, recv_f) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
-          EXPECT_EQ(sent_b, recv_b) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
-        }
-        // Every (microbatch, chunk) runs exactly one forward and one backward on every stage.
-        for (const auto& acts : st) {
-          std::map<std::tuple<int, int, int>, int> seen;
-          for (const auto& a : acts) {
-            if (a.kind != PipeActionKind::p2p) ++seen[{static_cast<int>(a.kind), a.microbatch, a.chunk}];
+          std::vector<std::vector<PipeAction>> st;
+          for (int s = 0; s < pp; ++s)
+            st.push_back(pipeline_schedule(pp, vpp, m, s, P2pMode::blocking, combined));
+          for (int s = 0; s < pp; ++s) {
+            const int next = (s + 1) % pp;
+            std::vector<std::pair<int, int>> sent_f, recv_f, sent_b, recv_b;
+            for (const auto& a : st[static_cast<std::size_t>(s)]) {
+              if (a.send_fwd.active) {
+                // Wrap-around: the last stage's chunk c feeds stage 0's chunk c + 1.
+                sent_f.emplace_back(a.send_fwd.microbatch, a.send_fwd.chunk + (s == pp - 1 ? 1 : 0));
+              }
+              if (a.recv_bwd.active)
+                recv_b.emplace_back(a.recv_bwd.microbatch, a.recv_bwd.chunk + (s == pp - 1 ? 1 : 0));
+            }
+            for (const auto& a : st[static_cast<std::size_t>(next)]) {
+              if (a.recv_fwd.active) recv_f.emplace_back(a.recv_fwd.microbatch, a.recv_fwd.chunk);
+              if (a.send_bwd.active) sent_b.emplace_back(a.send_bwd.microbatch, a.send_bwd.chunk);
+            }
+            if (s == pp - 1 && vpp == 1) {
+              EXPECT_TRUE(sent_f.empty());
+              EXPECT_TRUE(recv_b.empty());
+              continue;
+            }
+            EXPECT_EQ(sent_f, recv_f) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
+            EXPECT_EQ(sent_b, recv_b) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
           }
-          EXPECT_EQ(seen.size(), static_cast<std::size_t>(2 * m * vpp));
-          for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
+          // Every (microbatch, chunk) runs exactly one forward and one backward on every stage.
+          for (const auto& acts : st) {
+            std::map<std::tuple<int, int, int>, int> seen;
+            for (const auto& a : acts) {
+              if (a.kind != PipeActionKind::p2p) ++seen[{static_cast<int>(a.kind), a.microbatch, a.chunk}];
+            }
+            EXPECT_EQ(seen.size(), static_cast<std::size_t>(2 * m * vpp));
+            for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Megatron-Core's schedules.py adds one warm-up forward under overlap_moe_expert_parallel_comm (the combined
+// 1F1B) when vpp > 1, so that a steady step never merges a forward with its own backward: without it the
+// last stage's steady steps pair F(mb, last chunk) with B(mb, last chunk), the backward of the forward they
+// run beside (the loss's gradient has no receive to wait for, so the twin ran the two halves interleaved).
+TEST(Schedule, CombinedOneF1BAddsAWarmupForwardSoNoStepPairsWithItself) {
+  EXPECT_EQ(warmup_microbatches(4, 2, 8, 0, true), 11);
+  EXPECT_EQ(warmup_microbatches(4, 2, 8, 3, true), 5);
+  EXPECT_EQ(warmup_microbatches(4, 2, 4, 0, true), 8);  // capped at m * vpp
+  EXPECT_EQ(warmup_microbatches(4, 1, 8, 0, true), 3);  // no virtual pipeline: no combined steady state
+  // pp 2, vpp 2, m 4, stage 1 (last): warm-up 0 * 2 + 1 * 2 + 1 = 3 forwards; then F(k + 3) beside B(k).
+  auto steps = [](const std::vector<PipeAction>& acts) {
+    std::string out;
+    for (const auto& x : acts) {
+      if (x.kind == PipeActionKind::p2p) continue;
+      out += concat({x.kind == PipeActionKind::forward ? "F" : "B", std::to_string(x.microbatch), ".",
+                     std::to_string(x.chunk), " "});
+    }
+    return out;
+  };
+  EXPECT_EQ(steps(pipeline_schedule(2, 2, 4, 1)),
+            "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0 ");
+  EXPECT_EQ(steps(pipeline_schedule(2, 2, 4, 1, P2pMode::blocking, true)),
+            "F0.0 F1.0 F0.1 F1.1 B0.1 F2.0 B1.1 F3.0 B0.0 F2.1 B1.0 F3.1 B2.1 B3.1 B2.0 B3.0 ");
+  // A steady step (a forward and the backward right after it, or after its posted call) never holds one
+  // (microbatch, chunk) twice with the extra warm-up; without it the last stage's does.
+  for (const P2pMode mode : {P2pMode::blocking, P2pMode::overlapped}) {
+    for (int pp : {2, 4, 8}) {
+      for (int vpp : {2, 3}) {
+        for (int m : {pp, 2 * pp, 4 * pp}) {
+          for (int s = 0; s < pp; ++s) {
+            for (const bool combined : {false, true}) {
+              const auto acts = pipeline_schedule(pp, vpp, m, s, mode, combined);
+              int self = 0;
+              for (std::size_t i = 0; i + 1 < acts.size(); ++i) {
+                if (acts[i].kind != PipeActionKind::forward) continue;
+                std::size_t j = i + 1;
+                if (acts[j].kind == PipeActionKind::p2p && acts[j].posted && j + 1 < acts.size()) ++j;
+                if (acts[j].kind == PipeActionKind::backward && acts[j].microbatch == acts[i].microbatch &&
+                    acts[j].chunk == acts[i].chunk)
+                  ++self;
+              }
+              if (combined || s < pp - 1) {
+                EXPECT_EQ(self, 0) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
+              } else {
+                EXPECT_GT(self, 0) << "pp " << pp << " vpp " << vpp << " m " << m << " stage " << s;
+              }
+            }
+          }
         }
       }
     }

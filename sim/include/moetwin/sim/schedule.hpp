@@ -68,15 +68,16 @@ struct PipeAction {
 // Megatron's get_schedule_table: forward virtual microbatch k -> (microbatch, chunk).
 std::vector<std::pair<int, int>> interleaved_schedule_table(int microbatches, int vpp, int group_size);
 
-// Warm-up forwards of `stage` (virtual microbatches when vpp > 1).
-int warmup_microbatches(int pp, int vpp, int microbatches, int stage);
+// Warm-up forwards of `stage` (virtual microbatches when vpp > 1). `combined_1f1b`
+// (overlap_moe_expert_parallel_comm): one more when vpp > 1, as Megatron-Core's schedules.py adds.
+int warmup_microbatches(int pp, int vpp, int microbatches, int stage, bool combined_1f1b = false);
 
 // The ordered actions of one stage for one iteration. Empty P2P batches are omitted. Throws
 // std::invalid_argument for pp, vpp, microbatches < 1, stage out of range, vpp > 1 with pp == 1, or
 // vpp > 1 with microbatches not a multiple of pp (Megatron's older assertion; ragged groups unmodelled).
-// `mode` applies to vpp > 1 only.
+// `mode` applies to vpp > 1 only; so does `combined_1f1b` (the EP overlap's extra warm-up forward).
 std::vector<PipeAction> pipeline_schedule(int pp, int vpp, int microbatches, int stage,
-                                          P2pMode mode = P2pMode::blocking);
+                                          P2pMode mode = P2pMode::blocking, bool combined_1f1b = false);
 
 // forward_backward_no_pipelining with overlap_moe_expert_parallel_comm (pp == 1, Megatron-Core's combined
 // 1F1B without pipelining): F0, then F(i) beside B(i - 1) for i = 1 .. m - 1, then B(m - 1). The workload
